@@ -1,0 +1,42 @@
+/* Reading cuDNN archives (zip through libarchive's seekable reader, tar with
+ * any compression). The only file that touches libarchive is archive.c.
+ * Entries are streamed: data is read in blocks, never whole. */
+#ifndef CDD_ARCHIVE_H
+#define CDD_ARCHIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum cdd_entry_type {
+    CDD_ENTRY_FILE = 0,
+    CDD_ENTRY_DIR,
+    CDD_ENTRY_SYMLINK,
+    CDD_ENTRY_HARDLINK,
+    CDD_ENTRY_OTHER   /* device, FIFO, socket, unknown */
+};
+
+struct cdd_archive_entry {
+    const char *path;        /* raw name as stored (valid until next call) */
+    enum cdd_entry_type type;
+    int size_known;
+    uint64_t size;           /* declared size (files) */
+    const char *link_target; /* symlink or hardlink target, else NULL */
+};
+
+struct cdd_archive;
+
+/* Open an archive file. CDD_E_NOTFOUND/IO when it cannot be opened,
+ * CDD_E_CORRUPT when it is not a readable zip or tar. */
+int cdd_archive_open(const char *path, struct cdd_archive **out);
+/* Next entry header. Returns 0 with *e filled, 1 at the end of the archive,
+ * or CDD_E_CORRUPT (message says what libarchive said). */
+int cdd_archive_next(struct cdd_archive *a, struct cdd_archive_entry *e);
+/* Read the current entry's data; *got == 0 at its end. CDD_E_CORRUPT on a
+ * truncated or damaged entry (CRC errors included). */
+int cdd_archive_read(struct cdd_archive *a, void *buf, size_t len,
+                     size_t *got);
+/* Format name as libarchive says ("ZIP 2.0 (deflation)", "POSIX pax ..."). */
+const char *cdd_archive_format(struct cdd_archive *a);
+void cdd_archive_close(struct cdd_archive *a);
+
+#endif

@@ -1,0 +1,57 @@
+/* Target trees: resolve --cuda / --cuda-root / --prefix to a directory, read
+ * a CUDA tree's version, and apply the refusals (wrong major, no version,
+ * inside a Python package). */
+#ifndef CDD_CUDATREE_H
+#define CDD_CUDATREE_H
+
+#include "cdd/layout.h"
+
+struct cdd_target_spec {
+    const char *cuda;      /* "v11.6" or "11.6" */
+    const char *cuda_root; /* a CUDA tree */
+    const char *prefix;    /* a conda env / prefix */
+};
+
+struct cdd_cuda_version {
+    int known;
+    int major, minor, patch; /* patch -1 when not given */
+    char source[32];         /* "version.json", "version.txt", "cuda.h" */
+};
+
+struct cdd_target {
+    enum cdd_target_kind kind;
+    char *root;          /* as resolved (absolute) */
+    char *how;           /* "CUDA_PATH_V11_6", "default root", "--cuda-root" */
+    struct cdd_cuda_version version; /* CUDA kind only */
+};
+
+/* Resolve exactly one of the spec's fields (else CDD_E_USAGE). The tree must
+ * exist and be a directory (else CDD_E_NOTFOUND, naming where it looked and
+ * why: "CUDA_PATH_V11_6 is not set and /usr/local/cuda-11.6 does not exist").
+ * Reads the version of a CUDA tree. Environment is read through cdd_getenv. */
+int cdd_target_resolve(const struct cdd_target_spec *spec,
+                       struct cdd_target *out);
+void cdd_target_clear(struct cdd_target *t);
+
+/* Parse "v11.6", "11.6" (also "V11.6"): 0 or CDD_E_USAGE. */
+int cdd_cuda_arg_parse(const char *s, int *major, int *minor);
+
+/* Read version.json, else version.txt, else CUDA_VERSION in include/cuda.h.
+ * v->known == 0 when none says anything (not an error). CDD_E_STATE when a
+ * file exists but cannot be understood. */
+int cdd_cuda_version_read(const char *root, struct cdd_cuda_version *v);
+
+/* Parsers, exposed for unit tests. 0 or -1. */
+int cdd_cuda_version_parse_json(const char *text, size_t len,
+                                struct cdd_cuda_version *v);
+int cdd_cuda_version_parse_txt(const char *text, struct cdd_cuda_version *v);
+int cdd_cuda_version_parse_header(const char *text,
+                                  struct cdd_cuda_version *v);
+
+/* The refusals before an install: inside site-packages/dist-packages
+ * (CDD_E_TARGET); CUDA tree whose major differs from cuda_major
+ * (CDD_E_VERSION naming both) or whose version is unknown (CDD_E_VERSION),
+ * both waived by force. */
+int cdd_target_check(const struct cdd_target *t, int cuda_major, int force);
+
+#endif

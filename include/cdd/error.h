@@ -1,0 +1,92 @@
+/* Error codes of the cudnn-deploy core: one list defines each code, its
+ * message and the exit code the command-line tool maps it to, so that code,
+ * text and documentation cannot drift apart.
+ *
+ * Core functions return 0 on success and a negative CDD_E_* code on failure.
+ * Where a failure happens, the core records the details (file, JSON path,
+ * OS error) with cdd_fail(); the command layer reports them once. */
+#ifndef CDD_ERROR_H
+#define CDD_ERROR_H
+
+#include <stddef.h>
+
+/* X(name, exit_code, message) */
+#define CDD_ERRORS(X)                                                          \
+    X(NOMEM, 4, "out of memory")                                               \
+    X(USAGE, 2, "usage error")                                                 \
+    X(NOTSUP, 2, "not supported")                                              \
+    X(MANIFEST, 3, "invalid manifest")                                         \
+    X(ARCHIVE, 3, "archive does not match the manifest")                       \
+    X(CORRUPT, 3, "archive is corrupt or truncated")                           \
+    X(UNSAFE, 3, "unsafe archive entry")                                       \
+    X(CHECKSUM, 3, "checksum mismatch")                                        \
+    X(UNPINNED, 3, "archive is not pinned by a sha256")                        \
+    X(VERSION, 3, "CUDA version mismatch")                                     \
+    X(TARGET, 3, "target refused")                                             \
+    X(STATE, 3, "invalid state file")                                          \
+    X(MODIFIED, 1, "file changed since install")                               \
+    X(CHECK, 1, "a check failed")                                              \
+    X(NOTFOUND, 4, "not found")                                                \
+    X(IO, 4, "I/O error")                                                      \
+    X(PERM, 4, "permission denied")                                            \
+    X(NOSPC, 4, "no space left on device")                                     \
+    X(BUSY, 4, "file in use")                                                  \
+    X(LOCKED, 4, "tree is locked by another process")                          \
+    X(NETWORK, 4, "network failure")                                           \
+    X(INTERRUPTED, 4, "interrupted")                                           \
+    X(FAULT, 4, "injected fault")
+
+enum cdd_err {
+    CDD_OK = 0,
+    /* Start far below errno values so a stray -errno is never mistaken. */
+    CDD_E_FIRST_VALUE = -1000,
+#define CDD_X_ENUM(name, exitc, msg) CDD_E_##name,
+    CDD_ERRORS(CDD_X_ENUM)
+#undef CDD_X_ENUM
+    CDD_E_LAST_VALUE
+};
+
+/* Details of the most recent failure in this thread. */
+struct cdd_errinfo {
+    int code;            /* CDD_E_* */
+    int os_err;          /* errno or GetLastError(), 0 if none */
+    char path[1024];     /* file the failure concerns, may be empty */
+    char msg[1024];      /* what exactly went wrong, may be empty */
+};
+
+/* Record a failure and return code, so callers can write
+ * `return cdd_fail(CDD_E_MANIFEST, file, 0, "files[%zu].sha256: ...", i);` */
+int cdd_fail(int code, const char *path, int os_err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* Like cdd_fail() with os_err taken from errno, and the code derived from it
+ * (ENOSPC -> NOSPC, EACCES/EPERM/EROFS -> PERM, ENOENT -> NOTFOUND, else IO). */
+int cdd_fail_errno(const char *path, int os_err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+const struct cdd_errinfo *cdd_last_error(void);
+void cdd_clear_error(void);
+
+/* Name ("MANIFEST"), message and exit code for a CDD_E_* code. */
+const char *cdd_err_name(int code);
+const char *cdd_err_message(int code);
+int cdd_err_exit_code(int code);
+
+/* Format the last error as one line: "<path>: <msg>: <os error text>" without
+ * the category; the CLI prefixes it. Returns buf. */
+char *cdd_error_format(char *buf, size_t len);
+
+/* Cancellation: the CLI's signal handler calls cdd_cancel_request(); long
+ * operations poll cdd_cancelled() and fail with CDD_E_INTERRUPTED so that the
+ * transaction rolls back before the process exits. Async-signal-safe. */
+void cdd_cancel_request(void);
+int cdd_cancelled(void);
+void cdd_cancel_reset(void);
+
+#endif

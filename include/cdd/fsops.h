@@ -1,0 +1,126 @@
+/* Filesystem operations the core needs, behind one small interface so that
+ * the POSIX and Win32 implementations (fsops_posix.c / fsops_win32.c) are the
+ * only places that know the platform. Paths are UTF-8; '/' separates
+ * components on every platform (the Win32 layer converts).
+ *
+ * Every function that changes the filesystem passes through a fault point
+ * (cdd_fs_fault_point) so tests can fail, or kill the process at, the n-th
+ * mutating operation. All functions return 0 or a negative CDD_E_* code and
+ * record the path and OS error with cdd_fail(). */
+#ifndef CDD_FSOPS_H
+#define CDD_FSOPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum cdd_ftype {
+    CDD_FT_NONE = 0, /* does not exist */
+    CDD_FT_FILE,
+    CDD_FT_DIR,
+    CDD_FT_SYMLINK,
+    CDD_FT_OTHER
+};
+
+struct cdd_stat {
+    enum cdd_ftype type;
+    uint64_t size;
+    int executable; /* POSIX: any x bit */
+};
+
+struct cdd_file;  /* an open file being written */
+struct cdd_rfile; /* an open file being read */
+struct cdd_lock;
+
+/* lstat(): never follows a final symlink. A missing path is not an error:
+ * st->type is CDD_FT_NONE. */
+int cdd_fs_lstat(const char *path, struct cdd_stat *st);
+
+/* Create a new regular file exclusively (O_CREAT|O_EXCL|O_NOFOLLOW), mode
+ * 0755 if executable else 0644 (POSIX). */
+int cdd_fs_create(const char *path, int executable, struct cdd_file **out);
+int cdd_file_write(struct cdd_file *f, const void *buf, size_t len);
+/* Reserve space for the final size where the platform can (best effort). */
+int cdd_file_preallocate(struct cdd_file *f, uint64_t size);
+int cdd_file_sync(struct cdd_file *f);
+/* Close, reporting a failed close as a failed write. Accepts NULL. */
+int cdd_file_close(struct cdd_file *f);
+/* Close without caring about errors (cleanup paths). Accepts NULL. */
+void cdd_file_abort(struct cdd_file *f);
+
+int cdd_fs_open_read(const char *path, struct cdd_rfile **out);
+/* Read up to len bytes; *got == 0 at end of file. */
+int cdd_rfile_read(struct cdd_rfile *f, void *buf, size_t len, size_t *got);
+/* Read at an offset (does not move the sequential position). */
+int cdd_rfile_pread(struct cdd_rfile *f, uint64_t off, void *buf, size_t len,
+                    size_t *got);
+int cdd_rfile_size(struct cdd_rfile *f, uint64_t *size);
+void cdd_rfile_close(struct cdd_rfile *f);
+
+/* Rename, replacing an existing file atomically (MoveFileExW with
+ * REPLACE_EXISTING|WRITE_THROUGH on Windows, retried on sharing violations). */
+int cdd_fs_rename(const char *from, const char *to);
+int cdd_fs_unlink(const char *path);
+/* Remove an empty directory. */
+int cdd_fs_rmdir(const char *path);
+/* Create one directory; an existing directory is not an error. */
+int cdd_fs_mkdir(const char *path);
+/* Create a directory and its missing parents. *created, when not NULL,
+ * receives newline-separated paths of the directories this call created,
+ * outermost first (caller frees; NULL when none were created). */
+int cdd_fs_mkdirs(const char *path, char **created);
+int cdd_fs_symlink(const char *target, const char *linkpath);
+/* Read a symlink's target into buf (NUL-terminated). */
+int cdd_fs_readlink(const char *path, char *buf, size_t len);
+/* Flush a directory's entries to stable storage (no-op where meaningless). */
+int cdd_fs_sync_dir(const char *path);
+/* Canonical absolute path with symlinks resolved; the path must exist.
+ * Returns a malloc'd string in *out. */
+int cdd_fs_realpath(const char *path, char **out);
+/* Remove a tree of files and directories (not following symlinks). A
+ * missing path is not an error. */
+int cdd_fs_remove_tree(const char *path);
+
+/* List the names in a directory (not "." or ".."), calling fn for each;
+ * fn returning non-zero stops and is returned. */
+int cdd_fs_list(const char *dir, int (*fn)(void *ud, const char *name),
+                void *ud);
+
+/* Append one line to a file (created 0644 if missing), then sync. */
+int cdd_fs_append_line(const char *path, const char *line);
+
+/* Write a whole small file atomically: write to path+".tmp", sync, rename,
+ * sync the directory. */
+int cdd_fs_write_atomic(const char *path, const void *buf, size_t len);
+/* Read a whole small file (at most max bytes, else CDD_E_STATE). */
+int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len);
+
+/* Exclusive lock on a lock file (created if missing, never deleted).
+ * timeout_s < 0: wait forever; 0: fail at once with CDD_E_LOCKED naming the
+ * holder's pid in the message (and *holder_pid when not NULL). */
+int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
+                     struct cdd_lock **out);
+void cdd_lock_release(struct cdd_lock *l);
+
+/* Process id, for lock files and journal names. */
+long cdd_getpid(void);
+/* Is the standard stream fd (0,1,2) a terminal? */
+int cdd_isatty(int fd);
+/* Wall clock: seconds since the epoch, and monotonic seconds. */
+double cdd_now(void);
+double cdd_monotonic(void);
+void cdd_sleep_ms(int ms);
+
+/* ---- fault injection (tests) ---------------------------------------------
+ * cdd_fs_fault_set(n, mode): the n-th mutating operation from now fails with
+ * CDD_E_FAULT (mode 0) or kills the process with SIGKILL / TerminateProcess
+ * (mode 1). n == 0 disables. The environment variable
+ * CUDNN_DEPLOY_TEST_FAULT="fail:N" or "kill:N" sets it at start-up
+ * (cdd_fs_fault_from_env). cdd_fs_fault_count() tells how many mutating
+ * operations ran since the last cdd_fs_fault_set(). */
+void cdd_fs_fault_set(long n, int mode);
+long cdd_fs_fault_count(void);
+void cdd_fs_fault_from_env(void);
+/* Called by every mutating operation; returns 0 or CDD_E_FAULT. */
+int cdd_fs_fault_point(const char *op, const char *path);
+
+#endif

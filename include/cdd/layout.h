@@ -1,0 +1,39 @@
+/* Layouts: where each role of a manifest lands in a target of a given kind.
+ * The layout follows the manifest's platform, not the host, so a Windows
+ * archive installed from Linux gives a Windows-layout tree. */
+#ifndef CDD_LAYOUT_H
+#define CDD_LAYOUT_H
+
+#include "cdd/manifest.h"
+
+enum cdd_target_kind {
+    CDD_TARGET_CUDA = 0, /* a CUDA toolkit tree */
+    CDD_TARGET_PREFIX    /* a conda environment or plain prefix */
+};
+
+enum cdd_layout_id {
+    CDD_LAYOUT_CUDA_WINDOWS = 0, /* bin, include, lib/x64 */
+    CDD_LAYOUT_CUDA_LINUX,       /* include, lib64 */
+    CDD_LAYOUT_PREFIX_WINDOWS,   /* Library/bin, Library/include, Library/lib */
+    CDD_LAYOUT_PREFIX_LINUX,     /* include, lib */
+    CDD_LAYOUT_COUNT
+};
+
+enum cdd_layout_id cdd_layout_select(enum cdd_target_kind kind,
+                                     enum cdd_platform platform);
+const char *cdd_layout_name(enum cdd_layout_id id);
+const char *cdd_target_kind_name(enum cdd_target_kind kind);
+
+/* Folder (relative to the target root, '/'-separated) for a role, or NULL
+ * when the layout has no place for that role (e.g. import_lib on Linux). */
+const char *cdd_layout_dir(enum cdd_layout_id id, enum cdd_role role);
+
+/* Destination of an archive entry: layout folder + the entry's basename,
+ * malloc'd in *out. CDD_E_MANIFEST when the role has no place. */
+int cdd_layout_dest(enum cdd_layout_id id, enum cdd_role role,
+                    const char *archive_path, char **out);
+
+/* Is the layout's filesystem case-insensitive (Windows layouts)? */
+int cdd_layout_case_insensitive(enum cdd_layout_id id);
+
+#endif

@@ -1,0 +1,46 @@
+/* Validation of names that come from archives and manifests. Strict on every
+ * OS, because a tree prepared on Linux may be used on Windows: a name that is
+ * unsafe anywhere is unsafe everywhere (BRIEF §6). */
+#ifndef CDD_PATHSAFE_H
+#define CDD_PATHSAFE_H
+
+#include <stddef.h>
+
+/* Check one relative path made of '/'-separated components. Rejects: empty
+ * names and empty components, absolute paths ('/', '\\', drive letters, UNC),
+ * any backslash or ':' (drive letters, NTFS streams), control characters and
+ * DEL, the characters < > " | ? *, "." and ".." components, Windows reserved
+ * device names (CON, PRN, AUX, NUL, COM0-9, LPT0-9, CONIN$, CONOUT$, also with
+ * an extension or superscript digit), components ending in '.' or ' ',
+ * 8.3 short names ('~' followed by a digit), invalid or overlong UTF-8,
+ * components longer than 255 bytes and paths longer than 1024 bytes.
+ *
+ * A single trailing '/' (directory entries in archives) is accepted when
+ * allow_trailing_slash is set. Returns 1 when safe, 0 when not; *why then
+ * points to a static phrase such as "contains '..'". */
+int cdd_path_is_safe(const char *path, int allow_trailing_slash,
+                     const char **why);
+
+/* Check a symlink target: must be a single safe component (a plain name in
+ * the same folder). Returns 1/0 as above. */
+int cdd_link_target_is_safe(const char *target, const char **why);
+
+/* Strip n leading components. Returns a pointer into path past them, or NULL
+ * when path has n or fewer components (nothing left). */
+const char *cdd_path_strip(const char *path, int n);
+
+/* ASCII case-insensitive comparison of whole paths, for the duplicate check
+ * that Windows' case-insensitive filesystems need. */
+int cdd_path_casecmp(const char *a, const char *b);
+
+/* Last component of a '/'-separated path (pointer into path). */
+const char *cdd_path_basename(const char *path);
+
+/* Join a and b with '/', malloc'd; NULL on out of memory. */
+char *cdd_path_join(const char *a, const char *b);
+
+/* Is any component of path (either separator) equal, ignoring ASCII case,
+ * to "site-packages" or "dist-packages"? */
+int cdd_path_in_python_package(const char *path);
+
+#endif

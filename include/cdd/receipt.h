@@ -1,0 +1,66 @@
+/* The receipt (.cudnn-deploy/receipt.json): what an install put into a tree,
+ * with hashes, so that status, verify and uninstall know exactly what is
+ * ours. Also the deploy log (.cudnn-deploy/log.jsonl), one JSON line per
+ * change. */
+#ifndef CDD_RECEIPT_H
+#define CDD_RECEIPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cdd/hash.h"
+#include "cdd/manifest.h"
+#include "cdd/state.h"
+
+
+struct cdd_rfile_entry {
+    char *path;            /* relative to the root */
+    enum cdd_role role;
+    int is_symlink;
+    char *link_target;     /* symlinks */
+    uint64_t size;         /* files */
+    uint8_t sha256[CDD_SHA256_LEN];
+};
+
+struct cdd_receipt {
+    int schema_version;
+    char *tool_version;
+    char *txn_id;          /* also the backup folder's name */
+    char *installed_at;    /* ISO 8601 UTC */
+    char *manifest_name;
+    uint8_t manifest_sha256[CDD_SHA256_LEN];
+    char *product, *version, *platform;
+    int cuda_major;
+    char *layout;
+    char *target_kind;
+    char *cuda_version;    /* tree version at install, may be NULL */
+    char *archive_filename;
+    uint8_t archive_sha256[CDD_SHA256_LEN];
+    uint64_t archive_size;
+    int archive_pinned;
+    char *pin_source;      /* "manifest", "--sha256", "unpinned" */
+    struct cdd_rfile_entry *files;
+    size_t n_files;
+    char **backed_up;      /* dest paths moved to backup/<txn_id>/ */
+    size_t n_backed_up;
+};
+
+/* Read <root>/.cudnn-deploy/receipt.json. *out NULL (and 0 returned) when
+ * there is none; CDD_E_STATE when it cannot be understood. */
+int cdd_receipt_load(const char *root, struct cdd_receipt **out);
+int cdd_receipt_parse(const char *text, size_t len, const char *source,
+                      struct cdd_receipt **out);
+int cdd_receipt_to_json(const struct cdd_receipt *r, char **out);
+void cdd_receipt_free(struct cdd_receipt *r);
+const struct cdd_rfile_entry *cdd_receipt_file(const struct cdd_receipt *r,
+                                               const char *path);
+
+/* Append one line to the log: {"time":..., "op":..., "txn":..., "detail":...}
+ * (detail is a JSON object text or NULL). */
+int cdd_log_append(const char *root, const char *op, const char *txn_id,
+                   const char *detail_json);
+
+/* ISO 8601 UTC time of now into buf (at least 21 bytes). */
+void cdd_iso_time(char *buf, size_t len);
+
+#endif

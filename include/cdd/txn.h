@@ -1,0 +1,68 @@
+/* The transaction that changes a tree: staged files are moved into place
+ * under a journal, replaced files are kept as backups, and a crash, a kill or
+ * a failure at any step leaves the tree exactly as before or exactly as after
+ * (cdd_txn_recover finishes or undoes an interrupted one).
+ *
+ * State lives in <root>/.cudnn-deploy/:
+ *   lock                  exclusive lock, never deleted
+ *   journal               the plan of the transaction in progress
+ *   stage-<id>/<dest>     files written before commit
+ *   backup/<id>/<dest>    what transaction <id> replaced or removed
+ *   receipt.json, manifest.json, log.jsonl
+ *
+ * All paths given to this interface are relative to the root and
+ * '/'-separated. */
+#ifndef CDD_TXN_H
+#define CDD_TXN_H
+
+#include <stddef.h>
+
+#include "cdd/state.h"
+
+
+struct cdd_lock;
+struct cdd_txn;
+
+/* Create <root>/.cudnn-deploy if missing (*created_state set to 1 then) and
+ * take its lock (see cdd_lock_acquire for the timeout). */
+int cdd_state_lock(const char *root, double timeout_s, int *created_state,
+                   struct cdd_lock **out);
+
+/* Begin a transaction of the given kind ("install" / "uninstall"): picks an
+ * id (UTC time + pid) and creates the stage folder. Requires the lock. */
+int cdd_txn_begin(const char *root, const char *kind, struct cdd_txn **out);
+const char *cdd_txn_id(const struct cdd_txn *t);
+/* Stage folder relative to root: ".cudnn-deploy/stage-<id>". */
+const char *cdd_txn_stage_rel(const struct cdd_txn *t);
+/* Absolute path of a relative path under root (malloc'd), for callers that
+ * write staged files. */
+char *cdd_txn_abs(const struct cdd_txn *t, const char *rel);
+
+/* Queue operations (nothing changes until commit):
+ * put: move src (under .cudnn-deploy, e.g. the stage) to dest; an existing
+ *      dest is first moved to backup/<id>/<dest>.
+ * del: move dest to backup/<id>/<dest>. */
+int cdd_txn_put(struct cdd_txn *t, const char *src_rel, const char *dest_rel);
+int cdd_txn_del(struct cdd_txn *t, const char *dest_rel);
+size_t cdd_txn_count(const struct cdd_txn *t);
+
+/* Commit: write and sync the journal, create missing folders (recorded so a
+ * roll-back removes them), perform the queued moves, sync the folders, write
+ * the commit record, then clean up: remove the stage and the journal, and
+ * the backup folder when purge_backup is set (uninstall) or when it is empty.
+ * On any failure the moves done so far are undone, the stage and backup are
+ * removed, and the error is returned. Frees t in every case. */
+int cdd_txn_commit(struct cdd_txn *t, int purge_backup);
+
+/* Abandon a transaction before commit: remove the stage. Frees t. */
+void cdd_txn_abort(struct cdd_txn *t);
+
+/* Finish (commit record present) or undo (absent) an interrupted
+ * transaction, and remove stray stage folders. *found is set to 1 when there
+ * was something to do; *rolled_back to 1 when it was undone. *id, when not
+ * NULL, receives the interrupted transaction's id (malloc'd). Requires the
+ * lock. */
+int cdd_txn_recover(const char *root, int *found, int *rolled_back,
+                    char **id);
+
+#endif
