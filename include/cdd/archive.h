@@ -37,6 +37,10 @@ int cdd_archive_read(struct cdd_archive *a, void *buf, size_t len,
                      size_t *got);
 /* Format name as libarchive says ("ZIP 2.0 (deflation)", "POSIX pax ..."). */
 const char *cdd_archive_format(struct cdd_archive *a);
+/* For progress: bytes of the archive file consumed so far (approximate for
+ * zip, whose reader seeks; never above the size) and the file's size. */
+uint64_t cdd_archive_bytes_read(struct cdd_archive *a);
+uint64_t cdd_archive_file_size(struct cdd_archive *a);
 void cdd_archive_close(struct cdd_archive *a);
 
 #endif

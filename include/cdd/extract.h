@@ -20,38 +20,63 @@ struct cdd_xentry {
     const char *raw_path;      /* as stored in the archive */
     const char *path;          /* after strip_components */
     enum cdd_entry_type type;  /* FILE or SYMLINK (directories not passed) */
-    enum cdd_role role;        /* from the manifest, else by the layout rules */
+    enum cdd_role role;        /* from the manifest, else by the layout rules
+                                  (CDD_ROLE_COUNT: none, discovery only) */
     const struct cdd_mfile *mfile; /* NULL when the manifest does not list it */
     const char *link_target;   /* symlinks */
     uint64_t size;             /* files: bytes read (valid in end()) */
     uint8_t sha256[CDD_SHA256_LEN]; /* files: valid in end() */
 };
 
+/* Who owns the file: a non-NULL *out from begin() belongs to cdd_extract()
+ * from then on, until it is handed to end(). If begin() fails, or a check or
+ * a write fails before end(), cdd_extract() aborts it (cdd_file_abort) and
+ * calls nothing further. end() owns the file it is given whatever it
+ * returns: it must close it (or abort it on its own failure). The caller then
+ * removes whatever files the sink created. */
 struct cdd_extract_sink {
     void *ud;
-    /* Before a file's data: set *out to a file to write the bytes to, or
-     * leave it NULL to only hash. Optional. */
+    /* Before a file's data (regular files only): set *out to a file to write
+     * the bytes to, or leave it NULL to only hash. Optional. */
     int (*begin)(void *ud, const struct cdd_xentry *e, struct cdd_file **out);
     /* After a file passed its checks (size, sha256 known) or a symlink
-     * passed. The sink owns the file from begin() and must close it. */
+     * passed its own (symlinks get no begin()). Optional. Symlink chains are
+     * checked only after the last entry, so a sink may see a symlink before
+     * its target; nothing counts until cdd_extract() returns 0. */
     int (*end)(void *ud, const struct cdd_xentry *e, struct cdd_file *f);
-    /* Progress in archive bytes consumed. Optional. */
+    /* Progress: bytes of the archive file consumed so far (approximate for
+     * zip, whose reader seeks) against the archive file's size; called after
+     * each header and each data block. Optional. */
     void (*progress)(void *ud, uint64_t done, uint64_t total);
 };
 
 struct cdd_extract_opts {
     const struct cdd_manifest *m; /* NULL: discovery (manifest create):
-                                     names and types still checked, no
+                                     names, types, duplicates, symlinks and
+                                     the size bound still checked, no
                                      matching, strip = strip_components */
     int strip_components;         /* used only when m == NULL */
     int pinned;                   /* archive sha256 matched a pin: unlisted
                                      entries allowed when !m->files_exact */
+    /* Discovery only: the platform whose layout rules give files their role
+     * (cdd_role_from_path). Without it (has_platform 0), or when no rule
+     * fits, a file's role is CDD_ROLE_COUNT ("unknown") and the caller
+     * decides; a symlink's is always CDD_ROLE_SYMLINK. */
+    int has_platform;
+    enum cdd_platform platform;
 };
 
-/* Stream the whole archive. Errors: CDD_E_UNSAFE (name, link, type),
- * CDD_E_ARCHIVE (unexpected / missing / duplicate entry, size), CDD_E_CHECKSUM
- * (entry sha256), CDD_E_CORRUPT (libarchive), or the sink's error. The
- * message names the entry. */
+/* Bound on the number of entries (directories included): the per-entry
+ * bookkeeping for duplicate and symlink checks must stay small too. */
+#define CDD_MAX_ENTRIES 100000
+
+/* Stream the whole archive. Errors: CDD_E_UNSAFE (name, hard link, device,
+ * symlink target, duplicate or case-duplicate, file/folder clash, symlink
+ * loop), CDD_E_ARCHIVE (unexpected / missing entry, type or size differing
+ * from the manifest, entry over its bound, dangling symlink, too many
+ * entries), CDD_E_CHECKSUM (entry sha256), CDD_E_CORRUPT (libarchive),
+ * CDD_E_INTERRUPTED (cdd_cancelled()), or the sink's error. The error's path
+ * is the archive; the message names the entry. */
 int cdd_extract(const char *archive_path, const struct cdd_extract_opts *o,
                 const struct cdd_extract_sink *sink);
 

@@ -109,6 +109,9 @@ int cdd_isatty(int fd);
 double cdd_now(void);
 double cdd_monotonic(void);
 void cdd_sleep_ms(int ms);
+/* End this process at once, without clean-up (SIGKILL / TerminateProcess):
+ * the fault injector's model of a crash. */
+void cdd_kill_self(void);
 
 /* ---- fault injection (tests) ---------------------------------------------
  * cdd_fs_fault_set(n, mode): the n-th mutating operation from now fails with

@@ -10,9 +10,13 @@
  * names and empty components, absolute paths ('/', '\\', drive letters, UNC),
  * any backslash or ':' (drive letters, NTFS streams), control characters and
  * DEL, the characters < > " | ? *, "." and ".." components, Windows reserved
- * device names (CON, PRN, AUX, NUL, COM0-9, LPT0-9, CONIN$, CONOUT$, also with
- * an extension or superscript digit), components ending in '.' or ' ',
- * 8.3 short names ('~' followed by a digit), invalid or overlong UTF-8,
+ * device names (CON, PRN, AUX, NUL, COM0-9, LPT0-9, CONIN$, CONOUT$, CLOCK$,
+ * also with an extension or a superscript digit), components ending in '.'
+ * or ' ', 8.3 short names ('~' followed by a digit), invalid or overlong UTF-8
+ * (also UTF-16 surrogates and code points above U+10FFFF), C1 controls,
+ * invisible and bidirectional formatting characters (names that look like
+ * other names), look-alikes of '/', '\\', ':' and the fullwidth ASCII block
+ * (Windows' "best fit" conversion turns them into the real characters),
  * components longer than 255 bytes and paths longer than 1024 bytes.
  *
  * A single trailing '/' (directory entries in archives) is accepted when
@@ -29,9 +33,22 @@ int cdd_link_target_is_safe(const char *target, const char **why);
  * when path has n or fewer components (nothing left). */
 const char *cdd_path_strip(const char *path, int n);
 
-/* ASCII case-insensitive comparison of whole paths, for the duplicate check
- * that Windows' case-insensitive filesystems need. */
+/* Case-insensitive comparison of whole paths, for the duplicate check that
+ * Windows' case-insensitive filesystems need. Folds ASCII and the letters of
+ * Latin-1, Latin Extended-A, Greek and Cyrillic (what NTFS folds in the
+ * scripts real archives use); other characters compare exactly. */
 int cdd_path_casecmp(const char *a, const char *b);
+
+/* Fold a copy of path the way cdd_path_casecmp() compares (same length in
+ * bytes; invalid UTF-8 is copied unchanged), for hashing names in duplicate
+ * checks. malloc'd; NULL on out of memory. */
+char *cdd_path_fold(const char *path);
+
+/* Render an untrusted name for a message: C-style escapes for '"', '\\',
+ * control characters, invalid UTF-8 (\xNN) and invisible or bidirectional
+ * formatting characters (\u{202e}), cut with "..." to fit. Always
+ * NUL-terminates buf (len > 0). Returns buf. */
+char *cdd_path_printable(const char *name, char *buf, size_t len);
 
 /* Last component of a '/'-separated path (pointer into path). */
 const char *cdd_path_basename(const char *path);

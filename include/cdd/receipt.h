@@ -43,6 +43,9 @@ struct cdd_receipt {
     size_t n_files;
     char **backed_up;      /* dest paths moved to backup/<txn_id>/ */
     size_t n_backed_up;
+    char **created_dirs;   /* folders this install created, outermost
+                              first: uninstall removes them when empty */
+    size_t n_created_dirs;
 };
 
 /* Read <root>/.cudnn-deploy/receipt.json. *out NULL (and 0 returned) when

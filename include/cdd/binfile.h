@@ -1,0 +1,79 @@
+/* What a shared library needs and provides, read from the file without
+ * loading it: ELF (DT_NEEDED, DT_SONAME, DT_RPATH/DT_RUNPATH, dynamic
+ * symbols) and PE (import, delay-import and export tables). verify uses it to
+ * name the missing dependency (zlibwapi.dll, libcublasLt.so.11) that the
+ * loader reports only as "cannot load cudnn_cnn_infer64_8.dll".
+ *
+ * Written for hostile input: every offset, count and string is checked
+ * against the file and against the fixed limits below, and only headers and
+ * tables are read, through a read-at callback and a small cache (256 KiB),
+ * never the whole file, so a 1 GB library costs what its tables cost.
+ *
+ * Errors: CDD_E_NOTSUP (neither ELF nor PE), CDD_E_CORRUPT (malformed,
+ * truncated or over a limit; the message says what is wrong), CDD_E_NOMEM,
+ * or whatever read_at returned (CDD_E_IO ...), recorded with cdd_fail(). */
+#ifndef CDD_BINFILE_H
+#define CDD_BINFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Fixed limits; a file beyond any of them is CDD_E_CORRUPT. */
+#define CDD_BIN_MAX_NEEDED 4096      /* entries in each of needed, delay_needed */
+#define CDD_BIN_MAX_EXPORTS 1000000  /* exported names */
+#define CDD_BIN_MAX_STRING 4096      /* bytes in one name, without the NUL */
+#define CDD_BIN_MAX_STRBYTES (128u << 20) /* all names kept, together */
+
+/* Where the bytes come from. read_at returns 0 after reading exactly len
+ * bytes at off (the parsers never ask beyond size), or a negative CDD_E_*
+ * code it has recorded with cdd_fail(). name is used in error messages and
+ * may be NULL. */
+struct cdd_binsrc {
+    void *ud;
+    uint64_t size;
+    int (*read_at)(void *ud, uint64_t off, void *buf, size_t len);
+    const char *name;
+};
+
+enum cdd_binfmt { CDD_BIN_ELF = 1, CDD_BIN_PE };
+
+/* All strings and arrays are owned by the struct; free with
+ * cdd_bininfo_clear(). Lists not present in the format are NULL with count 0. */
+struct cdd_bininfo {
+    enum cdd_binfmt fmt;
+    int is_64;                /* ELFCLASS64 / PE32+ */
+    int machine;              /* e_machine / COFF Machine */
+    const char *machine_name; /* "x86_64", "i386", "aarch64", "ppc64le",
+                                 "ppc64", "arm", or "unknown"; static */
+    char *soname;  /* ELF DT_SONAME; PE export directory DLL name; or NULL */
+    char **needed; /* ELF DT_NEEDED / PE import descriptors, file order */
+    size_t n_needed;
+    char **delay_needed; /* PE delay-load imports, file order */
+    size_t n_delay_needed;
+    char *rpath, *runpath; /* ELF DT_RPATH / DT_RUNPATH, or NULL */
+    /* ELF: defined global/weak dynamic FUNC/IFUNC/OBJECT/COMMON symbols of
+     * default or protected visibility; PE: export names (data and forwarders
+     * included). Sorted bytewise, without duplicates. */
+    char **exports;
+    size_t n_exports;
+    struct cdd_binarena *arena_; /* internal: owns the strings */
+};
+
+/* Parse the image behind src, dispatching on its magic. On failure *out is
+ * left cleared. out must be zeroed or cleared before the call. */
+int cdd_bin_parse(const struct cdd_binsrc *src, struct cdd_bininfo *out);
+
+/* Parse a file, read through cdd_fs_open_read()/cdd_rfile_pread(). */
+int cdd_bin_parse_file(const char *path, struct cdd_bininfo *out);
+
+/* A source reading from memory (the buffer must outlive src). */
+void cdd_binsrc_mem(struct cdd_binsrc *src, const void *buf, size_t len,
+                    const char *name);
+
+/* 1 if symbol is among b's exports (binary search), else 0. */
+int cdd_bininfo_exports(const struct cdd_bininfo *b, const char *symbol);
+
+/* Free everything and zero *b. Accepts NULL and a zeroed struct. */
+void cdd_bininfo_clear(struct cdd_bininfo *b);
+
+#endif

@@ -1,0 +1,127 @@
+/* The life-cycle operations on a tree: install, uninstall, status, recover.
+ * They tie the manifest, the archive check, the layout and the transaction
+ * together; the command layer only parses options and reports results. */
+#ifndef CDD_DEPLOY_H
+#define CDD_DEPLOY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cdd/cudatree.h"
+#include "cdd/hash.h"
+#include "cdd/layout.h"
+#include "cdd/manifest.h"
+
+enum cdd_action {
+    CDD_ACT_NEW = 0,  /* not in the tree yet */
+    CDD_ACT_REPLACE,  /* a different file is there: backed up, replaced */
+    CDD_ACT_UNCHANGED,/* identical file already there */
+    CDD_ACT_REMOVE,   /* ours from an earlier install, not in this one */
+    CDD_ACT_RESTORE,  /* uninstall: a backed-up file comes back */
+    CDD_ACT_MISSING,  /* status/uninstall: listed but absent */
+    CDD_ACT_MODIFIED  /* status/uninstall: changed since install */
+};
+
+struct cdd_plan_item {
+    char *path;            /* relative to the root */
+    enum cdd_role role;
+    enum cdd_action action;
+    int is_symlink;
+    char *link_target;
+    uint64_t size;
+    uint8_t sha256[CDD_SHA256_LEN];
+    char *detail;          /* status: what differs; may be NULL */
+};
+
+struct cdd_plan {
+    struct cdd_plan_item *items;
+    size_t n, cap;
+};
+
+const char *cdd_action_name(enum cdd_action a);
+void cdd_plan_clear(struct cdd_plan *p);
+
+/* Progress: phase is a short word ("hash", "check", "commit"). */
+typedef void (*cdd_progress_fn)(void *ud, const char *phase, uint64_t done,
+                                uint64_t total);
+
+struct cdd_install_opts {
+    const struct cdd_manifest *m;
+    const struct cdd_target *target;
+    const char *archive_path;
+    const char *sha256_hex;  /* --sha256, may be NULL */
+    int allow_unpinned;
+    int dry_run;
+    int force;               /* waive the CUDA version refusal */
+    double lock_timeout;     /* seconds; 0 = fail at once */
+    cdd_progress_fn progress;
+    void *progress_ud;
+};
+
+struct cdd_recovery {
+    int found;
+    int rolled_back;
+    char *id;
+};
+
+struct cdd_install_result {
+    struct cdd_plan plan;
+    int changed;
+    char *txn_id;
+    enum cdd_layout_id layout;
+    uint8_t archive_sha256[CDD_SHA256_LEN];
+    uint64_t archive_size;
+    int pinned;              /* archive sha256 matched a pin */
+    const char *pin_source;  /* "manifest", "--sha256", "per-file", "unpinned" */
+    struct cdd_recovery recovery;
+};
+
+int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res);
+void cdd_install_result_clear(struct cdd_install_result *r);
+
+struct cdd_uninstall_opts {
+    const struct cdd_target *target;
+    int force;               /* remove files changed since install too */
+    int dry_run;
+    double lock_timeout;
+};
+
+struct cdd_uninstall_result {
+    struct cdd_plan plan;    /* REMOVE / RESTORE / MODIFIED / MISSING items */
+    int changed;
+    int had_receipt;
+    char *product_version;   /* what was installed, e.g. "cudnn 8.5.0.96" */
+    char *txn_id;
+    struct cdd_recovery recovery;
+};
+
+int cdd_uninstall(const struct cdd_uninstall_opts *o,
+                  struct cdd_uninstall_result *res);
+void cdd_uninstall_result_clear(struct cdd_uninstall_result *r);
+
+struct cdd_receipt;
+struct cdd_status_result {
+    struct cdd_receipt *receipt; /* NULL: nothing installed */
+    struct cdd_plan plan;        /* one item per receipt file: UNCHANGED
+                                    (matches), MISSING or MODIFIED */
+    size_t n_bad;
+    int interrupted;             /* a journal is present */
+};
+
+/* Read-only. full_hash: compare sha256 too, not only size and type. */
+int cdd_status(const struct cdd_target *t, int full_hash,
+               struct cdd_status_result *res);
+void cdd_status_result_clear(struct cdd_status_result *r);
+
+int cdd_recover(const struct cdd_target *t, double lock_timeout,
+                struct cdd_recovery *res);
+void cdd_recovery_clear(struct cdd_recovery *r);
+
+/* Compare one receipt-listed path with the tree: 0 and *action set to
+ * UNCHANGED, MISSING or MODIFIED (detail malloc'd when not NULL). */
+struct cdd_rfile_entry;
+int cdd_check_installed(const char *root, const struct cdd_rfile_entry *f,
+                        int full_hash, enum cdd_action *action,
+                        char **detail);
+
+#endif

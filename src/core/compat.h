@@ -1,0 +1,13 @@
+/* The one place outside the *_posix.c / *_win32.c files that knows which
+ * platform the program is built for: portable code tests these macros in
+ * plain `if`s instead of carrying #ifdefs of its own. */
+#ifndef CDD_COMPAT_H
+#define CDD_COMPAT_H
+
+#ifdef _WIN32
+#define CDD_HOST_WINDOWS 1
+#else
+#define CDD_HOST_WINDOWS 0
+#endif
+
+#endif

@@ -1,0 +1,276 @@
+/* Target trees: resolving --cuda / --cuda-root / --prefix, reading a CUDA
+ * tree's version from whichever file the tree has, and the refusals that
+ * protect users from an ABI mismatch or a target that will be lost. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cdd/cudatree.h"
+#include "cdd/env.h"
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/pathsafe.h"
+
+int cdd_cuda_arg_parse(const char *s, int *major, int *minor)
+{
+    const char *p = s;
+    if (*p == 'v' || *p == 'V')
+        p++;
+    char *end;
+    if (!isdigit((unsigned char)*p))
+        goto bad;
+    long a = strtol(p, &end, 10);
+    if (*end != '.' || !isdigit((unsigned char)end[1]))
+        goto bad;
+    long b = strtol(end + 1, &end, 10);
+    if (*end != '\0' || a < 1 || a > 99 || b < 0 || b > 99)
+        goto bad;
+    *major = (int)a;
+    *minor = (int)b;
+    return 0;
+bad:
+    return cdd_fail(CDD_E_USAGE, NULL, 0,
+                    "--cuda %s: expected a CUDA version like v11.6", s);
+}
+
+static int parse_dotted(const char *s, struct cdd_cuda_version *v)
+{
+    int a, b, c = -1, n;
+    if (sscanf(s, "%d.%d.%d%n", &a, &b, &c, &n) == 3 ||
+        (c = -1, sscanf(s, "%d.%d%n", &a, &b, &n) == 2)) {
+        if (a < 1 || a > 99 || b < 0 || b > 99)
+            return -1;
+        v->known = 1;
+        v->major = a;
+        v->minor = b;
+        v->patch = c;
+        return 0;
+    }
+    return -1;
+}
+
+int cdd_cuda_version_parse_json(const char *text, size_t len,
+                                struct cdd_cuda_version *v)
+{
+    int r = -1;
+    cJSON *doc = cJSON_ParseWithLength(text, len);
+    if (!doc)
+        return -1;
+    const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(doc, "cuda");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(cuda, "version");
+    if (cJSON_IsString(ver) && parse_dotted(ver->valuestring, v) == 0) {
+        snprintf(v->source, sizeof v->source, "version.json");
+        r = 0;
+    }
+    cJSON_Delete(doc);
+    return r;
+}
+
+int cdd_cuda_version_parse_txt(const char *text, struct cdd_cuda_version *v)
+{
+    const char *p = strstr(text, "CUDA Version ");
+    if (!p || parse_dotted(p + 13, v) != 0)
+        return -1;
+    snprintf(v->source, sizeof v->source, "version.txt");
+    return 0;
+}
+
+int cdd_cuda_version_parse_header(const char *text,
+                                  struct cdd_cuda_version *v)
+{
+    for (const char *p = strstr(text, "#define"); p;
+         p = strstr(p + 1, "#define")) {
+        const char *q = p + 7;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (strncmp(q, "CUDA_VERSION", 12) != 0 ||
+            (q[12] != ' ' && q[12] != '\t'))
+            continue;
+        long n = strtol(q + 12, NULL, 10);
+        if (n < 1000 || n > 99999)
+            return -1;
+        v->known = 1;
+        v->major = (int)(n / 1000);
+        v->minor = (int)(n % 1000) / 10;
+        v->patch = -1;
+        snprintf(v->source, sizeof v->source, "cuda.h");
+        return 0;
+    }
+    return -1;
+}
+
+static int read_if_present(const char *root, const char *rel, char **text,
+                           size_t *len)
+{
+    char *p = cdd_path_join(root, rel);
+    struct cdd_stat st;
+    int r;
+    *text = NULL;
+    if (!p)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    r = cdd_fs_lstat(p, &st);
+    if (!r && st.type != CDD_FT_NONE)
+        r = cdd_fs_read_all(p, 4u << 20, text, len);
+    free(p);
+    return r;
+}
+
+int cdd_cuda_version_read(const char *root, struct cdd_cuda_version *v)
+{
+    static const char *const files[] = {"version.json", "version.txt",
+                                        "include/cuda.h"};
+    memset(v, 0, sizeof *v);
+    v->patch = -1;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char *text = NULL;
+        size_t len = 0;
+        int r = read_if_present(root, files[i], &text, &len);
+        if (r)
+            return r;
+        if (!text)
+            continue;
+        int ok = i == 0   ? cdd_cuda_version_parse_json(text, len, v)
+                 : i == 1 ? cdd_cuda_version_parse_txt(text, v)
+                          : cdd_cuda_version_parse_header(text, v);
+        free(text);
+        if (ok == 0)
+            return 0;
+        /* A file that exists but says nothing usable is worth a message:
+         * users should not guess why the tree was refused. */
+        if (i < 2) {
+            char *p = cdd_path_join(root, files[i]);
+            cdd_fail(CDD_E_STATE, p, 0, "no CUDA version found in it");
+            free(p);
+            return CDD_E_STATE;
+        }
+    }
+    return 0;
+}
+
+static char *strip_trailing_sep(char *p)
+{
+    size_t n = p ? strlen(p) : 0;
+    while (n > 1 && (p[n - 1] == '/' || p[n - 1] == '\\'))
+        p[--n] = '\0';
+    return p;
+}
+
+int cdd_target_resolve(const struct cdd_target_spec *spec,
+                       struct cdd_target *out)
+{
+    int given = !!spec->cuda + !!spec->cuda_root + !!spec->prefix;
+    int r = 0;
+    char *path = NULL;
+    const char *how = NULL;
+    char envname[32];
+    memset(out, 0, sizeof *out);
+    if (given != 1)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        given ? "give only one of --cuda, --cuda-root, "
+                                "--prefix"
+                              : "no target: give --cuda vX.Y, --cuda-root "
+                                "DIR or --prefix DIR");
+    if (spec->cuda) {
+        int major, minor;
+        r = cdd_cuda_arg_parse(spec->cuda, &major, &minor);
+        if (r)
+            return r;
+        snprintf(envname, sizeof envname, "CUDA_PATH_V%d_%d", major, minor);
+        const char *env = cdd_getenv(envname);
+        if (env) {
+            path = strdup(env);
+            how = envname;
+        } else {
+            path = cdd_default_cuda_root(major, minor);
+            how = "default root";
+        }
+        out->kind = CDD_TARGET_CUDA;
+    } else if (spec->cuda_root) {
+        path = strdup(spec->cuda_root);
+        how = "--cuda-root";
+        out->kind = CDD_TARGET_CUDA;
+    } else {
+        path = strdup(spec->prefix);
+        how = "--prefix";
+        out->kind = CDD_TARGET_PREFIX;
+    }
+    if (!path)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    out->root = strip_trailing_sep(cdd_absolute_path(path));
+    out->how = strdup(how);
+    free(path);
+    if (!out->root || !out->how) {
+        cdd_target_clear(out);
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    struct cdd_stat st;
+    r = cdd_fs_realpath(out->root, &path);
+    if (r == 0) {
+        free(path);
+        path = NULL;
+        r = cdd_fs_lstat(out->root, &st);
+        if (!r && st.type == CDD_FT_SYMLINK)
+            st.type = CDD_FT_DIR; /* realpath succeeded: judge the target */
+    }
+    if (r == CDD_E_NOTFOUND || (!r && st.type == CDD_FT_NONE)) {
+        if (spec->cuda && strcmp(how, "default root") == 0)
+            r = cdd_fail(CDD_E_NOTFOUND, out->root, 0,
+                         "CUDA %s not found: %s is not set and this folder "
+                         "does not exist (use --cuda-root DIR)",
+                         spec->cuda, envname);
+        else
+            r = cdd_fail(CDD_E_NOTFOUND, out->root, 0,
+                         "target folder does not exist (from %s)", how);
+    } else if (!r && st.type != CDD_FT_DIR) {
+        r = cdd_fail(CDD_E_NOTFOUND, out->root, 0,
+                     "target is not a folder (from %s)", how);
+    }
+    if (!r && out->kind == CDD_TARGET_CUDA)
+        r = cdd_cuda_version_read(out->root, &out->version);
+    if (r)
+        cdd_target_clear(out);
+    return r;
+}
+
+void cdd_target_clear(struct cdd_target *t)
+{
+    if (!t)
+        return;
+    free(t->root);
+    free(t->how);
+    memset(t, 0, sizeof *t);
+}
+
+int cdd_target_check(const struct cdd_target *t, int cuda_major, int force)
+{
+    char *real = NULL;
+    int in_pkg = cdd_path_in_python_package(t->root);
+    if (!in_pkg && cdd_fs_realpath(t->root, &real) == 0)
+        in_pkg = cdd_path_in_python_package(real);
+    free(real);
+    cdd_clear_error();
+    if (in_pkg)
+        return cdd_fail(CDD_E_TARGET, t->root, 0,
+                        "target is inside a Python package folder; files "
+                        "there are lost on the next package upgrade (install "
+                        "into the CUDA tree or the environment's prefix)");
+    if (t->kind != CDD_TARGET_CUDA || force)
+        return 0;
+    if (!t->version.known)
+        return cdd_fail(CDD_E_VERSION, t->root, 0,
+                        "cannot tell the CUDA version of this tree (no "
+                        "version.json, version.txt or include/cuda.h); use "
+                        "--force if you are sure it is CUDA %d.x",
+                        cuda_major);
+    if (t->version.major != cuda_major)
+        return cdd_fail(CDD_E_VERSION, t->root, 0,
+                        "this tree is CUDA %d.%d (from %s) but the archive is "
+                        "built for CUDA %d.x; use a matching archive (or "
+                        "--force)",
+                        t->version.major, t->version.minor, t->version.source,
+                        cuda_major);
+    return 0;
+}

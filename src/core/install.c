@@ -1,0 +1,616 @@
+/* install: pin check, streaming check + staging, plan against the tree,
+ * receipt, transactional commit, log. Nothing reaches the tree unless the
+ * whole archive matched the manifest; the transaction (txn.c) makes the move
+ * into place all-or-nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/deploy.h"
+#include "cdd/error.h"
+#include "cdd/extract.h"
+#include "cdd/fsops.h"
+#include "cdd/pathsafe.h"
+#include "cdd/receipt.h"
+#include "cdd/state.h"
+#include "cdd/txn.h"
+#include "plan_int.h"
+
+struct inst {
+    const struct cdd_install_opts *o;
+    struct cdd_install_result *res;
+    enum cdd_layout_id layout;
+    struct cdd_txn *txn;        /* NULL in a dry run */
+    const char *root;
+    char *root_real;
+    struct cdd_plan_item *cur;  /* the file between begin() and end() */
+    uint64_t archive_size;
+};
+
+void cdd_install_result_clear(struct cdd_install_result *r)
+{
+    if (!r)
+        return;
+    cdd_plan_clear(&r->plan);
+    free(r->txn_id);
+    cdd_recovery_clear(&r->recovery);
+    memset(r, 0, sizeof *r);
+}
+
+void cdd_recovery_clear(struct cdd_recovery *r)
+{
+    if (!r)
+        return;
+    free(r->id);
+    memset(r, 0, sizeof *r);
+}
+
+/* Refuse to write through a symlink that leads out of the tree: the nearest
+ * existing ancestor of root/rel must resolve inside the real root. Real CUDA
+ * trees link lib64 -> targets/x86_64-linux/lib, which stays inside. */
+static int check_inside(struct inst *c, const char *rel)
+{
+    char *p = cdd_path_join(c->root, rel), *real = NULL;
+    int r = 0;
+    if (!p)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (;;) {
+        char *slash = strrchr(p, '/');
+        if (!slash || slash == p)
+            break;
+        *slash = '\0';
+        struct cdd_stat st;
+        r = cdd_fs_lstat(p, &st);
+        if (r)
+            goto out;
+        if (st.type == CDD_FT_NONE)
+            continue;
+        r = cdd_fs_realpath(p, &real);
+        if (r)
+            goto out;
+        size_t n = strlen(c->root_real);
+        if (strncmp(real, c->root_real, n) != 0 ||
+            (real[n] != '\0' && real[n] != '/'))
+            r = cdd_fail(CDD_E_TARGET, p, 0,
+                         "leads out of the target tree (to %s); refusing to "
+                         "write %s through it", real, rel);
+        goto out;
+    }
+out:
+    free(real);
+    free(p);
+    return r;
+}
+
+static char *stage_path(struct inst *c, const char *dest)
+{
+    char *rel = cdd_path_join(cdd_txn_stage_rel(c->txn), dest);
+    char *abs = rel ? cdd_txn_abs(c->txn, rel) : NULL;
+    free(rel);
+    return abs;
+}
+
+static int mkparent(const char *abs)
+{
+    char *dir = strdup(abs);
+    if (!dir)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    char *s = strrchr(dir, '/');
+    if (s)
+        *s = '\0';
+    int r = s ? cdd_fs_mkdirs(dir, NULL) : 0;
+    free(dir);
+    return r;
+}
+
+/* Map an entry to its destination and record it in the plan, refusing two
+ * entries that would land on the same file (case-insensitively: a tree may
+ * be used from Windows). */
+static int plan_entry(struct inst *c, const struct cdd_xentry *e,
+                      struct cdd_plan_item **out)
+{
+    char *dest = NULL;
+    int r = cdd_layout_dest(c->layout, e->role, e->path, &dest);
+    if (r) {
+        r = cdd_fail(CDD_E_ARCHIVE, c->o->archive_path, 0, "entry \"%s\": %s",
+                     e->raw_path, cdd_last_error()->msg);
+        goto out;
+    }
+    struct cdd_plan_item *dup = cdd_plan_find(&c->res->plan, dest, 1);
+    if (dup) {
+        r = cdd_fail(CDD_E_UNSAFE, c->o->archive_path, 0,
+                     "entry \"%s\" would land on %s, like another entry",
+                     e->raw_path, dup->path);
+        goto out;
+    }
+    struct cdd_plan_item *it = cdd_plan_add(&c->res->plan, dest);
+    if (!it) {
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        goto out;
+    }
+    it->role = e->role;
+    if (e->type == CDD_ENTRY_SYMLINK) {
+        it->is_symlink = 1;
+        if (!(it->link_target = strdup(e->link_target))) {
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            goto out;
+        }
+    }
+    *out = it;
+out:
+    free(dest);
+    return r;
+}
+
+static int sink_begin(void *ud, const struct cdd_xentry *e,
+                      struct cdd_file **out)
+{
+    struct inst *c = ud;
+    int r = plan_entry(c, e, &c->cur);
+    if (r || !c->txn)
+        return r;
+    char *abs = stage_path(c, c->cur->path);
+    if (!abs)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    r = mkparent(abs);
+    if (!r)
+        r = cdd_fs_create(abs, e->role == CDD_ROLE_RUNTIME, out);
+    if (!r && e->mfile && e->mfile->has_size)
+        r = cdd_file_preallocate(*out, e->mfile->size);
+    free(abs);
+    return r;
+}
+
+static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
+{
+    struct inst *c = ud;
+    int r = 0;
+    if (e->type == CDD_ENTRY_SYMLINK) {
+        struct cdd_plan_item *it;
+        r = plan_entry(c, e, &it);
+        if (r || !c->txn)
+            return r;
+        char *abs = stage_path(c, it->path);
+        if (!abs)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        r = mkparent(abs);
+        if (!r)
+            r = cdd_fs_symlink(e->link_target, abs);
+        free(abs);
+        return r;
+    }
+    if (f) {
+        r = cdd_file_sync(f);
+        if (r) {
+            cdd_file_abort(f);
+            return r;
+        }
+        r = cdd_file_close(f);
+        if (r)
+            return r;
+    }
+    c->cur->size = e->size;
+    memcpy(c->cur->sha256, e->sha256, CDD_SHA256_LEN);
+    c->cur = NULL;
+    return 0;
+}
+
+static void sink_progress(void *ud, uint64_t done, uint64_t total)
+{
+    struct inst *c = ud;
+    if (c->o->progress)
+        c->o->progress(c->o->progress_ud, "check", done, total);
+}
+
+/* Pins, in order: the manifest's archive sha256, --sha256; without either,
+ * a manifest that hashes every file still vouches for every byte. */
+static int check_pins(struct inst *c)
+{
+    const struct cdd_manifest *m = c->o->m;
+    struct cdd_install_result *res = c->res;
+    int r = cdd_sha256_file(c->o->archive_path, res->archive_sha256,
+                            &res->archive_size);
+    if (r)
+        return r;
+    char got[CDD_SHA256_HEX], want[CDD_SHA256_HEX];
+    cdd_hex_encode(res->archive_sha256, CDD_SHA256_LEN, got);
+    if (m->archive.has_size && m->archive.size != res->archive_size)
+        return cdd_fail(CDD_E_CHECKSUM, c->o->archive_path, 0,
+                        "size %llu bytes, but the manifest %s says %llu",
+                        (unsigned long long)res->archive_size, m->source,
+                        (unsigned long long)m->archive.size);
+    if (m->archive.has_sha256) {
+        cdd_hex_encode(m->archive.sha256, CDD_SHA256_LEN, want);
+        if (memcmp(m->archive.sha256, res->archive_sha256, CDD_SHA256_LEN))
+            return cdd_fail(CDD_E_CHECKSUM, c->o->archive_path, 0,
+                            "sha256 %s does not match %s's pin %s", got,
+                            m->source, want);
+        res->pinned = 1;
+        res->pin_source = "manifest";
+    }
+    if (c->o->sha256_hex) {
+        uint8_t pin[CDD_SHA256_LEN];
+        if (strlen(c->o->sha256_hex) != 64 ||
+            cdd_hex_decode(c->o->sha256_hex, pin, CDD_SHA256_LEN) != 0)
+            return cdd_fail(CDD_E_USAGE, NULL, 0,
+                            "--sha256 %s: expected 64 hex digits",
+                            c->o->sha256_hex);
+        if (memcmp(pin, res->archive_sha256, CDD_SHA256_LEN))
+            return cdd_fail(CDD_E_CHECKSUM, c->o->archive_path, 0,
+                            "sha256 %s does not match --sha256 %s", got,
+                            c->o->sha256_hex);
+        if (!res->pinned) {
+            res->pinned = 1;
+            res->pin_source = "--sha256";
+        }
+    }
+    if (res->pinned)
+        return 0;
+    int all_hashed = m->files_exact;
+    for (size_t i = 0; all_hashed && i < m->n_files; i++)
+        if (m->files[i].role != CDD_ROLE_SYMLINK && !m->files[i].has_sha256)
+            all_hashed = 0;
+    if (all_hashed) {
+        res->pin_source = "per-file";
+        return 0;
+    }
+    if (c->o->allow_unpinned) {
+        res->pin_source = "unpinned";
+        return 0;
+    }
+    return cdd_fail(CDD_E_UNPINNED, c->o->archive_path, 0,
+                    "%s has no sha256 for this archive, so its bytes cannot "
+                    "be verified; give --sha256 HEX (NVIDIA publishes it in "
+                    "redistrib_%s.json) or, accepting the risk, "
+                    "--allow-unpinned",
+                    m->source, m->version);
+}
+
+/* Decide new / replace / unchanged for every entry, and plan the removal
+ * of files an earlier install put here that this one does not bring. */
+static int plan_against_tree(struct inst *c, const struct cdd_receipt *prev)
+{
+    struct cdd_plan *p = &c->res->plan;
+    size_t n = p->n;
+    for (size_t i = 0; i < n; i++) {
+        struct cdd_plan_item *it = &p->items[i];
+        enum cdd_action a;
+        struct cdd_stat st;
+        char *abs = cdd_path_join(c->root, it->path);
+        int r = abs ? cdd_fs_lstat(abs, &st) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
+        free(abs);
+        if (r)
+            return r;
+        if (st.type == CDD_FT_DIR || st.type == CDD_FT_OTHER)
+            return cdd_fail(CDD_E_TARGET, c->root, 0,
+                            "%s exists and is not a file; remove it first",
+                            it->path);
+        r = check_inside(c, it->path);
+        if (!r)
+            r = cdd_tree_compare(c->root, it->path, it->is_symlink,
+                                 it->link_target, it->size, it->sha256, 1, &a,
+                                 NULL);
+        if (r)
+            return r;
+        it->action = a == CDD_ACT_MISSING    ? CDD_ACT_NEW
+                     : a == CDD_ACT_MODIFIED ? CDD_ACT_REPLACE
+                                             : CDD_ACT_UNCHANGED;
+    }
+    for (size_t i = 0; prev && i < prev->n_files; i++) {
+        const struct cdd_rfile_entry *f = &prev->files[i];
+        if (cdd_plan_find(p, f->path, 0))
+            continue;
+        char *abs = cdd_path_join(c->root, f->path);
+        struct cdd_stat st;
+        int r = abs ? cdd_fs_lstat(abs, &st) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
+        free(abs);
+        if (r)
+            return r;
+        if (st.type == CDD_FT_NONE)
+            continue;
+        struct cdd_plan_item *it = cdd_plan_add(p, f->path);
+        if (!it)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        it->role = f->role;
+        it->action = CDD_ACT_REMOVE;
+        it->is_symlink = f->is_symlink;
+        if (f->is_symlink && !(it->link_target = strdup(f->link_target)))
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    return 0;
+}
+
+static int strv_add(char ***v, size_t *n, const char *s)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*v)[i], s) == 0)
+            return 0;
+    char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+    if (!nv)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    *v = nv;
+    if (!(nv[*n] = strdup(s)))
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    (*n)++;
+    return 0;
+}
+
+/* Folders the commit will create, outermost first (uninstall removes them
+ * again when they end up empty). */
+static int note_missing_dirs(struct inst *c, const char *rel,
+                             struct cdd_receipt *rc)
+{
+    char *d = strdup(rel);
+    int r = 0;
+    if (!d)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (char *s = strchr(d, '/'); s && !r; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        char *abs = cdd_path_join(c->root, d);
+        struct cdd_stat st;
+        r = abs ? cdd_fs_lstat(abs, &st) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
+        if (!r && st.type == CDD_FT_NONE)
+            r = strv_add(&rc->created_dirs, &rc->n_created_dirs, d);
+        free(abs);
+        *s = '/';
+    }
+    free(d);
+    return r;
+}
+
+static int build_receipt(struct inst *c, struct cdd_receipt *rc,
+                         const struct cdd_receipt *prev)
+{
+    const struct cdd_manifest *m = c->o->m;
+    const struct cdd_plan *p = &c->res->plan;
+    char when[32], ver[32];
+    int r;
+    cdd_iso_time(when, sizeof when);
+    rc->schema_version = 1;
+    rc->tool_version = strdup(CDD_VERSION_STRING);
+    rc->txn_id = strdup(cdd_txn_id(c->txn));
+    rc->installed_at = strdup(when);
+    rc->manifest_name = strdup(m->name ? m->name : m->source);
+    memcpy(rc->manifest_sha256, m->doc_sha256, CDD_SHA256_LEN);
+    rc->product = strdup(m->product);
+    rc->version = strdup(m->version);
+    rc->platform = strdup(cdd_platform_name(m->platform));
+    rc->cuda_major = m->cuda_major;
+    rc->layout = strdup(cdd_layout_name(c->layout));
+    rc->target_kind = strdup(cdd_target_kind_name(c->o->target->kind));
+    if (c->o->target->version.known) {
+        const struct cdd_cuda_version *v = &c->o->target->version;
+        if (v->patch >= 0)
+            snprintf(ver, sizeof ver, "%d.%d.%d", v->major, v->minor, v->patch);
+        else
+            snprintf(ver, sizeof ver, "%d.%d", v->major, v->minor);
+        rc->cuda_version = strdup(ver);
+    }
+    rc->archive_filename = strdup(cdd_path_basename(c->o->archive_path));
+    memcpy(rc->archive_sha256, c->res->archive_sha256, CDD_SHA256_LEN);
+    rc->archive_size = c->res->archive_size;
+    rc->archive_pinned = c->res->pinned;
+    rc->pin_source = strdup(c->res->pin_source);
+    if (!rc->tool_version || !rc->txn_id || !rc->installed_at ||
+        !rc->manifest_name || !rc->product || !rc->version || !rc->platform ||
+        !rc->layout || !rc->target_kind || !rc->archive_filename ||
+        !rc->pin_source)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    rc->files = calloc(p->n ? p->n : 1, sizeof *rc->files);
+    if (!rc->files)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (size_t i = 0; i < p->n; i++) {
+        const struct cdd_plan_item *it = &p->items[i];
+        if (it->action == CDD_ACT_REPLACE || it->action == CDD_ACT_REMOVE) {
+            r = strv_add(&rc->backed_up, &rc->n_backed_up, it->path);
+            if (r)
+                return r;
+        }
+        if (it->action == CDD_ACT_REMOVE)
+            continue;
+        if (it->action == CDD_ACT_NEW) {
+            r = note_missing_dirs(c, it->path, rc);
+            if (r)
+                return r;
+        }
+        struct cdd_rfile_entry *f = &rc->files[rc->n_files++];
+        f->path = strdup(it->path);
+        f->role = it->role;
+        f->is_symlink = it->is_symlink;
+        f->size = it->size;
+        memcpy(f->sha256, it->sha256, CDD_SHA256_LEN);
+        if (!f->path || (it->is_symlink && !(f->link_target =
+                                                 strdup(it->link_target))))
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    /* The previous receipt and manifest copy are replaced too: back them up
+     * so uninstall brings the earlier install's record back with its files. */
+    if (prev) {
+        r = strv_add(&rc->backed_up, &rc->n_backed_up, CDD_RECEIPT_FILE);
+        if (!r)
+            r = strv_add(&rc->backed_up, &rc->n_backed_up, CDD_MANIFEST_COPY);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+/* Is the tree already exactly what this install would make it? */
+static int same_as_before(const struct inst *c, const struct cdd_receipt *prev)
+{
+    const struct cdd_plan *p = &c->res->plan;
+    if (!prev || memcmp(prev->archive_sha256, c->res->archive_sha256,
+                        CDD_SHA256_LEN) != 0 ||
+        memcmp(prev->manifest_sha256, c->o->m->doc_sha256, CDD_SHA256_LEN) != 0 ||
+        strcmp(prev->layout, cdd_layout_name(c->layout)) != 0 ||
+        prev->n_files != p->n)
+        return 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->items[i].action != CDD_ACT_UNCHANGED ||
+            !cdd_receipt_file(prev, p->items[i].path))
+            return 0;
+    return 1;
+}
+
+static int stage_text(struct inst *c, const char *dest, const char *text)
+{
+    struct cdd_file *f = NULL;
+    char *abs = stage_path(c, dest);
+    int r = abs ? mkparent(abs) : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    if (!r)
+        r = cdd_fs_create(abs, 0, &f);
+    if (!r)
+        r = cdd_file_write(f, text, strlen(text));
+    if (!r)
+        r = cdd_file_sync(f);
+    if (r)
+        cdd_file_abort(f);
+    else
+        r = cdd_file_close(f);
+    free(abs);
+    return r;
+}
+
+static int queue_commit(struct inst *c, const struct cdd_receipt *prev)
+{
+    struct cdd_receipt rc = {0};
+    char *rtext = NULL, *mtext = NULL;
+    struct cdd_plan *p = &c->res->plan;
+    int r = build_receipt(c, &rc, prev);
+    if (!r)
+        r = cdd_receipt_to_json(&rc, &rtext);
+    if (!r)
+        r = cdd_manifest_to_json(c->o->m, &mtext);
+    if (!r)
+        r = stage_text(c, CDD_RECEIPT_FILE, rtext);
+    if (!r)
+        r = stage_text(c, CDD_MANIFEST_COPY, mtext);
+    for (size_t i = 0; !r && i < p->n; i++) {
+        const struct cdd_plan_item *it = &p->items[i];
+        if (it->action == CDD_ACT_REMOVE) {
+            r = cdd_txn_del(c->txn, it->path);
+        } else if (it->action == CDD_ACT_UNCHANGED) {
+            /* Identical bytes are already in place: drop the staged copy. */
+            char *abs = stage_path(c, it->path);
+            r = abs ? cdd_fs_unlink(abs) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
+            free(abs);
+        } else {
+            char *src = cdd_path_join(cdd_txn_stage_rel(c->txn), it->path);
+            r = src ? cdd_txn_put(c->txn, src, it->path)
+                    : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            free(src);
+        }
+    }
+    const char *state[] = {CDD_RECEIPT_FILE, CDD_MANIFEST_COPY};
+    for (size_t i = 0; !r && i < 2; i++) {
+        char *src = cdd_path_join(cdd_txn_stage_rel(c->txn), state[i]);
+        r = src ? cdd_txn_put(c->txn, src, state[i])
+                : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        free(src);
+    }
+    free(rtext);
+    free(mtext);
+    /* rc's members are heap strings; free them without freeing rc itself. */
+    struct cdd_receipt *heap = malloc(sizeof *heap);
+    if (heap) {
+        *heap = rc;
+        cdd_receipt_free(heap);
+    }
+    return r;
+}
+
+static void log_install(struct inst *c)
+{
+    char detail[512], hex[CDD_SHA256_HEX];
+    size_t n_new = 0, n_rep = 0, n_rm = 0;
+    for (size_t i = 0; i < c->res->plan.n; i++) {
+        enum cdd_action a = c->res->plan.items[i].action;
+        n_new += a == CDD_ACT_NEW;
+        n_rep += a == CDD_ACT_REPLACE;
+        n_rm += a == CDD_ACT_REMOVE;
+    }
+    cdd_hex_encode(c->res->archive_sha256, CDD_SHA256_LEN, hex);
+    snprintf(detail, sizeof detail,
+             "{\"product\":\"%s\",\"version\":\"%s\",\"archive_sha256\":\"%s\","
+             "\"new\":%zu,\"replaced\":%zu,\"removed\":%zu}",
+             c->o->m->product, c->o->m->version, hex, n_new, n_rep, n_rm);
+    /* The install is committed; a log that cannot be written must not undo
+     * it. The receipt remains the authoritative record. */
+    cdd_log_append(c->root, "install", c->res->txn_id, detail);
+}
+
+int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res)
+{
+    struct inst c = {0};
+    struct cdd_lock *lock = NULL;
+    struct cdd_receipt *prev = NULL;
+    int r, created_state = 0;
+    memset(res, 0, sizeof *res);
+    c.o = o;
+    c.res = res;
+    c.root = o->target->root;
+    c.layout = cdd_layout_select(o->target->kind, o->m->platform);
+    res->layout = c.layout;
+
+    r = cdd_target_check(o->target, o->m->cuda_major, o->force);
+    if (!r)
+        r = cdd_fs_realpath(c.root, &c.root_real);
+    if (!r && o->progress)
+        o->progress(o->progress_ud, "hash", 0, 0);
+    if (!r)
+        r = check_pins(&c);
+    if (r)
+        goto out;
+
+    if (!o->dry_run) {
+        r = cdd_state_lock(c.root, o->lock_timeout, &created_state, &lock);
+        if (r)
+            goto out;
+        r = cdd_txn_recover(c.root, &res->recovery.found,
+                            &res->recovery.rolled_back, &res->recovery.id);
+        if (!r)
+            r = check_inside(&c, CDD_RECEIPT_FILE);
+        if (!r)
+            r = cdd_txn_begin(c.root, "install", &c.txn);
+        if (r)
+            goto out;
+        if (!(res->txn_id = strdup(cdd_txn_id(c.txn)))) {
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            goto out;
+        }
+    }
+    r = cdd_receipt_load(c.root, &prev);
+    if (r)
+        goto out;
+
+    struct cdd_extract_opts xo = {.m = o->m, .pinned = res->pinned};
+    struct cdd_extract_sink sink = {&c, sink_begin, sink_end, sink_progress};
+    r = cdd_extract(o->archive_path, &xo, &sink);
+    if (!r)
+        r = plan_against_tree(&c, prev);
+    if (r || o->dry_run)
+        goto out;
+
+    if (same_as_before(&c, prev)) {
+        res->changed = 0;
+        goto out;
+    }
+    r = queue_commit(&c, prev);
+    if (r)
+        goto out;
+    if (o->progress)
+        o->progress(o->progress_ud, "commit", 0, cdd_txn_count(c.txn));
+    r = cdd_txn_commit(c.txn, 0);
+    c.txn = NULL; /* freed by commit, whatever the outcome */
+    if (r)
+        goto out;
+    res->changed = 1;
+    log_install(&c);
+out:
+    if (c.txn)
+        cdd_txn_abort(c.txn);
+    cdd_lock_release(lock);
+    cdd_receipt_free(prev);
+    free(c.root_real);
+    return r;
+}

@@ -1,0 +1,333 @@
+/* PE (Windows DLL/EXE): which DLLs an image imports (the import table and
+ * the delay-load table, what `dumpbin /dependents` prints), its own name and
+ * its export names. Every RVA is translated through a section table that is
+ * first checked the way the Windows loader checks it (ascending, not
+ * overlapping, raw data inside the file), and every table walk is bounded by
+ * a fixed limit, so a hostile or truncated DLL gives CDD_E_CORRUPT with the
+ * reason, never an endless loop or a read outside the file. */
+#include "binfile_int.h"
+
+#include "cdd/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define IMAGE_FILE_MACHINE_I386 0x014c
+#define IMAGE_FILE_MACHINE_ARM 0x01c0
+#define IMAGE_FILE_MACHINE_ARMNT 0x01c4
+#define IMAGE_FILE_MACHINE_AMD64 0x8664
+#define IMAGE_FILE_MACHINE_ARM64 0xaa64
+
+#define DIR_EXPORT 0
+#define DIR_IMPORT 1
+#define DIR_DELAY_IMPORT 13
+
+struct pe_sec {
+    uint64_t va, vsize; /* in memory */
+    uint64_t raw_off, backed; /* file data behind [va, va + backed) */
+};
+
+struct pe {
+    struct cdd_binrd *r;
+    uint64_t image_base;
+    uint64_t size_of_headers;
+    struct pe_sec *secs;
+    size_t nsecs;
+    uint32_t dir_rva[16], dir_size[16];
+};
+
+static const char *machine_name(int machine)
+{
+    switch (machine) {
+    case IMAGE_FILE_MACHINE_AMD64: return "x86_64";
+    case IMAGE_FILE_MACHINE_I386: return "i386";
+    case IMAGE_FILE_MACHINE_ARM64: return "aarch64";
+    case IMAGE_FILE_MACHINE_ARM:
+    case IMAGE_FILE_MACHINE_ARMNT: return "arm";
+    default: return "unknown";
+    }
+}
+
+static uint16_t ld16(const unsigned char *p) { return cdd_ld16(p, 0); }
+static uint32_t ld32(const unsigned char *p) { return cdd_ld32(p, 0); }
+
+/* File range behind [rva, rva + len): inside one section's raw data, or
+ * inside the headers. *end: where that file data ends. */
+static int map_rva(const struct pe *p, uint64_t rva, uint64_t len,
+                   uint64_t *off, uint64_t *end)
+{
+    size_t lo = 0, hi = p->nsecs;
+    while (lo < hi) { /* first section with va > rva */
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->secs[mid].va <= rva)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0) {
+        const struct pe_sec *s = &p->secs[lo - 1];
+        uint64_t d = rva - s->va;
+        if (d < s->backed && len <= s->backed - d) {
+            *off = s->raw_off + d;
+            *end = s->raw_off + s->backed;
+            return 0;
+        }
+    }
+    if (rva < p->size_of_headers && len <= p->size_of_headers - rva &&
+        (p->nsecs == 0 || rva + len <= p->secs[0].va)) {
+        *off = rva;
+        *end = p->size_of_headers;
+        return 0;
+    }
+    return -1;
+}
+
+static int rva_str(struct pe *p, uint64_t rva, const char *what, char **out)
+{
+    uint64_t off, end;
+    if (map_rva(p, rva, 1, &off, &end))
+        return cdd_binrd_corrupt(p->r, "%s: name RVA 0x%llx is not in any "
+                                 "section's file data", what,
+                                 (unsigned long long)rva);
+    return cdd_binrd_str(p->r, off, end, what, out);
+}
+
+static int read_rva(struct pe *p, uint64_t rva, void *buf, size_t len,
+                    const char *what)
+{
+    uint64_t off, end;
+    if (map_rva(p, rva, len, &off, &end))
+        return cdd_binrd_corrupt(p->r, "%s at RVA 0x%llx is not in any "
+                                 "section's file data", what,
+                                 (unsigned long long)rva);
+    return cdd_binrd_read(p->r, off, buf, len, what);
+}
+
+static int read_headers(struct pe *p, struct cdd_bininfo *out)
+{
+    struct cdd_binrd *r = p->r;
+    unsigned char b[240];
+    int rc;
+
+    if ((rc = cdd_binrd_read(r, 0, b, 64, "DOS header")))
+        return rc;
+    uint64_t pe_off = ld32(b + 0x3c);
+    if ((rc = cdd_binrd_read(r, pe_off, b, 24, "PE header")))
+        return rc;
+    if (memcmp(b, "PE\0\0", 4) != 0)
+        return cdd_fail(CDD_E_NOTSUP, r->path, 0,
+                        "MZ executable without a PE header (a DOS program?)");
+    int machine = ld16(b + 4);
+    unsigned nsecs = ld16(b + 6);
+    unsigned opt_size = ld16(b + 20);
+    out->fmt = CDD_BIN_PE;
+    out->machine = machine;
+    out->machine_name = machine_name(machine);
+
+    uint64_t opt_off = pe_off + 24;
+    if (opt_size < 2)
+        return cdd_binrd_corrupt(r, "PE optional header missing (size %u)",
+                                 opt_size);
+    size_t want = opt_size < sizeof b ? opt_size : sizeof b;
+    if ((rc = cdd_binrd_read(r, opt_off, b, want, "PE optional header")))
+        return rc;
+    unsigned magic = ld16(b);
+    unsigned dd_off;
+    if (magic == 0x20b) {
+        out->is_64 = 1;
+        dd_off = 112;
+    } else if (magic == 0x10b) {
+        dd_off = 96;
+    } else {
+        return cdd_binrd_corrupt(r, "unknown PE optional header magic 0x%x",
+                                 magic);
+    }
+    if (want < dd_off)
+        return cdd_binrd_corrupt(r, "PE optional header too small (%u bytes)",
+                                 opt_size);
+    p->image_base = out->is_64 ? cdd_ld64(b + 24, 0) : ld32(b + 28);
+    p->size_of_headers = ld32(b + 60);
+    uint32_t ndirs = ld32(b + dd_off - 4);
+    if (ndirs > 16)
+        ndirs = 16;
+    if (ndirs > (want - dd_off) / 8)
+        ndirs = (uint32_t)((want - dd_off) / 8);
+    for (uint32_t i = 0; i < ndirs; i++) {
+        p->dir_rva[i] = ld32(b + dd_off + 8 * i);
+        p->dir_size[i] = ld32(b + dd_off + 8 * i + 4);
+    }
+
+    uint64_t sec_off = opt_off + opt_size;
+    if (!cdd_binrd_in_file(r, sec_off, (uint64_t)nsecs * 40))
+        return cdd_binrd_corrupt(r, "PE section table (%u entries) extends "
+                                 "past end of file", nsecs);
+    if (nsecs && !(p->secs = calloc(nsecs, sizeof *p->secs)))
+        return cdd_fail(CDD_E_NOMEM, r->path, 0, NULL);
+    for (unsigned i = 0; i < nsecs; i++) {
+        struct pe_sec *s = &p->secs[i];
+        if ((rc = cdd_binrd_read(r, sec_off + 40u * i, b, 40,
+                                 "PE section table")))
+            return rc;
+        uint64_t vsize = ld32(b + 8), raw_size = ld32(b + 16);
+        s->va = ld32(b + 12);
+        s->raw_off = ld32(b + 20);
+        s->vsize = vsize ? vsize : raw_size;
+        s->backed = s->raw_off ? (raw_size < s->vsize ? raw_size : s->vsize)
+                               : 0;
+        /* A DLL cut short by a failed copy or download shows here first;
+         * the Windows loader refuses it too. */
+        if (s->raw_off && !cdd_binrd_in_file(r, s->raw_off, raw_size))
+            return cdd_binrd_corrupt(r, "PE section %u (raw data at 0x%llx, "
+                                     "0x%llx bytes) extends past end of "
+                                     "file: truncated?", i,
+                                     (unsigned long long)s->raw_off,
+                                     (unsigned long long)raw_size);
+        /* The loader requires ascending, non-overlapping sections; RVA
+         * lookups rely on it. */
+        if (i > 0 && s->va < p->secs[i - 1].va + p->secs[i - 1].vsize)
+            return cdd_binrd_corrupt(r, "PE section %u (RVA 0x%llx) overlaps "
+                                     "or precedes section %u", i,
+                                     (unsigned long long)s->va, i - 1);
+    }
+    p->nsecs = nsecs;
+    return 0;
+}
+
+static int read_imports(struct pe *p, struct cdd_bininfo *out)
+{
+    struct cdd_strvec v = {NULL, 0, 0, CDD_BIN_MAX_NEEDED,
+                           "import descriptors"};
+    int rc = 0;
+    for (uint64_t i = 0; p->dir_rva[DIR_IMPORT]; i++) {
+        unsigned char d[20];
+        char *s = NULL;
+        uint64_t rva = p->dir_rva[DIR_IMPORT] + 20 * i;
+        /* The loader ignores the directory size and walks to an empty
+         * descriptor; so do we, bounded by the table's section. */
+        if (map_rva(p, rva, 20, &(uint64_t){0}, &(uint64_t){0})) {
+            rc = cdd_binrd_corrupt(p->r, "import descriptor %llu (RVA "
+                                   "0x%llx) is not in any section's file "
+                                   "data: table without terminator?",
+                                   (unsigned long long)i,
+                                   (unsigned long long)rva);
+            break;
+        }
+        if ((rc = read_rva(p, rva, d, 20, "import descriptor")))
+            break;
+        uint32_t name = ld32(d + 12), iat = ld32(d + 16);
+        if (name == 0 || iat == 0) /* as the loader decides the end */
+            break;
+        if ((rc = rva_str(p, name, "import descriptor", &s)) ||
+            (rc = cdd_strvec_push(p->r, &v, s)))
+            break;
+    }
+    if (rc) {
+        cdd_strvec_free(&v);
+        return rc;
+    }
+    out->needed = v.v;
+    out->n_needed = v.n;
+    return 0;
+}
+
+static int read_delay_imports(struct pe *p, struct cdd_bininfo *out)
+{
+    struct cdd_strvec v = {NULL, 0, 0, CDD_BIN_MAX_NEEDED,
+                           "delay-load import descriptors"};
+    int rc = 0;
+    for (uint64_t i = 0; p->dir_rva[DIR_DELAY_IMPORT]; i++) {
+        unsigned char d[32];
+        char *s = NULL;
+        uint64_t rva = p->dir_rva[DIR_DELAY_IMPORT] + 32 * i;
+        if (map_rva(p, rva, 32, &(uint64_t){0}, &(uint64_t){0})) {
+            rc = cdd_binrd_corrupt(p->r, "delay-load descriptor %llu (RVA "
+                                   "0x%llx) is not in any section's file "
+                                   "data: table without terminator?",
+                                   (unsigned long long)i,
+                                   (unsigned long long)rva);
+            break;
+        }
+        if ((rc = read_rva(p, rva, d, 32, "delay-load descriptor")))
+            break;
+        uint32_t attrs = ld32(d);
+        uint64_t name = ld32(d + 4);
+        if (name == 0)
+            break;
+        /* Visual C++ 6 wrote virtual addresses; attribute bit 0 marks the
+         * RVA form every later linker writes. */
+        if (!(attrs & 1)) {
+            if (name < p->image_base || name - p->image_base > 0xffffffffu) {
+                rc = cdd_binrd_corrupt(p->r, "delay-load descriptor %llu: "
+                                       "name address 0x%llx is outside the "
+                                       "image", (unsigned long long)i,
+                                       (unsigned long long)name);
+                break;
+            }
+            name -= p->image_base;
+        }
+        if ((rc = rva_str(p, name, "delay-load descriptor", &s)) ||
+            (rc = cdd_strvec_push(p->r, &v, s)))
+            break;
+    }
+    if (rc) {
+        cdd_strvec_free(&v);
+        return rc;
+    }
+    out->delay_needed = v.v;
+    out->n_delay_needed = v.n;
+    return 0;
+}
+
+static int read_exports(struct pe *p, struct cdd_bininfo *out)
+{
+    struct cdd_strvec v = {NULL, 0, 0, CDD_BIN_MAX_EXPORTS, "export names"};
+    unsigned char d[40];
+    uint64_t names_off, names_end;
+    int rc;
+
+    if (!p->dir_rva[DIR_EXPORT])
+        return 0;
+    if ((rc = read_rva(p, p->dir_rva[DIR_EXPORT], d, 40, "export directory")))
+        return rc;
+    uint32_t name = ld32(d + 12), n = ld32(d + 24), names = ld32(d + 32);
+    if (name && (rc = rva_str(p, name, "export directory", &out->soname)))
+        return rc;
+    if (n > CDD_BIN_MAX_EXPORTS)
+        return cdd_binrd_corrupt(p->r, "export directory claims %u names "
+                                 "(more than %u)", n, CDD_BIN_MAX_EXPORTS);
+    if (n && map_rva(p, names, 4ull * n, &names_off, &names_end))
+        return cdd_binrd_corrupt(p->r, "export name table (%u entries at RVA "
+                                 "0x%x) is not inside one section's file "
+                                 "data", n, names);
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char b[4];
+        char *s = NULL;
+        if ((rc = cdd_binrd_read(p->r, names_off + 4ull * i, b, 4,
+                                 "export name table")) ||
+            (rc = rva_str(p, ld32(b), "export name", &s)) ||
+            (rc = cdd_strvec_push(p->r, &v, s)))
+            break;
+    }
+    if (rc) {
+        cdd_strvec_free(&v);
+        return rc;
+    }
+    out->exports = v.v;
+    out->n_exports = v.n;
+    return 0;
+}
+
+int cdd_pe_parse(struct cdd_binrd *r, struct cdd_bininfo *out)
+{
+    struct pe p;
+    int rc;
+
+    memset(&p, 0, sizeof p);
+    p.r = r;
+    if ((rc = read_headers(&p, out)) || (rc = read_imports(&p, out)) ||
+        (rc = read_delay_imports(&p, out)) || (rc = read_exports(&p, out)))
+        goto out;
+out:
+    free(p.secs);
+    return rc;
+}

@@ -1,0 +1,129 @@
+/* Plans: the per-file list of what an operation does or found, shared by
+ * install, uninstall and status, and the comparison of a listed file with
+ * what is in the tree. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/deploy.h"
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/pathsafe.h"
+#include "cdd/receipt.h"
+#include "plan_int.h"
+
+const char *cdd_action_name(enum cdd_action a)
+{
+    static const char *const names[] = {"new",     "replace", "unchanged",
+                                        "remove",  "restore", "missing",
+                                        "modified"};
+    return (size_t)a < sizeof names / sizeof names[0] ? names[a] : "?";
+}
+
+void cdd_plan_clear(struct cdd_plan *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->items[i].path);
+        free(p->items[i].link_target);
+        free(p->items[i].detail);
+    }
+    free(p->items);
+    memset(p, 0, sizeof *p);
+}
+
+struct cdd_plan_item *cdd_plan_add(struct cdd_plan *p, const char *path)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 64;
+        struct cdd_plan_item *n = realloc(p->items, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        p->items = n;
+        p->cap = cap;
+    }
+    struct cdd_plan_item *it = &p->items[p->n];
+    memset(it, 0, sizeof *it);
+    if (!(it->path = strdup(path)))
+        return NULL;
+    p->n++;
+    return it;
+}
+
+struct cdd_plan_item *cdd_plan_find(struct cdd_plan *p, const char *path,
+                                    int case_insensitive)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        int same = case_insensitive ? cdd_path_casecmp(p->items[i].path, path)
+                                    : strcmp(p->items[i].path, path);
+        if (same == 0)
+            return &p->items[i];
+    }
+    return NULL;
+}
+
+int cdd_tree_compare(const char *root, const char *rel, int is_symlink,
+                     const char *link_target, uint64_t size,
+                     const uint8_t *sha, int full_hash, enum cdd_action *act,
+                     char **detail)
+{
+    char *abs = cdd_path_join(root, rel);
+    struct cdd_stat st;
+    char why[256] = "";
+    int r;
+    *act = CDD_ACT_UNCHANGED;
+    if (detail)
+        *detail = NULL;
+    if (!abs)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    r = cdd_fs_lstat(abs, &st);
+    if (r)
+        goto out;
+    if (st.type == CDD_FT_NONE) {
+        *act = CDD_ACT_MISSING;
+        snprintf(why, sizeof why, "missing");
+    } else if (is_symlink) {
+        char target[4096];
+        if (st.type != CDD_FT_SYMLINK) {
+            *act = CDD_ACT_MODIFIED;
+            snprintf(why, sizeof why, "is no longer a symlink");
+        } else if ((r = cdd_fs_readlink(abs, target, sizeof target)) != 0) {
+            goto out;
+        } else if (strcmp(target, link_target) != 0) {
+            *act = CDD_ACT_MODIFIED;
+            snprintf(why, sizeof why, "points to %.100s instead of %.100s",
+                     target, link_target);
+        }
+    } else if (st.type != CDD_FT_FILE) {
+        *act = CDD_ACT_MODIFIED;
+        snprintf(why, sizeof why, "is no longer a regular file");
+    } else if (st.size != size) {
+        *act = CDD_ACT_MODIFIED;
+        snprintf(why, sizeof why, "size %llu, expected %llu",
+                 (unsigned long long)st.size, (unsigned long long)size);
+    } else if (full_hash) {
+        uint8_t got[CDD_SHA256_LEN];
+        r = cdd_sha256_file(abs, got, NULL);
+        if (r)
+            goto out;
+        if (memcmp(got, sha, CDD_SHA256_LEN) != 0) {
+            char hex[CDD_SHA256_HEX];
+            cdd_hex_encode(got, CDD_SHA256_LEN, hex);
+            *act = CDD_ACT_MODIFIED;
+            snprintf(why, sizeof why, "sha256 %s differs", hex);
+        }
+    }
+    if (detail && why[0] && !(*detail = strdup(why)))
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+out:
+    free(abs);
+    return r;
+}
+
+int cdd_check_installed(const char *root, const struct cdd_rfile_entry *f,
+                        int full_hash, enum cdd_action *action, char **detail)
+{
+    return cdd_tree_compare(root, f->path, f->is_symlink, f->link_target,
+                            f->size, f->sha256, full_hash, action, detail);
+}

@@ -1,0 +1,381 @@
+/* The receipt (.cudnn-deploy/receipt.json) and the deploy log
+ * (.cudnn-deploy/log.jsonl): a tree's own record of what cudnn-deploy put
+ * into it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/pathsafe.h"
+#include "cdd/receipt.h"
+
+#define RECEIPT_SCHEMA 1
+
+void cdd_iso_time(char *buf, size_t len)
+{
+    time_t t = (time_t)cdd_now();
+    struct tm tm;
+#if defined(__STDC_LIB_EXT1__)
+    gmtime_s(&t, &tm);
+#else
+    struct tm *p = gmtime(&t);
+    tm = *p;
+#endif
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void cdd_receipt_free(struct cdd_receipt *r)
+{
+    if (!r)
+        return;
+    free(r->tool_version);
+    free(r->txn_id);
+    free(r->installed_at);
+    free(r->manifest_name);
+    free(r->product);
+    free(r->version);
+    free(r->platform);
+    free(r->layout);
+    free(r->target_kind);
+    free(r->cuda_version);
+    free(r->archive_filename);
+    free(r->pin_source);
+    for (size_t i = 0; i < r->n_files; i++) {
+        free(r->files[i].path);
+        free(r->files[i].link_target);
+    }
+    free(r->files);
+    for (size_t i = 0; i < r->n_backed_up; i++)
+        free(r->backed_up[i]);
+    free(r->backed_up);
+    for (size_t i = 0; i < r->n_created_dirs; i++)
+        free(r->created_dirs[i]);
+    free(r->created_dirs);
+    free(r);
+}
+
+const struct cdd_rfile_entry *cdd_receipt_file(const struct cdd_receipt *r,
+                                               const char *path)
+{
+    for (size_t i = 0; r && i < r->n_files; i++)
+        if (strcmp(r->files[i].path, path) == 0)
+            return &r->files[i];
+    return NULL;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+static cJSON *str_or_null(const char *s)
+{
+    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static void add_hex(cJSON *o, const char *key, const uint8_t *sha)
+{
+    char hex[CDD_SHA256_HEX];
+    cdd_hex_encode(sha, CDD_SHA256_LEN, hex);
+    cJSON_AddStringToObject(o, key, hex);
+}
+
+int cdd_receipt_to_json(const struct cdd_receipt *r, char **out)
+{
+    cJSON *o = cJSON_CreateObject(), *files, *bk, *m, *a, *t;
+    *out = NULL;
+    if (!o)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    cJSON_AddNumberToObject(o, "schema_version", RECEIPT_SCHEMA);
+    cJSON_AddItemToObject(o, "tool_version", str_or_null(r->tool_version));
+    cJSON_AddItemToObject(o, "transaction", str_or_null(r->txn_id));
+    cJSON_AddItemToObject(o, "installed_at", str_or_null(r->installed_at));
+    m = cJSON_AddObjectToObject(o, "manifest");
+    cJSON_AddItemToObject(m, "name", str_or_null(r->manifest_name));
+    add_hex(m, "sha256", r->manifest_sha256);
+    cJSON_AddItemToObject(m, "product", str_or_null(r->product));
+    cJSON_AddItemToObject(m, "version", str_or_null(r->version));
+    cJSON_AddItemToObject(m, "platform", str_or_null(r->platform));
+    cJSON_AddNumberToObject(m, "cuda_major", r->cuda_major);
+    t = cJSON_AddObjectToObject(o, "target");
+    cJSON_AddItemToObject(t, "kind", str_or_null(r->target_kind));
+    cJSON_AddItemToObject(t, "layout", str_or_null(r->layout));
+    cJSON_AddItemToObject(t, "cuda_version", str_or_null(r->cuda_version));
+    a = cJSON_AddObjectToObject(o, "archive");
+    cJSON_AddItemToObject(a, "filename", str_or_null(r->archive_filename));
+    add_hex(a, "sha256", r->archive_sha256);
+    cJSON_AddNumberToObject(a, "size", (double)r->archive_size);
+    cJSON_AddBoolToObject(a, "pinned", r->archive_pinned);
+    cJSON_AddItemToObject(a, "pin_source", str_or_null(r->pin_source));
+    files = cJSON_AddArrayToObject(o, "files");
+    for (size_t i = 0; files && i < r->n_files; i++) {
+        const struct cdd_rfile_entry *f = &r->files[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToArray(files, e);
+        cJSON_AddStringToObject(e, "path", f->path);
+        cJSON_AddStringToObject(e, "role", cdd_role_name(f->role));
+        if (f->is_symlink) {
+            cJSON_AddStringToObject(e, "symlink", f->link_target);
+        } else {
+            add_hex(e, "sha256", f->sha256);
+            cJSON_AddNumberToObject(e, "size", (double)f->size);
+        }
+    }
+    bk = cJSON_AddArrayToObject(o, "backed_up");
+    for (size_t i = 0; bk && i < r->n_backed_up; i++)
+        cJSON_AddItemToArray(bk, cJSON_CreateString(r->backed_up[i]));
+    cJSON *cd = cJSON_AddArrayToObject(o, "created_dirs");
+    for (size_t i = 0; cd && i < r->n_created_dirs; i++)
+        cJSON_AddItemToArray(cd, cJSON_CreateString(r->created_dirs[i]));
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!text)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    size_t n = strlen(text);
+    *out = malloc(n + 2);
+    if (*out) {
+        memcpy(*out, text, n);
+        (*out)[n] = '\n';
+        (*out)[n + 1] = '\0';
+    }
+    cJSON_free(text);
+    return *out ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+}
+
+/* ---- reading -------------------------------------------------------------
+ * The receipt is our own file, but a person or a disk may have damaged it:
+ * every field is checked and a fault is named, never trusted blindly. */
+
+struct rd {
+    const char *source;
+    int err;
+};
+
+static int bad(struct rd *c, const char *what)
+{
+    if (!c->err)
+        c->err = cdd_fail(CDD_E_STATE, c->source, 0, "%s", what);
+    return c->err;
+}
+
+/* A list of safe relative paths (uninstall acts on them). */
+static int get_paths(struct rd *c, const cJSON *o, const char *key,
+                     char ***out, size_t *n)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key), *e;
+    char msg[128];
+    if (!cJSON_IsArray(arr)) {
+        snprintf(msg, sizeof msg, "%s: expected a list", key);
+        return bad(c, msg);
+    }
+    size_t cnt = (size_t)cJSON_GetArraySize(arr);
+    *out = calloc(cnt ? cnt : 1, sizeof **out);
+    if (!*out)
+        return bad(c, "out of memory");
+    cJSON_ArrayForEach(e, arr) {
+        if (!cJSON_IsString(e) || !cdd_path_is_safe(e->valuestring, 0, NULL)) {
+            snprintf(msg, sizeof msg, "%s: expected safe relative paths", key);
+            return bad(c, msg);
+        }
+        if (!((*out)[(*n)++] = strdup(e->valuestring)))
+            return bad(c, "out of memory");
+    }
+    return 0;
+}
+
+static char *get_str(struct rd *c, const cJSON *o, const char *key,
+                     int nullable)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (nullable && (!v || cJSON_IsNull(v)))
+        return NULL;
+    if (!cJSON_IsString(v)) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s: expected a string", key);
+        bad(c, msg);
+        return NULL;
+    }
+    char *s = strdup(v->valuestring);
+    if (!s)
+        bad(c, "out of memory");
+    return s;
+}
+
+static double get_num(struct rd *c, const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 ||
+        v->valuedouble > 9007199254740991.0) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s: expected a number", key);
+        bad(c, msg);
+        return 0;
+    }
+    return v->valuedouble;
+}
+
+static void get_hex(struct rd *c, const cJSON *o, const char *key,
+                    uint8_t *sha)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsString(v) || strlen(v->valuestring) != 64 ||
+        cdd_hex_decode(v->valuestring, sha, CDD_SHA256_LEN) != 0) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s: expected 64 hex digits", key);
+        bad(c, msg);
+    }
+}
+
+int cdd_receipt_parse(const char *text, size_t len, const char *source,
+                      struct cdd_receipt **out)
+{
+    struct rd c = {source, 0};
+    struct cdd_receipt *r = NULL;
+    cJSON *o = cJSON_ParseWithLength(text, len);
+    *out = NULL;
+    if (!cJSON_IsObject(o)) {
+        bad(&c, "not a JSON object (the receipt is damaged)");
+        goto out;
+    }
+    r = calloc(1, sizeof *r);
+    if (!r) {
+        bad(&c, "out of memory");
+        goto out;
+    }
+    r->schema_version = (int)get_num(&c, o, "schema_version");
+    if (!c.err && r->schema_version != RECEIPT_SCHEMA) {
+        bad(&c, "schema_version: written by a newer cudnn-deploy");
+        goto out;
+    }
+    r->tool_version = get_str(&c, o, "tool_version", 1);
+    r->txn_id = get_str(&c, o, "transaction", 0);
+    r->installed_at = get_str(&c, o, "installed_at", 1);
+    if (r->txn_id && !cdd_path_is_safe(r->txn_id, 0, NULL))
+        bad(&c, "transaction: not a valid id");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "manifest");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "target");
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "archive");
+    if (!cJSON_IsObject(m) || !cJSON_IsObject(t) || !cJSON_IsObject(a)) {
+        bad(&c, "manifest, target and archive must be objects");
+        goto out;
+    }
+    r->manifest_name = get_str(&c, m, "name", 0);
+    get_hex(&c, m, "sha256", r->manifest_sha256);
+    r->product = get_str(&c, m, "product", 0);
+    r->version = get_str(&c, m, "version", 0);
+    r->platform = get_str(&c, m, "platform", 0);
+    r->cuda_major = (int)get_num(&c, m, "cuda_major");
+    r->target_kind = get_str(&c, t, "kind", 0);
+    r->layout = get_str(&c, t, "layout", 0);
+    r->cuda_version = get_str(&c, t, "cuda_version", 1);
+    r->archive_filename = get_str(&c, a, "filename", 1);
+    get_hex(&c, a, "sha256", r->archive_sha256);
+    r->archive_size = (uint64_t)get_num(&c, a, "size");
+    r->archive_pinned = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "pinned"));
+    r->pin_source = get_str(&c, a, "pin_source", 1);
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files");
+    if (!cJSON_IsArray(files)) {
+        bad(&c, "files: expected a list");
+        goto out;
+    }
+    if (get_paths(&c, o, "backed_up", &r->backed_up, &r->n_backed_up) ||
+        get_paths(&c, o, "created_dirs", &r->created_dirs,
+                  &r->n_created_dirs))
+        goto out;
+    size_t nf = (size_t)cJSON_GetArraySize(files);
+    r->files = calloc(nf ? nf : 1, sizeof *r->files);
+    if (!r->files) {
+        bad(&c, "out of memory");
+        goto out;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, files) {
+        struct cdd_rfile_entry *f = &r->files[r->n_files++];
+        if (!cJSON_IsObject(e)) {
+            bad(&c, "files: expected objects");
+            goto out;
+        }
+        f->path = get_str(&c, e, "path", 0);
+        char *role = get_str(&c, e, "role", 0);
+        if (role && cdd_role_parse(role, &f->role) != 0)
+            bad(&c, "files: unknown role");
+        free(role);
+        if (c.err)
+            goto out;
+        /* Receipt paths are deleted by uninstall: they must stay inside. */
+        if (!cdd_path_is_safe(f->path, 0, NULL)) {
+            bad(&c, "files: unsafe path");
+            goto out;
+        }
+        if (cJSON_GetObjectItemCaseSensitive(e, "symlink")) {
+            f->is_symlink = 1;
+            f->link_target = get_str(&c, e, "symlink", 0);
+        } else {
+            get_hex(&c, e, "sha256", f->sha256);
+            f->size = (uint64_t)get_num(&c, e, "size");
+        }
+        if (c.err)
+            goto out;
+    }
+out:
+    cJSON_Delete(o);
+    if (c.err) {
+        cdd_receipt_free(r);
+        return c.err;
+    }
+    *out = r;
+    return 0;
+}
+
+int cdd_receipt_load(const char *root, struct cdd_receipt **out)
+{
+    char *path = cdd_path_join(root, CDD_RECEIPT_FILE), *text = NULL;
+    size_t len = 0;
+    struct cdd_stat st;
+    int r;
+    *out = NULL;
+    if (!path)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    r = cdd_fs_lstat(path, &st);
+    if (r || st.type == CDD_FT_NONE)
+        goto out;
+    if (st.type != CDD_FT_FILE) {
+        r = cdd_fail(CDD_E_STATE, path, 0, "not a regular file");
+        goto out;
+    }
+    r = cdd_fs_read_all(path, 64u << 20, &text, &len);
+    if (!r)
+        r = cdd_receipt_parse(text, len, path, out);
+out:
+    free(text);
+    free(path);
+    return r;
+}
+
+int cdd_log_append(const char *root, const char *op, const char *txn_id,
+                   const char *detail_json)
+{
+    char when[32];
+    cdd_iso_time(when, sizeof when);
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    cJSON_AddStringToObject(o, "time", when);
+    cJSON_AddStringToObject(o, "op", op);
+    cJSON_AddItemToObject(o, "transaction", str_or_null(txn_id));
+    cJSON_AddNumberToObject(o, "pid", (double)cdd_getpid());
+    if (detail_json) {
+        cJSON *d = cJSON_Parse(detail_json);
+        if (d)
+            cJSON_AddItemToObject(o, "detail", d);
+    }
+    char *line = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    char *path = cdd_path_join(root, CDD_LOG_FILE);
+    int r = line && path ? cdd_fs_append_line(path, line)
+                         : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    cJSON_free(line);
+    free(path);
+    return r;
+}
