@@ -41,26 +41,48 @@ char *cdd_txn_abs(const struct cdd_txn *t, const char *rel);
 /* Queue operations (nothing changes until commit):
  * put: move src (under .cudnn-deploy, e.g. the stage) to dest; an existing
  *      dest is first moved to backup/<id>/<dest>.
- * del: move dest to backup/<id>/<dest>. */
+ * del: move dest to backup/<id>/<dest> (a dest already gone is skipped).
+ * rmdir: after all puts and dels, remove the folder dir if it is then empty
+ *      (a non-empty or missing one is left alone, not an error); a roll-back
+ *      creates it again (mode 0755). Lets uninstall remove the folders its
+ *      install created in the same commit.
+ * Paths are relative to root, '/'-separated, with no "." / ".." / empty
+ * components, control characters, '\\' or ':'. src must be under this
+ * transaction's stage or an earlier transaction's backup; dest outside
+ * .cudnn-deploy except CDD_RECEIPT_FILE and CDD_MANIFEST_COPY. Each path
+ * may be named once per transaction. CDD_E_UNSAFE otherwise. */
 int cdd_txn_put(struct cdd_txn *t, const char *src_rel, const char *dest_rel);
 int cdd_txn_del(struct cdd_txn *t, const char *dest_rel);
+int cdd_txn_rmdir(struct cdd_txn *t, const char *dir_rel);
 size_t cdd_txn_count(const struct cdd_txn *t);
 
 /* Commit: write and sync the journal, create missing folders (recorded so a
  * roll-back removes them), perform the queued moves, sync the folders, write
  * the commit record, then clean up: remove the stage and the journal, and
- * the backup folder when purge_backup is set (uninstall) or when it is empty.
+ * the backup folder when purge_backup is set (uninstall) or when it is empty;
+ * folders of an earlier backup emptied by puts from it are removed too.
  * On any failure the moves done so far are undone, the stage and backup are
- * removed, and the error is returned. Frees t in every case. */
+ * removed, and the error is returned (if the roll-back itself fails, the
+ * original error is returned, its message says so, and the journal stays for
+ * cdd_txn_recover). A failure during the clean-up after the commit record
+ * still returns 0: the tree is "after", and the leftovers (stage, backup,
+ * journal) are removed by the next recover. Refuses (before any change) a
+ * dest that is a folder, a dest reached through a symlinked folder that
+ * leads out of the tree (CDD_E_UNSAFE), one file reached by two dests.
+ * Polls cdd_cancelled() between steps: rolls back, CDD_E_INTERRUPTED.
+ * Frees t in every case. */
 int cdd_txn_commit(struct cdd_txn *t, int purge_backup);
 
 /* Abandon a transaction before commit: remove the stage. Frees t. */
 void cdd_txn_abort(struct cdd_txn *t);
 
 /* Finish (commit record present) or undo (absent) an interrupted
- * transaction, and remove stray stage folders. *found is set to 1 when there
- * was something to do; *rolled_back to 1 when it was undone. *id, when not
- * NULL, receives the interrupted transaction's id (malloc'd). Requires the
+ * transaction, and remove stray stage folders and *.tmp files in
+ * .cudnn-deploy. *found is set to 1 when there was something to do (a
+ * journal, or a stage left by a process killed while staging); *rolled_back
+ * to 1 when it was undone (a stray stage counts: the tree never changed).
+ * *id, when not NULL, receives the interrupted transaction's id (malloc'd).
+ * A journal that cannot be read as one: CDD_E_STATE naming it. Requires the
  * lock. */
 int cdd_txn_recover(const char *root, int *found, int *rolled_back,
                     char **id);

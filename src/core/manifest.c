@@ -6,7 +6,6 @@
  * The writer lives in manifest_write.c; docs/manifest.md is the reference. */
 #include "cdd/manifest.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,7 +295,8 @@ static int whole_in(const cJSON *it, double lo, double hi, double *out)
     if (!cJSON_IsNumber(it))
         return 0;
     double d = it->valuedouble;
-    if (!isfinite(d) || d < lo || d > hi || d != floor(d))
+    /* Written so that NaN fails; the cast is safe once d is in range. */
+    if (!(d >= lo && d <= hi) || d != (double)(long long)d)
         return 0;
     *out = d;
     return 1;
@@ -616,7 +616,7 @@ static int check_files_global(const struct pctx *c)
     struct folded *order = NULL;
     long *next = NULL;
     unsigned char *state = NULL;
-    char jp[JP_MAX], *want = NULL, *key = NULL;
+    char jp[JP_MAX], ejp[JP_MAX], *want = NULL, *key = NULL;
     int r = 0;
     if (!(order = calloc(n, sizeof *order)) ||
         !(next = malloc(n * sizeof *next)) || !(state = calloc(n, 1))) {
@@ -644,8 +644,8 @@ static int check_files_global(const struct pctx *c)
     }
     if (dup_b < n) {
         char pa[300], pb[300];
-        jp_index(jp, "files", dup_b);
-        jp_key(jp, jp, "path");
+        jp_index(ejp, "files", dup_b);
+        jp_key(jp, ejp, "path");
         cdd_path_printable(m->files[dup_a].path, pa, sizeof pa);
         cdd_path_printable(m->files[dup_b].path, pb, sizeof pb);
         if (strcmp(m->files[dup_a].path, m->files[dup_b].path) == 0)
@@ -681,8 +681,8 @@ static int check_files_global(const struct pctx *c)
         }
         next[i] = find_sorted(m, order, want, key);
         if (next[i] < 0) {
-            jp_index(jp, "files", i);
-            jp_key(jp, jp, "target");
+            jp_index(ejp, "files", i);
+            jp_key(jp, ejp, "target");
             r = bad(c, jp, "\"%s\" is not listed in the same folder", want);
             goto out;
         }
@@ -695,8 +695,8 @@ static int check_files_global(const struct pctx *c)
             j = next[j];
         }
         if (j >= 0 && state[j] == 1) {
-            jp_index(jp, "files", i);
-            jp_key(jp, jp, "target");
+            jp_index(ejp, "files", i);
+            jp_key(jp, ejp, "target");
             r = bad(c, jp, "symlink chain loops back to \"%s\"",
                     m->files[j].path);
             goto out;

@@ -379,49 +379,59 @@ char *cdd_path_fold(const char *path)
     return out;
 }
 
+/* One character of a printable rendering into tmp (at most 11 bytes);
+ * returns the input bytes it consumed. */
+static size_t render_char(const unsigned char *s, char tmp[16])
+{
+    uint32_t cp;
+    const char *err;
+    size_t n = utf8_decode(s, &cp, &err);
+
+    if (n == 0) {
+        snprintf(tmp, 16, "\\x%02x", s[0]);
+        return 1;
+    }
+    if (cp == '"' || cp == '\\')
+        snprintf(tmp, 16, "\\%c", (char)cp);
+    else if (cp == '\n')
+        snprintf(tmp, 16, "\\n");
+    else if (cp == '\t')
+        snprintf(tmp, 16, "\\t");
+    else if (cp < 0x20 || cp == 0x7F)
+        snprintf(tmp, 16, "\\x%02x", (unsigned)cp);
+    else if ((cp >= 0x80 && cp <= 0x9F) || is_invisible(cp))
+        snprintf(tmp, 16, "\\u{%04x}", (unsigned)cp);
+    else {
+        memcpy(tmp, s, n);
+        tmp[n] = '\0';
+    }
+    return n;
+}
+
 char *cdd_path_printable(const char *name, char *buf, size_t len)
 {
     const unsigned char *s = (const unsigned char *)(name ? name : "(null)");
-    /* Room kept for "..." while more input follows, so a cut always fits. */
-    size_t reserve = len >= 4 ? 3 : 0;
-    size_t o = 0;
-    int cut = 0;
+    const unsigned char *p;
+    size_t o = 0, total = 0, reserve;
+    char tmp[16];
+
     if (len == 0)
         return buf;
-    while (*s) {
-        char tmp[16];
-        size_t n, tn;
-        uint32_t cp;
-        const char *err;
-
-        n = utf8_decode(s, &cp, &err);
-        if (n == 0) {
-            snprintf(tmp, sizeof tmp, "\\x%02x", s[0]);
-            n = 1;
-        } else if (cp == '"' || cp == '\\') {
-            snprintf(tmp, sizeof tmp, "\\%c", (char)cp);
-        } else if (cp == '\n') {
-            snprintf(tmp, sizeof tmp, "\\n");
-        } else if (cp == '\t') {
-            snprintf(tmp, sizeof tmp, "\\t");
-        } else if (cp < 0x20 || cp == 0x7F) {
-            snprintf(tmp, sizeof tmp, "\\x%02x", (unsigned)cp);
-        } else if ((cp >= 0x80 && cp <= 0x9F) || is_invisible(cp)) {
-            snprintf(tmp, sizeof tmp, "\\u{%04x}", (unsigned)cp);
-        } else {
-            memcpy(tmp, s, n);
-            tmp[n] = '\0';
-        }
-        tn = strlen(tmp);
-        if (o + tn + 1 + (s[n] ? reserve : 0) > len) {
-            cut = 1;
+    for (p = s; *p;) {
+        p += render_char(p, tmp);
+        total += strlen(tmp);
+    }
+    /* When it will not all fit, keep room for "..." so the cut shows. */
+    reserve = total + 1 <= len ? 0 : len >= 4 ? 3 : 0;
+    for (p = s; *p;) {
+        size_t n = render_char(p, tmp), tn = strlen(tmp);
+        if (o + tn + 1 + reserve > len)
             break;
-        }
         memcpy(buf + o, tmp, tn);
         o += tn;
-        s += n;
+        p += n;
     }
-    if (cut && reserve) {
+    if (*p && reserve) {
         memcpy(buf + o, "...", 3);
         o += 3;
     }

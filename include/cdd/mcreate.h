@@ -1,0 +1,29 @@
+/* `manifest create`: describe an archive the user trusts as a complete
+ * manifest (every entry's role, size and sha256, the archive's own sha256
+ * and size, and the verify section for its cuDNN major). The archive passes
+ * the same safety checks as an install. */
+#ifndef CDD_MCREATE_H
+#define CDD_MCREATE_H
+
+#include "cdd/manifest.h"
+
+struct cdd_mcreate_opts {
+    const char *archive_path;
+    const char *version;  /* NULL: from include/cudnn_version.h (+ the build
+                             number from the file name when it agrees) */
+    int cuda_major;       /* 0: from the file name ("_cuda11-") */
+};
+
+int cdd_manifest_create(const struct cdd_mcreate_opts *o,
+                        struct cdd_manifest **out);
+
+/* Parse CUDNN_MAJOR / CUDNN_MINOR / CUDNN_PATCHLEVEL from header text. */
+int cdd_cudnn_version_from_header(const char *text, int *major, int *minor,
+                                  int *patch);
+
+/* The verify section for a cuDNN major's known structure, for the files a
+ * manifest lists (sub-libraries absent from it are left out). */
+int cdd_manifest_fill_verify(struct cdd_manifest *m, int cudnn_major,
+                             int minor, int patch);
+
+#endif

@@ -1,0 +1,106 @@
+/* cudnn-deploy install */
+#include <stdio.h>
+#include <string.h>
+
+#include "cdd/error.h"
+#include "cdd/hash.h"
+#include "cdd/manifest.h"
+#include "cmds.h"
+#include "report.h"
+
+void cdd_cli_report_recovery(struct cdd_report *rep,
+                             const struct cdd_recovery *rc)
+{
+    if (!rc->found)
+        return;
+    cdd_report_check(rep, "recovery", CDD_WARN,
+                     "an interrupted transaction (%s) was found and %s",
+                     rc->id ? rc->id : "?",
+                     rc->rolled_back ? "undone" : "completed");
+}
+
+static void summarise(struct cdd_report *rep, const struct cdd_plan *p,
+                      int dry_run, int changed, const char *txn)
+{
+    size_t n[7] = {0};
+    for (size_t i = 0; i < p->n; i++)
+        n[p->items[i].action]++;
+    if (!dry_run && !changed) {
+        cdd_say(rep, "Already installed: all %zu files match; nothing changed.",
+                n[CDD_ACT_UNCHANGED]);
+        return;
+    }
+    cdd_say(rep, "%s %zu new, %zu replaced, %zu removed, %zu unchanged%s%s%s",
+            dry_run ? "Would install:" : "Installed:", n[CDD_ACT_NEW],
+            n[CDD_ACT_REPLACE], n[CDD_ACT_REMOVE], n[CDD_ACT_UNCHANGED],
+            txn ? " (transaction " : "", txn ? txn : "", txn ? ")" : "");
+}
+
+int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
+{
+    struct cdd_manifest *m = NULL;
+    struct cdd_target t = {0};
+    struct cdd_install_result res = {0};
+    struct cdd_progress_ui *ui = NULL;
+    int r;
+
+    r = cdd_manifest_find(a->manifest, &m);
+    if (r)
+        goto out;
+    if (!a->archive) {
+        r = cdd_fail(CDD_E_NOTSUP, NULL, 0,
+                     "downloading is not available yet: give the archive "
+                     "with --archive FILE (%s)",
+                     m->archive.filename);
+        goto out;
+    }
+    r = cdd_cli_target(a, &t, rep);
+    if (r)
+        goto out;
+    cdd_report_str(rep, "manifest", m->name ? m->name : m->source);
+    cdd_say(rep, "%s cuDNN %s (CUDA %d, %s) into %s", 
+            a->dry_run ? "Checking" : "Installing", m->version, m->cuda_major,
+            cdd_platform_name(m->platform), t.root);
+    if (t.version.known)
+        cdd_say(rep, "Target: CUDA %d.%d (from %s), found by %s",
+                t.version.major, t.version.minor, t.version.source, t.how);
+
+    ui = cdd_progress_new(a->quiet);
+    struct cdd_install_opts o = {
+        .m = m, .target = &t, .archive_path = a->archive,
+        .sha256_hex = a->sha256, .allow_unpinned = a->allow_unpinned,
+        .dry_run = a->dry_run, .force = a->force,
+        .lock_timeout = a->lock_timeout,
+        .progress = cdd_progress_cb, .progress_ud = ui};
+    r = cdd_install(&o, &res);
+    cdd_progress_free(ui);
+    ui = NULL;
+    cdd_cli_report_recovery(rep, &res.recovery);
+    if (res.pin_source) {
+        char hex[CDD_SHA256_HEX];
+        cdd_hex_encode(res.archive_sha256, CDD_SHA256_LEN, hex);
+        cdd_report_str(rep, "archive_sha256", hex);
+        cdd_report_str(rep, "pin", res.pin_source);
+        cdd_report_check(rep, "archive", CDD_PASS, "%s, sha256 %s (%s)",
+                         a->archive, hex,
+                         strcmp(res.pin_source, "unpinned") == 0
+                             ? "NOT pinned: --allow-unpinned"
+                         : strcmp(res.pin_source, "per-file") == 0
+                             ? "every file hashed by the manifest"
+                             : res.pinned ? "matches the pin" : "");
+    }
+    cdd_report_str(rep, "layout", cdd_layout_name(res.layout));
+    cdd_report_bool(rep, "dry_run", a->dry_run);
+    if (r)
+        goto out;
+    cdd_report_str(rep, "transaction", res.txn_id);
+    cdd_report_plan(rep, "plan", &res.plan, a->dry_run || res.changed);
+    cdd_report_changed(rep, res.changed);
+    summarise(rep, &res.plan, a->dry_run, res.changed, res.txn_id);
+out:
+    cdd_progress_free(ui);
+    cdd_install_result_clear(&res);
+    cdd_target_clear(&t);
+    cdd_manifest_free(m);
+    return r;
+}

@@ -1,0 +1,123 @@
+/* cudnn-deploy manifest create|list|show */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/manifest.h"
+#include "cdd/mcreate.h"
+#include "cmds.h"
+#include "report.h"
+
+static int write_out(const char *path, const char *text)
+{
+    if (!path) {
+        if (fputs(text, stdout) == EOF || fflush(stdout) != 0)
+            return cdd_fail(CDD_E_IO, "<stdout>", 0, "cannot write");
+        return 0;
+    }
+    return cdd_fs_write_atomic(path, text, strlen(text));
+}
+
+static int create(const struct cdd_args *a, struct cdd_report *rep)
+{
+    struct cdd_manifest *m = NULL;
+    char *text = NULL;
+    if (a->n_positional < 2)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "manifest create needs the archive: cudnn-deploy "
+                        "manifest create ARCHIVE [-o FILE]");
+    if (a->json && !a->output)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "manifest create --json needs -o FILE (stdout holds "
+                        "the report)");
+    struct cdd_mcreate_opts o = {.archive_path = a->positional[1],
+                                 .version = a->version,
+                                 .cuda_major = a->cuda_major};
+    int r = cdd_manifest_create(&o, &m);
+    if (!r)
+        r = cdd_manifest_to_json(m, &text);
+    if (!r)
+        r = write_out(a->output, text);
+    if (!r) {
+        cdd_report_changed(rep, a->output != NULL);
+        cdd_report_str(rep, "manifest", m->name);
+        cdd_report_str(rep, "output", a->output);
+        cdd_say(rep, "Manifest for cuDNN %s (CUDA %d, %s): %zu files%s%s",
+                m->version, m->cuda_major, cdd_platform_name(m->platform),
+                m->n_files, a->output ? ", written to " : "",
+                a->output ? a->output : "");
+    }
+    free(text);
+    cdd_manifest_free(m);
+    return r;
+}
+
+static int list(struct cdd_report *rep, int json)
+{
+    const char **names = calloc(cdd_builtin_manifest_count + 1, sizeof *names);
+    if (!names)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (size_t i = 0; i < cdd_builtin_manifest_count; i++) {
+        struct cdd_manifest *m = NULL;
+        const struct cdd_builtin_manifest *b = &cdd_builtin_manifests[i];
+        names[i] = b->name;
+        if (json)
+            continue;
+        if (cdd_manifest_parse(b->text, b->len, b->name, &m) == 0)
+            printf("%-45s cuDNN %-10s CUDA %-3d %s  %zu files\n", b->name,
+                   m->version, m->cuda_major, cdd_platform_name(m->platform),
+                   m->n_files);
+        else
+            printf("%s (does not load: %s)\n", b->name,
+                   cdd_last_error()->msg);
+        cdd_manifest_free(m);
+    }
+    cdd_report_strv(rep, "manifests", names, cdd_builtin_manifest_count);
+    free(names);
+    return 0;
+}
+
+static int show(const struct cdd_args *a, struct cdd_report *rep)
+{
+    struct cdd_manifest *m = NULL;
+    char *text = NULL;
+    int r = cdd_manifest_find(a->n_positional > 1 ? a->positional[1] : NULL, &m);
+    if (!r)
+        r = cdd_manifest_to_json(m, &text);
+    if (!r) {
+        if (a->json)
+            cdd_report_json_text(rep, "manifest", text);
+        else
+            fputs(text, stdout);
+    }
+    free(text);
+    cdd_manifest_free(m);
+    return r;
+}
+
+int cdd_cmd_manifest(const struct cdd_args *a, struct cdd_report *rep)
+{
+    const char *sub = a->n_positional ? a->positional[0] : NULL;
+    if (!sub)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "manifest needs a sub-command: create, list or show");
+    if (strcmp(sub, "create") == 0)
+        return create(a, rep);
+    if (a->output || a->version || a->cuda_major)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "-o, --version and --cuda-major apply to 'manifest "
+                        "create' only");
+    if (strcmp(sub, "list") == 0) {
+        if (a->n_positional > 1)
+            return cdd_fail(CDD_E_USAGE, NULL, 0,
+                            "manifest list takes no argument");
+        return list(rep, a->json);
+    }
+    if (strcmp(sub, "show") == 0)
+        return show(a, rep);
+    return cdd_fail(CDD_E_USAGE, NULL, 0,
+                    "unknown manifest sub-command '%s' (create, list, show)",
+                    sub);
+}

@@ -1,0 +1,70 @@
+/* cudnn-deploy status */
+#include <stdio.h>
+
+#include "cdd/error.h"
+#include "cdd/hash.h"
+#include "cdd/receipt.h"
+#include "cmds.h"
+#include "report.h"
+
+int cdd_cmd_status(const struct cdd_args *a, struct cdd_report *rep)
+{
+    struct cdd_target t = {0};
+    struct cdd_status_result st = {0};
+    int r = cdd_cli_target(a, &t, rep);
+    if (!r)
+        r = cdd_status(&t, a->check, &st);
+    if (r)
+        goto out;
+    if (st.interrupted)
+        cdd_report_check(rep, "transaction", CDD_FAIL,
+                         "an install or uninstall was interrupted; run "
+                         "'cudnn-deploy recover' on this tree");
+    cdd_report_bool(rep, "installed", st.receipt != NULL);
+    if (!st.receipt) {
+        cdd_say(rep, "Nothing installed by cudnn-deploy in %s", t.root);
+        goto out;
+    }
+    const struct cdd_receipt *rc = st.receipt;
+    char hex[CDD_SHA256_HEX];
+    cdd_hex_encode(rc->archive_sha256, CDD_SHA256_LEN, hex);
+    cdd_report_str(rep, "product", rc->product);
+    cdd_report_str(rep, "version", rc->version);
+    cdd_report_str(rep, "platform", rc->platform);
+    cdd_report_str(rep, "layout", rc->layout);
+    cdd_report_str(rep, "installed_at", rc->installed_at);
+    cdd_report_str(rep, "transaction", rc->txn_id);
+    cdd_report_str(rep, "archive", rc->archive_filename);
+    cdd_report_str(rep, "archive_sha256", hex);
+    cdd_report_bool(rep, "archive_pinned", rc->archive_pinned);
+    cdd_say(rep, "%s %s (%s, CUDA %d) in %s", rc->product, rc->version,
+            rc->platform, rc->cuda_major, t.root);
+    cdd_say(rep, "  installed %s by cudnn-deploy %s, transaction %s",
+            rc->installed_at ? rc->installed_at : "?",
+            rc->tool_version ? rc->tool_version : "?", rc->txn_id);
+    cdd_say(rep, "  archive %s, sha256 %s%s",
+            rc->archive_filename ? rc->archive_filename : "?", hex,
+            rc->archive_pinned ? "" : " (was not pinned)");
+    cdd_say(rep, "  %zu files, %zu backed up", rc->n_files, rc->n_backed_up);
+    cdd_report_plan(rep, "files", &st.plan, 0);
+    for (size_t i = 0; i < st.plan.n; i++) {
+        const struct cdd_plan_item *it = &st.plan.items[i];
+        if (it->action != CDD_ACT_UNCHANGED)
+            cdd_report_check(rep, it->path, CDD_FAIL, "%s",
+                             it->detail ? it->detail
+                                        : cdd_action_name(it->action));
+    }
+    if (st.n_bad == 0)
+        cdd_report_check(rep, "files", CDD_PASS,
+                         "all %zu files match the receipt (%s)", rc->n_files,
+                         a->check ? "size and sha256" : "size and type; "
+                                                        "--check for sha256");
+    else
+        cdd_report_check(rep, "files", CDD_FAIL,
+                         "%zu of %zu files differ from the receipt", st.n_bad,
+                         rc->n_files);
+out:
+    cdd_status_result_clear(&st);
+    cdd_target_clear(&t);
+    return r;
+}

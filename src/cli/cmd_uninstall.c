@@ -1,0 +1,36 @@
+/* cudnn-deploy uninstall */
+#include <stdio.h>
+
+#include "cdd/error.h"
+#include "cmds.h"
+#include "report.h"
+
+int cdd_cmd_uninstall(const struct cdd_args *a, struct cdd_report *rep)
+{
+    struct cdd_target t = {0};
+    struct cdd_uninstall_result res = {0};
+    int r = cdd_cli_target(a, &t, rep);
+    if (r)
+        goto out;
+    struct cdd_uninstall_opts o = {.target = &t, .force = a->force,
+                                   .dry_run = a->dry_run,
+                                   .lock_timeout = a->lock_timeout};
+    r = cdd_uninstall(&o, &res);
+    cdd_cli_report_recovery(rep, &res.recovery);
+    cdd_report_plan(rep, "plan", &res.plan, !r || r == CDD_E_MODIFIED);
+    if (r)
+        goto out;
+    cdd_report_changed(rep, res.changed);
+    cdd_report_str(rep, "transaction", res.txn_id);
+    if (!res.had_receipt)
+        cdd_say(rep, "Nothing to uninstall: no receipt in %s", t.root);
+    else
+        cdd_say(rep, "%s %s from %s%s",
+                a->dry_run ? "Would uninstall" : "Uninstalled",
+                res.product_version ? res.product_version : "cuDNN", t.root,
+                a->dry_run ? "" : "; replaced files restored");
+out:
+    cdd_uninstall_result_clear(&res);
+    cdd_target_clear(&t);
+    return r;
+}

@@ -1,0 +1,17 @@
+/* One function per command, each in its own cmd_<name>.c. */
+#ifndef CDD_CMDS_H
+#define CDD_CMDS_H
+
+#include "cli.h"
+
+int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep);
+int cdd_cmd_status(const struct cdd_args *a, struct cdd_report *rep);
+int cdd_cmd_uninstall(const struct cdd_args *a, struct cdd_report *rep);
+int cdd_cmd_recover(const struct cdd_args *a, struct cdd_report *rep);
+int cdd_cmd_manifest(const struct cdd_args *a, struct cdd_report *rep);
+
+/* Shared by the commands that act on a tree: report a recovery that ran. */
+void cdd_cli_report_recovery(struct cdd_report *rep,
+                             const struct cdd_recovery *rc);
+
+#endif

@@ -1,0 +1,118 @@
+/* The command table and the dispatcher: find the command, parse its options,
+ * run it, report once, exit with the documented code. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/sys.h"
+#include "cli.h"
+#include "cmds.h"
+#include "report.h"
+
+const struct cdd_command cdd_commands[] = {
+    {"install", CMD_INSTALL,
+     "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) --archive FILE [options]",
+     "obtain, check, unpack, copy and record cuDNN in a tree",
+     "Checks the archive against the manifest (every entry, size and sha256),\n"
+     "stages it inside the tree, and moves it into place in one transaction:\n"
+     "the tree ends exactly as before or exactly as after. Files replaced are\n"
+     "kept so that 'uninstall' can bring them back.",
+     0, cdd_cmd_install},
+    {"status", CMD_STATUS, "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--check]",
+     "show what is installed in a tree and whether it still matches",
+     "Reads the tree's receipt; exit 1 when a file is missing or changed.",
+     0, cdd_cmd_status},
+    {"uninstall", CMD_UNINSTALL,
+     "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--force]",
+     "remove exactly what was installed, restore what it replaced",
+     "Refuses to remove a file changed since install unless --force.",
+     0, cdd_cmd_uninstall},
+    {"recover", CMD_RECOVER, "(--cuda vX.Y | --cuda-root DIR | --prefix DIR)",
+     "finish or undo an interrupted install or uninstall",
+     "install and uninstall run the same recovery first.", 0, cdd_cmd_recover},
+    {"manifest", CMD_MANIFEST,
+     "create ARCHIVE [-o FILE] [--version V] [--cuda-major N] | list | show "
+     "[NAME|FILE]",
+     "create, list and show manifests",
+     "create: write a manifest (every entry's role, size, sha256) from an\n"
+     "        archive you trust; unsafe archives are refused.\n"
+     "list:   the manifests shipped inside this executable.\n"
+     "show:   print one (default: this platform's).",
+     2, cdd_cmd_manifest},
+};
+
+const size_t cdd_command_count = sizeof cdd_commands / sizeof cdd_commands[0];
+
+int cdd_cli_target(const struct cdd_args *a, struct cdd_target *t,
+                   struct cdd_report *rep)
+{
+    int r = cdd_target_resolve(&a->target, t);
+    if (!r)
+        cdd_report_target(rep, t->root);
+    return r;
+}
+
+static int usage_exit(const char *command, int json)
+{
+    struct cdd_report *rep = cdd_report_new(command, json, 0);
+    cdd_report_error(rep, CDD_E_USAGE);
+    return cdd_report_finish(rep);
+}
+
+int cdd_cli_main(int argc, char **argv)
+{
+    struct cdd_args a;
+    const struct cdd_command *cmd = NULL;
+    int first = 1;
+    memset(&a, 0, sizeof a);
+    cdd_fs_fault_from_env();
+    cdd_cancel_on_signals();
+
+    /* Global options before the command. */
+    while (first < argc && argv[first][0] == '-') {
+        const char *s = argv[first];
+        if (strcmp(s, "--version") == 0) {
+            printf("cudnn-deploy %s\n", CDD_VERSION_STRING);
+            return 0;
+        } else if (strcmp(s, "--json") == 0) {
+            a.json = 1;
+        } else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
+            a.quiet = 1;
+        } else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
+            cdd_help_print(NULL);
+            return 0;
+        } else {
+            cdd_fail(CDD_E_USAGE, NULL, 0, "unknown option '%s'", s);
+            return usage_exit("cudnn-deploy", a.json);
+        }
+        first++;
+    }
+    if (first >= argc) {
+        cdd_fail(CDD_E_USAGE, NULL, 0, "no command given");
+        return usage_exit("cudnn-deploy", a.json);
+    }
+    for (size_t i = 0; i < cdd_command_count; i++)
+        if (strcmp(argv[first], cdd_commands[i].name) == 0)
+            cmd = &cdd_commands[i];
+    if (!cmd) {
+        cdd_fail(CDD_E_USAGE, NULL, 0, "unknown command '%s'", argv[first]);
+        return usage_exit("cudnn-deploy", a.json);
+    }
+    int r = cdd_args_parse(cmd, argc, argv, first + 1, &a);
+    if (r)
+        return usage_exit(cmd->name, a.json);
+    if (a.help) {
+        cdd_help_print(cmd);
+        return 0;
+    }
+    struct cdd_report *rep = cdd_report_new(cmd->name, a.json, a.quiet);
+    if (!rep) {
+        fprintf(stderr, "cudnn-deploy: error: out of memory\n");
+        return 4;
+    }
+    r = cmd->run(&a, rep);
+    if (r)
+        cdd_report_error(rep, r);
+    return cdd_report_finish(rep);
+}

@@ -1,0 +1,416 @@
+/* manifest create: turn an archive the user trusts into a complete manifest.
+ * The archive is streamed once through the same checks as an install
+ * (extract.c in discovery mode) and once more to read cudnn_version.h. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/archive.h"
+#include "cdd/error.h"
+#include "cdd/extract.h"
+#include "cdd/mcreate.h"
+#include "cdd/pathsafe.h"
+
+struct seen {
+    char *path; /* raw */
+    int is_symlink;
+    char *target;
+    uint64_t size;
+    uint8_t sha[CDD_SHA256_LEN];
+};
+
+struct collect {
+    struct seen *v;
+    size_t n, cap;
+};
+
+static int collect_end(void *ud, const struct cdd_xentry *e,
+                       struct cdd_file *f)
+{
+    struct collect *c = ud;
+    (void)f; /* discovery never writes */
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        struct seen *nv = realloc(c->v, cap * sizeof *nv);
+        if (!nv)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        c->v = nv;
+        c->cap = cap;
+    }
+    struct seen *s = &c->v[c->n];
+    memset(s, 0, sizeof *s);
+    s->path = strdup(e->path);
+    s->is_symlink = e->type == CDD_ENTRY_SYMLINK;
+    s->target = s->is_symlink ? strdup(e->link_target) : NULL;
+    s->size = e->size;
+    memcpy(s->sha, e->sha256, CDD_SHA256_LEN);
+    c->n++;
+    if (!s->path || (s->is_symlink && !s->target))
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    return 0;
+}
+
+static void collect_free(struct collect *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->v[i].path);
+        free(c->v[i].target);
+    }
+    free(c->v);
+}
+
+/* One top folder for everything (NVIDIA's "<name>-archive/" or the old
+ * "cuda/") is stripped; anything else is taken as is. */
+static int detect_strip(const struct collect *c)
+{
+    if (c->n == 0)
+        return 0;
+    const char *first = c->v[0].path, *slash = strchr(first, '/');
+    if (!slash)
+        return 0;
+    size_t len = (size_t)(slash - first) + 1;
+    for (size_t i = 0; i < c->n; i++)
+        if (strncmp(c->v[i].path, first, len) != 0 || !c->v[i].path[len])
+            return 0;
+    return 1;
+}
+
+static int detect_platform(const struct collect *c, int strip,
+                           enum cdd_platform *out)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        const char *p = cdd_path_strip(c->v[i].path, strip);
+        enum cdd_role role;
+        if (!p)
+            continue;
+        if (cdd_role_from_path(CDD_PLATFORM_WINDOWS_X86_64, p, 0, &role) == 0 &&
+            (role == CDD_ROLE_RUNTIME || role == CDD_ROLE_IMPORT_LIB)) {
+            *out = CDD_PLATFORM_WINDOWS_X86_64;
+            return 0;
+        }
+        if (cdd_role_from_path(CDD_PLATFORM_LINUX_X86_64, p, c->v[i].is_symlink,
+                               &role) == 0 &&
+            (role == CDD_ROLE_RUNTIME || role == CDD_ROLE_SYMLINK)) {
+            *out = CDD_PLATFORM_LINUX_X86_64;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int cdd_cudnn_version_from_header(const char *text, int *major, int *minor,
+                                  int *patch)
+{
+    static const char *const names[] = {"CUDNN_MAJOR", "CUDNN_MINOR",
+                                        "CUDNN_PATCHLEVEL"};
+    int *out[] = {major, minor, patch};
+    for (size_t k = 0; k < 3; k++) {
+        const char *p = text;
+        size_t nl = strlen(names[k]);
+        *out[k] = -1;
+        while ((p = strstr(p, names[k])) != NULL) {
+            const char *d = p;
+            p += nl;
+            /* Only "#define NAME <digits>", not CUDNN_MAJOR in other text. */
+            const char *q = d;
+            while (q > text && (q[-1] == ' ' || q[-1] == '\t'))
+                q--;
+            if (q - text < 7 || strncmp(q - 7, "#define", 7) != 0)
+                continue;
+            if (*p != ' ' && *p != '\t')
+                continue;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (!isdigit((unsigned char)*p))
+                continue;
+            *out[k] = (int)strtol(p, NULL, 10);
+            break;
+        }
+        if (*out[k] < 0 || *out[k] > 999)
+            return -1;
+    }
+    return 0;
+}
+
+static int read_version_header(const char *archive, int strip, char **text)
+{
+    struct cdd_archive *a = NULL;
+    struct cdd_archive_entry e;
+    char *buf = NULL;
+    size_t used = 0, cap = 65536;
+    int r = cdd_archive_open(archive, &a);
+    *text = NULL;
+    while (!r && (r = cdd_archive_next(a, &e)) == 0) {
+        const char *p = cdd_path_strip(e.path, strip);
+        if (!p || e.type != CDD_ENTRY_FILE ||
+            strcmp(p, "include/cudnn_version.h") != 0)
+            continue;
+        if (!(buf = malloc(cap + 1))) {
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            break;
+        }
+        size_t got;
+        while (used < cap &&
+               (r = cdd_archive_read(a, buf + used, cap - used, &got)) == 0 &&
+               got > 0)
+            used += got;
+        if (r)
+            break;
+        buf[used] = '\0';
+        *text = buf;
+        buf = NULL;
+        break;
+    }
+    if (r == 1)
+        r = 0;
+    free(buf);
+    cdd_archive_close(a);
+    return r;
+}
+
+static int cuda_major_from_name(const char *name)
+{
+    const char *p = strstr(name, "_cuda");
+    if (!p || !isdigit((unsigned char)p[5]))
+        return 0;
+    return (int)strtol(p + 5, NULL, 10);
+}
+
+/* "cudnn-linux-x86_64-8.5.0.96_cuda11-archive.tar.xz" carries the full
+ * four-part version; use it when it agrees with the header. */
+static void version_string(const char *name, int ma, int mi, int pa,
+                           char *out, size_t len)
+{
+    char prefix[48];
+    snprintf(out, len, "%d.%d.%d", ma, mi, pa);
+    snprintf(prefix, sizeof prefix, "-%d.%d.%d.", ma, mi, pa);
+    const char *p = strstr(name, prefix);
+    if (!p)
+        return;
+    p += strlen(prefix);
+    if (!isdigit((unsigned char)*p))
+        return;
+    long build = strtol(p, NULL, 10);
+    snprintf(out, len, "%d.%d.%d.%ld", ma, mi, pa, build);
+}
+
+static char *stem_of(const char *filename)
+{
+    static const char *const exts[] = {".tar.xz", ".tar.gz", ".tgz", ".zip",
+                                       ".tar"};
+    char *s = strdup(filename);
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+        size_t e = strlen(exts[i]);
+        if (n > e && strcmp(s + n - e, exts[i]) == 0) {
+            s[n - e] = '\0';
+            break;
+        }
+    }
+    return s;
+}
+
+int cdd_manifest_fill_verify(struct cdd_manifest *m, int cudnn_major,
+                             int minor, int patch)
+{
+    static const char *const subs8[] = {"ops_infer", "ops_train", "cnn_infer",
+                                        "cnn_train", "adv_infer", "adv_train"};
+    static const char *const checks8[] = {
+        "cudnnOpsInferVersionCheck", "cudnnOpsTrainVersionCheck",
+        "cudnnCnnInferVersionCheck", "cudnnCnnTrainVersionCheck",
+        "cudnnAdvInferVersionCheck", "cudnnAdvTrainVersionCheck"};
+    static const char *const subs9[] = {"graph", "ops", "cnn", "adv"};
+    static const char *const checks9[] = {
+        "cudnnGraphVersionCheck", "cudnnOpsVersionCheck",
+        "cudnnCnnVersionCheck", "cudnnAdvVersionCheck"};
+    const char *const *subs, *const *checks;
+    size_t n;
+    int win = m->platform == CDD_PLATFORM_WINDOWS_X86_64;
+    char path[256];
+    if (cudnn_major == 8) {
+        subs = subs8, checks = checks8, n = 6;
+    } else if (cudnn_major >= 9) {
+        subs = subs9, checks = checks9, n = 4;
+    } else {
+        return 0; /* older majors: no verify section */
+    }
+    struct cdd_mverify *v = &m->verify;
+    memset(v, 0, sizeof *v);
+    v->version_number = cudnn_major >= 9
+                            ? cudnn_major * 10000L + minor * 100L + patch
+                            : cudnn_major * 1000L + minor * 100L + patch;
+    if (win)
+        snprintf(path, sizeof path, "bin/cudnn64_%d.dll", cudnn_major);
+    else
+        snprintf(path, sizeof path, "lib/libcudnn.so.%d", cudnn_major);
+    if (!cdd_manifest_file(m, path))
+        return 0; /* not a layout we know: leave verify out */
+    v->library = strdup(path);
+    v->version_symbol = strdup("cudnnGetVersion");
+    v->cudart_symbol = strdup("cudnnGetCudartVersion");
+    v->mismatch_status = cudnn_major >= 9 ? 1002 : 14;
+    v->sublibs = calloc(n, sizeof *v->sublibs);
+    if (!v->library || !v->version_symbol || !v->cudart_symbol || !v->sublibs)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (size_t i = 0; i < n; i++) {
+        if (win)
+            snprintf(path, sizeof path, "bin/cudnn_%s64_%d.dll", subs[i],
+                     cudnn_major);
+        else
+            snprintf(path, sizeof path, "lib/libcudnn_%s.so.%d", subs[i],
+                     cudnn_major);
+        if (!cdd_manifest_file(m, path))
+            continue;
+        struct cdd_msublib *s = &v->sublibs[v->n_sublibs++];
+        s->library = strdup(path);
+        s->check_symbol = strdup(checks[i]);
+        if (!s->library || !s->check_symbol)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    m->has_verify = 1;
+    return 0;
+}
+
+int cdd_manifest_create(const struct cdd_mcreate_opts *o,
+                        struct cdd_manifest **out)
+{
+    struct collect c = {0};
+    struct cdd_manifest *m = NULL;
+    char *vh = NULL;
+    int r, strip, ma = -1, mi = -1, pa = -1;
+    const char *archive = o->archive_path, *fname = cdd_path_basename(archive);
+    uint8_t sha[CDD_SHA256_LEN];
+    uint64_t size;
+    *out = NULL;
+
+    r = cdd_sha256_file(archive, sha, &size);
+    if (r)
+        goto out;
+    struct cdd_extract_opts xo = {.m = NULL, .strip_components = 0};
+    struct cdd_extract_sink sink = {&c, NULL, collect_end, NULL};
+    r = cdd_extract(archive, &xo, &sink);
+    if (r)
+        goto out;
+    if (c.n == 0) {
+        r = cdd_fail(CDD_E_ARCHIVE, archive, 0, "the archive holds no files");
+        goto out;
+    }
+    strip = detect_strip(&c);
+    if (!(m = calloc(1, sizeof *m))) {
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        goto out;
+    }
+    if (detect_platform(&c, strip, &m->platform) != 0) {
+        r = cdd_fail(CDD_E_ARCHIVE, archive, 0,
+                     "not a cuDNN archive: no bin/*.dll, lib/x64/*.lib or "
+                     "lib/*.so* entries");
+        goto out;
+    }
+    r = read_version_header(archive, strip, &vh);
+    if (r)
+        goto out;
+    if (vh && cdd_cudnn_version_from_header(vh, &ma, &mi, &pa) != 0)
+        ma = -1;
+    char version[64];
+    if (o->version) {
+        snprintf(version, sizeof version, "%s", o->version);
+        if (ma < 0 && sscanf(o->version, "%d.%d.%d", &ma, &mi, &pa) != 3) {
+            r = cdd_fail(CDD_E_USAGE, NULL, 0,
+                         "--version %s: expected MAJOR.MINOR.PATCH[.BUILD]",
+                         o->version);
+            goto out;
+        }
+    } else if (ma >= 0) {
+        version_string(fname, ma, mi, pa, version, sizeof version);
+    } else {
+        r = cdd_fail(CDD_E_ARCHIVE, archive, 0,
+                     "no include/cudnn_version.h with CUDNN_MAJOR, "
+                     "CUDNN_MINOR and CUDNN_PATCHLEVEL; give --version");
+        goto out;
+    }
+    m->cuda_major = o->cuda_major ? o->cuda_major : cuda_major_from_name(fname);
+    if (m->cuda_major <= 0) {
+        r = cdd_fail(CDD_E_USAGE, NULL, 0,
+                     "cannot tell the CUDA major from the file name %s; give "
+                     "--cuda-major N",
+                     fname);
+        goto out;
+    }
+    m->schema_version = CDD_MANIFEST_SCHEMA;
+    m->source = strdup(archive);
+    m->name = stem_of(fname);
+    m->product = strdup("cudnn");
+    m->version = strdup(version);
+    m->archive.filename = strdup(fname);
+    m->archive.has_sha256 = 1;
+    memcpy(m->archive.sha256, sha, CDD_SHA256_LEN);
+    m->archive.has_size = 1;
+    m->archive.size = size;
+    m->archive.strip_components = strip;
+    m->files_exact = 1;
+    m->files = calloc(c.n, sizeof *m->files);
+    if (!m->source || !m->name || !m->product || !m->version ||
+        !m->archive.filename || !m->files) {
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        goto out;
+    }
+    for (size_t i = 0; i < c.n; i++) {
+        const struct seen *s = &c.v[i];
+        const char *p = cdd_path_strip(s->path, strip);
+        struct cdd_mfile *f = &m->files[m->n_files];
+        if (cdd_role_from_path(m->platform, p, s->is_symlink, &f->role) != 0) {
+            r = cdd_fail(CDD_E_ARCHIVE, archive, 0,
+                         "entry \"%s\": not a header, library or licence of "
+                         "a %s cuDNN archive",
+                         s->path, cdd_platform_name(m->platform));
+            goto out;
+        }
+        m->n_files++;
+        if (!(f->path = strdup(p))) {
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            goto out;
+        }
+        if (s->is_symlink) {
+            f->role = CDD_ROLE_SYMLINK;
+            if (!(f->target = strdup(s->target))) {
+                r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+                goto out;
+            }
+        } else {
+            f->has_sha256 = f->has_size = 1;
+            f->size = s->size;
+            memcpy(f->sha256, s->sha, CDD_SHA256_LEN);
+        }
+    }
+    if (ma >= 0)
+        r = cdd_manifest_fill_verify(m, ma, mi, pa);
+    if (r)
+        goto out;
+    /* What we write must load: run it through the strict reader. */
+    char *text = NULL;
+    struct cdd_manifest *check = NULL;
+    r = cdd_manifest_to_json(m, &text);
+    if (!r)
+        r = cdd_manifest_parse(text, strlen(text), archive, &check);
+    free(text);
+    if (!r) {
+        /* The re-parsed copy carries doc_sha256 and every invariant. */
+        free(check->name);
+        check->name = m->name;
+        m->name = NULL;
+        cdd_manifest_free(m);
+        m = check;
+    }
+out:
+    if (r) {
+        cdd_manifest_free(m);
+        m = NULL;
+    }
+    *out = m;
+    free(vh);
+    collect_free(&c);
+    return r;
+}
