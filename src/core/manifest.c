@@ -607,18 +607,40 @@ static long find_sorted(const struct cdd_manifest *m, const struct folded *order
     return -1;
 }
 
-/* No exact or case-insensitive duplicates; symlink targets exist in the same
- * folder and every chain ends at a non-symlink entry. */
+/* In v sorted by (key, index): the duplicate pair whose later member comes
+ * first in file order. Returns that member's index (n when none) and the
+ * earlier one's in *first. */
+static size_t first_dup(const struct folded *v, size_t n, size_t *first)
+{
+    size_t best = n;
+    for (size_t k = 1; k < n; k++) {
+        size_t a = v[k - 1].index, b = v[k].index;
+        if (strcmp(v[k - 1].key, v[k].key) != 0)
+            continue;
+        size_t lo = a < b ? a : b, hi = a < b ? b : a;
+        if (hi < best) {
+            *first = lo;
+            best = hi;
+        }
+    }
+    return best;
+}
+
+/* No exact or case-insensitive duplicate paths, no two entries with one file
+ * name (a layout puts each entry at folder + file name, so they would land
+ * on each other); symlink targets exist in the same folder and every chain
+ * ends at a non-symlink entry. */
 static int check_files_global(const struct pctx *c)
 {
     struct cdd_manifest *m = c->m;
-    size_t n = m->n_files, dup_a = 0, dup_b = n;
-    struct folded *order = NULL;
+    size_t n = m->n_files, dup_a = 0, dup_b;
+    struct folded *order = NULL, *bases = NULL; /* bases' keys are not owned */
     long *next = NULL;
     unsigned char *state = NULL;
     char jp[JP_MAX], ejp[JP_MAX], *want = NULL, *key = NULL;
     int r = 0;
     if (!(order = calloc(n, sizeof *order)) ||
+        !(bases = calloc(n, sizeof *bases)) ||
         !(next = malloc(n * sizeof *next)) || !(state = calloc(n, 1))) {
         r = nomem(c);
         goto out;
@@ -631,17 +653,7 @@ static int check_files_global(const struct pctx *c)
         }
     }
     qsort(order, n, sizeof *order, cmp_folded);
-    /* Report the duplicate that comes first in file order. */
-    for (size_t k = 1; k < n; k++) {
-        size_t a = order[k - 1].index, b = order[k].index;
-        if (strcmp(order[k - 1].key, order[k].key) != 0)
-            continue;
-        size_t lo = a < b ? a : b, hi = a < b ? b : a;
-        if (hi < dup_b) {
-            dup_a = lo;
-            dup_b = hi;
-        }
-    }
+    dup_b = first_dup(order, n, &dup_a);
     if (dup_b < n) {
         char pa[300], pb[300];
         jp_index(ejp, "files", dup_b);
@@ -656,6 +668,28 @@ static int check_files_global(const struct pctx *c)
                     "duplicate path \"%s\": differs only in case from "
                     "files[%zu] \"%s\"",
                     pb, dup_a, pa);
+        goto out;
+    }
+
+    /* Keys fold byte for byte, so a folded path's last component is the
+     * folded file name. */
+    for (size_t i = 0; i < n; i++) {
+        bases[i].index = order[i].index;
+        bases[i].key = order[i].key +
+                       (cdd_path_basename(order[i].key) - order[i].key);
+    }
+    qsort(bases, n, sizeof *bases, cmp_folded);
+    dup_b = first_dup(bases, n, &dup_a);
+    if (dup_b < n) {
+        char pa[300], pb[300];
+        jp_index(ejp, "files", dup_b);
+        jp_key(jp, ejp, "path");
+        cdd_path_printable(m->files[dup_a].path, pa, sizeof pa);
+        cdd_path_printable(m->files[dup_b].path, pb, sizeof pb);
+        r = bad(c, jp,
+                "\"%s\" has the same file name as files[%zu] \"%s\" (both "
+                "would install to one place)",
+                pb, dup_a, pa);
         goto out;
     }
 
@@ -712,6 +746,7 @@ out:
     for (size_t i = 0; order && i < n; i++)
         free(order[i].key);
     free(order);
+    free(bases);
     return r;
 }
 

@@ -294,6 +294,11 @@ static const struct bad_case bad_cases[] = {
     {0, "\"LICENSE\"", "\"Include/CUDNN.h\"",
      "files[5].path: duplicate path \"Include/CUDNN.h\": differs only in case "
      "from files[0]"},
+    {0, "\"LICENSE\"", "\"include/sub/cudnn.h\"",
+     "files[5].path: \"include/sub/cudnn.h\" has the same file name as files[0] "
+     "\"include/cudnn.h\""},
+    {0, "\"LICENSE\"", "\"lib/CUDNN.H\"",
+     "files[5].path: \"lib/CUDNN.H\" has the same file name as files[0]"},
     {0, "\"target\": \"libcudnn.so.8.5.0\"", "\"target\": \"../libcudnn.so.8.5.0\"",
      "files[2].target: unsafe link target"},
     {0, "\"target\": \"libcudnn.so.8.5.0\"", "\"target\": \"/lib/libcudnn.so\"",

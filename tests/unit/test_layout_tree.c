@@ -1,0 +1,222 @@
+/* Layout mapping, CUDA version parsing and target refusals. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cdd/cudatree.h"
+#include "cdd/error.h"
+#include "cdd/layout.h"
+#include "test.h"
+
+static void layout_mapping(void)
+{
+    static const struct {
+        enum cdd_target_kind kind;
+        enum cdd_platform plat;
+        enum cdd_role role;
+        const char *src, *dest;
+    } rows[] = {
+        {CDD_TARGET_CUDA, CDD_PLATFORM_WINDOWS_X86_64, CDD_ROLE_RUNTIME,
+         "bin/cudnn64_8.dll", "bin/cudnn64_8.dll"},
+        {CDD_TARGET_CUDA, CDD_PLATFORM_WINDOWS_X86_64, CDD_ROLE_IMPORT_LIB,
+         "lib/x64/cudnn.lib", "lib/x64/cudnn.lib"},
+        {CDD_TARGET_CUDA, CDD_PLATFORM_WINDOWS_X86_64, CDD_ROLE_HEADER,
+         "include/cudnn.h", "include/cudnn.h"},
+        {CDD_TARGET_CUDA, CDD_PLATFORM_WINDOWS_X86_64, CDD_ROLE_LICENSE,
+         "LICENSE", "doc/cudnn/LICENSE"},
+        {CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_RUNTIME,
+         "lib/libcudnn.so.8.5.0", "lib64/libcudnn.so.8.5.0"},
+        {CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_SYMLINK,
+         "lib/libcudnn.so.8", "lib64/libcudnn.so.8"},
+        {CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_STATIC_LIB,
+         "lib/libcudnn_ops_infer_static.a", "lib64/libcudnn_ops_infer_static.a"},
+        {CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_LICENSE,
+         "LICENSE", "share/doc/cudnn/LICENSE"},
+        {CDD_TARGET_PREFIX, CDD_PLATFORM_WINDOWS_X86_64, CDD_ROLE_RUNTIME,
+         "bin/cudnn64_8.dll", "Library/bin/cudnn64_8.dll"},
+        {CDD_TARGET_PREFIX, CDD_PLATFORM_WINDOWS_X86_64, CDD_ROLE_IMPORT_LIB,
+         "lib/x64/cudnn.lib", "Library/lib/cudnn.lib"},
+        {CDD_TARGET_PREFIX, CDD_PLATFORM_WINDOWS_X86_64, CDD_ROLE_HEADER,
+         "include/cudnn.h", "Library/include/cudnn.h"},
+        {CDD_TARGET_PREFIX, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_RUNTIME,
+         "lib/libcudnn.so.8.5.0", "lib/libcudnn.so.8.5.0"},
+        {CDD_TARGET_PREFIX, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_HEADER,
+         "include/cudnn_version.h", "include/cudnn_version.h"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        enum cdd_layout_id id = cdd_layout_select(rows[i].kind, rows[i].plat);
+        char *dest = NULL;
+        CHECK_INT(cdd_layout_dest(id, rows[i].role, rows[i].src, &dest), 0);
+        CHECK_STR(dest, rows[i].dest);
+        free(dest);
+    }
+    char *dest = NULL;
+    enum cdd_layout_id lin =
+        cdd_layout_select(CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64);
+    CHECK_INT(cdd_layout_dest(lin, CDD_ROLE_IMPORT_LIB, "lib/x64/a.lib", &dest),
+              CDD_E_MANIFEST);
+    CHECK(dest == NULL);
+    CHECK(cdd_layout_case_insensitive(
+        cdd_layout_select(CDD_TARGET_CUDA, CDD_PLATFORM_WINDOWS_X86_64)));
+    CHECK(!cdd_layout_case_insensitive(lin));
+    CHECK(cdd_layout_dir(CDD_LAYOUT_PREFIX_WINDOWS, CDD_ROLE_SYMLINK) == NULL);
+}
+
+static void cuda_arg(void)
+{
+    int a, b;
+    CHECK_INT(cdd_cuda_arg_parse("v11.6", &a, &b), 0);
+    CHECK_INT(a, 11);
+    CHECK_INT(b, 6);
+    CHECK_INT(cdd_cuda_arg_parse("12.10", &a, &b), 0);
+    CHECK_INT(b, 10);
+    CHECK_INT(cdd_cuda_arg_parse("V9.2", &a, &b), 0);
+    const char *bad[] = {"", "v", "11", "v11.", "11.6.2", "x11.6", "v11.6x",
+                         "-1.2", "v0.1", "v100.1", "11..6", " 11.6"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_MSG(cdd_cuda_arg_parse(bad[i], &a, &b) == CDD_E_USAGE, "%s",
+                  bad[i]);
+}
+
+static void version_files(void)
+{
+    struct cdd_cuda_version v = {0};
+    const char *js = "{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": "
+                     "\"11.6.2\"}, \"cuda_cudart\": {\"version\": \"11.6.55\"}}";
+    CHECK_INT(cdd_cuda_version_parse_json(js, strlen(js), &v), 0);
+    CHECK_INT(v.major, 11);
+    CHECK_INT(v.minor, 6);
+    CHECK_INT(v.patch, 2);
+    CHECK_STR(v.source, "version.json");
+    const char *js2 = "{\"cuda\": {\"version\": \"12.1\"}}";
+    CHECK_INT(cdd_cuda_version_parse_json(js2, strlen(js2), &v), 0);
+    CHECK_INT(v.major, 12);
+    CHECK_INT(v.patch, -1);
+    const char *badjs[] = {"{", "[]", "{\"cuda\": 1}", "{\"cuda\": {\"version\": 11}}",
+                           "{\"cuda\": {\"version\": \"abc\"}}"};
+    for (size_t i = 0; i < sizeof badjs / sizeof badjs[0]; i++)
+        CHECK(cdd_cuda_version_parse_json(badjs[i], strlen(badjs[i]), &v) != 0);
+    memset(&v, 0, sizeof v);
+    CHECK_INT(cdd_cuda_version_parse_txt("CUDA Version 11.6.124\n", &v), 0);
+    CHECK_INT(v.major, 11);
+    CHECK_INT(v.minor, 6);
+    CHECK_INT(cdd_cuda_version_parse_txt("CUDA 11.6\n", &v), -1);
+    memset(&v, 0, sizeof v);
+    CHECK_INT(cdd_cuda_version_parse_header(
+                  "/* x */\n#define CUDA_VERSION_MAJOR 9\n#define  CUDA_VERSION 11060\n",
+                  &v),
+              0);
+    CHECK_INT(v.major, 11);
+    CHECK_INT(v.minor, 6);
+    CHECK_INT(cdd_cuda_version_parse_header("#define CUDA_VERSION 12080", &v), 0);
+    CHECK_INT(v.minor, 8);
+    CHECK_INT(cdd_cuda_version_parse_header("#define CUDA_VERSIONX 1", &v), -1);
+}
+
+static char *scratch(const char *name)
+{
+    const char *base = getenv("CDD_TEST_TMP");
+    char *p = malloc(4096);
+    snprintf(p, 4096, "%s/layout_tree.%ld.%s", base ? base : "/tmp",
+             (long)getpid(), name);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", p, p);
+    CHECK(system(cmd) == 0);
+    return p;
+}
+
+static void write_file(const char *dir, const char *rel, const char *text)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    FILE *f = fopen(p, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void resolve_and_check(void)
+{
+    struct cdd_target t;
+    char *root = scratch("cuda-11.6");
+    struct cdd_target_spec spec = {.cuda_root = root};
+    write_file(root, "version.txt", "CUDA Version 11.6.124\n");
+    CHECK_INT(cdd_target_resolve(&spec, &t), 0);
+    CHECK(t.version.known);
+    CHECK_INT(t.version.major, 11);
+    CHECK_INT(cdd_target_check(&t, 11, 0), 0);
+    CHECK_INT(cdd_target_check(&t, 12, 0), CDD_E_VERSION);
+    CHECK(strstr(cdd_last_error()->msg, "CUDA 11.6") != NULL);
+    CHECK(strstr(cdd_last_error()->msg, "CUDA 12.x") != NULL);
+    CHECK_INT(cdd_target_check(&t, 12, 1), 0);
+    cdd_target_clear(&t);
+
+    /* version.json wins over version.txt */
+    write_file(root, "version.json", "{\"cuda\":{\"version\":\"12.1.0\"}}");
+    CHECK_INT(cdd_target_resolve(&spec, &t), 0);
+    CHECK_INT(t.version.major, 12);
+    cdd_target_clear(&t);
+    /* a damaged version.json is named, not silently skipped */
+    write_file(root, "version.json", "not json");
+    CHECK_INT(cdd_target_resolve(&spec, &t), CDD_E_STATE);
+
+    char *bare = scratch("bare");
+    struct cdd_target_spec s2 = {.cuda_root = bare};
+    CHECK_INT(cdd_target_resolve(&s2, &t), 0);
+    CHECK(!t.version.known);
+    CHECK_INT(cdd_target_check(&t, 11, 0), CDD_E_VERSION);
+    CHECK_INT(cdd_target_check(&t, 11, 1), 0);
+    cdd_target_clear(&t);
+
+    char *pkg = scratch("venv");
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/site-packages", pkg);
+    mkdir(sub, 0755);
+    snprintf(sub, sizeof sub, "%s/site-packages/torch", pkg);
+    mkdir(sub, 0755);
+    struct cdd_target_spec s3 = {.prefix = sub};
+    CHECK_INT(cdd_target_resolve(&s3, &t), 0);
+    CHECK_INT(cdd_target_check(&t, 11, 1), CDD_E_TARGET);
+    cdd_target_clear(&t);
+
+    struct cdd_target_spec none = {0};
+    CHECK_INT(cdd_target_resolve(&none, &t), CDD_E_USAGE);
+    struct cdd_target_spec two = {.cuda_root = root, .prefix = root};
+    CHECK_INT(cdd_target_resolve(&two, &t), CDD_E_USAGE);
+    struct cdd_target_spec missing = {.cuda_root = "/nonexistent/cuda-11.6"};
+    CHECK_INT(cdd_target_resolve(&missing, &t), CDD_E_NOTFOUND);
+
+    setenv("CUDA_PATH_V11_6", bare, 1);
+    struct cdd_target_spec byenv = {.cuda = "v11.6"};
+    CHECK_INT(cdd_target_resolve(&byenv, &t), 0);
+    CHECK_STR(t.how, "CUDA_PATH_V11_6");
+    cdd_target_clear(&t);
+    unsetenv("CUDA_PATH_V11_6");
+    struct cdd_target_spec v99 = {.cuda = "v99.9"};
+    CHECK_INT(cdd_target_resolve(&v99, &t), CDD_E_NOTFOUND);
+    CHECK(strstr(cdd_last_error()->msg, "CUDA_PATH_V99_9") != NULL);
+    free(root);
+    free(bare);
+    free(pkg);
+}
+
+static void error_table(void)
+{
+    CHECK_INT(cdd_err_exit_code(0), 0);
+    CHECK_INT(cdd_err_exit_code(CDD_E_USAGE), 2);
+    CHECK_INT(cdd_err_exit_code(CDD_E_UNSAFE), 3);
+    CHECK_INT(cdd_err_exit_code(CDD_E_LOCKED), 4);
+    CHECK_INT(cdd_err_exit_code(CDD_E_MODIFIED), 1);
+    CHECK_STR(cdd_err_name(CDD_E_CHECKSUM), "CHECKSUM");
+    for (int c = CDD_E_FIRST_VALUE + 1; c < CDD_E_LAST_VALUE; c++) {
+        int e = cdd_err_exit_code(c);
+        CHECK(e >= 1 && e <= 4);
+        CHECK(strcmp(cdd_err_name(c), "UNKNOWN") != 0);
+    }
+    CHECK_STR(cdd_err_name(-1), "UNKNOWN");
+}
+
+TEST_MAIN(TEST(layout_mapping), TEST(cuda_arg), TEST(version_files),
+          TEST(resolve_and_check), TEST(error_table))
