@@ -219,11 +219,6 @@ static int nomem(const struct pctx *c)
     return cdd_fail(CDD_E_NOMEM, c->source, 0, NULL);
 }
 
-static const char *shown(char *buf, size_t len, const char *s)
-{
-    return cdd_path_printable(s, buf, len);
-}
-
 static void jp_key(char *out, const char *jp, const char *key)
 {
     snprintf(out, JP_MAX, "%s%s%s", jp, *jp ? "." : "", key);
@@ -250,7 +245,7 @@ static int check_object(const struct pctx *c, const cJSON *obj, const char *jp,
             k++;
         if (k == n_allowed)
             return bad(c, jp, "unknown key \"%s\"",
-                       shown(b, sizeof b, it->string));
+                       cdd_path_printable(it->string, b, sizeof b));
         if (seen & (1ul << k))
             return bad(c, jp, "duplicate key \"%s\"", it->string);
         seen |= 1ul << k;
@@ -532,7 +527,7 @@ static int parse_file(const struct pctx *c, const cJSON *e, const char *jp,
         r = bad(c, kjp,
                 "unknown role \"%s\" (expected runtime, header, import_lib, "
                 "static_lib, license or symlink)",
-                shown(b, sizeof b, role));
+                cdd_path_printable(role, b, sizeof b));
         goto out;
     }
     if (f->role == CDD_ROLE_IMPORT_LIB && p != CDD_PLATFORM_WINDOWS_X86_64) {
@@ -779,7 +774,7 @@ static int check_library(const struct pctx *c, const char *jp, const char *lib)
     char b[80];
     if (!f)
         return bad(c, jp, "\"%s\" is not listed in files",
-                   shown(b, sizeof b, lib));
+                   cdd_path_printable(lib, b, sizeof b));
     if (f->role != CDD_ROLE_RUNTIME && f->role != CDD_ROLE_SYMLINK)
         return bad(c, jp, "\"%s\" has role %s, expected runtime or symlink",
                    lib, cdd_role_name(f->role));
@@ -914,7 +909,7 @@ static int parse_root(const struct pctx *c, const cJSON *root)
         return r;
     if (!parse_version(m->version, ver))
         return bad(c, jp, "expected 3 or 4 dot-separated decimal numbers, got \"%s\"",
-                   shown(b, sizeof b, m->version));
+                   cdd_path_printable(m->version, b, sizeof b));
     if ((r = get_int(c, root, "", "cuda_major", 1, 1, 99, NULL, &v)))
         return r;
     m->cuda_major = (int)v;
@@ -923,7 +918,7 @@ static int parse_root(const struct pctx *c, const cJSON *root)
     if (cdd_platform_parse(s, &m->platform) != 0)
         r = bad(c, jp,
                 "unknown platform \"%s\" (expected windows-x86_64 or linux-x86_64)",
-                shown(b, sizeof b, s));
+                cdd_path_printable(s, b, sizeof b));
     free(s);
     if (r || (r = parse_archive(c, root)))
         return r;

@@ -853,7 +853,7 @@ def make_cuda_tree(root, platform=LINUX, version="11.6.2", source="json",
         os.symlink(so, os.path.join(root, lib, "libcudart.so"))
         _put(root, "bin/nvcc", "#!/bin/sh\necho 'fake nvcc'\n", 0o755)
     else:
-        dll = "cudart64_%d0.dll" % (major * 10) if major < 12 else "cudart64_%d.dll" % major
+        dll = "cudart64_%d.dll" % (major * 10) if major < 12 else "cudart64_%d.dll" % major
         _put(root, "bin/" + dll, b"MZ" + synth_bytes("cudart" + version, 3000), 0o755)
         _put(root, "bin/nvcc.exe", b"MZ" + synth_bytes("nvcc" + version, 500), 0o755)
         _put(root, lib + "/cudart.lib", b"!<arch>\n" + synth_bytes("cudart.lib", 700))
