@@ -1,0 +1,1263 @@
+/* The archive reader and the streaming check (archive.c, extract.c) on
+ * archives built here with libarchive's write API, checked against manifests
+ * filled in by hand: a good tar.xz with symlink chains and a good zip pass;
+ * every rejection class of BRIEF §6 / issue 2 is refused with the right code
+ * and a message naming the entry; the size bound stops a decompression bomb;
+ * files handed to the sink never leak. */
+#include "test.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+
+#include "cdd/archive.h"
+#include "cdd/error.h"
+#include "cdd/extract.h"
+#include "cdd/fsops.h"
+#include "cdd/hash.h"
+#include "cdd/manifest.h"
+#include "cdd/pathsafe.h"
+
+/* ---- scratch space ----------------------------------------------------------- */
+
+static char tmp_root[512];
+
+static const char *tmp_dir(void)
+{
+    if (!tmp_root[0]) {
+        const char *base = getenv("CDD_TEST_TMP");
+        snprintf(tmp_root, sizeof tmp_root, "%s/archive_extract-%ld",
+                 base && *base ? base : "/tmp", cdd_getpid());
+        cdd_fs_remove_tree(tmp_root);
+        if (cdd_fs_mkdirs(tmp_root, NULL) != 0) {
+            fprintf(stderr, "cannot create %s\n", tmp_root);
+            exit(2);
+        }
+    }
+    return tmp_root;
+}
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[4][1024];
+    static int next;
+    char *b = buf[next];
+    next = (next + 1) % 4;
+    snprintf(b, sizeof buf[0], "%s/%s", tmp_dir(), name);
+    return b;
+}
+
+/* ---- building archives ---------------------------------------------------------- */
+
+/* One archive entry: type 'f' file, 'd' folder, 'l' symlink, 'h' hard link,
+ * 'p' FIFO, 'c' character device. zeros: a file of that many zero bytes. */
+struct aent {
+    const char *path;
+    char type;
+    const char *data; /* file contents, or link target */
+    uint64_t zeros;
+};
+
+#define TOP "cudnn-linux-x86_64-8.5.0.96_cuda11-archive/"
+#define WTOP "cudnn-windows-x86_64-8.5.0.96_cuda11-archive/"
+
+static const char RUNTIME[] = "\177ELF fake libcudnn.so.8.5.0 runtime\n";
+static const char OPS[] = "\177ELF fake libcudnn_ops_infer.so.8.5.0\n";
+static const char HDR[] = "#define CUDNN_MAJOR 8\n";
+static const char VHDR[] = "#define CUDNN_MINOR 5\n#define CUDNN_PATCHLEVEL 0\n";
+static const char STATIC_A[] = "!<arch>\nfake static library\n";
+static const char LICENSE[] = "NVIDIA Software License Agreement (fake)\n";
+static const char DLL[] = "MZ fake cudnn64_8.dll\n";
+static const char LIB[] = "!<arch>\nfake import library\n";
+
+static uint64_t ent_size(const struct aent *e)
+{
+    return e->zeros ? e->zeros : e->data ? strlen(e->data) : 0;
+}
+
+/* kind: "tar.xz", "tar.gz", "tar", "zip" (deflate), "zip-store". */
+static void write_archive(const char *file, const char *kind,
+                          const struct aent *ents, size_t n)
+{
+    struct archive *a = archive_write_new();
+    static char zero[1 << 16];
+    int zip = strncmp(kind, "zip", 3) == 0;
+
+    if (zip) {
+        archive_write_set_format_zip(a);
+        if (strcmp(kind, "zip-store") == 0)
+            archive_write_set_options(a, "zip:compression=store");
+    } else {
+        archive_write_set_format_pax_restricted(a);
+        if (strcmp(kind, "tar.xz") == 0)
+            archive_write_add_filter_xz(a);
+        else if (strcmp(kind, "tar.gz") == 0)
+            archive_write_add_filter_gzip(a);
+    }
+    if (archive_write_open_filename(a, file) != ARCHIVE_OK) {
+        fprintf(stderr, "write %s: %s\n", file, archive_error_string(a));
+        exit(2);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct aent *e = &ents[i];
+        struct archive_entry *ae = archive_entry_new();
+        archive_entry_set_pathname(ae, e->path);
+        archive_entry_set_mtime(ae, 1660000000, 0);
+        switch (e->type) {
+        case 'f':
+            archive_entry_set_filetype(ae, AE_IFREG);
+            archive_entry_set_perm(ae, 0644);
+            archive_entry_set_size(ae, (la_int64_t)ent_size(e));
+            break;
+        case 'd':
+            archive_entry_set_filetype(ae, AE_IFDIR);
+            archive_entry_set_perm(ae, 0755);
+            break;
+        case 'l':
+            archive_entry_set_filetype(ae, AE_IFLNK);
+            archive_entry_set_perm(ae, 0777);
+            archive_entry_set_symlink(ae, e->data);
+            break;
+        case 'h':
+            archive_entry_set_filetype(ae, AE_IFREG);
+            archive_entry_set_perm(ae, 0644);
+            archive_entry_set_hardlink(ae, e->data);
+            archive_entry_set_size(ae, 0);
+            break;
+        case 'p':
+            archive_entry_set_filetype(ae, AE_IFIFO);
+            archive_entry_set_perm(ae, 0644);
+            break;
+        case 'c':
+            archive_entry_set_filetype(ae, AE_IFCHR);
+            archive_entry_set_perm(ae, 0644);
+            archive_entry_set_rdev(ae, 0x0103);
+            break;
+        }
+        if (archive_write_header(a, ae) < ARCHIVE_WARN) {
+            fprintf(stderr, "header %s: %s\n", e->path,
+                    archive_error_string(a));
+            exit(2);
+        }
+        if (e->type == 'f') {
+            if (e->zeros) {
+                for (uint64_t left = e->zeros; left;) {
+                    size_t k = left < sizeof zero ? (size_t)left : sizeof zero;
+                    archive_write_data(a, zero, k);
+                    left -= k;
+                }
+            } else if (e->data) {
+                archive_write_data(a, e->data, strlen(e->data));
+            }
+        }
+        archive_entry_free(ae);
+    }
+    archive_write_close(a);
+    archive_write_free(a);
+}
+
+static unsigned char *slurp(const char *file, size_t *len)
+{
+    FILE *f = fopen(file, "rb");
+    unsigned char *b;
+    long n;
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b = malloc((size_t)n + 1);
+    if (fread(b, 1, (size_t)n, f) != (size_t)n)
+        n = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static void spill(const char *file, const unsigned char *b, size_t len)
+{
+    FILE *f = fopen(file, "wb");
+    fwrite(b, 1, len, f);
+    fclose(f);
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+
+static long find_sig(const unsigned char *b, size_t len, const char *sig,
+                     size_t from)
+{
+    for (size_t i = from; i + 4 <= len; i++)
+        if (memcmp(b + i, sig, 4) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* Make a one-entry zip lie about its entry's uncompressed size (local
+ * header, data descriptor and central directory all say 'size'). */
+static void zip_lie_size(const char *file, uint32_t size)
+{
+    size_t len;
+    unsigned char *b = slurp(file, &len);
+    long loc = find_sig(b, len, "PK\3\4", 0);
+    long cen = find_sig(b, len, "PK\1\2", 0);
+    long dd = find_sig(b, len, "PK\7\10", (size_t)loc + 4);
+    CHECK(loc == 0 && cen > 0);
+    put32(b + loc + 22, size);
+    put32(b + cen + 24, size);
+    if (dd > 0 && dd < cen)
+        put32(b + dd + 12, size);
+    spill(file, b, len);
+    free(b);
+}
+
+/* ---- manifests by hand ---------------------------------------------------------- */
+
+struct mspec {
+    const char *path; /* after stripping */
+    enum cdd_role role;
+    const char *data; /* contents for sha256 and size; NULL: neither */
+    const char *target;
+    uint64_t zeros;   /* size of a zero-filled file (no sha256) */
+};
+
+static char *xstrdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static struct cdd_manifest *mk_manifest(enum cdd_platform p, int strip,
+                                        int exact, const struct mspec *f,
+                                        size_t n)
+{
+    struct cdd_manifest *m = calloc(1, sizeof *m);
+    m->source = xstrdup("test-manifest.json");
+    m->name = xstrdup("test-manifest");
+    m->schema_version = CDD_MANIFEST_SCHEMA;
+    m->product = xstrdup("cudnn");
+    m->version = xstrdup("8.5.0.96");
+    m->cuda_major = 11;
+    m->platform = p;
+    m->archive.filename = xstrdup("test-archive");
+    m->archive.strip_components = strip;
+    m->files_exact = exact;
+    m->files = calloc(n ? n : 1, sizeof *m->files);
+    m->n_files = n;
+    for (size_t i = 0; i < n; i++) {
+        struct cdd_mfile *mf = &m->files[i];
+        mf->path = xstrdup(f[i].path);
+        mf->role = f[i].role;
+        mf->target = xstrdup(f[i].target);
+        if (f[i].data) {
+            struct cdd_sha256 *h = NULL;
+            cdd_sha256_new(&h);
+            cdd_sha256_update(h, f[i].data, strlen(f[i].data));
+            cdd_sha256_final(h, mf->sha256);
+            cdd_sha256_free(h);
+            mf->has_sha256 = 1;
+            mf->has_size = 1;
+            mf->size = strlen(f[i].data);
+        } else if (f[i].zeros) {
+            mf->has_size = 1;
+            mf->size = f[i].zeros;
+        }
+    }
+    return m;
+}
+
+/* ---- a recording sink --------------------------------------------------------------- */
+
+#define MAXREC 64
+
+struct tsink {
+    const char *outdir; /* write files here ('/' flattened to '_') */
+    int fail_begin_at;  /* 1-based; 0: never */
+    int fail_end_at;
+    int cancel_in_begin;
+    int n_begin, n_end;
+    int open_files; /* given out in begin, not yet seen by end */
+    char path[MAXREC][256];
+    enum cdd_entry_type type[MAXREC];
+    enum cdd_role role[MAXREC];
+    uint64_t size[MAXREC];
+    uint8_t sha[MAXREC][CDD_SHA256_LEN];
+    int listed[MAXREC];
+    int n_progress;
+    uint64_t last_done, last_total;
+    int progress_backwards;
+};
+
+static int ts_begin(void *ud, const struct cdd_xentry *e,
+                    struct cdd_file **out)
+{
+    struct tsink *t = ud;
+    char flat[512];
+    int r;
+    t->n_begin++;
+    if (t->cancel_in_begin)
+        cdd_cancel_request();
+    if (t->outdir) {
+        snprintf(flat, sizeof flat, "%s/%s", t->outdir, e->path);
+        for (char *p = flat + strlen(t->outdir) + 1; *p; p++)
+            if (*p == '/')
+                *p = '_';
+        if ((r = cdd_fs_create(flat, 0, out)) < 0)
+            return r;
+        t->open_files++;
+    }
+    /* Fail after handing out the file: cdd_extract must abort it. */
+    if (t->fail_begin_at && t->n_begin == t->fail_begin_at) {
+        if (*out)
+            t->open_files--;
+        return cdd_fail(CDD_E_IO, "sink", 0, "begin fails on purpose");
+    }
+    return 0;
+}
+
+static int ts_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
+{
+    struct tsink *t = ud;
+    int i = t->n_end++;
+    int r = 0;
+    if (f) {
+        t->open_files--;
+        r = cdd_file_close(f);
+    }
+    if (i < MAXREC) {
+        snprintf(t->path[i], sizeof t->path[i], "%s", e->path);
+        t->type[i] = e->type;
+        t->role[i] = e->role;
+        t->size[i] = e->size;
+        t->listed[i] = e->mfile != NULL;
+        memcpy(t->sha[i], e->sha256, CDD_SHA256_LEN);
+    }
+    if (t->fail_end_at && t->n_end == t->fail_end_at)
+        return cdd_fail(CDD_E_IO, "sink", 0, "end fails on purpose");
+    return r;
+}
+
+static void ts_progress(void *ud, uint64_t done, uint64_t total)
+{
+    struct tsink *t = ud;
+    if (done < t->last_done || done > total)
+        t->progress_backwards = 1;
+    t->n_progress++;
+    t->last_done = done;
+    t->last_total = total;
+}
+
+static int ts_find(const struct tsink *t, const char *path)
+{
+    for (int i = 0; i < t->n_end && i < MAXREC; i++)
+        if (strcmp(t->path[i], path) == 0)
+            return i;
+    return -1;
+}
+
+/* Run cdd_extract and check the code and that the message contains want
+ * (when not NULL). Returns the code. */
+static int run_x(const char *file, const struct cdd_manifest *m, int pinned,
+                 struct tsink *t, int want_code, const char *want_msg)
+{
+    struct cdd_extract_opts o = {.m = m, .pinned = pinned};
+    struct cdd_extract_sink s = {t, ts_begin, ts_end, ts_progress};
+    int r;
+    cdd_clear_error();
+    r = cdd_extract(file, &o, &s);
+    CHECK_MSG(r == want_code, "%s: got %s (%s), want %s", file,
+              cdd_err_name(r), cdd_last_error()->msg, cdd_err_name(want_code));
+    if (r && want_msg)
+        CHECK_MSG(strstr(cdd_last_error()->msg, want_msg) != NULL,
+                  "message \"%s\" lacks \"%s\"", cdd_last_error()->msg,
+                  want_msg);
+    if (r)
+        CHECK_STR(cdd_last_error()->path, file);
+    /* On success every file went back through end(); on failure the one in
+     * flight was aborted by cdd_extract (ASan's leak check sees the rest). */
+    if (!want_code)
+        CHECK_INT(t->open_files, 0);
+    return r;
+}
+
+/* ---- the good Linux tarball ------------------------------------------------------ */
+
+static const struct aent linux_good[] = {
+    {TOP, 'd', NULL, 0},
+    {TOP "include/", 'd', NULL, 0},
+    {TOP "include/cudnn.h", 'f', HDR, 0},
+    {TOP "include/cudnn_version.h", 'f', VHDR, 0},
+    {TOP "lib/", 'd', NULL, 0},
+    /* links before their targets, as tar often stores them */
+    {TOP "lib/libcudnn.so", 'l', "libcudnn.so.8", 0},
+    {TOP "lib/libcudnn.so.8", 'l', "libcudnn.so.8.5.0", 0},
+    {TOP "lib/libcudnn.so.8.5.0", 'f', RUNTIME, 0},
+    {TOP "lib/libcudnn_ops_infer.so.8.5.0", 'f', OPS, 0},
+    {TOP "lib/libcudnn_ops_infer.so.8", 'l', "libcudnn_ops_infer.so.8.5.0", 0},
+    {TOP "lib/libcudnn_static.a", 'f', STATIC_A, 0},
+    {TOP "LICENSE", 'f', LICENSE, 0},
+};
+#define N_LINUX (sizeof linux_good / sizeof linux_good[0])
+
+static const struct mspec linux_files[] = {
+    {"include/cudnn.h", CDD_ROLE_HEADER, HDR, NULL, 0},
+    {"include/cudnn_version.h", CDD_ROLE_HEADER, VHDR, NULL, 0},
+    {"lib/libcudnn.so", CDD_ROLE_SYMLINK, NULL, "libcudnn.so.8", 0},
+    {"lib/libcudnn.so.8", CDD_ROLE_SYMLINK, NULL, "libcudnn.so.8.5.0", 0},
+    {"lib/libcudnn.so.8.5.0", CDD_ROLE_RUNTIME, RUNTIME, NULL, 0},
+    {"lib/libcudnn_ops_infer.so.8.5.0", CDD_ROLE_RUNTIME, OPS, NULL, 0},
+    {"lib/libcudnn_ops_infer.so.8", CDD_ROLE_SYMLINK, NULL,
+     "libcudnn_ops_infer.so.8.5.0", 0},
+    {"lib/libcudnn_static.a", CDD_ROLE_STATIC_LIB, STATIC_A, NULL, 0},
+    {"LICENSE", CDD_ROLE_LICENSE, LICENSE, NULL, 0},
+};
+#define N_LINUX_FILES (sizeof linux_files / sizeof linux_files[0])
+
+static struct cdd_manifest *linux_manifest(void)
+{
+    return mk_manifest(CDD_PLATFORM_LINUX_X86_64, 1, 1, linux_files,
+                       N_LINUX_FILES);
+}
+
+static void file_equals(const char *file, const char *want)
+{
+    size_t len = 0;
+    unsigned char *b = slurp(file, &len);
+    CHECK_MSG(b && len == strlen(want) && memcmp(b, want, len) == 0,
+              "%s differs", file);
+    free(b);
+}
+
+static void test_good_tar_xz(void)
+{
+    const char *file = tmp_path("good.tar.xz");
+    const char *out = tmp_path("good-out");
+    struct cdd_manifest *m = linux_manifest();
+    struct tsink t = {0};
+    char got[CDD_SHA256_HEX], want[CDD_SHA256_HEX];
+    int i;
+
+    write_archive(file, "tar.xz", linux_good, N_LINUX);
+    cdd_fs_remove_tree(out);
+    cdd_fs_mkdirs(out, NULL);
+    t.outdir = out;
+    CHECK_INT(run_x(file, m, 0, &t, 0, NULL), 0);
+    CHECK_INT(t.n_end, (int)N_LINUX_FILES);
+    CHECK_INT(t.n_begin, 6); /* regular files only */
+    CHECK(t.n_progress > 0);
+    CHECK(!t.progress_backwards);
+    CHECK(t.last_total > 0 && t.last_done <= t.last_total);
+
+    i = ts_find(&t, "lib/libcudnn.so.8.5.0");
+    CHECK(i >= 0);
+    if (i >= 0) {
+        CHECK_INT(t.type[i], CDD_ENTRY_FILE);
+        CHECK_INT(t.role[i], CDD_ROLE_RUNTIME);
+        CHECK_INT(t.size[i], strlen(RUNTIME));
+        CHECK(t.listed[i]);
+        cdd_hex_encode(t.sha[i], CDD_SHA256_LEN, got);
+        cdd_hex_encode(m->files[4].sha256, CDD_SHA256_LEN, want);
+        CHECK_STR(got, want);
+    }
+    i = ts_find(&t, "lib/libcudnn.so");
+    CHECK(i >= 0 && t.type[i] == CDD_ENTRY_SYMLINK &&
+          t.role[i] == CDD_ROLE_SYMLINK);
+    file_equals(tmp_path("good-out/lib_libcudnn.so.8.5.0"), RUNTIME);
+    file_equals(tmp_path("good-out/include_cudnn.h"), HDR);
+    file_equals(tmp_path("good-out/LICENSE"), LICENSE);
+    cdd_manifest_free(m);
+}
+
+/* The same content through gzip and plain tar. */
+static void test_good_other_compressions(void)
+{
+    const char *kinds[] = {"tar.gz", "tar"};
+    for (size_t k = 0; k < 2; k++) {
+        char name[64];
+        struct cdd_manifest *m = linux_manifest();
+        struct tsink t = {0};
+        snprintf(name, sizeof name, "good-%zu.%s", k, kinds[k]);
+        write_archive(tmp_path(name), kinds[k], linux_good, N_LINUX);
+        run_x(tmp_path(name), m, 0, &t, 0, NULL);
+        CHECK_INT(t.n_end, (int)N_LINUX_FILES);
+        cdd_manifest_free(m);
+    }
+}
+
+/* ---- the good Windows zip --------------------------------------------------------- */
+
+static const struct aent win_good[] = {
+    {WTOP, 'd', NULL, 0},
+    {WTOP "bin/", 'd', NULL, 0},
+    {WTOP "bin/cudnn64_8.dll", 'f', DLL, 0},
+    {WTOP "include/", 'd', NULL, 0},
+    {WTOP "include/cudnn.h", 'f', HDR, 0},
+    {WTOP "lib/", 'd', NULL, 0},
+    {WTOP "lib/x64/", 'd', NULL, 0},
+    {WTOP "lib/x64/cudnn64_8.lib", 'f', LIB, 0},
+    {WTOP "LICENSE", 'f', LICENSE, 0},
+};
+#define N_WIN (sizeof win_good / sizeof win_good[0])
+
+static const struct mspec win_files[] = {
+    {"bin/cudnn64_8.dll", CDD_ROLE_RUNTIME, DLL, NULL, 0},
+    {"include/cudnn.h", CDD_ROLE_HEADER, HDR, NULL, 0},
+    {"lib/x64/cudnn64_8.lib", CDD_ROLE_IMPORT_LIB, LIB, NULL, 0},
+    {"LICENSE", CDD_ROLE_LICENSE, LICENSE, NULL, 0},
+};
+#define N_WIN_FILES (sizeof win_files / sizeof win_files[0])
+
+static void test_good_zip(void)
+{
+    const char *file = tmp_path("good.zip");
+    struct cdd_manifest *m = mk_manifest(CDD_PLATFORM_WINDOWS_X86_64, 1, 1,
+                                         win_files, N_WIN_FILES);
+    struct tsink t = {0};
+    int i;
+    write_archive(file, "zip", win_good, N_WIN);
+    run_x(file, m, 0, &t, 0, NULL);
+    CHECK_INT(t.n_end, (int)N_WIN_FILES);
+    i = ts_find(&t, "lib/x64/cudnn64_8.lib");
+    CHECK(i >= 0 && t.role[i] == CDD_ROLE_IMPORT_LIB &&
+          t.size[i] == strlen(LIB));
+    CHECK(t.last_total > 0 && t.last_done <= t.last_total);
+    CHECK(!t.progress_backwards);
+
+    /* The same, stored rather than deflated. */
+    write_archive(tmp_path("good-store.zip"), "zip-store", win_good, N_WIN);
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("good-store.zip"), m, 0, &t, 0, NULL);
+    cdd_manifest_free(m);
+}
+
+/* Old 8.x zips used "cuda/" as the top folder: stripping one handles it. */
+static void test_zip_cuda_top(void)
+{
+    const struct aent ents[] = {
+        {"cuda/bin/cudnn64_8.dll", 'f', DLL, 0},
+        {"cuda/include/cudnn.h", 'f', HDR, 0},
+        {"cuda/lib/x64/cudnn64_8.lib", 'f', LIB, 0},
+        {"cuda/LICENSE", 'f', LICENSE, 0},
+    };
+    struct cdd_manifest *m = mk_manifest(CDD_PLATFORM_WINDOWS_X86_64, 1, 1,
+                                         win_files, N_WIN_FILES);
+    struct tsink t = {0};
+    write_archive(tmp_path("cuda-top.zip"), "zip", ents, 4);
+    run_x(tmp_path("cuda-top.zip"), m, 0, &t, 0, NULL);
+    CHECK_INT(t.n_end, 4);
+    cdd_manifest_free(m);
+}
+
+/* ---- rejections ---------------------------------------------------------------------- */
+
+/* Build an archive of the good Linux entries plus/minus changes, run it
+ * against a manifest, and expect a code and message. 'extra' entries are
+ * appended; 'drop' names one entry of linux_good to leave out. */
+static void expect_linux(const char *name, const char *kind,
+                         const struct aent *extra, size_t n_extra,
+                         const char *drop, const struct cdd_manifest *m,
+                         int pinned, int want, const char *msg)
+{
+    struct aent ents[64];
+    size_t n = 0;
+    struct tsink t = {0};
+    struct cdd_manifest *own = NULL;
+    for (size_t i = 0; i < N_LINUX; i++)
+        if (!drop || strcmp(linux_good[i].path, drop) != 0)
+            ents[n++] = linux_good[i];
+    for (size_t i = 0; i < n_extra; i++)
+        ents[n++] = extra[i];
+    write_archive(tmp_path(name), kind, ents, n);
+    if (!m)
+        m = own = linux_manifest();
+    fprintf(stderr, "  [%s]\n", name);
+    run_x(tmp_path(name), m, pinned, &t, want, msg);
+    cdd_manifest_free(own);
+}
+
+static void test_unsafe_names(void)
+{
+    static const struct {
+        const char *path;
+        const char *why;
+    } bad[] = {
+        {TOP "lib/../../evil", "contains '..'"},
+        {"../evil", "contains '..'"},
+        {"/etc/evil", "absolute path"},
+        {TOP "lib\\..\\..\\evil", "backslash"},
+        {TOP "lib/x.dll:stream", "contains ':'"},
+        {"C:/evil", "drive letter"},
+        {TOP "lib/nul.txt", "reserved"},
+        {TOP "lib/COM1", "reserved"},
+        {TOP "PROGRA~1/x.h", "8.3"},
+        {TOP "lib/evil.", "ends with '.'"},
+        {TOP "lib/a\033[2J", "control character"},
+        {TOP "lib/a\xed\xa0\x80", "surrogate"},
+        {TOP "lib/x\xc0\xaf", "overlong"},
+        {TOP "lib/a|b", "forbidden"},
+        {TOP "lib//x", "empty component"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct aent e = {bad[i].path, 'f', "x", 0};
+        char name[64];
+        snprintf(name, sizeof name, "unsafe-%zu.tar", i);
+        expect_linux(name, "tar", &e, 1, NULL, NULL, 0, CDD_E_UNSAFE,
+                     bad[i].why);
+        CHECK(strstr(cdd_last_error()->msg, "unsafe name") != NULL);
+    }
+    /* the example of the brief, word for word */
+    struct aent e = {"cudnn-x/lib/../../evil", 'f', "x", 0};
+    expect_linux("unsafe-brief.tar.xz", "tar.xz", &e, 1, NULL, NULL, 0,
+                 CDD_E_UNSAFE,
+                 "entry \"cudnn-x/lib/../../evil\": unsafe name: contains "
+                 "'..'");
+    /* and in a zip */
+    const struct aent z[] = {{"top/../../evil.dll", 'f', "x", 0}};
+    struct tsink t = {0};
+    struct cdd_manifest *m = mk_manifest(CDD_PLATFORM_WINDOWS_X86_64, 1, 1,
+                                         win_files, N_WIN_FILES);
+    write_archive(tmp_path("unsafe.zip"), "zip", z, 1);
+    run_x(tmp_path("unsafe.zip"), m, 0, &t, CDD_E_UNSAFE, "contains '..'");
+    cdd_manifest_free(m);
+}
+
+static void test_hardlink_and_devices(void)
+{
+    struct aent h = {TOP "lib/libcudnn_hard.so", 'h',
+                     TOP "lib/libcudnn.so.8.5.0", 0};
+    struct aent h2 = {TOP "lib/evil", 'h', "/etc/passwd", 0};
+    struct aent p = {TOP "lib/fifo", 'p', NULL, 0};
+    struct aent c = {TOP "lib/tty", 'c', NULL, 0};
+    expect_linux("hardlink.tar.xz", "tar.xz", &h, 1, NULL, NULL, 0,
+                 CDD_E_UNSAFE, "hard link");
+    expect_linux("hardlink-out.tar", "tar", &h2, 1, NULL, NULL, 1,
+                 CDD_E_UNSAFE, "hard link");
+    expect_linux("fifo.tar.xz", "tar.xz", &p, 1, NULL, NULL, 0, CDD_E_UNSAFE,
+                 "device or FIFO");
+    expect_linux("chardev.tar", "tar", &c, 1, NULL, NULL, 0, CDD_E_UNSAFE,
+                 "device or FIFO");
+}
+
+static void test_symlinks(void)
+{
+    struct cdd_manifest *m;
+
+    /* undeclared symlink, exact manifest */
+    struct aent und = {TOP "lib/libcudnn_ops.so", 'l', "libcudnn.so.8.5.0", 0};
+    expect_linux("sym-undeclared.tar.xz", "tar.xz", &und, 1, NULL, NULL, 1,
+                 CDD_E_ARCHIVE, "unexpected entry lib/libcudnn_ops.so");
+
+    /* declared target differs from the archive's */
+    struct aent tgt[] = {{TOP "lib/libcudnn.so", 'l', "libcudnn_ops_infer.so.8.5.0", 0}};
+    expect_linux("sym-target.tar.xz", "tar.xz", tgt, 1, TOP "lib/libcudnn.so",
+                 NULL, 0, CDD_E_ARCHIVE, "the manifest says");
+
+    /* a symlink pointing into another folder, even when the manifest
+     * (made by hand, bypassing the loader) declares it */
+    struct mspec fs[N_LINUX_FILES];
+    memcpy(fs, linux_files, sizeof fs);
+    fs[2].target = "../include/cudnn.h";
+    m = mk_manifest(CDD_PLATFORM_LINUX_X86_64, 1, 1, fs, N_LINUX_FILES);
+    struct aent other[] = {{TOP "lib/libcudnn.so", 'l', "../include/cudnn.h", 0}};
+    expect_linux("sym-otherdir.tar.xz", "tar.xz", other, 1,
+                 TOP "lib/libcudnn.so", m, 0, CDD_E_UNSAFE, "symlink to");
+    cdd_manifest_free(m);
+
+    /* absolute and sub-folder targets */
+    fs[2].target = "/usr/lib/x86_64-linux-gnu/libcudnn.so.8";
+    m = mk_manifest(CDD_PLATFORM_LINUX_X86_64, 1, 1, fs, N_LINUX_FILES);
+    struct aent abs[] = {{TOP "lib/libcudnn.so", 'l',
+                          "/usr/lib/x86_64-linux-gnu/libcudnn.so.8", 0}};
+    expect_linux("sym-abs.tar", "tar", abs, 1, TOP "lib/libcudnn.so", m, 0,
+                 CDD_E_UNSAFE, "absolute path");
+    cdd_manifest_free(m);
+    fs[2].target = "sub/libcudnn.so.8";
+    m = mk_manifest(CDD_PLATFORM_LINUX_X86_64, 1, 1, fs, N_LINUX_FILES);
+    struct aent sub[] = {{TOP "lib/libcudnn.so", 'l', "sub/libcudnn.so.8", 0}};
+    expect_linux("sym-sub.tar", "tar", sub, 1, TOP "lib/libcudnn.so", m, 0,
+                 CDD_E_UNSAFE, "same folder");
+    cdd_manifest_free(m);
+
+    /* symlink where the manifest lists a regular file, and the reverse */
+    struct aent asfile[] = {{TOP "LICENSE", 'l', "libcudnn.so.8.5.0", 0}};
+    expect_linux("sym-for-file.tar", "tar", asfile, 1, TOP "LICENSE", NULL, 0,
+                 CDD_E_ARCHIVE, "is a symlink, the manifest lists a regular");
+    struct aent fileforsym[] = {{TOP "lib/libcudnn.so", 'f', RUNTIME, 0}};
+    expect_linux("file-for-sym.tar", "tar", fileforsym, 1,
+                 TOP "lib/libcudnn.so", NULL, 0, CDD_E_ARCHIVE,
+                 "is a regular file, the manifest lists a symlink");
+
+    /* dangling: the chain's end is missing from the archive (declared) */
+    fs[2].target = "libcudnn.so.7";
+    m = mk_manifest(CDD_PLATFORM_LINUX_X86_64, 1, 1, fs, N_LINUX_FILES);
+    struct aent dang[] = {{TOP "lib/libcudnn.so", 'l', "libcudnn.so.7", 0}};
+    expect_linux("sym-dangling.tar.xz", "tar.xz", dang, 1,
+                 TOP "lib/libcudnn.so", m, 0, CDD_E_ARCHIVE,
+                 "which is not an entry of the archive");
+    cdd_manifest_free(m);
+}
+
+/* A non-exact, pinned manifest lets unlisted symlinks in by the layout
+ * rules; their targets are checked the same way. */
+static void test_symlinks_unlisted(void)
+{
+    struct cdd_manifest *m = linux_manifest();
+    m->files_exact = 0;
+
+    struct aent loop[] = {{TOP "lib/libcudnn_a.so", 'l', "libcudnn_b.so", 0},
+                          {TOP "lib/libcudnn_b.so", 'l', "libcudnn_a.so", 0}};
+    expect_linux("sym-loop.tar", "tar", loop, 2, NULL, m, 1, CDD_E_UNSAFE,
+                 "loops");
+    struct aent self[] = {{TOP "lib/libcudnn_s.so", 'l', "libcudnn_s.so", 0}};
+    expect_linux("sym-self.tar", "tar", self, 1, NULL, m, 1, CDD_E_UNSAFE,
+                 "loops");
+    struct aent out[] = {{TOP "lib/libcudnn_x.so", 'l', "../../../etc/passwd", 0}};
+    expect_linux("sym-unlisted-out.tar", "tar", out, 1, NULL, m, 1,
+                 CDD_E_UNSAFE, "contains '..'");
+    struct aent dangle[] = {{TOP "lib/libcudnn_y.so", 'l', "libcudnn_gone.so", 0}};
+    expect_linux("sym-unlisted-dangle.tar", "tar", dangle, 1, NULL, m, 1,
+                 CDD_E_ARCHIVE, "not an entry of the archive");
+    /* a link whose target exists only in another folder */
+    struct aent elsewhere[] = {{TOP "lib/libcudnn_z.so", 'l', "cudnn.h", 0}};
+    expect_linux("sym-elsewhere.tar", "tar", elsewhere, 1, NULL, m, 1,
+                 CDD_E_ARCHIVE, "not an entry of the archive");
+    /* a symlink, then a file written "through" it */
+    struct aent through[] = {{TOP "lib/libcudnn_d.so", 'l', "libcudnn.so.8.5.0", 0},
+                             {TOP "lib/libcudnn_d.so/x.so", 'f', "x", 0}};
+    expect_linux("sym-through.tar", "tar", through, 2, NULL, m, 1,
+                 CDD_E_UNSAFE, "not a folder");
+    /* a good unlisted chain passes */
+    struct aent good[] = {{TOP "lib/libcudnn_cnn_infer.so", 'l', "libcudnn_cnn_infer.so.8", 0},
+                          {TOP "lib/libcudnn_cnn_infer.so.8", 'l', "libcudnn_cnn_infer.so.8.5.0", 0},
+                          {TOP "lib/libcudnn_cnn_infer.so.8.5.0", 'f', "cnn", 0}};
+    expect_linux("sym-unlisted-good.tar.xz", "tar.xz", good, 3, NULL, m, 1, 0,
+                 NULL);
+    cdd_manifest_free(m);
+}
+
+static void test_unexpected_missing(void)
+{
+    struct aent extra = {TOP "lib/libevil.so.1", 'f', "evil", 0};
+    expect_linux("unexpected.tar.xz", "tar.xz", &extra, 1, NULL, NULL, 0,
+                 CDD_E_ARCHIVE,
+                 "unexpected entry lib/libevil.so.1 (not in the manifest)");
+    expect_linux("missing.tar.xz", "tar.xz", NULL, 0,
+                 TOP "include/cudnn_version.h", NULL, 0, CDD_E_ARCHIVE,
+                 "missing entry include/cudnn_version.h");
+    /* a symlink's target missing makes the target missing */
+    expect_linux("missing-target.tar.xz", "tar.xz", NULL, 0,
+                 TOP "lib/libcudnn.so.8.5.0", NULL, 0, CDD_E_ARCHIVE,
+                 "missing entry lib/libcudnn.so.8.5.0");
+    /* a file above the stripped top folder */
+    struct aent top = {"README", 'f', "hi", 0};
+    expect_linux("above-top.tar", "tar", &top, 1, NULL, NULL, 0,
+                 CDD_E_ARCHIVE, "above the 1 top folder");
+    /* an empty archive misses everything */
+    struct tsink t = {0};
+    struct cdd_manifest *m = linux_manifest();
+    write_archive(tmp_path("empty.tar"), "tar", NULL, 0);
+    run_x(tmp_path("empty.tar"), m, 0, &t, CDD_E_ARCHIVE, "missing entry");
+    cdd_manifest_free(m);
+}
+
+static void test_duplicates(void)
+{
+    struct aent dup = {TOP "include/cudnn.h", 'f', HDR, 0};
+    expect_linux("dup.tar.xz", "tar.xz", &dup, 1, NULL, NULL, 0, CDD_E_UNSAFE,
+                 "duplicate");
+    struct aent cdup = {TOP "include/CUDNN.h", 'f', HDR, 0};
+    expect_linux("casedup.tar.xz", "tar.xz", &cdup, 1, NULL, NULL, 0,
+                 CDD_E_UNSAFE, "differ only in case");
+    /* duplicates created by stripping different top folders */
+    struct aent tdup = {"other-top/include/cudnn.h", 'f', HDR, 0};
+    expect_linux("topdup.tar", "tar", &tdup, 1, NULL, NULL, 0, CDD_E_UNSAFE,
+                 "duplicate");
+    /* a file and a folder of the same name */
+    struct aent clash = {TOP "LICENSE/x.h", 'f', HDR, 0};
+    expect_linux("fileclash.tar", "tar", &clash, 1, NULL, NULL, 0,
+                 CDD_E_UNSAFE, "not a folder");
+    /* the folder first, then the file (case-insensitively) */
+    struct aent clash2[] = {{TOP "include/sub/a.h", 'f', HDR, 0},
+                            {TOP "include/SUB", 'f', HDR, 0}};
+    expect_linux("fileclash2.tar", "tar", clash2, 2, NULL, NULL, 0,
+                 CDD_E_UNSAFE, "also a folder");
+    /* duplicate in a zip */
+    const struct aent z[] = {{"t/LICENSE", 'f', LICENSE, 0},
+                             {"t/license", 'f', LICENSE, 0}};
+    struct tsink t = {0};
+    struct cdd_manifest *m = mk_manifest(CDD_PLATFORM_WINDOWS_X86_64, 1, 1,
+                                         win_files, N_WIN_FILES);
+    write_archive(tmp_path("casedup.zip"), "zip", z, 2);
+    run_x(tmp_path("casedup.zip"), m, 0, &t, CDD_E_UNSAFE, "differ only in case");
+    cdd_manifest_free(m);
+}
+
+static void test_sizes_and_hashes(void)
+{
+    struct aent bigger[] = {{TOP "include/cudnn.h", 'f', "#define CUDNN_MAJOR 8\n\n", 0}};
+    expect_linux("bigger.tar.xz", "tar.xz", bigger, 1, TOP "include/cudnn.h",
+                 NULL, 0, CDD_E_ARCHIVE, "the manifest says 22");
+    struct aent smaller[] = {{TOP "include/cudnn.h", 'f', "#define", 0}};
+    expect_linux("smaller.tar.xz", "tar.xz", smaller, 1, TOP "include/cudnn.h",
+                 NULL, 0, CDD_E_ARCHIVE, "size 7 bytes, the manifest says 22");
+    /* same size, different bytes */
+    struct aent other[] = {{TOP "include/cudnn.h", 'f', "#define CUDNN_MAJOR 9\n", 0}};
+    expect_linux("sha.tar.xz", "tar.xz", other, 1, TOP "include/cudnn.h", NULL,
+                 0, CDD_E_CHECKSUM, "include/cudnn.h: sha256 ");
+    CHECK(strstr(cdd_last_error()->msg, "does not match the manifest's") !=
+          NULL);
+    /* the expected hash is named in the message */
+    {
+        struct cdd_manifest *m = linux_manifest();
+        char want[CDD_SHA256_HEX];
+        cdd_hex_encode(m->files[0].sha256, CDD_SHA256_LEN, want);
+        CHECK(strstr(cdd_last_error()->msg, want) != NULL);
+        cdd_manifest_free(m);
+    }
+}
+
+/* A zip whose headers say 1 KiB and whose data inflates to 64 MiB of zeros:
+ * the header check passes, so only the bound stops it -- after the bound,
+ * with nothing beyond it written. */
+static void test_bomb(void)
+{
+    const char *file = tmp_path("bomb.zip");
+    const char *out = tmp_path("bomb-out");
+    const struct aent z[] = {{"t/bin/cudnn64_8.dll", 'f', NULL, 64u << 20}};
+    const struct mspec f[] = {{"bin/cudnn64_8.dll", CDD_ROLE_RUNTIME, NULL,
+                               NULL, 300 * 1024}};
+    struct cdd_manifest *m = mk_manifest(CDD_PLATFORM_WINDOWS_X86_64, 1, 1,
+                                         f, 1);
+    struct tsink t = {0};
+    struct stat st;
+    size_t len = 0;
+    unsigned char *b;
+
+    write_archive(file, "zip", z, 1);
+    b = slurp(file, &len);
+    free(b);
+    CHECK_MSG(len < (1u << 20), "bomb is %zu bytes", len);
+    zip_lie_size(file, 300 * 1024);
+
+    cdd_fs_remove_tree(out);
+    cdd_fs_mkdirs(out, NULL);
+    t.outdir = out;
+    run_x(file, m, 0, &t, CDD_E_ARCHIVE, "larger than the manifest says");
+    /* written: whole blocks within the bound, never past it */
+    CHECK(stat(tmp_path("bomb-out/bin_cudnn64_8.dll"), &st) == 0);
+    CHECK_MSG(st.st_size > 0 && st.st_size <= 300 * 1024,
+              "wrote %lld bytes", (long long)st.st_size);
+    cdd_manifest_free(m);
+
+    /* 1 KiB in the manifest, honest headers: refused before any data */
+    const struct mspec f1[] = {{"bin/cudnn64_8.dll", CDD_ROLE_RUNTIME, NULL,
+                                NULL, 1024}};
+    m = mk_manifest(CDD_PLATFORM_WINDOWS_X86_64, 1, 1, f1, 1);
+    write_archive(tmp_path("bomb-honest.zip"), "zip", z, 1);
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("bomb-honest.zip"), m, 0, &t, CDD_E_ARCHIVE,
+          "the manifest says 1024");
+    CHECK_INT(t.n_begin, 0);
+    /* lying to 1 KiB: stops after 1 KiB + 1 */
+    zip_lie_size(tmp_path("bomb-honest.zip"), 1024);
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("bomb-honest.zip"), m, 0, &t, CDD_E_ARCHIVE,
+          "more than 1024 bytes");
+    cdd_manifest_free(m);
+
+    /* and in a tar.xz: 64 MiB of zeros against 1 KiB */
+    struct aent tz = {TOP "lib/libcudnn_bomb.so.8", 'f', NULL, 64u << 20};
+    const struct mspec fb[] = {{"lib/libcudnn_bomb.so.8", CDD_ROLE_RUNTIME,
+                                NULL, NULL, 1024}};
+    struct cdd_manifest *mb = linux_manifest();
+    /* append the bomb's row to the Linux manifest */
+    struct cdd_manifest *one = mk_manifest(CDD_PLATFORM_LINUX_X86_64, 1, 1,
+                                           fb, 1);
+    mb->files = realloc(mb->files, (mb->n_files + 1) * sizeof *mb->files);
+    mb->files[mb->n_files++] = one->files[0];
+    one->n_files = 0;
+    cdd_manifest_free(one);
+    expect_linux("bomb.tar.xz", "tar.xz", &tz, 1, NULL, mb, 0, CDD_E_ARCHIVE,
+                 "the manifest says 1024");
+    cdd_manifest_free(mb);
+}
+
+static void test_corrupt(void)
+{
+    size_t len;
+    unsigned char *b;
+    struct tsink t = {0};
+    struct cdd_manifest *m = linux_manifest();
+
+    /* truncated tar.xz, at several points */
+    struct aent big = {TOP "lib/libcudnn_big.so.8", 'f', NULL, 4u << 20};
+    struct aent ents[N_LINUX + 1];
+    memcpy(ents, linux_good, sizeof linux_good);
+    ents[N_LINUX] = big;
+    write_archive(tmp_path("full.tar.xz"), "tar.xz", ents, N_LINUX + 1);
+    b = slurp(tmp_path("full.tar.xz"), &len);
+    m->files_exact = 0;
+    for (int cut = 1; cut <= 4; cut++) {
+        spill(tmp_path("trunc.tar.xz"), b, len - (size_t)cut * len / 5);
+        memset(&t, 0, sizeof t);
+        run_x(tmp_path("trunc.tar.xz"), m, 1, &t, CDD_E_CORRUPT, NULL);
+    }
+    /* just the last few bytes (xz index/footer) missing */
+    spill(tmp_path("trunc2.tar.xz"), b, len - 12);
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("trunc2.tar.xz"), m, 1, &t, CDD_E_CORRUPT, NULL);
+    free(b);
+
+    /* a plain tar cut in the middle of an entry's data */
+    write_archive(tmp_path("full.tar"), "tar", ents, N_LINUX + 1);
+    b = slurp(tmp_path("full.tar"), &len);
+    spill(tmp_path("trunc.tar"), b, len - (2u << 20));
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("trunc.tar"), m, 1, &t, CDD_E_CORRUPT, "Truncated");
+    free(b);
+
+    /* a tar header with a damaged checksum */
+    write_archive(tmp_path("hdr.tar"), "tar", linux_good, N_LINUX);
+    b = slurp(tmp_path("hdr.tar"), &len);
+    b[512 * 3 + 10] ^= 0x55; /* inside a later header's name */
+    spill(tmp_path("hdr.tar"), b, len);
+    free(b);
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("hdr.tar"), m, 1, &t, CDD_E_CORRUPT, NULL);
+    cdd_manifest_free(m);
+
+    /* zip: stored entry with one byte flipped -> CRC */
+    struct cdd_manifest *w = mk_manifest(CDD_PLATFORM_WINDOWS_X86_64, 1, 1,
+                                         win_files, N_WIN_FILES);
+    write_archive(tmp_path("crc.zip"), "zip-store", win_good, N_WIN);
+    b = slurp(tmp_path("crc.zip"), &len);
+    for (size_t i = 0; i + 6 < len; i++)
+        if (memcmp(b + i, "NVIDIA", 6) == 0) {
+            b[i] = 'X';
+            break;
+        }
+    spill(tmp_path("crc.zip"), b, len);
+    free(b);
+    memset(&t, 0, sizeof t);
+    /* the manifest has no sha256 for it: only the CRC can catch it */
+    w->files[3].has_sha256 = 0;
+    run_x(tmp_path("crc.zip"), w, 0, &t, CDD_E_CORRUPT, "CRC");
+
+    /* zip cut short: no central directory */
+    write_archive(tmp_path("cut.zip"), "zip", win_good, N_WIN);
+    b = slurp(tmp_path("cut.zip"), &len);
+    spill(tmp_path("cut.zip"), b, len / 2);
+    free(b);
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("cut.zip"), w, 0, &t, CDD_E_CORRUPT, NULL);
+
+    /* not an archive at all, and no file */
+    spill(tmp_path("garbage.zip"), (const unsigned char *)"hello, not a zip\n",
+          17);
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("garbage.zip"), w, 0, &t, CDD_E_CORRUPT, NULL);
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("does-not-exist.zip"), w, 0, &t, CDD_E_NOTFOUND, NULL);
+    cdd_manifest_free(w);
+}
+
+/* files_exact false: unlisted entries only from a pinned archive, only where
+ * a layout rule places them. */
+static void test_pinned_unlisted(void)
+{
+    struct cdd_manifest *m = linux_manifest();
+    struct aent extra[] = {
+        {TOP "include/cudnn_ops_infer_v8.h", 'f', "ops header", 0},
+        {TOP "lib/libcudnn_cnn_train.so.8.5.0", 'f', "cnn train", 0},
+        {TOP "lib/libcudnn_cnn_train.so.8", 'l', "libcudnn_cnn_train.so.8.5.0", 0},
+        {TOP "lib/libcudnn_cnn_train_static.a", 'f', "static", 0},
+    };
+    struct aent ents[N_LINUX + 4];
+    struct tsink t = {0};
+    int i;
+
+    m->files_exact = 0;
+    memcpy(ents, linux_good, sizeof linux_good);
+    memcpy(ents + N_LINUX, extra, sizeof extra);
+    write_archive(tmp_path("unlisted.tar.xz"), "tar.xz", ents, N_LINUX + 4);
+
+    /* unpinned: refused */
+    run_x(tmp_path("unlisted.tar.xz"), m, 0, &t, CDD_E_ARCHIVE,
+          "unexpected entry include/cudnn_ops_infer_v8.h");
+    CHECK(strstr(cdd_last_error()->msg, "not pinned") != NULL);
+    /* pinned: accepted with roles by the layout rules */
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("unlisted.tar.xz"), m, 1, &t, 0, NULL);
+    CHECK_INT(t.n_end, (int)N_LINUX_FILES + 4);
+    i = ts_find(&t, "include/cudnn_ops_infer_v8.h");
+    CHECK(i >= 0 && t.role[i] == CDD_ROLE_HEADER && !t.listed[i]);
+    i = ts_find(&t, "lib/libcudnn_cnn_train.so.8.5.0");
+    CHECK(i >= 0 && t.role[i] == CDD_ROLE_RUNTIME && t.size[i] == 9);
+    i = ts_find(&t, "lib/libcudnn_cnn_train.so.8");
+    CHECK(i >= 0 && t.role[i] == CDD_ROLE_SYMLINK);
+    i = ts_find(&t, "lib/libcudnn_cnn_train_static.a");
+    CHECK(i >= 0 && t.role[i] == CDD_ROLE_STATIC_LIB);
+
+    /* pinned, but no rule fits */
+    struct aent odd = {TOP "bin/setup.exe", 'f', "MZ", 0};
+    expect_linux("unlisted-norule.tar", "tar", &odd, 1, NULL, m, 1,
+                 CDD_E_ARCHIVE, "no layout rule");
+    /* pinned with an exact manifest: still refused */
+    m->files_exact = 1;
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("unlisted.tar.xz"), m, 1, &t, CDD_E_ARCHIVE,
+          "unexpected entry");
+    /* missing listed entries are still missing in non-exact mode */
+    m->files_exact = 0;
+    expect_linux("unlisted-missing.tar", "tar", NULL, 0, TOP "LICENSE", m, 1,
+                 CDD_E_ARCHIVE, "missing entry LICENSE");
+    cdd_manifest_free(m);
+}
+
+/* manifest create: no manifest, all safety checks, roles by the rules. */
+static void test_discovery(void)
+{
+    struct cdd_extract_opts o = {.m = NULL, .strip_components = 1,
+                                 .has_platform = 1,
+                                 .platform = CDD_PLATFORM_LINUX_X86_64};
+    struct tsink t = {0};
+    struct cdd_extract_sink s = {&t, ts_begin, ts_end, ts_progress};
+    struct aent ents[N_LINUX + 2];
+    int i;
+
+    write_archive(tmp_path("disc.tar.xz"), "tar.xz", linux_good, N_LINUX);
+    CHECK_INT(cdd_extract(tmp_path("disc.tar.xz"), &o, &s), 0);
+    CHECK_INT(t.n_end, (int)N_LINUX_FILES);
+    i = ts_find(&t, "lib/libcudnn.so.8.5.0");
+    CHECK(i >= 0 && t.role[i] == CDD_ROLE_RUNTIME && !t.listed[i] &&
+          t.size[i] == strlen(RUNTIME));
+    i = ts_find(&t, "lib/libcudnn.so");
+    CHECK(i >= 0 && t.role[i] == CDD_ROLE_SYMLINK);
+
+    /* an entry no rule places: role unknown, still passed on */
+    memcpy(ents, linux_good, sizeof linux_good);
+    ents[N_LINUX] = (struct aent){TOP "README.md", 'f', "readme", 0};
+    write_archive(tmp_path("disc2.tar"), "tar", ents, N_LINUX + 1);
+    memset(&t, 0, sizeof t);
+    CHECK_INT(cdd_extract(tmp_path("disc2.tar"), &o, &s), 0);
+    i = ts_find(&t, "README.md");
+    CHECK(i >= 0 && t.role[i] == CDD_ROLE_COUNT);
+    /* without a platform no file gets a role */
+    o.has_platform = 0;
+    memset(&t, 0, sizeof t);
+    CHECK_INT(cdd_extract(tmp_path("disc2.tar"), &o, &s), 0);
+    i = ts_find(&t, "include/cudnn.h");
+    CHECK(i >= 0 && t.role[i] == CDD_ROLE_COUNT);
+
+    /* unsafe archives are refused in discovery too */
+    ents[N_LINUX] = (struct aent){TOP "lib/h", 'h', TOP "LICENSE", 0};
+    write_archive(tmp_path("disc3.tar"), "tar", ents, N_LINUX + 1);
+    memset(&t, 0, sizeof t);
+    CHECK_INT(cdd_extract(tmp_path("disc3.tar"), &o, &s), CDD_E_UNSAFE);
+    ents[N_LINUX] = (struct aent){TOP "lib/l", 'l', "../../x", 0};
+    write_archive(tmp_path("disc4.tar"), "tar", ents, N_LINUX + 1);
+    CHECK_INT(cdd_extract(tmp_path("disc4.tar"), &o, &s), CDD_E_UNSAFE);
+    ents[N_LINUX] = (struct aent){TOP "lib/L", 'l', "libcudnn.so.8.5.0", 0};
+    ents[N_LINUX + 1] = (struct aent){TOP "lib/l", 'f', "x", 0};
+    write_archive(tmp_path("disc5.tar"), "tar", ents, N_LINUX + 2);
+    CHECK_INT(cdd_extract(tmp_path("disc5.tar"), &o, &s), CDD_E_UNSAFE);
+    CHECK_INT(t.open_files, 0);
+}
+
+/* The sink's failures end the run at once and leak nothing. */
+static void test_sink_failures(void)
+{
+    const char *file = tmp_path("sinkfail.tar.xz");
+    const char *out = tmp_path("sinkfail-out");
+    struct cdd_manifest *m = linux_manifest();
+    struct tsink t = {0};
+
+    write_archive(file, "tar.xz", linux_good, N_LINUX);
+    cdd_fs_remove_tree(out);
+    cdd_fs_mkdirs(out, NULL);
+    t.outdir = out;
+    t.fail_begin_at = 2;
+    run_x(file, m, 0, &t, CDD_E_IO, "begin fails on purpose");
+    CHECK_INT(t.n_begin, 2);
+    CHECK_INT(t.n_end, 1);
+    CHECK_INT(t.open_files, 0);
+
+    cdd_fs_remove_tree(out);
+    cdd_fs_mkdirs(out, NULL);
+    memset(&t, 0, sizeof t);
+    t.outdir = out;
+    t.fail_end_at = 3;
+    run_x(file, m, 0, &t, CDD_E_IO, "end fails on purpose");
+    CHECK_INT(t.n_end, 3);
+
+    /* cancellation (Ctrl-C) between blocks */
+    cdd_fs_remove_tree(out);
+    cdd_fs_mkdirs(out, NULL);
+    memset(&t, 0, sizeof t);
+    t.outdir = out;
+    t.cancel_in_begin = 1;
+    run_x(file, m, 0, &t, CDD_E_INTERRUPTED, "interrupted");
+    CHECK_INT(t.n_begin, 1);
+    CHECK_INT(t.open_files, 1); /* handed out, then aborted by cdd_extract */
+    cdd_cancel_reset();
+    cdd_manifest_free(m);
+
+    /* no sink at all: a pure check */
+    struct cdd_manifest *m2 = linux_manifest();
+    struct cdd_extract_opts o = {.m = m2};
+    CHECK_INT(cdd_extract(file, &o, NULL), 0);
+    struct cdd_extract_sink empty = {0};
+    CHECK_INT(cdd_extract(file, &o, &empty), 0);
+    cdd_manifest_free(m2);
+}
+
+/* archive.c on its own: types, sizes, link targets, format names. */
+static void test_archive_reader(void)
+{
+    static const struct aent ents[] = {
+        {"top/", 'd', NULL, 0},
+        {"top/f", 'f', "12345", 0},
+        {"top/l", 'l', "f", 0},
+        {"top/h", 'h', "top/f", 0},
+        {"top/p", 'p', NULL, 0},
+    };
+    struct cdd_archive *a = NULL;
+    struct cdd_archive_entry e;
+    char buf[16];
+    size_t got = 0;
+
+    write_archive(tmp_path("reader.tar.gz"), "tar.gz", ents, 5);
+    CHECK_INT(cdd_archive_open(tmp_path("reader.tar.gz"), &a), 0);
+    if (!a)
+        return;
+    CHECK_INT(cdd_archive_next(a, &e), 0);
+    CHECK_STR(e.path, "top/");
+    CHECK_INT(e.type, CDD_ENTRY_DIR);
+    CHECK(strstr(cdd_archive_format(a), "tar") != NULL ||
+          strstr(cdd_archive_format(a), "pax") != NULL);
+    CHECK_INT(cdd_archive_next(a, &e), 0);
+    CHECK_INT(e.type, CDD_ENTRY_FILE);
+    CHECK(e.size_known && e.size == 5);
+    CHECK_INT(cdd_archive_read(a, buf, 3, &got), 0);
+    CHECK_INT(got, 3);
+    CHECK_INT(cdd_archive_read(a, buf + 3, sizeof buf - 3, &got), 0);
+    CHECK_INT(got, 2);
+    CHECK(memcmp(buf, "12345", 5) == 0);
+    CHECK_INT(cdd_archive_read(a, buf, sizeof buf, &got), 0);
+    CHECK_INT(got, 0);
+    CHECK_INT(cdd_archive_next(a, &e), 0);
+    CHECK_INT(e.type, CDD_ENTRY_SYMLINK);
+    CHECK_STR(e.link_target, "f");
+    CHECK_INT(cdd_archive_next(a, &e), 0);
+    CHECK_INT(e.type, CDD_ENTRY_HARDLINK);
+    CHECK_STR(e.link_target, "top/f");
+    CHECK_INT(cdd_archive_next(a, &e), 0);
+    CHECK_INT(e.type, CDD_ENTRY_OTHER);
+    CHECK_INT(cdd_archive_next(a, &e), 1);
+    CHECK(cdd_archive_bytes_read(a) <= cdd_archive_file_size(a));
+    cdd_archive_close(a);
+    cdd_archive_close(NULL);
+
+    /* zip symlinks come through as symlinks */
+    write_archive(tmp_path("reader.zip"), "zip", ents, 3);
+    a = NULL;
+    CHECK_INT(cdd_archive_open(tmp_path("reader.zip"), &a), 0);
+    if (!a)
+        return;
+    CHECK(strstr(cdd_archive_format(a), "ZIP") != NULL);
+    CHECK_INT(cdd_archive_next(a, &e), 0);
+    CHECK_INT(e.type, CDD_ENTRY_DIR);
+    CHECK_INT(cdd_archive_next(a, &e), 0);
+    CHECK_INT(e.type, CDD_ENTRY_FILE);
+    CHECK_INT(cdd_archive_next(a, &e), 0);
+    CHECK_INT(e.type, CDD_ENTRY_SYMLINK);
+    CHECK_STR(e.link_target, "f");
+    CHECK_INT(cdd_archive_next(a, &e), 1);
+    cdd_archive_close(a);
+}
+
+/* Names in messages are escaped: an entry cannot write to the terminal. */
+static void test_message_escaping(void)
+{
+    struct aent e = {TOP "lib/\033]0;pwned\007", 'f', "x", 0};
+    expect_linux("escape.tar", "tar", &e, 1, NULL, NULL, 0, CDD_E_UNSAFE,
+                 "\\x1b]0;pwned\\x07");
+    CHECK(strchr(cdd_last_error()->msg, '\033') == NULL);
+}
+
+static void test_sha256_file(void)
+{
+    uint8_t d[CDD_SHA256_LEN];
+    char hex[CDD_SHA256_HEX];
+    uint64_t size = 0;
+    uint8_t back[CDD_SHA256_LEN];
+    spill(tmp_path("abc.txt"), (const unsigned char *)"abc", 3);
+    CHECK_INT(cdd_sha256_file(tmp_path("abc.txt"), d, &size), 0);
+    cdd_hex_encode(d, CDD_SHA256_LEN, hex);
+    CHECK_STR(hex,
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK_INT(size, 3);
+    CHECK_INT(cdd_hex_decode(hex, back, CDD_SHA256_LEN), 0);
+    CHECK(memcmp(back, d, CDD_SHA256_LEN) == 0);
+    CHECK_INT(cdd_hex_decode("BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD",
+                             back, CDD_SHA256_LEN), 0);
+    CHECK(memcmp(back, d, CDD_SHA256_LEN) == 0);
+    CHECK_INT(cdd_hex_decode("ba78", back, CDD_SHA256_LEN), -1);
+    CHECK_INT(cdd_hex_decode("zz", back, 1), -1);
+    CHECK_INT(cdd_hex_decode("abc", back, 1), -1);
+    /* empty file */
+    spill(tmp_path("empty.txt"), (const unsigned char *)"", 0);
+    CHECK_INT(cdd_sha256_file(tmp_path("empty.txt"), d, NULL), 0);
+    cdd_hex_encode(d, CDD_SHA256_LEN, hex);
+    CHECK_STR(hex,
+              "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    CHECK_INT(cdd_sha256_file(tmp_path("nope.txt"), d, NULL), CDD_E_NOTFOUND);
+    /* a file larger than one block, hashed in pieces, equals one update */
+    {
+        unsigned char *big = malloc(600 * 1024);
+        struct cdd_sha256 *h = NULL;
+        uint8_t d2[CDD_SHA256_LEN];
+        for (size_t i = 0; i < 600 * 1024; i++)
+            big[i] = (unsigned char)(i * 7);
+        spill(tmp_path("big.bin"), big, 600 * 1024);
+        CHECK_INT(cdd_sha256_file(tmp_path("big.bin"), d, &size), 0);
+        CHECK_INT(size, 600 * 1024);
+        cdd_sha256_new(&h);
+        cdd_sha256_update(h, big, 600 * 1024);
+        cdd_sha256_final(h, d2);
+        CHECK(memcmp(d, d2, CDD_SHA256_LEN) == 0);
+        /* reuse after reset */
+        cdd_sha256_reset(h);
+        cdd_sha256_update(h, "abc", 3);
+        cdd_sha256_final(h, d2);
+        cdd_hex_encode(d2, CDD_SHA256_LEN, hex);
+        CHECK_STR(hex,
+                  "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        cdd_sha256_free(h);
+        cdd_sha256_free(NULL);
+        free(big);
+    }
+}
+
+static void test_cleanup(void)
+{
+    /* leave nothing behind unless asked to keep it */
+    if (!getenv("CDD_TEST_KEEP"))
+        CHECK_INT(cdd_fs_remove_tree(tmp_dir()), 0);
+}
+
+TEST_MAIN(TEST(test_sha256_file), TEST(test_archive_reader),
+          TEST(test_good_tar_xz), TEST(test_good_other_compressions),
+          TEST(test_good_zip), TEST(test_zip_cuda_top),
+          TEST(test_unsafe_names), TEST(test_hardlink_and_devices),
+          TEST(test_symlinks), TEST(test_symlinks_unlisted),
+          TEST(test_unexpected_missing), TEST(test_duplicates),
+          TEST(test_sizes_and_hashes), TEST(test_bomb), TEST(test_corrupt),
+          TEST(test_pinned_unlisted), TEST(test_discovery),
+          TEST(test_sink_failures), TEST(test_message_escaping),
+          TEST(test_cleanup))
