@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build test demo bench clean
+.PHONY: all deps configure build test test-linux demo bench clean windows test-windows
 
 all: build
 
@@ -16,11 +16,24 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-test: build
+# The Linux suite, then the Windows one (cross-built with mingw-w64, run
+# under Wine) when those are installable; the output says which ran.
+test: test-linux
+	@JOBS=$(JOBS) sh scripts/windows.sh auto-test
+
+test-linux: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# build-win/cudnn-deploy.exe (static, system DLLs only) and the zip users
+# download; dependencies from Debian sources, cached outside the clone.
+windows:
+	@JOBS=$(JOBS) sh scripts/windows.sh build
+
+test-windows:
+	@JOBS=$(JOBS) sh scripts/windows.sh test
 
 demo: build
 	@sh scripts/demo.sh $(BUILD)/cudnn-deploy
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-win

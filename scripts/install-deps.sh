@@ -1,10 +1,29 @@
 #!/bin/sh
 # Install the Debian/Ubuntu packages that building and testing cudnn-deploy
 # needs. A no-op when they are all present. Works as root or through sudo.
+#
+#   scripts/install-deps.sh            the Linux build (always)
+#   scripts/install-deps.sh --windows  the Windows cross build and its Wine
+#                                      test suite (optional, see docs/windows.md)
 set -eu
 
 PKGS="build-essential cmake pkg-config libarchive-dev libcjson-dev
-libcurl4-openssl-dev libssl-dev python3 zip unzip xz-utils"
+libcurl4-openssl-dev libssl-dev python3 zip unzip xz-utils openssl"
+
+# The Windows cross build: the x86-64 mingw-w64 toolchain and its zlib, Wine
+# (64-bit; /usr/bin/wine) to run the tests, libgnutls30 which Wine's Schannel
+# needs, and what scripts/build-windows-deps.sh needs to fetch and build the
+# Debian source packages of libarchive, cJSON and curl: dpkg-dev
+# (`apt-get source`), cmake, make. The native build-dependencies of those
+# sources (libssl-dev, libnghttp2-dev, ...) are not needed: the cross build
+# turns every optional dependency off and uses Windows' own TLS and crypto.
+WIN_PKGS="gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 binutils-mingw-w64-x86-64
+mingw-w64-x86-64-dev libz-mingw-w64-dev wine wine64 libgnutls30 dpkg-dev
+cmake make zip unzip python3 ca-certificates"
+
+if [ "${1:-}" = "--windows" ]; then
+    PKGS="$WIN_PKGS"
+fi
 
 missing=""
 for p in $PKGS; do

@@ -25,11 +25,22 @@ struct cdd_archive_entry {
 
 struct cdd_archive;
 
+/* Select a UTF-8 LC_CTYPE (C.UTF-8 or the like) unless one is in effect:
+ * libarchive converts entry names through the C library's locale, and in the
+ * "C" locale every non-ASCII name fails. Call it at start-up, before any
+ * thread; cdd_archive_open() calls it once if nobody did. Only LC_CTYPE
+ * changes. Returns 0, or CDD_E_NOTSUP when no UTF-8 locale exists (then only
+ * ASCII names can pass). */
+int cdd_archive_init(void);
+
 /* Open an archive file. CDD_E_NOTFOUND/IO when it cannot be opened,
  * CDD_E_CORRUPT when it is not a readable zip or tar. */
 int cdd_archive_open(const char *path, struct cdd_archive **out);
 /* Next entry header. Returns 0 with *e filled, 1 at the end of the archive,
- * or CDD_E_CORRUPT (message says what libarchive said). */
+ * CDD_E_CORRUPT (message says what libarchive said), or CDD_E_UNSAFE when
+ * the entry's name is not valid in its declared character set. Zip members
+ * whose Unix attributes say FIFO, device or socket come out as
+ * CDD_ENTRY_OTHER. */
 int cdd_archive_next(struct cdd_archive *a, struct cdd_archive_entry *e);
 /* Read the current entry's data; *got == 0 at its end. CDD_E_CORRUPT on a
  * truncated or damaged entry (CRC errors included). */

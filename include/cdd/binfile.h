@@ -6,8 +6,9 @@
  *
  * Written for hostile input: every offset, count and string is checked
  * against the file and against the fixed limits below, and only headers and
- * tables are read, through a read-at callback and a small cache (256 KiB),
- * never the whole file, so a 1 GB library costs what its tables cost.
+ * tables are read, through a read-at callback and a small cache (256 KiB,
+ * plus one name table of at most 16 MiB held whole), never the whole file:
+ * each cuDNN 9 / CUDA 13 library we tried (up to 540 MB) cost under 500 KB.
  *
  * Errors: CDD_E_NOTSUP (neither ELF nor PE), CDD_E_CORRUPT (malformed,
  * truncated or over a limit; the message says what is wrong), CDD_E_NOMEM,
@@ -59,8 +60,9 @@ struct cdd_bininfo {
     struct cdd_binarena *arena_; /* internal: owns the strings */
 };
 
-/* Parse the image behind src, dispatching on its magic. On failure *out is
- * left cleared. out must be zeroed or cleared before the call. */
+/* Parse the image behind src, dispatching on its magic. *out is
+ * overwritten (clear an earlier result first); on failure it is left
+ * zeroed. Not thread-safe per src; separate calls may run in parallel. */
 int cdd_bin_parse(const struct cdd_binsrc *src, struct cdd_bininfo *out);
 
 /* Parse a file, read through cdd_fs_open_read()/cdd_rfile_pread(). */

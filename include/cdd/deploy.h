@@ -50,6 +50,8 @@ struct cdd_install_opts {
     const struct cdd_target *target;
     const char *archive_path;
     const char *sha256_hex;  /* --sha256, may be NULL */
+    const char *sha256_source; /* where sha256_hex came from, for the
+                                  receipt and report; NULL: "--sha256" */
     int allow_unpinned;
     int dry_run;
     int force;               /* waive the CUDA version refusal */
@@ -72,7 +74,8 @@ struct cdd_install_result {
     uint8_t archive_sha256[CDD_SHA256_LEN];
     uint64_t archive_size;
     int pinned;              /* archive sha256 matched a pin */
-    const char *pin_source;  /* "manifest", "--sha256", "per-file", "unpinned" */
+    const char *pin_source;  /* "manifest", "--sha256" (or sha256_source),
+                                "per-file", "unpinned" */
     struct cdd_recovery recovery;
 };
 

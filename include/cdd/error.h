@@ -82,6 +82,11 @@ int cdd_err_exit_code(int code);
  * the category; the CLI prefixes it. Returns buf. */
 char *cdd_error_format(char *buf, size_t len);
 
+/* The operating system's words for an os_err given to cdd_fail(): strerror()
+ * on POSIX, the FormatMessage text of a GetLastError() value on Windows
+ * (error_posix.c / error_win32.c). Returns buf. */
+char *cdd_os_error_text(int os_err, char *buf, size_t len);
+
 /* Cancellation: the CLI's signal handler calls cdd_cancel_request(); long
  * operations poll cdd_cancelled() and fail with CDD_E_INTERRUPTED so that the
  * transaction rolls back before the process exits. Async-signal-safe. */

@@ -38,6 +38,10 @@ int cdd_fs_lstat(const char *path, struct cdd_stat *st);
 /* Create a new regular file exclusively (O_CREAT|O_EXCL|O_NOFOLLOW), mode
  * 0755 if executable else 0644 (POSIX). */
 int cdd_fs_create(const char *path, int executable, struct cdd_file **out);
+/* Open an existing regular file for appending (resumed downloads); never
+ * follows a final symlink. *size receives its current length. */
+int cdd_fs_open_append(const char *path, struct cdd_file **out,
+                       uint64_t *size);
 int cdd_file_write(struct cdd_file *f, const void *buf, size_t len);
 /* Reserve space for the final size where the platform can (best effort). */
 int cdd_file_preallocate(struct cdd_file *f, uint64_t size);

@@ -36,6 +36,14 @@ struct cdd_args {
     int cuda_major;           /* manifest create --cuda-major, 0 = detect */
     int allow_unpinned, dry_run, force, check, no_verify;
     double lock_timeout;
+    /* Downloads (install without --archive, fetch). */
+    const char *urls[16];     /* --url, repeatable, tried in order */
+    size_t n_urls;
+    const char *redistrib;    /* --redistrib FILE|URL */
+    const char *cache_dir;    /* --cache-dir */
+    const char *cacert;       /* --cacert */
+    long connect_timeout, low_speed_time, low_speed_limit; /* 0: default */
+    int retries;              /* --retries; -1: default */
     const char *positional[4];
     size_t n_positional;
 };
@@ -75,5 +83,7 @@ struct cdd_progress_ui *cdd_progress_new(int quiet);
 void cdd_progress_cb(void *ud, const char *phase, uint64_t done,
                      uint64_t total);
 void cdd_progress_free(struct cdd_progress_ui *p);
+/* Erase a drawn bar so that a message can be printed (NULL: nothing). */
+void cdd_progress_clear(struct cdd_progress_ui *p);
 
 #endif

@@ -5,6 +5,7 @@
 #include "cdd/error.h"
 #include "cdd/hash.h"
 #include "cdd/manifest.h"
+#include "cdd/obtain.h"
 #include "cmds.h"
 #include "report.h"
 
@@ -42,21 +43,33 @@ int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
     struct cdd_target t = {0};
     struct cdd_install_result res = {0};
     struct cdd_progress_ui *ui = NULL;
+    struct cdd_obtain_result got = {0};
+    const char *archive = a->archive, *pin_hex = a->sha256;
     int r;
 
     r = cdd_manifest_find(a->manifest, &m);
     if (r)
         goto out;
-    if (!a->archive) {
-        r = cdd_fail(CDD_E_NOTSUP, NULL, 0,
-                     "downloading is not available yet: give the archive "
-                     "with --archive FILE (%s)",
-                     m->archive.filename);
+    if (a->archive && (a->n_urls || a->redistrib)) {
+        r = cdd_fail(CDD_E_USAGE, NULL, 0,
+                     "--url and --redistrib are for downloading; --archive "
+                     "names a file already here: give one or the other");
         goto out;
     }
+    /* The target first: a wrong target must not cost a download. */
     r = cdd_cli_target(a, &t, rep);
     if (r)
         goto out;
+    if (!archive) {
+        cdd_say(rep, "Obtaining %s", m->archive.filename);
+        r = cdd_cli_obtain(a, m, rep, &got);
+        if (r)
+            goto out;
+        /* The install checks the cached file against the same pin again
+         * (and records where the pin came from). */
+        archive = got.fetch.path;
+        pin_hex = got.pinned ? got.sha256_hex : NULL;
+    }
     cdd_report_str(rep, "manifest", m->name ? m->name : m->source);
     cdd_say(rep, "%s cuDNN %s (CUDA %d, %s) into %s", 
             a->dry_run ? "Checking" : "Installing", m->version, m->cuda_major,
@@ -67,8 +80,11 @@ int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
 
     ui = cdd_progress_new(a->quiet);
     struct cdd_install_opts o = {
-        .m = m, .target = &t, .archive_path = a->archive,
-        .sha256_hex = a->sha256, .allow_unpinned = a->allow_unpinned,
+        .m = m, .target = &t, .archive_path = archive,
+        .sha256_hex = pin_hex,
+        .sha256_source = got.pinned && strcmp(got.pin_source, "redistrib") == 0
+                             ? "redistrib" : NULL,
+        .allow_unpinned = a->allow_unpinned,
         .dry_run = a->dry_run, .force = a->force,
         .lock_timeout = a->lock_timeout,
         .progress = cdd_progress_cb, .progress_ud = ui};
@@ -82,7 +98,7 @@ int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
         cdd_report_str(rep, "archive_sha256", hex);
         cdd_report_str(rep, "pin", res.pin_source);
         cdd_report_check(rep, "archive", CDD_PASS, "%s, sha256 %s (%s)",
-                         a->archive, hex,
+                         archive, hex,
                          strcmp(res.pin_source, "unpinned") == 0
                              ? "NOT pinned: --allow-unpinned"
                          : strcmp(res.pin_source, "per-file") == 0
@@ -99,6 +115,7 @@ int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
     summarise(rep, &res.plan, a->dry_run, res.changed, res.txn_id);
 out:
     cdd_progress_free(ui);
+    cdd_obtain_result_clear(&got);
     cdd_install_result_clear(&res);
     cdd_target_clear(&t);
     cdd_manifest_free(m);

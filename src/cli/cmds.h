@@ -9,6 +9,13 @@ int cdd_cmd_status(const struct cdd_args *a, struct cdd_report *rep);
 int cdd_cmd_uninstall(const struct cdd_args *a, struct cdd_report *rep);
 int cdd_cmd_recover(const struct cdd_args *a, struct cdd_report *rep);
 int cdd_cmd_manifest(const struct cdd_args *a, struct cdd_report *rep);
+int cdd_cmd_fetch(const struct cdd_args *a, struct cdd_report *rep);
+
+/* Obtain the manifest's archive through the cache (cmd_fetch.c), reporting
+ * what was used; install calls it when no --archive is given. */
+struct cdd_obtain_result;
+int cdd_cli_obtain(const struct cdd_args *a, const struct cdd_manifest *m,
+                   struct cdd_report *rep, struct cdd_obtain_result *res);
 
 /* Shared by the commands that act on a tree: report a recovery that ran. */
 void cdd_cli_report_recovery(struct cdd_report *rep,

@@ -12,12 +12,14 @@
 
 const struct cdd_command cdd_commands[] = {
     {"install", CMD_INSTALL,
-     "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) --archive FILE [options]",
+     "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--archive FILE] "
+     "[options]",
      "obtain, check, unpack, copy and record cuDNN in a tree",
      "Checks the archive against the manifest (every entry, size and sha256),\n"
      "stages it inside the tree, and moves it into place in one transaction:\n"
      "the tree ends exactly as before or exactly as after. Files replaced are\n"
-     "kept so that 'uninstall' can bring them back.",
+     "kept so that 'uninstall' can bring them back. Without --archive, the\n"
+     "archive is downloaded into the cache first (see 'fetch --help').",
      0, cdd_cmd_install},
     {"status", CMD_STATUS, "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--check]",
      "show what is installed in a tree and whether it still matches",
@@ -40,6 +42,15 @@ const struct cdd_command cdd_commands[] = {
      "list:   the manifests shipped inside this executable.\n"
      "show:   print one (default: this platform's).",
      2, cdd_cmd_manifest},
+    {"fetch", CMD_FETCH,
+     "[--manifest NAME|FILE] [--url URL]... [--sha256 HEX] "
+     "[--redistrib FILE|URL] [--cache-dir DIR]",
+     "download and check a manifest's archive into the cache",
+     "Prints the cached file's path (--json: the 'path' member). The\n"
+     "archive must be pinned: the manifest's sha256, --sha256, or NVIDIA's\n"
+     "redistrib JSON; CUDNN_DEPLOY_MIRROR replaces NVIDIA's URL prefix.\n"
+     "A cached file is re-hashed before use; an interrupted download resumes.",
+     0, cdd_cmd_fetch},
 };
 
 const size_t cdd_command_count = sizeof cdd_commands / sizeof cdd_commands[0];
@@ -66,6 +77,7 @@ int cdd_cli_main(int argc, char **argv)
     const struct cdd_command *cmd = NULL;
     int first = 1;
     memset(&a, 0, sizeof a);
+    a.retries = -1;
     cdd_fs_fault_from_env();
     cdd_cancel_on_signals();
 

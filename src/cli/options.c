@@ -11,7 +11,9 @@
 enum opt_id {
     O_JSON, O_QUIET, O_HELP, O_CUDA, O_CUDA_ROOT, O_PREFIX, O_MANIFEST,
     O_ARCHIVE, O_SHA256, O_ALLOW_UNPINNED, O_DRY_RUN, O_FORCE,
-    O_LOCK_TIMEOUT, O_NO_VERIFY, O_CHECK, O_OUTPUT, O_VERSION, O_CUDA_MAJOR
+    O_LOCK_TIMEOUT, O_NO_VERIFY, O_CHECK, O_OUTPUT, O_VERSION, O_CUDA_MAJOR,
+    O_URL, O_REDISTRIB, O_CACHE_DIR, O_CACERT, O_CONNECT_TIMEOUT,
+    O_LOW_SPEED_TIME, O_LOW_SPEED_LIMIT, O_RETRIES
 };
 
 struct opt {
@@ -39,6 +41,27 @@ static const struct opt opts[] = {
      "pin the archive's sha256 (from NVIDIA's redistrib JSON)"},
     {O_ALLOW_UNPINNED, "allow-unpinned", 0, NULL, CMD_INSTALL | CMD_FETCH,
      "accept an archive nothing pins (recorded in the receipt)"},
+    {O_URL, "url", 0, "URL", CMD_INSTALL | CMD_FETCH,
+     "download from here (repeatable: tried in order, before the "
+     "manifest's URLs); https, or http for a pinned archive"},
+    {O_REDISTRIB, "redistrib", 0, "FILE|URL", CMD_INSTALL | CMD_FETCH,
+     "NVIDIA's redistrib_<version>.json: the pin when the manifest has "
+     "none (default: the manifest's redistrib_url)"},
+    {O_CACHE_DIR, "cache-dir", 0, "DIR", CMD_INSTALL | CMD_FETCH,
+     "download cache (default: $XDG_CACHE_HOME/cudnn-deploy, else "
+     "~/.cache/cudnn-deploy; %LOCALAPPDATA%\\cudnn-deploy\\cache)"},
+    {O_CACERT, "cacert", 0, "FILE", CMD_INSTALL | CMD_FETCH,
+     "trust the CA certificates in FILE (PEM) instead of the system's, "
+     "for a private mirror"},
+    {O_CONNECT_TIMEOUT, "connect-timeout", 0, "SECONDS",
+     CMD_INSTALL | CMD_FETCH, "give up connecting after this long "
+     "(default 30)"},
+    {O_LOW_SPEED_LIMIT, "low-speed-limit", 0, "BYTES", CMD_INSTALL | CMD_FETCH,
+     "abort a download slower than BYTES per second ... (default 1024)"},
+    {O_LOW_SPEED_TIME, "low-speed-time", 0, "SECONDS", CMD_INSTALL | CMD_FETCH,
+     "... for this long (default 60)"},
+    {O_RETRIES, "retries", 0, "N", CMD_INSTALL | CMD_FETCH,
+     "retry transient network failures N times, with back-off (default 4)"},
     {O_DRY_RUN, "dry-run", 'n', NULL, CMD_INSTALL | CMD_UNINSTALL,
      "check everything and print the plan; change nothing"},
     {O_FORCE, "force", 'f', NULL, CMD_INSTALL | CMD_UNINSTALL,
@@ -120,6 +143,34 @@ static int apply(const struct opt *o, const char *val, struct cdd_args *a)
     case O_VERSION: a->version = val; break;
     case O_LOCK_TIMEOUT:
         r = parse_number(o->lname, val, 0, 1e7, &a->lock_timeout);
+        break;
+    case O_URL:
+        if (a->n_urls >= sizeof a->urls / sizeof a->urls[0])
+            return usage("too many --url options (at most %s)%s", "16", "");
+        a->urls[a->n_urls++] = val;
+        break;
+    case O_REDISTRIB: a->redistrib = val; break;
+    case O_CACHE_DIR: a->cache_dir = val; break;
+    case O_CACERT: a->cacert = val; break;
+    case O_CONNECT_TIMEOUT:
+    case O_LOW_SPEED_TIME:
+    case O_LOW_SPEED_LIMIT:
+    case O_RETRIES:
+        r = parse_number(o->lname, val, o->id == O_RETRIES ? 0 : 1, 1e9, &d);
+        if (!r && d != (long)d)
+            r = usage("--%s %s: expected a whole number", o->lname, val);
+        if (r)
+            break;
+        if (o->id == O_CONNECT_TIMEOUT)
+            a->connect_timeout = (long)d;
+        else if (o->id == O_LOW_SPEED_TIME)
+            a->low_speed_time = (long)d;
+        else if (o->id == O_LOW_SPEED_LIMIT)
+            a->low_speed_limit = (long)d;
+        else if (d > 100)
+            r = usage("--%s %s: at most 100", o->lname, val);
+        else
+            a->retries = (int)d;
         break;
     case O_CUDA_MAJOR:
         r = parse_number(o->lname, val, 1, 99, &d);

@@ -1,5 +1,7 @@
-/* Progress: a redrawn bar on a terminal, nothing otherwise (CI logs stay
- * clean), nothing with --quiet. */
+/* Progress: a redrawn bar on a terminal (downloads also show rate and ETA);
+ * otherwise nothing, except a plain line every few seconds for a download
+ * that takes a while, so a CI log shows that it is moving; nothing at all
+ * with --quiet. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,51 +9,136 @@
 #include "cdd/fsops.h"
 #include "cli.h"
 
+/* Plain lines (not a terminal): the first after this many seconds of a
+ * download, then one per interval. */
+#define LINE_AFTER_S 3.0
+#define LINE_EVERY_S 5.0
+
 struct cdd_progress_ui {
-    int enabled;
+    int quiet, tty;
     double last;
     char phase[16];
     int drawn;
+    double phase_start, last_line;
+    uint64_t phase_done0;
+    int lines;
 };
 
 struct cdd_progress_ui *cdd_progress_new(int quiet)
 {
     struct cdd_progress_ui *p = calloc(1, sizeof *p);
-    if (p)
-        p->enabled = !quiet && cdd_isatty(2);
+    if (p) {
+        p->quiet = quiet;
+        p->tty = cdd_isatty(2);
+    }
     return p;
+}
+
+static const char *mib(uint64_t n, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.1f MiB", (double)n / (1024.0 * 1024.0));
+    return buf;
+}
+
+static const char *eta(double s, char *buf, size_t len)
+{
+    if (s < 0 || s > 360000)
+        snprintf(buf, len, "--:--");
+    else if (s >= 3600)
+        snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)s % 3600 / 60);
+    else
+        snprintf(buf, len, "%d:%02d", (int)s / 60, (int)s % 60);
+    return buf;
 }
 
 void cdd_progress_cb(void *ud, const char *phase, uint64_t done, uint64_t total)
 {
     struct cdd_progress_ui *p = ud;
-    if (!p || !p->enabled)
+    if (!p || p->quiet)
         return;
     double now = cdd_monotonic();
     int new_phase = strcmp(p->phase, phase) != 0;
+    if (new_phase) {
+        snprintf(p->phase, sizeof p->phase, "%s", phase);
+        p->phase_start = p->last_line = now;
+        p->phase_done0 = done;
+        p->lines = 0;
+    }
+    if (done < p->phase_done0) { /* a download that started again */
+        p->phase_start = now;
+        p->phase_done0 = done;
+    }
+    int download = strcmp(phase, "download") == 0;
+    double elapsed = now - p->phase_start;
+    double rate = elapsed > 0.5 ? (double)(done - p->phase_done0) / elapsed : 0;
+    char a[32], b[32], c[32];
+
+    if (!p->tty) {
+        /* Only downloads are slow enough to deserve lines in a log. */
+        if (!download || elapsed < LINE_AFTER_S)
+            return;
+        if (now - p->last_line < LINE_EVERY_S && !(total && done == total))
+            return;
+        if (total && done == total && p->lines == 0 && elapsed < LINE_EVERY_S)
+            return;
+        p->last_line = now;
+        p->lines++;
+        if (total)
+            fprintf(stderr, "download: %s of %s (%.0f%%), %.1f MiB/s, ETA %s\n",
+                    mib(done, a, sizeof a), mib(total, b, sizeof b),
+                    100.0 * (double)done / (double)total,
+                    rate / (1024.0 * 1024.0),
+                    eta(rate > 0 ? (double)(total - done) / rate : -1, c,
+                        sizeof c));
+        else
+            fprintf(stderr, "download: %s, %.1f MiB/s\n",
+                    mib(done, a, sizeof a), rate / (1024.0 * 1024.0));
+        fflush(stderr);
+        return;
+    }
     if (!new_phase && now - p->last < 0.1 && done != total)
         return;
     p->last = now;
-    snprintf(p->phase, sizeof p->phase, "%s", phase);
     if (total == 0) {
-        fprintf(stderr, "\r%-8s ...%40s\r", phase, "");
+        if (download)
+            fprintf(stderr, "\r%-8s %s, %.1f MiB/s%30s\r", phase,
+                    mib(done, a, sizeof a), rate / (1024.0 * 1024.0), "");
+        else
+            fprintf(stderr, "\r%-8s ...%40s\r", phase, "");
     } else {
-        int width = 40, fill = (int)((double)done / (double)total * width);
+        int width = download ? 24 : 40;
+        int fill = (int)((double)done / (double)total * width);
         char bar[41];
+        if (fill > width)
+            fill = width;
         memset(bar, '#', (size_t)fill);
         memset(bar + fill, '.', (size_t)(width - fill));
         bar[width] = '\0';
-        fprintf(stderr, "\r%-8s [%s] %5.1f%% %8.1f MiB", phase, bar,
-                100.0 * (double)done / (double)total,
-                (double)done / (1024.0 * 1024.0));
+        if (download)
+            fprintf(stderr, "\r%-8s [%s] %5.1f%% %10s %6.1f MiB/s ETA %s ",
+                    phase, bar, 100.0 * (double)done / (double)total,
+                    mib(done, a, sizeof a), rate / (1024.0 * 1024.0),
+                    eta(rate > 0 ? (double)(total - done) / rate : -1, c,
+                        sizeof c));
+        else
+            fprintf(stderr, "\r%-8s [%s] %5.1f%% %8.1f MiB", phase, bar,
+                    100.0 * (double)done / (double)total,
+                    (double)done / (1024.0 * 1024.0));
     }
     p->drawn = 1;
     fflush(stderr);
 }
 
+void cdd_progress_clear(struct cdd_progress_ui *p)
+{
+    if (p && p->drawn) {
+        fprintf(stderr, "\r%79s\r", "");
+        p->drawn = 0;
+    }
+}
+
 void cdd_progress_free(struct cdd_progress_ui *p)
 {
-    if (p && p->drawn)
-        fprintf(stderr, "\r%78s\r", "");
+    cdd_progress_clear(p);
     free(p);
 }

@@ -9,10 +9,18 @@
  *
  * Every libarchive failure is CDD_E_CORRUPT with libarchive's own words, and
  * after a failure the reader refuses further calls, so a truncated or damaged
- * archive can never look like a short, successful one. */
+ * archive can never look like a short, successful one.
+ *
+ * Two things libarchive does not give us are made up for here: names are
+ * converted through the C library's LC_CTYPE, so a UTF-8 one is selected
+ * (cdd_archive_init); and its zip reader reports a member whose Unix
+ * attributes say FIFO as a regular file, so the central directory's
+ * attributes are read once more to find such members. */
 #include "cdd/archive.h"
 
 #include <errno.h>
+#include <locale.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +41,9 @@ struct cdd_archive {
     char *path;                /* the archive file, for messages */
     uint64_t file_size;
     int failed;                /* a libarchive call failed: refuse more */
+    char **special;            /* zip members whose Unix type is not a file,
+                                  folder or symlink (names as stored) */
+    size_t n_special;
 };
 
 static const char *la_msg(struct archive *a)
@@ -74,6 +85,179 @@ static void add_filter(struct archive *a, int (*support)(struct archive *))
         support(a);
 }
 
+/* ---- locale --------------------------------------------------------------- */
+
+static int ascii_icontains(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++) {
+        size_t i = 0;
+        while (i < n && s[i] &&
+               (s[i] | 0x20) == (needle[i] | 0x20))
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+static int ctype_is_utf8(void)
+{
+    const char *cur = setlocale(LC_CTYPE, NULL);
+    return cur && (ascii_icontains(cur, "utf-8") || ascii_icontains(cur, "utf8"));
+}
+
+int cdd_archive_init(void)
+{
+    /* glibc and musl know "C.UTF-8"; the Windows UCRT spells it ".UTF-8". */
+    static const char *const names[] = {"C.UTF-8", "C.utf8", ".UTF-8",
+                                        "en_US.UTF-8", "UTF-8"};
+    if (ctype_is_utf8())
+        return 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (setlocale(LC_CTYPE, names[i]) && ctype_is_utf8())
+            return 0;
+    return cdd_fail(CDD_E_NOTSUP, NULL, 0,
+                    "no UTF-8 character type locale: archive entries with "
+                    "non-ASCII names will be refused");
+}
+
+/* ---- zip member types ------------------------------------------------------- */
+
+static uint32_t le16(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+    return le16(p) | le16(p + 2) << 16;
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+    return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+#define ZIP_TAIL (65535u + 22u) /* end record + longest comment */
+/* Far above what cdd_extract accepts (CDD_MAX_ENTRIES): a central directory
+ * of millions of records is refused there anyway, so stop walking early. */
+#define ZIP_SCAN_MAX 1000000u
+#define UNIX_IFMT 0170000u
+#define UNIX_IFREG 0100000u
+#define UNIX_IFDIR 0040000u
+#define UNIX_IFLNK 0120000u
+
+static int add_special(struct cdd_archive *ar, const unsigned char *name,
+                       size_t len)
+{
+    char **n = realloc(ar->special, (ar->n_special + 1) * sizeof *n);
+    if (!n)
+        return cdd_fail(CDD_E_NOMEM, ar->path, 0, NULL);
+    ar->special = n;
+    if (!(n[ar->n_special] = malloc(len + 1)))
+        return cdd_fail(CDD_E_NOMEM, ar->path, 0, NULL);
+    memcpy(n[ar->n_special], name, len);
+    n[ar->n_special][len] = '\0';
+    ar->n_special++;
+    return 0;
+}
+
+/* Walk the zip central directory (when the file is a zip) and note members
+ * made on Unix whose type is neither file, folder nor symlink. This can only
+ * add refusals: a central directory this walk cannot follow is left to
+ * libarchive, which rejects what it cannot read. */
+static int scan_zip_types(struct cdd_archive *ar, struct cdd_rfile *f)
+{
+    unsigned char *tail = NULL, rec[56];
+    unsigned char *name = NULL;
+    size_t tail_len, got = 0;
+    uint64_t cd_off, cd_size, count, pos, end;
+    long eocd = -1;
+    int r = 0;
+
+    if (ar->file_size < 22)
+        return 0;
+    tail_len = ar->file_size < ZIP_TAIL ? (size_t)ar->file_size : ZIP_TAIL;
+    if (!(tail = malloc(tail_len)) || !(name = malloc(65536))) {
+        r = cdd_fail(CDD_E_NOMEM, ar->path, 0, NULL);
+        goto out;
+    }
+    if ((r = cdd_rfile_pread(f, ar->file_size - tail_len, tail, tail_len,
+                             &got)) < 0 ||
+        got != tail_len)
+        goto out;
+    /* The end record whose comment reaches exactly to the end of the file,
+     * searched from the end as zip readers do. */
+    for (size_t i = tail_len - 22 + 1; i-- > 0;) {
+        if (memcmp(tail + i, "PK\5\6", 4) == 0 &&
+            i + 22 + le16(tail + i + 20) == tail_len) {
+            eocd = (long)i;
+            break;
+        }
+    }
+    if (eocd < 0)
+        goto out; /* not a zip (or one libarchive will refuse) */
+    count = le16(tail + eocd + 10);
+    cd_size = le32(tail + eocd + 12);
+    cd_off = le32(tail + eocd + 16);
+    if ((count == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_off == 0xFFFFFFFFu) &&
+        eocd >= 20 && memcmp(tail + eocd - 20, "PK\6\7", 4) == 0) {
+        /* zip64: the locator names the zip64 end record */
+        uint64_t z64 = le64(tail + eocd - 20 + 8);
+        if ((r = cdd_rfile_pread(f, z64, rec, 56, &got)) < 0)
+            goto out;
+        if (got != 56 || memcmp(rec, "PK\6\6", 4) != 0)
+            goto out;
+        count = le64(rec + 32);
+        cd_size = le64(rec + 40);
+        cd_off = le64(rec + 48);
+    }
+    if (cd_off > ar->file_size || cd_size > ar->file_size - cd_off)
+        goto out;
+    end = cd_off + cd_size;
+    if (count > ZIP_SCAN_MAX)
+        count = ZIP_SCAN_MAX;
+    for (pos = cd_off; count-- > 0 && pos + 46 <= end;) {
+        uint32_t made_by, name_len, extra_len, comment_len, mode;
+        if ((r = cdd_rfile_pread(f, pos, rec, 46, &got)) < 0)
+            goto out;
+        if (got != 46 || memcmp(rec, "PK\1\2", 4) != 0)
+            break;
+        made_by = le16(rec + 4) >> 8;
+        name_len = le16(rec + 28);
+        extra_len = le16(rec + 30);
+        comment_len = le16(rec + 32);
+        mode = le32(rec + 38) >> 16;
+        if (made_by == 3 /* Unix */ && (mode & UNIX_IFMT) != 0 &&
+            (mode & UNIX_IFMT) != UNIX_IFREG &&
+            (mode & UNIX_IFMT) != UNIX_IFDIR &&
+            (mode & UNIX_IFMT) != UNIX_IFLNK) {
+            if ((r = cdd_rfile_pread(f, pos + 46, name, name_len, &got)) < 0)
+                goto out;
+            if (got != name_len)
+                break;
+            if ((r = add_special(ar, name, name_len)) < 0)
+                goto out;
+        }
+        pos += 46u + name_len + extra_len + comment_len;
+    }
+out:
+    free(tail);
+    free(name);
+    return r;
+}
+
+static int is_special(const struct cdd_archive *ar, const char *name)
+{
+    for (size_t i = 0; i < ar->n_special; i++)
+        if (strcmp(ar->special[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* ---- the reader ----------------------------------------------------------------- */
+
 int cdd_archive_open(const char *path, struct cdd_archive **out)
 {
     struct cdd_archive *ar = NULL;
@@ -81,6 +265,12 @@ int cdd_archive_open(const char *path, struct cdd_archive **out)
     int r = 0;
 
     *out = NULL;
+    /* Programs that never called cdd_archive_init() get it here, once. */
+    {
+        static atomic_flag tried = ATOMIC_FLAG_INIT;
+        if (!atomic_flag_test_and_set(&tried))
+            (void)cdd_archive_init(); /* without it, only ASCII names pass */
+    }
     /* Through fsops first: a missing or unreadable file gets the same
      * NOTFOUND / PERM / IO code as everywhere else, and the size (following
      * a symlink the user named) is what progress is measured against. */
@@ -91,7 +281,8 @@ int cdd_archive_open(const char *path, struct cdd_archive **out)
         r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
         goto out;
     }
-    if ((r = cdd_rfile_size(f, &ar->file_size)) < 0)
+    if ((r = cdd_rfile_size(f, &ar->file_size)) < 0 ||
+        (r = scan_zip_types(ar, f)) < 0)
         goto out;
     cdd_rfile_close(f);
     f = NULL;
@@ -120,8 +311,9 @@ int cdd_archive_open(const char *path, struct cdd_archive **out)
             r = cdd_fail_errno(path, e, "cannot open archive: %s",
                                la_msg(ar->a));
         else
-            r = cdd_fail(CDD_E_CORRUPT, path, 0, "not a readable zip or tar "
-                                                 "archive: %s", la_msg(ar->a));
+            r = cdd_fail(CDD_E_CORRUPT, path, 0,
+                         "cannot be read as a zip or tar archive: %s",
+                         la_msg(ar->a));
         goto out;
     }
     *out = ar;
@@ -133,17 +325,21 @@ out:
 }
 
 /* A header warning is accepted only when it concerns character-set
- * conversion for the local locale and a UTF-8 name was still obtained: the
- * name we check is then the name stored. Any other warning (a malformed pax
- * attribute that was ignored, an inconsistent zip header) could mean that
- * another tool reads the entry differently from us, so it is refused. */
+ * conversion to the process locale, of the name or of the owner names (which
+ * we never use), and a UTF-8 name was still obtained: the name we check is
+ * then the name we use. A link name that cannot be converted is refused: a
+ * hard link whose name is lost would look like an empty regular file. Any
+ * other warning (a malformed pax attribute that was ignored, an inconsistent
+ * zip header) could mean that another tool reads the entry differently from
+ * us, so it is refused. */
 static int warning_is_harmless(struct cdd_archive *ar, const char *utf8_name)
 {
     const char *m = archive_error_string(ar->a);
     if (!utf8_name || !m)
         return 0;
     return strstr(m, "converted") != NULL &&
-           (strstr(m, "Pathname") || strstr(m, "Linkname"));
+           (strstr(m, "Pathname") || strstr(m, "Uname") ||
+            strstr(m, "Gname"));
 }
 
 int cdd_archive_next(struct cdd_archive *ar, struct cdd_archive_entry *e)
@@ -159,11 +355,22 @@ int cdd_archive_next(struct cdd_archive *ar, struct cdd_archive_entry *e)
     r = archive_read_next_header(ar->a, &ae);
     if (r == ARCHIVE_EOF)
         return 1;
-    if (r < ARCHIVE_WARN) /* RETRY (damaged header), FAILED, FATAL */
+    /* Only OK and WARN carry an entry. RETRY (a damaged header bsdtar would
+     * skip) sits numerically between them, so test by value, not order. */
+    if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
         return corrupt(ar, "bad entry header");
     ar->cur = ae;
 
     name = archive_entry_pathname_utf8(ae);
+    if (r == ARCHIVE_WARN && !name && !archive_entry_pathname(ae) &&
+        strstr(la_msg(ar->a), "converted")) {
+        /* The stored name is not valid in its declared character set (zip's
+         * UTF-8 flag, pax's UTF-8): no name we could check, so no entry. */
+        ar->failed = 1;
+        return cdd_fail(CDD_E_UNSAFE, ar->path, 0,
+                        "entry name is not valid UTF-8 (libarchive: %s)",
+                        la_msg(ar->a));
+    }
     if (r == ARCHIVE_WARN && !warning_is_harmless(ar, name))
         return corrupt(ar, "suspicious entry header");
     /* Where libarchive cannot convert, the stored bytes go to the validator,
@@ -204,6 +411,9 @@ int cdd_archive_next(struct cdd_archive *ar, struct cdd_archive_entry *e)
         default:
             e->type = CDD_ENTRY_OTHER;
         }
+        if (e->type == CDD_ENTRY_FILE && ar->n_special &&
+            is_special(ar, e->path))
+            e->type = CDD_ENTRY_OTHER;
     }
     if (archive_entry_size_is_set(ae) && archive_entry_size(ae) >= 0) {
         e->size_known = 1;
@@ -257,6 +467,9 @@ void cdd_archive_close(struct cdd_archive *ar)
         return;
     if (ar->a)
         archive_read_free(ar->a);
+    for (size_t i = 0; i < ar->n_special; i++)
+        free(ar->special[i]);
+    free(ar->special);
     free(ar->path);
     free(ar);
 }

@@ -67,6 +67,8 @@ void cdd_binrd_fini(struct cdd_binrd *r)
         free(r->win[i].buf);
         r->win[i].buf = NULL;
     }
+    free(r->pin);
+    r->pin = NULL;
     cdd_binarena_free(r->arena);
     r->arena = NULL;
 }
@@ -86,13 +88,19 @@ int cdd_binrd_in_file(const struct cdd_binrd *r, uint64_t off, uint64_t len)
     return off <= r->size && len <= r->size - off;
 }
 
-/* Pointer to [off, off+len) inside a cache window, valid until the next
+/* Pointer to [off, off+len), a range the caller has checked lies in the
+ * file, inside the pinned table or a cache window; valid until the next
  * read. len must be at most half a window, so that a window starting at off
  * rounded down to 4 KiB always holds the whole range. */
 static int rd_peek(struct cdd_binrd *r, uint64_t off, size_t len,
                    const unsigned char **p)
 {
     int victim = 0;
+    if (r->pin && off >= r->pin_off && off - r->pin_off <= r->pin_len &&
+        len <= r->pin_len - (off - r->pin_off)) {
+        *p = r->pin + (off - r->pin_off);
+        return 0;
+    }
     for (int i = 0; i < CDD_BINRD_NWIN; i++) {
         if (r->win[i].len && off >= r->win[i].off &&
             off + len <= r->win[i].off + r->win[i].len) {
@@ -134,6 +142,28 @@ int cdd_binrd_read(struct cdd_binrd *r, uint64_t off, void *buf, size_t len,
     if (rc)
         return rc;
     memcpy(buf, p, len);
+    return 0;
+}
+
+int cdd_binrd_pin(struct cdd_binrd *r, uint64_t off, uint64_t len)
+{
+    free(r->pin);
+    r->pin = NULL;
+    r->pin_len = 0;
+    if (len <= CDD_BINRD_WIN || len > CDD_BINRD_PIN_MAX ||
+        !cdd_binrd_in_file(r, off, len))
+        return 0;
+    unsigned char *buf = malloc((size_t)len);
+    if (!buf)
+        return 0;
+    int rc = r->src->read_at(r->src->ud, off, buf, (size_t)len);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    r->pin = buf;
+    r->pin_off = off;
+    r->pin_len = (size_t)len;
     return 0;
 }
 
@@ -181,7 +211,8 @@ int cdd_binrd_str(struct cdd_binrd *r, uint64_t off, uint64_t end,
 int cdd_strvec_push(struct cdd_binrd *r, struct cdd_strvec *sv, char *s)
 {
     if (sv->n >= sv->max)
-        return cdd_binrd_corrupt(r, "more than %zu %s", sv->max, sv->what);
+        return cdd_binrd_corrupt(r, "more than %llu %s",
+                                 (unsigned long long)sv->max, sv->what);
     if (sv->n == sv->cap) {
         size_t cap = sv->cap ? sv->cap * 2 : 16;
         if (cap > sv->max)

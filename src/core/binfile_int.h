@@ -15,6 +15,10 @@
  * re-reading. Reads larger than half a window bypass the cache. */
 #define CDD_BINRD_WIN (64u * 1024u)
 #define CDD_BINRD_NWIN 4
+/* A name table up to this size is read whole before its names are fetched:
+ * symbols point into it in no useful order, and a few windows would thrash
+ * (cuDNN's libcudnn_graph: 57 MB read for a 3.7 MB file). */
+#define CDD_BINRD_PIN_MAX (16u * 1024u * 1024u)
 
 struct cdd_binrd {
     const struct cdd_binsrc *src;
@@ -27,6 +31,9 @@ struct cdd_binrd {
         size_t len; /* 0: empty */
         uint64_t used;
     } win[CDD_BINRD_NWIN];
+    unsigned char *pin; /* a whole table, see cdd_binrd_pin() */
+    uint64_t pin_off;
+    size_t pin_len;
     struct cdd_binarena *arena; /* where kept strings go */
     size_t str_bytes;           /* against CDD_BIN_MAX_STRBYTES */
 };
@@ -55,6 +62,12 @@ int cdd_binrd_in_file(const struct cdd_binrd *r, uint64_t off, uint64_t len);
  * CDD_E_CORRUPT "<what> extends past end of file". */
 int cdd_binrd_read(struct cdd_binrd *r, uint64_t off, void *buf, size_t len,
                    const char *what);
+
+/* Keep [off, off+len) in memory for the reads that follow, when it lies in
+ * the file and is at most CDD_BINRD_PIN_MAX bytes; otherwise, or without
+ * memory for it, reads simply go through the windows. Replaces an earlier
+ * pin. Fails only when reading fails. */
+int cdd_binrd_pin(struct cdd_binrd *r, uint64_t off, uint64_t len);
 
 /* Read the NUL-terminated string at off, which must end before `end` (the
  * end of its table) and within CDD_BIN_MAX_STRING bytes, into the arena. */

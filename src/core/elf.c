@@ -17,7 +17,6 @@
 
 #define SHT_STRTAB 3
 #define SHT_DYNAMIC 6
-#define SHT_NOBITS 8
 #define SHT_DYNSYM 11
 #define SHN_UNDEF 0
 
@@ -73,7 +72,7 @@ struct elf {
 };
 
 struct elf_shdr {
-    uint32_t type, link;
+    uint32_t type, link, info;
     uint64_t offset, size, entsize;
 };
 
@@ -118,11 +117,13 @@ static int read_shdr(struct elf *e, uint64_t idx, struct elf_shdr *sh)
         sh->offset = ldw(e, b + 24);
         sh->size = ldw(e, b + 32);
         sh->link = ld32(e, b + 40);
+        sh->info = ld32(e, b + 44);
         sh->entsize = ldw(e, b + 56);
     } else {
         sh->offset = ldw(e, b + 16);
         sh->size = ldw(e, b + 20);
         sh->link = ld32(e, b + 24);
+        sh->info = ld32(e, b + 28);
         sh->entsize = ldw(e, b + 36);
     }
     return 0;
@@ -182,21 +183,13 @@ static int read_header(struct elf *e, struct cdd_bininfo *out)
          * in section header 0. */
         if (e->shnum == 0 || e->phnum == PN_XNUM) {
             struct elf_shdr sh0;
-            uint64_t saved = e->shnum;
-            uint32_t info;
-            unsigned char b[64];
-            e->shnum = 1;
-            rc = read_shdr(e, 0, &sh0);
-            if (rc)
+            uint64_t n = e->shnum;
+            e->shnum = 1; /* read_shdr checks the index against it */
+            if ((rc = read_shdr(e, 0, &sh0)))
                 return rc;
-            rc = cdd_binrd_read(r, e->shoff + (e->is64 ? 44 : 28), b, 4,
-                                "section header table");
-            if (rc)
-                return rc;
-            info = ld32(e, b);
-            e->shnum = saved ? saved : sh0.size;
+            e->shnum = n ? n : sh0.size;
             if (e->phnum == PN_XNUM)
-                e->phnum = info;
+                e->phnum = sh0.info;
         }
         if (e->shnum > MAX_SHNUM)
             return cdd_binrd_corrupt(r, "section count %llu is implausible",
@@ -342,7 +335,7 @@ static int dyn_entry(struct elf *e, uint64_t i, uint64_t *tag, uint64_t *val)
 static int scan_dynamic(struct elf *e)
 {
     for (uint64_t i = 0;; i++) {
-        uint64_t tag, val;
+        uint64_t tag = DT_NULL, val = 0;
         int rc = dyn_entry(e, i, &tag, &val);
         if (rc)
             return rc;
@@ -420,7 +413,7 @@ static int collect_dynamic(struct elf *e, struct cdd_bininfo *out)
                                 "DT_NEEDED entries"};
     int rc = 0;
     for (uint64_t i = 0;; i++) {
-        uint64_t tag, val;
+        uint64_t tag = DT_NULL, val = 0;
         char *s = NULL;
         rc = dyn_entry(e, i, &tag, &val);
         if (rc || tag == DT_NULL)
@@ -532,8 +525,8 @@ static int collect_exports(struct elf *e, struct cdd_bininfo *out)
     struct cdd_binrd *r = e->r;
     struct cdd_strvec ex = {NULL, 0, 0, CDD_BIN_MAX_EXPORTS,
                             "exported symbols"};
-    uint64_t sym_off, count, entsize = e->is64 ? 24 : 16;
-    uint64_t str_off, str_end;
+    uint64_t sym_off = 0, count = 0, entsize = e->is64 ? 24 : 16;
+    uint64_t str_off = 0, str_end = 0;
     int rc = 0;
 
     if (e->have_dynsym) {
@@ -599,6 +592,8 @@ static int collect_exports(struct elf *e, struct cdd_bininfo *out)
                                  "offset 0x%llx) extends past end of file",
                                  (unsigned long long)count,
                                  (unsigned long long)sym_off);
+    if ((rc = cdd_binrd_pin(r, str_off, str_end - str_off)))
+        return rc;
     for (uint64_t i = 1; i < count; i++) { /* 0 is the null symbol */
         unsigned char b[24];
         uint32_t name;

@@ -1,10 +1,12 @@
 /* Environment and host facts on POSIX systems. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cdd/env.h"
+#include "cdd/error.h"
 
 const char *cdd_getenv(const char *name)
 {
@@ -31,4 +33,39 @@ char *cdd_absolute_path(const char *path)
     if (r)
         snprintf(r, n, "%s/%s", cwd, path);
     return r;
+}
+
+char *cdd_default_cache_dir(void)
+{
+    /* The XDG spec says a relative $XDG_CACHE_HOME is invalid and must be
+     * ignored: it would put the cache wherever the tool happens to run. */
+    const char *base = cdd_getenv("XDG_CACHE_HOME");
+    const char *sub = "cudnn-deploy";
+    if (!base || base[0] != '/') {
+        base = cdd_getenv("HOME");
+        sub = ".cache/cudnn-deploy";
+    }
+    if (!base || base[0] != '/')
+        return NULL;
+    size_t n = strlen(base) + strlen(sub) + 2;
+    char *r = malloc(n);
+    if (r)
+        snprintf(r, n, "%s/%s", base, sub);
+    return r;
+}
+
+int cdd_is_elevated(void)
+{
+    return geteuid() == 0;
+}
+
+int cdd_check_write_access(const char *root)
+{
+    /* access() asks with the real uid, which is what a setuid-free tool
+     * runs as; root passes any permission check anyway. */
+    if (cdd_is_elevated() || access(root, W_OK) == 0 || errno != EACCES)
+        return 0;
+    return cdd_fail(CDD_E_PERM, root, EACCES,
+                    "this account may not change this tree: run as root "
+                    "(sudo) or as the tree's owner");
 }

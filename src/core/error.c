@@ -9,6 +9,10 @@
 #include <string.h>
 
 static _Thread_local struct cdd_errinfo last;
+/* Whether last.os_err came through cdd_fail_errno() (an errno value) or
+ * cdd_fail() (the platform's native code: errno on POSIX, GetLastError() in
+ * the Win32 layer); on Windows the two number spaces differ. */
+static _Thread_local int last_is_errno;
 
 struct errdef {
     const char *name;
@@ -63,6 +67,7 @@ static int vfail(int code, const char *path, int os_err, const char *fmt,
 int cdd_fail(int code, const char *path, int os_err, const char *fmt, ...)
 {
     va_list ap;
+    last_is_errno = 0;
     va_start(ap, fmt);
     vfail(code, path, os_err, fmt, ap);
     va_end(ap);
@@ -99,6 +104,7 @@ int cdd_fail_errno(const char *path, int os_err, const char *fmt, ...)
         code = CDD_E_IO;
     }
     va_list ap;
+    last_is_errno = 1;
     va_start(ap, fmt);
     vfail(code, path, os_err, fmt, ap);
     va_end(ap);
@@ -125,8 +131,12 @@ char *cdd_error_format(char *buf, size_t len)
         const char *m = last.msg[0] ? last.msg : cdd_err_message(last.code);
         n += (size_t)snprintf(buf + n, len - n, "%s", m);
     }
-    if (n < len && last.os_err && last.code != CDD_E_FAULT)
-        snprintf(buf + n, len - n, " (%s)", strerror(last.os_err));
+    if (n < len && last.os_err && last.code != CDD_E_FAULT) {
+        char os[512];
+        snprintf(buf + n, len - n, " (%s)",
+                 last_is_errno ? strerror(last.os_err)
+                               : cdd_os_error_text(last.os_err, os, sizeof os));
+    }
     return buf;
 }
 

@@ -292,19 +292,21 @@ static int match_entry(struct xstate *x, const char *raw,
      * rules know where they go. */
     if (m->files_exact || !x->o->pinned)
         return cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
-                        "unexpected entry %s (not in the manifest%s)",
+                        "unexpected entry %s (not in the manifest)%s",
                         q(xe->path),
-                        m->files_exact ? "" : "; the archive is not pinned");
-    if (cdd_role_from_path(m->platform, xe->path, is_symlink, &xe->role))
-        return cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
-                        "unexpected entry %s (not in the manifest, and no "
-                        "layout rule places %s %s)",
-                        q(xe->path), is_symlink ? "a symlink" : "a file",
-                        q(cdd_path_basename(xe->path)));
+                        m->files_exact ? ""
+                                       : ", and the archive is not pinned by "
+                                         "a sha256");
     if (is_symlink && !cdd_link_target_is_safe(xe->link_target, &why))
         return cdd_fail(CDD_E_UNSAFE, x->apath, 0,
                         "entry \"%s\": symlink to \"%s\": %s", q(raw),
                         q(xe->link_target), why);
+    if (cdd_role_from_path(m->platform, xe->path, is_symlink, &xe->role))
+        return cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
+                        "unexpected entry %s (not in the manifest), and no "
+                        "layout rule places %s %s",
+                        q(xe->path), is_symlink ? "a symlink" : "a file",
+                        q(cdd_path_basename(xe->path)));
     return 0;
 }
 

@@ -90,6 +90,38 @@ int cdd_fs_create(const char *path, int executable, struct cdd_file **out)
     return 0;
 }
 
+int cdd_fs_open_append(const char *path, struct cdd_file **out,
+                       uint64_t *size)
+{
+    struct stat sb;
+    *out = NULL;
+    FAULT("append", path);
+    struct cdd_file *f = calloc(1, sizeof *f);
+    if (!f || !(f->path = strdup(path))) {
+        free(f);
+        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    }
+    f->fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (f->fd < 0) {
+        int e = errno;
+        free(f->path);
+        free(f);
+        return cdd_fail_errno(path, e, "cannot open file for appending");
+    }
+    if (fstat(f->fd, &sb) != 0) {
+        int e = errno;
+        cdd_file_abort(f);
+        return cdd_fail_errno(path, e, "cannot read file status");
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        cdd_file_abort(f);
+        return cdd_fail(CDD_E_IO, path, 0, "not a regular file");
+    }
+    *size = (uint64_t)sb.st_size;
+    *out = f;
+    return 0;
+}
+
 int cdd_file_write(struct cdd_file *f, const void *buf, size_t len)
 {
     const char *p = buf;

@@ -241,7 +241,8 @@ static int check_pins(struct inst *c)
                             c->o->sha256_hex);
         if (!res->pinned) {
             res->pinned = 1;
-            res->pin_source = "--sha256";
+            res->pin_source =
+                c->o->sha256_source ? c->o->sha256_source : "--sha256";
         }
     }
     if (res->pinned)

@@ -20,6 +20,7 @@
 
 #define DIR_EXPORT 0
 #define DIR_IMPORT 1
+#define DIR_SECURITY 4
 #define DIR_DELAY_IMPORT 13
 
 struct pe_sec {
@@ -103,6 +104,35 @@ static int read_rva(struct pe *p, uint64_t rva, void *buf, size_t len,
     return cdd_binrd_read(p->r, off, buf, len, what);
 }
 
+/* What lies behind the last section: the certificate table (Authenticode;
+ * NVIDIA's DLLs are signed) and, in MinGW builds, the COFF symbol and string
+ * tables. The loader ignores both, but a file that lacks bytes its headers
+ * announce was cut short, and verify should say so rather than trust it. */
+static int check_trailer(struct pe *p, uint64_t symtab, uint64_t nsyms)
+{
+    struct cdd_binrd *r = p->r;
+    /* the security directory holds a file offset, not an RVA */
+    uint64_t cert = p->dir_rva[DIR_SECURITY], cert_size = p->dir_size[DIR_SECURITY];
+    if (cert && !cdd_binrd_in_file(r, cert, cert_size))
+        return cdd_binrd_corrupt(r, "certificate table (offset 0x%llx, 0x%llx "
+                                 "bytes) extends past end of file: truncated?",
+                                 (unsigned long long)cert,
+                                 (unsigned long long)cert_size);
+    if (symtab) {
+        unsigned char b[4];
+        uint64_t strtab = symtab + nsyms * 18;
+        int rc = cdd_binrd_read(r, strtab, b, 4, "COFF symbol table");
+        if (rc)
+            return rc;
+        if (!cdd_binrd_in_file(r, strtab, ld32(b)))
+            return cdd_binrd_corrupt(r, "COFF string table (offset 0x%llx, "
+                                     "0x%x bytes) extends past end of file: "
+                                     "truncated?", (unsigned long long)strtab,
+                                     ld32(b));
+    }
+    return 0;
+}
+
 static int read_headers(struct pe *p, struct cdd_bininfo *out)
 {
     struct cdd_binrd *r = p->r;
@@ -119,6 +149,7 @@ static int read_headers(struct pe *p, struct cdd_bininfo *out)
                         "MZ executable without a PE header (a DOS program?)");
     int machine = ld16(b + 4);
     unsigned nsecs = ld16(b + 6);
+    uint64_t symtab = ld32(b + 12), nsyms = ld32(b + 16);
     unsigned opt_size = ld16(b + 20);
     out->fmt = CDD_BIN_PE;
     out->machine = machine;
@@ -190,7 +221,7 @@ static int read_headers(struct pe *p, struct cdd_bininfo *out)
                                      (unsigned long long)s->va, i - 1);
     }
     p->nsecs = nsecs;
-    return 0;
+    return check_trailer(p, symtab, nsyms);
 }
 
 static int read_imports(struct pe *p, struct cdd_bininfo *out)
@@ -201,10 +232,10 @@ static int read_imports(struct pe *p, struct cdd_bininfo *out)
     for (uint64_t i = 0; p->dir_rva[DIR_IMPORT]; i++) {
         unsigned char d[20];
         char *s = NULL;
-        uint64_t rva = p->dir_rva[DIR_IMPORT] + 20 * i;
+        uint64_t rva = p->dir_rva[DIR_IMPORT] + 20 * i, off, end;
         /* The loader ignores the directory size and walks to an empty
          * descriptor; so do we, bounded by the table's section. */
-        if (map_rva(p, rva, 20, &(uint64_t){0}, &(uint64_t){0})) {
+        if (map_rva(p, rva, 20, &off, &end)) {
             rc = cdd_binrd_corrupt(p->r, "import descriptor %llu (RVA "
                                    "0x%llx) is not in any section's file "
                                    "data: table without terminator?",
@@ -212,7 +243,7 @@ static int read_imports(struct pe *p, struct cdd_bininfo *out)
                                    (unsigned long long)rva);
             break;
         }
-        if ((rc = read_rva(p, rva, d, 20, "import descriptor")))
+        if ((rc = cdd_binrd_read(p->r, off, d, 20, "import descriptor")))
             break;
         uint32_t name = ld32(d + 12), iat = ld32(d + 16);
         if (name == 0 || iat == 0) /* as the loader decides the end */
@@ -238,8 +269,8 @@ static int read_delay_imports(struct pe *p, struct cdd_bininfo *out)
     for (uint64_t i = 0; p->dir_rva[DIR_DELAY_IMPORT]; i++) {
         unsigned char d[32];
         char *s = NULL;
-        uint64_t rva = p->dir_rva[DIR_DELAY_IMPORT] + 32 * i;
-        if (map_rva(p, rva, 32, &(uint64_t){0}, &(uint64_t){0})) {
+        uint64_t rva = p->dir_rva[DIR_DELAY_IMPORT] + 32 * i, off, end;
+        if (map_rva(p, rva, 32, &off, &end)) {
             rc = cdd_binrd_corrupt(p->r, "delay-load descriptor %llu (RVA "
                                    "0x%llx) is not in any section's file "
                                    "data: table without terminator?",
@@ -247,7 +278,7 @@ static int read_delay_imports(struct pe *p, struct cdd_bininfo *out)
                                    (unsigned long long)rva);
             break;
         }
-        if ((rc = read_rva(p, rva, d, 32, "delay-load descriptor")))
+        if ((rc = cdd_binrd_read(p->r, off, d, 32, "delay-load descriptor")))
             break;
         uint32_t attrs = ld32(d);
         uint64_t name = ld32(d + 4);
@@ -278,6 +309,31 @@ static int read_delay_imports(struct pe *p, struct cdd_bininfo *out)
     return 0;
 }
 
+/* Export names lie together; reading their whole span once beats fetching
+ * each through the windows. A span that is not one section's data is left
+ * to the windows (and to the per-name checks). */
+static int pin_names(struct pe *p, uint64_t names_off, uint32_t n)
+{
+    uint32_t lo = UINT32_MAX, hi = 0;
+    uint64_t off, end;
+    int rc;
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char b[4];
+        if ((rc = cdd_binrd_read(p->r, names_off + 4ull * i, b, 4,
+                                 "export name table")))
+            return rc;
+        uint32_t v = ld32(b);
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    if (map_rva(p, lo, 1, &off, &end))
+        return 0;
+    uint64_t span = (uint64_t)hi - lo + CDD_BIN_MAX_STRING + 1;
+    if (span > end - off)
+        span = end - off;
+    return cdd_binrd_pin(p->r, off, span);
+}
+
 static int read_exports(struct pe *p, struct cdd_bininfo *out)
 {
     struct cdd_strvec v = {NULL, 0, 0, CDD_BIN_MAX_EXPORTS, "export names"};
@@ -299,6 +355,8 @@ static int read_exports(struct pe *p, struct cdd_bininfo *out)
         return cdd_binrd_corrupt(p->r, "export name table (%u entries at RVA "
                                  "0x%x) is not inside one section's file "
                                  "data", n, names);
+    if (n > 64 && (rc = pin_names(p, names_off, n)))
+        return rc;
     for (uint32_t i = 0; i < n; i++) {
         unsigned char b[4];
         char *s = NULL;

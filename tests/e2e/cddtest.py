@@ -27,7 +27,6 @@ Map of this file:
 
 import collections
 import copy
-import fcntl
 import hashlib
 import io
 import json
@@ -42,6 +41,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import unittest
 import warnings
@@ -64,6 +64,28 @@ def _script_name():
 
 # One folder per test script (ctest may run scripts in parallel).
 WORK_ROOT = os.path.join(TMP_ROOT, "e2e-" + _script_name())
+
+
+def _fast_root():
+    """A RAM-backed scratch folder for the crash loops, which run the binary
+    hundreds of times on small trees: there every fsync costs nothing, and
+    what they test (logic of journal and recovery) does not depend on the
+    disk. CDD_TEST_FAST_TMP names one; else /dev/shm when it is a writable
+    tmpfs with room; else None (use CDD_TEST_TMP)."""
+    env = os.environ.get("CDD_TEST_FAST_TMP")
+    if env is not None:
+        return os.path.abspath(env) if env else None
+    shm = "/dev/shm"
+    try:
+        st = os.statvfs(shm)
+        if os.access(shm, os.W_OK) and st.f_bavail * st.f_frsize >= (256 << 20):
+            return os.path.join(shm, "cdd-e2e-%d-%d" % (os.getuid(), os.getpid()))
+    except (OSError, AttributeError):
+        pass
+    return None
+
+
+FAST_ROOT = _fast_root()
 
 STATE = ".cudnn-deploy"
 LOCK = STATE + "/lock"
@@ -103,6 +125,8 @@ def clean_env(extra=None):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("CUDA_PATH") and k != "CUDNN_DEPLOY_TEST_FAULT"}
     env.setdefault("LC_ALL", "C.UTF-8")
+    # Never touch the user's download cache.
+    env["XDG_CACHE_HOME"] = os.path.join(TMP_ROOT, "xdg-cache")
     for k, v in (extra or {}).items():
         if v is None:
             env.pop(k, None)
@@ -345,12 +369,12 @@ def tar_bytes(entries):
     return buf.getvalue()
 
 
-def xz(raw, preset=6):
+def xz(raw, preset=1):
     return lzma.compress(raw, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64,
                          preset=preset)
 
 
-def tar_xz_bytes(entries, preset=6):
+def tar_xz_bytes(entries, preset=1):
     return xz(tar_bytes(entries), preset)
 
 
@@ -518,25 +542,31 @@ def _file_bytes(platform, version, rel, salt, big):
                 "(CUDNN_MAJOR * 1000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n"
                 "\n#endif /* CUDNN_VERSION_H */\n"
                 % (base, version, major, minor, patch)).encode()
+    # Binary payloads repeat a small random block (each copy numbered), so
+    # they are all different yet compress fast: xz on random bytes is slow.
+    block = (64 << 10) if big else 512
     if base.endswith(".h"):
         n = synth_size(seed, 1200, 5000)
-        filler = synth_bytes(seed, n).hex()
+        words = synth_bytes(seed, 64).hex()
         lines = ["/* %s: synthetic cuDNN %s header (tests) */" % (base, version)]
-        for i in range(0, len(filler), 64):
-            lines.append("/* %s */" % filler[i:i + 64])
+        i = 0
+        while sum(len(l) + 1 for l in lines) < n:
+            lines.append("#define CUDNN_SYNTHETIC_%s_%04d 0x%s" % (
+                base.split(".")[0].upper(), i, words[(i * 7) % 96:(i * 7) % 96 + 32]))
+            i += 1
         return ("\n".join(lines) + "\n").encode()
     if rel == "LICENSE":
         return ("Synthetic licence text for the cudnn-deploy tests, cuDNN %s.\n"
                 % version).encode() * 20
     if base.endswith(".a") or base.endswith(".lib"):
         n = (512 << 10) if big and base.endswith(".a") else synth_size(seed, 1500, 6000)
-        return b"!<arch>\n" + (big_bytes(seed, n) if big else synth_bytes(seed, n))
+        return b"!<arch>\n" + big_bytes(seed, n, block)
     if base.endswith(".dll"):
         n = (3 << 20) if big else synth_size(seed, 4000, 16000)
-        return b"MZ\x90\x00" + (big_bytes(seed, n) if big else synth_bytes(seed, n))
+        return b"MZ\x90\x00" + big_bytes(seed, n, block)
     if ".so" in base:
         n = (3 << 20) if big else synth_size(seed, 4000, 16000)
-        return b"\x7fELF\x02\x01\x01\x00" + (big_bytes(seed, n) if big else synth_bytes(seed, n))
+        return b"\x7fELF\x02\x01\x01\x00" + big_bytes(seed, n, block)
     raise ValueError(rel)
 
 
@@ -681,7 +711,7 @@ class Fixture(object):
     """
 
     def __init__(self, folder, platform, version, cuda_major, top, entries,
-                 sublibs=SUBLIBS, preset=6):
+                 sublibs=SUBLIBS, preset=1):
         self.folder, self.platform, self.version = folder, platform, version
         self.cuda_major, self.top, self.entries = cuda_major, top, entries
         self.sublibs = sublibs
@@ -794,7 +824,7 @@ class Fixtures(object):
                        if e.kind == FILE else e for i, e in enumerate(entries)]
         return Fixture(os.path.join(self.root, name), platform, version, cmaj,
                        top, entries, sublibs,
-                       preset=0 if opts.get("big") else 6)
+                       preset=0 if opts.get("big") else 1)
 
 
 FIX = Fixtures(os.path.join(WORK_ROOT, "fixtures"))
@@ -887,11 +917,14 @@ def snapshot(root, ignore=(), drop_empty_state=True):
     if not os.path.lexists(root):
         return None
     snap = {}
+    ignore = set(ignore)
 
     def walk(abs_dir, rel):
         for name in sorted(os.listdir(abs_dir)):
             p = os.path.join(abs_dir, name)
             r = rel + name
+            if r in ignore:
+                continue
             st = os.lstat(p)
             if stat.S_ISLNK(st.st_mode):
                 snap[r] = ("link", os.readlink(p), None)
@@ -904,8 +937,6 @@ def snapshot(root, ignore=(), drop_empty_state=True):
                 snap[r] = ("other", None, st.st_mode)
 
     walk(root, "")
-    for p in ignore:
-        snap.pop(p, None)
     if drop_empty_state:
         for d in (BACKUP, STATE):
             if d in snap and snap[d][0] == "dir" and \
@@ -924,9 +955,31 @@ def normalize(snap):
         if p.startswith(BACKUP + "/"):
             parts[2] = "<txn>"
             p = "/".join(parts)
-        if p == RECEIPT:
+        if p == RECEIPT or (p.startswith(BACKUP + "/") and p.endswith("/" + RECEIPT)):
             v = ("file", "<volatile>", v[2])
         out[p] = v
+    return out
+
+
+def comparable_state(root):
+    """A tree's state for before/after comparisons across runs: the snapshot
+    without lock and log, backup folders' ids normalised, and the receipt
+    reduced to what it says was installed (its time and transaction id
+    differ from run to run)."""
+    snap = snapshot(root, IGNORE_LOCK_LOG)
+    if snap is None:
+        return None
+    out = normalize(snap)
+    for p in snap:
+        if p == RECEIPT or (p.startswith(BACKUP + "/") and p.endswith("/" + RECEIPT)):
+            try:
+                with open(os.path.join(root, p)) as f:
+                    files = sorted((e.get("path"), e.get("sha256"),
+                                    e.get("symlink", e.get("target")))
+                                   for e in json.load(f)["files"])
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                files = "unreadable receipt: %s" % e
+            out[normalize({p: snap[p]}).popitem()[0]] = ("receipt", repr(files), None)
     return out
 
 
@@ -1004,26 +1057,47 @@ def read_log(root):
 
 
 class LockHolder(object):
-    """Hold a tree's lock from this process, as another cudnn-deploy would:
-    an fcntl lock on .cudnn-deploy/lock with our pid in the file."""
+    """Hold a tree's lock as another cudnn-deploy would: an fcntl (POSIX
+    record) lock on .cudnn-deploy/lock, its pid in the file. The lock is held
+    by a small helper process, not by the test process: POSIX record locks
+    vanish when the holder closes *any* descriptor of the file, which a
+    snapshot of the tree does. pid: the holder's pid."""
+
+    SCRIPT = (
+        "import fcntl, os, sys\n"
+        "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)\n"
+        "fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+        "os.ftruncate(fd, 0)\n"
+        "os.pwrite(fd, b'%d\\n' % os.getpid(), 0)\n"
+        "sys.stdout.write('locked\\n')\n"
+        "sys.stdout.flush()\n"
+        "sys.stdin.read()\n")
 
     def __init__(self, root):
         self.path = os.path.join(root, LOCK)
-        self.fd = None
+        self.proc = None
+        self.pid = None
+        self._mutex = threading.Lock()
 
     def acquire(self):
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.lockf(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, ("%d\n" % os.getpid()).encode(), 0)
+        self.proc = subprocess.Popen([sys.executable, "-c", self.SCRIPT, self.path],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        line = self.proc.stdout.readline()
+        if line != b"locked\n":
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("the lock helper could not take %s" % self.path)
+        self.pid = self.proc.pid
         return self
 
     def release(self):
-        if self.fd is not None:
-            fcntl.lockf(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
+        with self._mutex:
+            if self.proc is not None:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=30)
+                self.proc.stdout.close()
+                self.proc = None
 
     def __enter__(self):
         return self.acquire()
@@ -1102,9 +1176,15 @@ class CddTestCase(unittest.TestCase):
 
     # -- workspaces -----------------------------------------------------------
 
-    def workspace(self, name="ws", tree="cuda", platform=LINUX, **tree_kw):
+    def workspace(self, name="ws", tree="cuda", platform=LINUX, fast=False, **tree_kw):
+        """A fresh workspace. fast: on FAST_ROOT (RAM) when there is one."""
         parts = self.id().split(".")
-        folder = os.path.join(WORK_ROOT, parts[-2], parts[-1], name)
+        root = FAST_ROOT if fast and FAST_ROOT else WORK_ROOT
+        if root is FAST_ROOT and root and not os.path.isdir(root):
+            os.makedirs(root)
+            import atexit
+            atexit.register(shutil.rmtree, root, True)
+        folder = os.path.join(root, parts[-2], parts[-1], name)
         return Workspace(folder, tree, platform, **tree_kw)
 
     def scratch(self, name):

@@ -106,8 +106,13 @@ static unsigned char *build_elf(const struct elf_spec *sp, struct elf_lay *lay,
         rpath_off = str_add(&st, sp->rpath);
     if (sp->runpath)
         runpath_off = str_add(&st, sp->runpath);
-    for (size_t i = 0; i < sp->n_exports; i++)
+    /* names in an order unrelated to the symbols', as linkers leave them */
+    for (size_t k = 0; k < sp->n_exports; k++) {
+        size_t i = k * 7919 % sp->n_exports;
+        if (sp->n_exports % 7919 == 0)
+            i = k;
         sym_name[i] = str_add(&st, sp->exports[i]);
+    }
     for (size_t i = 0; i < N_EXTRA; i++)
         sym_name[sp->n_exports + i] = str_add(&st, extra_syms[i].name);
 
@@ -483,16 +488,24 @@ static void test_real_shared_object(void)
              "-Wl,--no-as-needed -lz -lm "
              "-Wl,--enable-new-dtags,-rpath,'$ORIGIN/../lib' 2>'%s/cc.log'",
              cc && *cc ? cc : "cc", so, src, dir);
-    if (system(cmd) != 0) {
+    struct cdd_stat st = {CDD_FT_NONE, 0, 0};
+    if (system(cmd) != 0 || cdd_fs_lstat(so, &st) != 0 ||
+        st.type != CDD_FT_FILE) {
         fprintf(stderr, "  skipped: cannot build a shared object with zlib "
-                        "(%s/cc.log)\n", dir);
+                        "(%s)\n", cc && *cc ? cc : "cc");
+        cdd_fs_remove_tree(dir);
         return;
     }
     int rc = cdd_bin_parse_file(so, &b);
     CHECK_MSG(rc == 0, "%s", cdd_last_error()->msg);
-    if (rc == 0 && b.fmt != CDD_BIN_ELF) {
+    if (rc != 0) {
+        cdd_fs_remove_tree(dir);
+        return;
+    }
+    if (b.fmt != CDD_BIN_ELF) {
         fprintf(stderr, "  skipped: the compiler does not make ELF files\n");
         cdd_bininfo_clear(&b);
+        cdd_fs_remove_tree(dir);
         return;
     }
     CHECK_STR(b.soname, "libfoo.so.8");
@@ -526,6 +539,7 @@ static void test_real_shared_object(void)
         mutations(img, len, 2000);
     }
     free(img);
+    cdd_fs_remove_tree(dir);
 }
 
 static void test_extended_numbering(void)
@@ -795,6 +809,43 @@ static void test_huge_file_reads_little(void)
     free(img);
 }
 
+static void test_many_exports(void)
+{
+    /* Names in reverse order and a string table far larger than a cache
+     * window: the lookup must not rely on file order, and the symbols'
+     * random jumps into the names must not multiply the bytes read. */
+    size_t n = 30000;
+    char **names = malloc(n * sizeof *names);
+    for (size_t i = 0; i < n; i++) {
+        names[i] = malloc(40);
+        snprintf(names[i], 40, "_ZN5cudnn7backend8Function%06zuEv", n - 1 - i);
+    }
+    for (int sections = 0; sections < 2; sections++) {
+        struct elf_spec sp = spec_of(1, 0, sections, 2);
+        struct elf_lay lay;
+        size_t len;
+        sp.exports = (const char *const *)names;
+        sp.n_exports = n;
+        unsigned char *img = build_elf(&sp, &lay, &len);
+        struct vsrc v = {img, len, len, 0, 0, 0};
+        struct cdd_binsrc src = {&v, len, vread, "many"};
+        struct cdd_bininfo b = {0};
+        CHECK_INT(cdd_bin_parse(&src, &b), 0);
+        CHECK_INT(b.n_exports, n + 1);
+        CHECK(cdd_bininfo_exports(&b, "_ZN5cudnn7backend8Function000000Ev"));
+        CHECK(cdd_bininfo_exports(&b, "_ZN5cudnn7backend8Function029999Ev"));
+        CHECK(!cdd_bininfo_exports(&b, "_ZN5cudnn7backend8Function030000Ev"));
+        CHECK_MSG(v.bytes <= 2 * len, "read %llu bytes of a %zu-byte file",
+                  (unsigned long long)v.bytes, len);
+        check_sane(&b);
+        cdd_bininfo_clear(&b);
+        free(img);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
 static void test_not_elf_and_clear(void)
 {
     struct cdd_bininfo b = {0};
@@ -813,4 +864,5 @@ static void test_not_elf_and_clear(void)
 TEST_MAIN(TEST(test_synthetic_variants), TEST(test_real_shared_object),
           TEST(test_extended_numbering), TEST(test_hostile_fields),
           TEST(test_needed_limit), TEST(test_truncations_and_mutations),
-          TEST(test_huge_file_reads_little), TEST(test_not_elf_and_clear))
+          TEST(test_huge_file_reads_little), TEST(test_many_exports),
+          TEST(test_not_elf_and_clear))

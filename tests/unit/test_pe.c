@@ -9,6 +9,7 @@
 
 #include "cdd/binfile.h"
 #include "cdd/error.h"
+#include "cdd/fsops.h"
 
 #include <stdint.h>
 
@@ -130,9 +131,12 @@ static unsigned char *build_pe(const struct pe_spec *sp, struct pe_lay *lay)
         size_t funcs = buf_alloc(&rd, 4 * n, 4);
         size_t names = buf_alloc(&rd, 4 * n, 4);
         size_t ords = buf_alloc(&rd, 2 * n, 2);
-        for (size_t i = 0; i < n; i++) {
+        /* names in an order unrelated to the name table's */
+        for (size_t k = 0; k < n; k++) {
+            size_t i = n % 7919 ? k * 7919 % n : k;
+            uint32_t name_rva = rstr(&rd, sp->exports[i]); /* may move rd.b */
             put(rd.b + funcs + 4 * i, TEXT_VA + 16 * (i % 16), 4);
-            put(rd.b + names + 4 * i, rstr(&rd, sp->exports[i]), 4);
+            put(rd.b + names + 4 * i, name_rva, 4);
             put(rd.b + ords + 2 * i, i, 2);
         }
         unsigned char *e = rd.b + d;
@@ -407,6 +411,24 @@ static void test_pe32_delay_imports(void)
     }
 }
 
+struct vsrc {
+    const unsigned char *img;
+    size_t len;
+    uint64_t size, bytes;
+};
+
+static int vread(void *ud, uint64_t off, void *buf, size_t len)
+{
+    struct vsrc *v = ud;
+    v->bytes += len;
+    if (off > v->size || len > v->size - off)
+        return cdd_fail(CDD_E_IO, "virtual", 0, "read past the end");
+    memset(buf, 0, len);
+    if (off < v->len)
+        memcpy(buf, v->img + off, v->len - off < len ? v->len - off : len);
+    return 0;
+}
+
 static void test_many_exports(void)
 {
     /* 200,000 names in reverse order: the lookup must not rely on the
@@ -422,9 +444,15 @@ static void test_many_exports(void)
     sp.n_exports = n;
     struct pe_lay lay;
     unsigned char *img = build_pe(&sp, &lay);
+    struct vsrc v = {img, lay.len, lay.len, 0};
+    struct cdd_binsrc src = {&v, lay.len, vread, "many.dll"};
     struct cdd_bininfo b = {0};
-    CHECK_INT(parse_mem(img, lay.len, &b), 0);
+    CHECK_INT(cdd_bin_parse(&src, &b), 0);
     CHECK_INT(b.n_exports, n);
+    /* names are fetched in random order; the bytes read must stay near the
+     * file's size */
+    CHECK_MSG(v.bytes <= 2 * lay.len, "read %llu bytes of a %zu-byte file",
+              (unsigned long long)v.bytes, lay.len);
     CHECK(cdd_bininfo_exports(&b, "cudnnFunction000000"));
     CHECK(cdd_bininfo_exports(&b, "cudnnFunction123456"));
     CHECK(cdd_bininfo_exports(&b, "cudnnFunction199999"));
@@ -493,6 +521,27 @@ static void test_hostile_headers(void)
     RESET();
     put(sec + 40 + 20, 0xfffffe00u, 4); /* PointerToRawData */
     EXPECT_CORRUPT(img, len, "past end of file");
+    /* a signed DLL whose certificate table is cut off */
+    RESET();
+    put(img + lay.opt + 112 + 4 * 8, len - 8, 4);
+    put(img + lay.opt + 112 + 4 * 8 + 4, 0x2000, 4);
+    EXPECT_CORRUPT(img, len, "certificate table");
+    RESET();
+    put(img + lay.opt + 112 + 4 * 8, len - 8, 4);
+    put(img + lay.opt + 112 + 4 * 8 + 4, 8, 4);
+    CHECK_INT(parse_mem(img, len, &b), 0);
+    cdd_bininfo_clear(&b);
+    /* COFF symbol and string tables (MinGW) beyond the end */
+    RESET();
+    put(coff + 8, len - 4 - 18, 4);
+    put(coff + 12, 1, 4);
+    put(img + len - 4, 4, 4);
+    CHECK_INT(parse_mem(img, len, &b), 0);
+    cdd_bininfo_clear(&b);
+    put(img + len - 4, 5, 4);
+    EXPECT_CORRUPT(img, len, "COFF string table");
+    put(coff + 12, 0x10000000, 4);
+    EXPECT_CORRUPT(img, len, "COFF symbol table");
 #undef RESET
     free(img);
     free(orig);
@@ -613,24 +662,6 @@ static void test_truncations_and_mutations(void)
     }
 }
 
-struct vsrc {
-    const unsigned char *img;
-    size_t len;
-    uint64_t size, bytes;
-};
-
-static int vread(void *ud, uint64_t off, void *buf, size_t len)
-{
-    struct vsrc *v = ud;
-    v->bytes += len;
-    if (off > v->size || len > v->size - off)
-        return cdd_fail(CDD_E_IO, "virtual", 0, "read past the end");
-    memset(buf, 0, len);
-    if (off < v->len)
-        memcpy(buf, v->img + off, v->len - off < len ? v->len - off : len);
-    return 0;
-}
-
 static void test_huge_file_reads_little(void)
 {
     struct pe_spec sp = cnn_spec();
@@ -665,6 +696,108 @@ static void test_read_errors_propagate(void)
     free(img);
 }
 
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = NULL;
+    long n;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) &&
+        fread(buf, 1, (size_t)n, f) == (size_t)n) {
+        *len = (size_t)n;
+    } else {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
+static int write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+/* A real DLL from a real linker (mingw-w64, when installed): a stand-in
+ * for zlibwapi.dll, and a cuDNN-like DLL importing it through its import
+ * library. */
+static void test_real_mingw_dll(void)
+{
+    const char *mcc = getenv("MINGW_CC");
+    const char *base = getenv("CDD_TEST_TMP");
+    char dir[1024], p1[1200], p2[1200], cmd[16384];
+    struct cdd_bininfo b = {0};
+    size_t len = 0;
+    unsigned char *img = NULL;
+
+    if (!mcc || !*mcc)
+        mcc = "x86_64-w64-mingw32-gcc";
+    snprintf(dir, sizeof dir, "%s/binfile-pe-%ld", base && *base ? base : "/tmp",
+             cdd_getpid());
+    CHECK_INT(cdd_fs_mkdirs(dir, NULL), 0);
+    snprintf(p1, sizeof p1, "%s/zlib.c", dir);
+    snprintf(p2, sizeof p2, "%s/cnn.c", dir);
+    CHECK_INT(write_file(p1, "__declspec(dllexport) const char *zlibVersion(void)"
+                             " { return \"1.2.3\"; }\n"), 0);
+    CHECK_INT(write_file(p2, "__declspec(dllimport) const char *zlibVersion(void);\n"
+                             "__declspec(dllexport) int cudnnCnnInferVersionCheck"
+                             "(void) { return zlibVersion()[0]; }\n"
+                             "__declspec(dllexport) int cudnnGetVersion(void)"
+                             " { return 8500; }\n"
+                             "__declspec(dllexport) int cudnn_data = 3;\n"), 0);
+    snprintf(cmd, sizeof cmd,
+             "%s -shared -o \"%s/zlibwapi.dll\" \"%s\" "
+             "-Wl,--out-implib,\"%s/libzlibwapi.dll.a\" 2>\"%s/cc.log\" && "
+             "%s -shared -o \"%s/cudnn_cnn_infer64_8.dll\" \"%s\" "
+             "\"%s/libzlibwapi.dll.a\" 2>>\"%s/cc.log\"",
+             mcc, dir, p1, dir, dir, mcc, dir, p2, dir, dir);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "  skipped: no mingw-w64 compiler (%s)\n", mcc);
+        cdd_fs_remove_tree(dir);
+        return;
+    }
+    snprintf(p2, sizeof p2, "%s/cudnn_cnn_infer64_8.dll", dir);
+    CHECK_MSG(cdd_bin_parse_file(p2, &b) == 0, "%s", cdd_last_error()->msg);
+    CHECK_INT(b.fmt, CDD_BIN_PE);
+    CHECK_INT(b.is_64, 1);
+    CHECK_STR(b.machine_name, "x86_64");
+    CHECK_STR(b.soname, "cudnn_cnn_infer64_8.dll");
+    int has_zlib = 0, has_k32 = 0;
+    for (size_t i = 0; i < b.n_needed; i++) {
+        has_zlib |= strcmp(b.needed[i], "zlibwapi.dll") == 0;
+        has_k32 |= strcmp(b.needed[i], "KERNEL32.dll") == 0;
+    }
+    CHECK(has_zlib);
+    CHECK(has_k32);
+    CHECK(cdd_bininfo_exports(&b, "cudnnCnnInferVersionCheck"));
+    CHECK(cdd_bininfo_exports(&b, "cudnnGetVersion"));
+    CHECK(cdd_bininfo_exports(&b, "cudnn_data"));
+    CHECK(!cdd_bininfo_exports(&b, "zlibVersion"));
+    check_sane(&b);
+    cdd_bininfo_clear(&b);
+
+    snprintf(p1, sizeof p1, "%s/zlibwapi.dll", dir);
+    CHECK_INT(cdd_bin_parse_file(p1, &b), 0);
+    CHECK_STR(b.soname, "zlibwapi.dll");
+    CHECK(cdd_bininfo_exports(&b, "zlibVersion"));
+    cdd_bininfo_clear(&b);
+
+    img = slurp(p2, &len);
+    CHECK(img != NULL);
+    if (img) {
+        truncations(img, len, "cudnn_cnn_infer64_8.dll");
+        mutations(img, len, 1000);
+    }
+    free(img);
+    cdd_fs_remove_tree(dir);
+}
+
 static void test_mz_only(void)
 {
     unsigned char dos[128] = {'M', 'Z'};
@@ -679,4 +812,4 @@ TEST_MAIN(TEST(test_cudnn_like_dll), TEST(test_pe32_delay_imports),
           TEST(test_many_exports), TEST(test_hostile_headers),
           TEST(test_hostile_tables), TEST(test_truncations_and_mutations),
           TEST(test_huge_file_reads_little), TEST(test_read_errors_propagate),
-          TEST(test_mz_only))
+          TEST(test_real_mingw_dll), TEST(test_mz_only))

@@ -1,0 +1,60 @@
+/* Loading shared libraries, by absolute path only, and finding the NVIDIA
+ * driver library the way the platform loader would.
+ *
+ * Our safety rules forbid loading by bare name: a bare name lets the search
+ * order pick whichever copy comes first, which is exactly the confusion
+ * verify exists to expose. So the search is done here, in the open, and the
+ * result is loaded by its full path. The platform files (loader_posix.c,
+ * loader_win32.c) hold the dlopen/LoadLibraryExW calls, the driver's file
+ * name (libcuda.so.1 / nvcuda.dll) and the search order; this header is the
+ * same on every platform. */
+#ifndef CDD_LOADER_H
+#define CDD_LOADER_H
+
+#include <stddef.h>
+
+struct cdd_lib;
+
+/* A generic function pointer: converting it to the real function-pointer
+ * type is well defined C, unlike converting a data pointer (void *). */
+typedef void (*cdd_lib_fn)(void);
+
+/* Load the library at abs_path (POSIX: dlopen RTLD_NOW|RTLD_LOCAL).
+ * Errors: CDD_E_USAGE when abs_path is not absolute; CDD_E_NOTFOUND when the
+ * file does not exist; CDD_E_CHECK when it exists but the loader refused it
+ * (missing dependency, wrong architecture, not a library): the message holds
+ * the loader's own words (dlerror() / the Windows error text). */
+int cdd_lib_open(const char *abs_path, struct cdd_lib **out);
+
+/* Address of an exported symbol, NULL when the library does not export it. */
+void *cdd_lib_sym(struct cdd_lib *l, const char *name);
+
+/* The same as a function pointer, NULL when absent. */
+cdd_lib_fn cdd_lib_func(struct cdd_lib *l, const char *name);
+
+/* The absolute path the library was opened with. */
+const char *cdd_lib_path(const struct cdd_lib *l);
+
+/* Unload (dlclose / FreeLibrary). Accepts NULL. */
+void cdd_lib_close(struct cdd_lib *l);
+
+/* Absolute path of the NVIDIA driver library (libcuda.so.1 / nvcuda.dll) that
+ * the platform loader would pick, found without loading anything by bare
+ * name; malloc'd into *out. The environment variable CUDNN_DEPLOY_DRIVER_LIB
+ * (an absolute path) overrides the search; tests point it at a fake driver.
+ * Errors: CDD_E_NOTFOUND when there is no driver library (the gpu layer is
+ * then skipped, not failed); CDD_E_USAGE when CUDNN_DEPLOY_DRIVER_LIB is not
+ * absolute; CDD_E_NOMEM. */
+int cdd_driver_library_path(char **out);
+
+/* Every file that the platform loader could pick for the library name
+ * `soname` (e.g. "libcuda.so.1"), in the loader's search order, so that the
+ * first one is the winner and the rest are copies it shadows; duplicates (the
+ * same path reached twice) are listed once. *paths is a malloc'd array of
+ * malloc'd absolute paths, free with cdd_lib_paths_free(); *n may be 0. */
+int cdd_lib_find_all(const char *soname, char ***paths, size_t *n);
+
+/* Free what cdd_lib_find_all() returned. Accepts NULL. */
+void cdd_lib_paths_free(char **paths, size_t n);
+
+#endif

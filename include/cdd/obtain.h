@@ -1,0 +1,56 @@
+/* Obtaining a manifest's archive without --archive: decide the pin and the
+ * sources, then let the cache and the downloader deliver a verified file.
+ *
+ * Pins, in order: the manifest's archive.sha256; --sha256; NVIDIA's
+ * redistrib JSON (--redistrib FILE|URL, else the manifest's redistrib_url).
+ * Without any, nothing is downloaded unless allow_unpinned.
+ * Sources, in order: --url (each), the manifest's archive.url list, the
+ * redistrib entry's URL. CUDNN_DEPLOY_MIRROR, when set, replaces NVIDIA's
+ * "https://developer.download.nvidia.com/compute/" prefix in the manifest's
+ * and the redistrib's URLs (air-gapped fleets serving the same names). */
+#ifndef CDD_OBTAIN_H
+#define CDD_OBTAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cdd/fetch.h"
+#include "cdd/hash.h"
+#include "cdd/manifest.h"
+
+#define CDD_NVIDIA_PREFIX "https://developer.download.nvidia.com/compute/"
+#define CDD_MIRROR_ENV "CUDNN_DEPLOY_MIRROR"
+
+struct cdd_obtain_opts {
+    const struct cdd_manifest *m;
+    const char *const *urls;  /* --url, in order */
+    size_t n_urls;
+    const char *sha256_hex;   /* --sha256, may be NULL */
+    const char *redistrib;    /* --redistrib FILE|URL, may be NULL */
+    const char *cache_dir;    /* --cache-dir, NULL: default */
+    int allow_unpinned;
+    struct cdd_net_opts net;
+    void (*progress)(void *ud, const char *phase, uint64_t done,
+                     uint64_t total);
+    void *progress_ud;
+};
+
+struct cdd_obtain_result {
+    struct cdd_fetch_result fetch; /* path, sha256, size, url, cache_hit... */
+    int pinned;
+    const char *pin_source;  /* "manifest", "--sha256", "redistrib",
+                                "unpinned" */
+    char sha256_hex[CDD_SHA256_HEX]; /* the pin (or the computed hash) */
+    char *redistrib_source;  /* file or URL read, NULL if none */
+    char *cache_dir;
+};
+
+int cdd_obtain_archive(const struct cdd_obtain_opts *o,
+                       struct cdd_obtain_result *res);
+void cdd_obtain_result_clear(struct cdd_obtain_result *r);
+
+/* url with NVIDIA's prefix replaced by mirror (malloc'd copy of url when
+ * mirror is NULL or the prefix does not match). */
+char *cdd_mirror_url(const char *url, const char *mirror);
+
+#endif

@@ -1,0 +1,1253 @@
+/* Win32 implementation of the filesystem interface (fsops.h). Paths arrive
+ * as '/'-separated UTF-8 and leave as \\?\ UTF-16 (wstr_win32.c), so non-ASCII
+ * names and trees deeper than MAX_PATH work on every Windows.
+ *
+ * What differs from POSIX, and how it is handled:
+ * - Files in use: Windows refuses to replace or delete a file another process
+ *   holds open without FILE_SHARE_DELETE (ERROR_SHARING_VIOLATION) or a DLL
+ *   mapped by a running program (ERROR_ACCESS_DENIED). Renames and deletes
+ *   are retried for about two seconds (antivirus scanners and indexers hold
+ *   files briefly), then reported as CDD_E_BUSY "in use", naming the file, so
+ *   the transaction rolls back instead of leaving a half-installed tree.
+ * - Access denied under Program Files: CDD_E_PERM with the advice to run from
+ *   an elevated prompt (error_win32.c).
+ * - Reparse points (symlinks, junctions) are never followed when creating,
+ *   appending, listing or removing; lstat reports name surrogates as
+ *   CDD_FT_SYMLINK so the transaction's "never write through a link out of
+ *   the tree" check sees them.
+ * - Directory entries need no fsync on NTFS (its metadata is journaled) and
+ *   cannot be flushed without administrator rights, so cdd_fs_sync_dir() only
+ *   passes the fault point; renames use MOVEFILE_WRITE_THROUGH instead.
+ * - Locks: LockFileEx on a byte far beyond the end of the lock file, so the
+ *   holder's pid at offset 0 stays readable (Windows locks are mandatory). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "win32_int.h"
+
+#include <winioctl.h> /* FSCTL_GET_REPARSE_POINT */
+
+#ifndef ERROR_DIRECTORY_NOT_SUPPORTED
+#define ERROR_DIRECTORY_NOT_SUPPORTED 336L
+#endif
+
+struct cdd_file {
+    HANDLE h;
+    char *path;
+};
+
+struct cdd_rfile {
+    HANDLE h;
+    uint64_t pos; /* sequential position; pread leaves it alone */
+    char *path;
+};
+
+struct cdd_lock {
+    HANDLE h;
+};
+
+/* How long a file in use is waited for before giving up. */
+#define BUSY_RETRY_MS 2000
+#define BUSY_STEP_MS 50
+
+/* The byte locked by cdd_lock_acquire: far past any content, so readers of
+ * the pid are never blocked by the mandatory lock. */
+#define LOCK_OFFSET_HIGH 0x40000000u
+
+#define FAULT(op, path)                                                        \
+    do {                                                                       \
+        int fault_r_ = cdd_fs_fault_point(op, path);                           \
+        if (fault_r_)                                                          \
+            return fault_r_;                                                   \
+    } while (0)
+
+static char *str_dup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* ---- status ------------------------------------------------------------- */
+
+/* Attributes and, for reparse points, the tag, without following the final
+ * component. 0, or the GetLastError() value. */
+static DWORD attrs_of(const wchar_t *w, WIN32_FILE_ATTRIBUTE_DATA *ad,
+                      DWORD *tag)
+{
+    *tag = 0;
+    if (!GetFileAttributesExW(w, GetFileExInfoStandard, ad))
+        return GetLastError();
+    if (ad->dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) {
+        WIN32_FIND_DATAW fd;
+        HANDLE fh = FindFirstFileExW(w, FindExInfoBasic, &fd,
+                                     FindExSearchNameMatch, NULL, 0);
+        if (fh != INVALID_HANDLE_VALUE) {
+            *tag = fd.dwReserved0;
+            FindClose(fh);
+        } else {
+            *tag = IO_REPARSE_TAG_SYMLINK; /* unknown: assume the worst */
+        }
+    }
+    return 0;
+}
+
+static int is_not_found(DWORD e)
+{
+    return e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ||
+           e == ERROR_INVALID_NAME || e == ERROR_DIRECTORY ||
+           e == ERROR_BAD_NETPATH || e == ERROR_BAD_NET_NAME ||
+           e == ERROR_INVALID_DRIVE;
+}
+
+/* Symlinks and junctions redirect a name elsewhere ("name surrogates"); other
+ * reparse points (deduplication, cloud placeholders) are ordinary files. */
+static int is_link_tag(DWORD tag)
+{
+    return tag != 0 && IsReparseTagNameSurrogate(tag);
+}
+
+int cdd_fs_lstat(const char *path, struct cdd_stat *st)
+{
+    WIN32_FILE_ATTRIBUTE_DATA ad;
+    DWORD tag;
+    memset(st, 0, sizeof *st);
+    wchar_t *w = cdd_w_path(path);
+    if (!w) {
+        /* A name Windows cannot even form does not exist. */
+        int code = cdd_last_error()->code;
+        if (code == CDD_E_NOTFOUND || code == CDD_E_USAGE) {
+            cdd_clear_error();
+            return 0;
+        }
+        return code;
+    }
+    DWORD e = attrs_of(w, &ad, &tag);
+    free(w);
+    if (e) {
+        if (is_not_found(e))
+            return 0;
+        return cdd_fail_win32(path, e, "cannot read file status");
+    }
+    if (is_link_tag(tag))
+        st->type = CDD_FT_SYMLINK;
+    else if (ad.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)
+        st->type = CDD_FT_DIR;
+    else if (ad.dwFileAttributes & FILE_ATTRIBUTE_DEVICE)
+        st->type = CDD_FT_OTHER;
+    else
+        st->type = CDD_FT_FILE;
+    st->size = ((uint64_t)ad.nFileSizeHigh << 32) | ad.nFileSizeLow;
+    st->executable = 0; /* no execute bit: Windows decides by extension */
+    return 0;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static int new_file(const char *path, struct cdd_file **out)
+{
+    struct cdd_file *f = calloc(1, sizeof *f);
+    if (!f || !(f->path = str_dup(path))) {
+        free(f);
+        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    }
+    f->h = INVALID_HANDLE_VALUE;
+    *out = f;
+    return 0;
+}
+
+int cdd_fs_create(const char *path, int executable, struct cdd_file **out)
+{
+    struct cdd_file *f = NULL;
+    (void)executable;
+    *out = NULL;
+    FAULT("create", path);
+    int r = new_file(path, &f);
+    if (r)
+        return r;
+    wchar_t *w = cdd_w_path(path);
+    if (!w) {
+        cdd_file_abort(f);
+        return cdd_last_error()->code;
+    }
+    /* CREATE_NEW fails on any existing name, a symlink or junction included
+     * (the O_EXCL|O_NOFOLLOW of POSIX); readers may look, nobody may delete
+     * or write it while we write. */
+    f->h = CreateFileW(w, GENERIC_WRITE, FILE_SHARE_READ, NULL, CREATE_NEW,
+                       FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT,
+                       NULL);
+    DWORD e = GetLastError();
+    free(w);
+    if (f->h == INVALID_HANDLE_VALUE) {
+        cdd_file_abort(f);
+        return cdd_fail_win32(path, e, "cannot create file");
+    }
+    *out = f;
+    return 0;
+}
+
+/* A handle opened on an existing name must be a plain file, not a link we
+ * would write through nor a folder. */
+static int check_plain_file(HANDLE h, const char *path, uint64_t *size)
+{
+    BY_HANDLE_FILE_INFORMATION bi;
+    if (!GetFileInformationByHandle(h, &bi))
+        return cdd_fail_win32(path, GetLastError(), "cannot read file status");
+    if (bi.dwFileAttributes &
+        (FILE_ATTRIBUTE_REPARSE_POINT | FILE_ATTRIBUTE_DIRECTORY))
+        return cdd_fail(CDD_E_IO, path, 0, "not a regular file");
+    if (size)
+        *size = ((uint64_t)bi.nFileSizeHigh << 32) | bi.nFileSizeLow;
+    return 0;
+}
+
+int cdd_fs_open_append(const char *path, struct cdd_file **out,
+                       uint64_t *size)
+{
+    struct cdd_file *f = NULL;
+    *out = NULL;
+    FAULT("append", path);
+    int r = new_file(path, &f);
+    if (r)
+        return r;
+    wchar_t *w = cdd_w_path(path);
+    if (!w) {
+        cdd_file_abort(f);
+        return cdd_last_error()->code;
+    }
+    f->h = CreateFileW(w, GENERIC_WRITE, FILE_SHARE_READ, NULL, OPEN_EXISTING,
+                       FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT,
+                       NULL);
+    DWORD e = GetLastError();
+    free(w);
+    if (f->h == INVALID_HANDLE_VALUE) {
+        cdd_file_abort(f);
+        return cdd_fail_win32(path, e, "cannot open file for appending");
+    }
+    r = check_plain_file(f->h, path, size);
+    LARGE_INTEGER zero = {0};
+    if (!r && !SetFilePointerEx(f->h, zero, NULL, FILE_END))
+        r = cdd_fail_win32(path, GetLastError(), "cannot seek to the end");
+    if (r) {
+        cdd_file_abort(f);
+        return r;
+    }
+    *out = f;
+    return 0;
+}
+
+static int write_all(HANDLE h, const void *buf, size_t len, const char *path)
+{
+    const char *p = buf;
+    while (len > 0) {
+        DWORD chunk = len > (1u << 30) ? (1u << 30) : (DWORD)len, n = 0;
+        if (!WriteFile(h, p, chunk, &n, NULL))
+            return cdd_fail_win32(path, GetLastError(), "cannot write");
+        if (n == 0)
+            return cdd_fail_win32(path, ERROR_DISK_FULL, "cannot write");
+        p += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int cdd_file_write(struct cdd_file *f, const void *buf, size_t len)
+{
+    FAULT("write", f->path);
+    return write_all(f->h, buf, len, f->path);
+}
+
+int cdd_file_preallocate(struct cdd_file *f, uint64_t size)
+{
+    if (size == 0)
+        return 0;
+    /* Reserving the clusters up front makes a full disk fail here, before
+     * any byte is written, and keeps large DLLs unfragmented. Only a full
+     * disk is an error: elsewhere (FAT, network shares, Wine) the call may
+     * simply be unsupported. */
+    FILE_ALLOCATION_INFO ai;
+    ai.AllocationSize.QuadPart = (LONGLONG)size;
+    if (!SetFileInformationByHandle(f->h, FileAllocationInfo, &ai, sizeof ai)) {
+        DWORD e = GetLastError();
+        if (cdd_win32_err_code(e) == CDD_E_NOSPC)
+            return cdd_fail_win32(f->path, e, "cannot reserve %llu bytes",
+                                  (unsigned long long)size);
+    }
+    return 0;
+}
+
+int cdd_file_sync(struct cdd_file *f)
+{
+    FAULT("fsync", f->path);
+    if (!FlushFileBuffers(f->h))
+        return cdd_fail_win32(f->path, GetLastError(), "cannot flush to disk");
+    return 0;
+}
+
+int cdd_file_close(struct cdd_file *f)
+{
+    int r = 0;
+    if (!f)
+        return 0;
+    if (f->h != INVALID_HANDLE_VALUE && !CloseHandle(f->h))
+        r = cdd_fail_win32(f->path, GetLastError(),
+                           "cannot close (data may be lost)");
+    free(f->path);
+    free(f);
+    return r;
+}
+
+void cdd_file_abort(struct cdd_file *f)
+{
+    if (!f)
+        return;
+    if (f->h != INVALID_HANDLE_VALUE)
+        CloseHandle(f->h);
+    free(f->path);
+    free(f);
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+int cdd_fs_open_read(const char *path, struct cdd_rfile **out)
+{
+    *out = NULL;
+    struct cdd_rfile *f = calloc(1, sizeof *f);
+    if (!f || !(f->path = str_dup(path))) {
+        free(f);
+        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    }
+    wchar_t *w = cdd_w_path(path);
+    if (!w) {
+        free(f->path);
+        free(f);
+        return cdd_last_error()->code;
+    }
+    /* Share read and delete: reading a DLL that a running program has
+     * loaded works (the loader shares the same way), and our reading never
+     * keeps a transaction from moving the file. */
+    f->h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_DELETE,
+                       NULL, OPEN_EXISTING, FILE_FLAG_SEQUENTIAL_SCAN, NULL);
+    DWORD e = GetLastError();
+    free(w);
+    if (f->h == INVALID_HANDLE_VALUE) {
+        free(f->path);
+        free(f);
+        return cdd_fail_win32(path, e, "cannot open");
+    }
+    *out = f;
+    return 0;
+}
+
+/* Positioned read: an OVERLAPPED offset on a synchronous handle, so neither
+ * read depends on (or disturbs) a shared file pointer. */
+static int read_at(struct cdd_rfile *f, uint64_t off, void *buf, size_t len,
+                   size_t *got)
+{
+    DWORD chunk = len > (1u << 30) ? (1u << 30) : (DWORD)len, n = 0;
+    OVERLAPPED ov;
+    memset(&ov, 0, sizeof ov);
+    ov.Offset = (DWORD)off;
+    ov.OffsetHigh = (DWORD)(off >> 32);
+    *got = 0;
+    if (!ReadFile(f->h, buf, chunk, &n, &ov)) {
+        DWORD e = GetLastError();
+        if (e == ERROR_HANDLE_EOF)
+            return 0;
+        return cdd_fail_win32(f->path, e, "cannot read");
+    }
+    *got = n;
+    return 0;
+}
+
+int cdd_rfile_read(struct cdd_rfile *f, void *buf, size_t len, size_t *got)
+{
+    int r = read_at(f, f->pos, buf, len, got);
+    if (!r)
+        f->pos += *got;
+    return r;
+}
+
+int cdd_rfile_pread(struct cdd_rfile *f, uint64_t off, void *buf, size_t len,
+                    size_t *got)
+{
+    size_t done = 0;
+    while (done < len) {
+        size_t n;
+        int r = read_at(f, off + done, (char *)buf + done, len - done, &n);
+        if (r)
+            return r;
+        if (n == 0)
+            break;
+        done += n;
+    }
+    *got = done;
+    return 0;
+}
+
+int cdd_rfile_size(struct cdd_rfile *f, uint64_t *size)
+{
+    LARGE_INTEGER li;
+    if (!GetFileSizeEx(f->h, &li))
+        return cdd_fail_win32(f->path, GetLastError(),
+                              "cannot read file status");
+    *size = (uint64_t)li.QuadPart;
+    return 0;
+}
+
+void cdd_rfile_close(struct cdd_rfile *f)
+{
+    if (!f)
+        return;
+    CloseHandle(f->h);
+    free(f->path);
+    free(f);
+}
+
+/* ---- files in use ------------------------------------------------------- */
+
+/* Worth waiting for: a sharing or lock violation, or access denied, which is
+ * also what replacing or deleting a loaded DLL gives. */
+static int maybe_busy(DWORD e)
+{
+    return e == ERROR_SHARING_VIOLATION || e == ERROR_LOCK_VIOLATION ||
+           e == ERROR_ACCESS_DENIED || e == ERROR_USER_MAPPED_FILE;
+}
+
+/* After the retries: is w held by someone (CDD_E_BUSY), or do we lack the
+ * right (CDD_E_PERM)? Opening it for DELETE tells: a sharing violation means
+ * a handle without FILE_SHARE_DELETE is open; success while the operation was
+ * denied means it is mapped (a DLL or EXE of a running program), unless it is
+ * read-only. */
+static int classify_denied(const wchar_t *w, const char *path, DWORD e,
+                           const char *what)
+{
+    if (e == ERROR_SHARING_VIOLATION || e == ERROR_LOCK_VIOLATION ||
+        e == ERROR_USER_MAPPED_FILE)
+        return cdd_fail(CDD_E_BUSY, path, (int)e,
+                        "cannot %s: the file is in use by another program "
+                        "(close it, e.g. a Python session that loaded "
+                        "cuDNN, and run again)",
+                        what);
+    DWORD a = GetFileAttributesW(w);
+    if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_READONLY))
+        return cdd_fail(CDD_E_PERM, path, (int)e,
+                        "cannot %s: the file is read-only", what);
+    HANDLE h = CreateFileW(w, DELETE,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE |
+                               FILE_SHARE_DELETE,
+                           NULL, OPEN_EXISTING,
+                           FILE_FLAG_OPEN_REPARSE_POINT |
+                               FILE_FLAG_BACKUP_SEMANTICS,
+                           NULL);
+    DWORD e2 = GetLastError();
+    if (h != INVALID_HANDLE_VALUE) {
+        CloseHandle(h);
+        return cdd_fail(CDD_E_BUSY, path, (int)e,
+                        "cannot %s: the file is in use (loaded by a running "
+                        "program; close it and run again)",
+                        what);
+    }
+    if (e2 == ERROR_SHARING_VIOLATION)
+        return cdd_fail(CDD_E_BUSY, path, (int)e2,
+                        "cannot %s: the file is in use by another program",
+                        what);
+    return cdd_fail_win32(path, e, "cannot %s", what);
+}
+
+int cdd_fs_rename(const char *from, const char *to)
+{
+    FAULT("rename", to);
+    wchar_t *wf = cdd_w_path(from), *wt = wf ? cdd_w_path(to) : NULL;
+    int r = 0;
+    if (!wf || !wt) {
+        r = cdd_last_error()->code;
+        goto out;
+    }
+    double deadline = cdd_monotonic() + BUSY_RETRY_MS / 1000.0;
+    for (;;) {
+        if (MoveFileExW(wf, wt,
+                        MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+            break;
+        DWORD e = GetLastError();
+        if (!maybe_busy(e) || cdd_monotonic() >= deadline || cdd_cancelled()) {
+            if (!maybe_busy(e)) {
+                r = cdd_fail_win32(to, e, "cannot move %s into place", from);
+            } else {
+                /* Which end is held? Ours (from) is in the stage or backup;
+                 * the destination is what a user's program may hold. */
+                DWORD at = GetFileAttributesW(wt);
+                r = at != INVALID_FILE_ATTRIBUTES
+                        ? classify_denied(wt, to, e, "replace it")
+                        : classify_denied(wf, from, e, "move it");
+            }
+            break;
+        }
+        Sleep(BUSY_STEP_MS);
+    }
+out:
+    free(wf);
+    free(wt);
+    return r;
+}
+
+/* Delete a file, or a link of either kind (a directory symlink or junction is
+ * removed with RemoveDirectoryW, never followed). Read-only files are
+ * deleted too, as POSIX unlink() ignores the mode. */
+static DWORD delete_name(const wchar_t *w)
+{
+    DWORD a = GetFileAttributesW(w);
+    if (a == INVALID_FILE_ATTRIBUTES)
+        return GetLastError();
+    if ((a & FILE_ATTRIBUTE_DIRECTORY) && (a & FILE_ATTRIBUTE_REPARSE_POINT))
+        return RemoveDirectoryW(w) ? 0 : GetLastError();
+    if (a & FILE_ATTRIBUTE_DIRECTORY)
+        return ERROR_DIRECTORY_NOT_SUPPORTED;
+    if (DeleteFileW(w))
+        return 0;
+    DWORD e = GetLastError();
+    if (e == ERROR_ACCESS_DENIED && (a & FILE_ATTRIBUTE_READONLY) &&
+        SetFileAttributesW(w, a & ~(DWORD)FILE_ATTRIBUTE_READONLY)) {
+        if (DeleteFileW(w))
+            return 0;
+        e = GetLastError();
+        SetFileAttributesW(w, a);
+    }
+    return e;
+}
+
+int cdd_fs_unlink(const char *path)
+{
+    FAULT("unlink", path);
+    wchar_t *w = cdd_w_path(path);
+    if (!w)
+        return cdd_last_error()->code;
+    int r = 0;
+    double deadline = cdd_monotonic() + BUSY_RETRY_MS / 1000.0;
+    for (;;) {
+        DWORD e = delete_name(w);
+        if (!e)
+            break;
+        if (!maybe_busy(e) || cdd_monotonic() >= deadline || cdd_cancelled()) {
+            r = maybe_busy(e) ? classify_denied(w, path, e, "remove it")
+                : e == ERROR_DIRECTORY_NOT_SUPPORTED
+                    ? cdd_fail(CDD_E_IO, path, (int)e,
+                               "cannot remove: is a folder")
+                    : cdd_fail_win32(path, e, "cannot remove");
+            break;
+        }
+        Sleep(BUSY_STEP_MS);
+    }
+    free(w);
+    return r;
+}
+
+int cdd_fs_rmdir(const char *path)
+{
+    FAULT("rmdir", path);
+    wchar_t *w = cdd_w_path(path);
+    if (!w)
+        return cdd_last_error()->code;
+    int r = 0;
+    double deadline = cdd_monotonic() + BUSY_RETRY_MS / 1000.0;
+    /* A folder a program (Explorer, a shell) has as its current folder, or
+     * whose just-deleted files are still held, refuses briefly. */
+    while (!RemoveDirectoryW(w)) {
+        DWORD e = GetLastError();
+        if (!maybe_busy(e) || cdd_monotonic() >= deadline || cdd_cancelled()) {
+            r = e == ERROR_DIR_NOT_EMPTY
+                    ? cdd_fail(CDD_E_IO, path, (int)e,
+                               "cannot remove folder: not empty")
+                : maybe_busy(e) ? classify_denied(w, path, e, "remove the folder")
+                                : cdd_fail_win32(path, e,
+                                                 "cannot remove folder");
+            break;
+        }
+        Sleep(BUSY_STEP_MS);
+    }
+    free(w);
+    return r;
+}
+
+/* ---- folders ------------------------------------------------------------ */
+
+static int is_dir_w(const wchar_t *w)
+{
+    DWORD a = GetFileAttributesW(w);
+    return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY);
+}
+
+int cdd_fs_mkdir(const char *path)
+{
+    wchar_t *w = cdd_w_path(path);
+    if (!w)
+        return cdd_last_error()->code;
+    int r = 0;
+    if (is_dir_w(w))
+        goto out;
+    r = cdd_fs_fault_point("mkdir", path);
+    if (r)
+        goto out;
+    if (!CreateDirectoryW(w, NULL)) {
+        DWORD e = GetLastError();
+        if (e == ERROR_ALREADY_EXISTS && is_dir_w(w))
+            goto out;
+        r = e == ERROR_ALREADY_EXISTS
+                ? cdd_fail(CDD_E_IO, path, (int)e,
+                           "cannot create folder: a file has that name")
+                : cdd_fail_win32(path, e, "cannot create folder");
+    }
+out:
+    free(w);
+    return r;
+}
+
+static int append_str(char **buf, const char *s)
+{
+    size_t old = *buf ? strlen(*buf) : 0, add = strlen(s);
+    char *n = realloc(*buf, old + add + 2);
+    if (!n)
+        return -1;
+    memcpy(n + old, s, add);
+    n[old + add] = '\n';
+    n[old + add + 1] = '\0';
+    *buf = n;
+    return 0;
+}
+
+static int is_sep(char c)
+{
+    return c == '/' || c == '\\';
+}
+
+/* Length of the part of path that is a root and never created: "C:/",
+ * "//server/share/", "/" (the current drive's root), or 0 (relative). */
+static size_t root_len(const char *p)
+{
+    if (((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) &&
+        p[1] == ':')
+        return is_sep(p[2]) ? 3 : 2;
+    if (is_sep(p[0]) && is_sep(p[1])) {
+        size_t i = 2;
+        for (int part = 0; part < 2; part++) {
+            while (p[i] && !is_sep(p[i]))
+                i++;
+            if (p[i])
+                i++;
+        }
+        return i;
+    }
+    return is_sep(p[0]) ? 1 : 0;
+}
+
+int cdd_fs_mkdirs(const char *path, char **created)
+{
+    int r = 0;
+    char *p = str_dup(path);
+    if (created)
+        *created = NULL;
+    if (!p)
+        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    size_t len = strlen(p), skip = root_len(p);
+    while (len > skip && is_sep(p[len - 1]))
+        p[--len] = '\0';
+    /* Walk down from the top so parents come first. */
+    for (char *s = p + skip; len > skip; s++) {
+        if (*s && !is_sep(*s))
+            continue;
+        char c = *s;
+        *s = '\0';
+        struct cdd_stat st;
+        r = cdd_fs_lstat(p, &st);
+        if (r)
+            goto out;
+        if (st.type == CDD_FT_NONE) {
+            r = cdd_fs_mkdir(p);
+            if (r)
+                goto out;
+            if (created && append_str(created, p) != 0) {
+                r = cdd_fail(CDD_E_NOMEM, p, 0, NULL);
+                goto out;
+            }
+        } else if (st.type != CDD_FT_DIR && st.type != CDD_FT_SYMLINK) {
+            r = cdd_fail(CDD_E_IO, p, 0, "exists and is not a folder");
+            goto out;
+        } else if (st.type == CDD_FT_SYMLINK) {
+            /* As POSIX stat() would: a link is fine if it leads to a folder. */
+            wchar_t *w = cdd_w_path(p);
+            int ok = w && is_dir_w(w);
+            free(w);
+            if (!ok) {
+                r = cdd_fail(CDD_E_IO, p, 0, "exists and is not a folder");
+                goto out;
+            }
+        }
+        *s = c;
+        if (c == '\0')
+            break;
+    }
+out:
+    free(p);
+    return r;
+}
+
+/* ---- links -------------------------------------------------------------- */
+
+#ifndef SYMBOLIC_LINK_FLAG_ALLOW_UNPRIVILEGED_CREATE
+#define SYMBOLIC_LINK_FLAG_ALLOW_UNPRIVILEGED_CREATE 0x2
+#endif
+
+int cdd_fs_symlink(const char *target, const char *linkpath)
+{
+    FAULT("symlink", linkpath);
+    /* The target stays relative (a name in the same folder, as pathsafe
+     * requires): only the separators change. */
+    wchar_t *wt = cdd_w_from_utf8(target, linkpath);
+    wchar_t *wl = wt ? cdd_w_path(linkpath) : NULL;
+    int r = 0;
+    if (!wt || !wl) {
+        r = cdd_last_error()->code;
+        goto out;
+    }
+    for (wchar_t *p = wt; *p; p++)
+        if (*p == L'/')
+            *p = L'\\';
+    /* Unprivileged creation works in Developer Mode (Windows 10 1703+);
+     * older systems reject the flag itself, so try once without it. */
+    if (!CreateSymbolicLinkW(wl, wt,
+                             SYMBOLIC_LINK_FLAG_ALLOW_UNPRIVILEGED_CREATE)) {
+        DWORD e = GetLastError();
+        if (e == ERROR_INVALID_PARAMETER && CreateSymbolicLinkW(wl, wt, 0))
+            goto out;
+        if (e == ERROR_INVALID_PARAMETER)
+            e = GetLastError();
+        r = e == ERROR_PRIVILEGE_NOT_HELD
+                ? cdd_fail(CDD_E_PERM, linkpath, (int)e,
+                           "cannot create symbolic link: Windows allows it "
+                           "only in Developer Mode or from an elevated "
+                           "prompt (Windows cuDNN archives have no links; "
+                           "this is a Linux archive)")
+                : cdd_fail_win32(linkpath, e, "cannot create symlink");
+    }
+out:
+    free(wt);
+    free(wl);
+    return r;
+}
+
+/* The reparse buffer of symlinks and junctions (ntifs.h, not in the SDK
+ * headers user-mode programs get). */
+struct reparse_buf {
+    ULONG tag;
+    USHORT data_len;
+    USHORT reserved;
+    USHORT subst_off, subst_len, print_off, print_len;
+    union {
+        struct {
+            ULONG flags;
+            WCHAR path[1];
+        } link;
+        struct {
+            WCHAR path[1];
+        } mount;
+    } u;
+};
+
+int cdd_fs_readlink(const char *path, char *buf, size_t len)
+{
+    wchar_t *w = cdd_w_path(path);
+    if (!w)
+        return cdd_last_error()->code;
+    HANDLE h = CreateFileW(w, FILE_READ_ATTRIBUTES,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE |
+                               FILE_SHARE_DELETE,
+                           NULL, OPEN_EXISTING,
+                           FILE_FLAG_OPEN_REPARSE_POINT |
+                               FILE_FLAG_BACKUP_SEMANTICS,
+                           NULL);
+    DWORD e = GetLastError();
+    free(w);
+    if (h == INVALID_HANDLE_VALUE)
+        return cdd_fail_win32(path, e, "cannot read symlink");
+    union {
+        struct reparse_buf rb;
+        BYTE raw[MAXIMUM_REPARSE_DATA_BUFFER_SIZE];
+    } u;
+    DWORD got = 0;
+    BOOL ok = DeviceIoControl(h, FSCTL_GET_REPARSE_POINT, NULL, 0, &u,
+                              sizeof u, &got, NULL);
+    e = GetLastError();
+    CloseHandle(h);
+    if (!ok)
+        return cdd_fail_win32(path, e, "cannot read symlink");
+    const WCHAR *base;
+    USHORT off, n;
+    if (u.rb.tag == IO_REPARSE_TAG_SYMLINK) {
+        base = u.rb.u.link.path;
+    } else if (u.rb.tag == IO_REPARSE_TAG_MOUNT_POINT) {
+        base = u.rb.u.mount.path;
+    } else {
+        return cdd_fail(CDD_E_IO, path, 0, "not a symbolic link");
+    }
+    /* The print name is the target as given; the substitute name carries
+     * the \??\ prefix for absolute targets. */
+    if (u.rb.print_len > 0) {
+        off = u.rb.print_off;
+        n = u.rb.print_len;
+    } else {
+        off = u.rb.subst_off;
+        n = u.rb.subst_len;
+    }
+    if ((size_t)((const BYTE *)base - u.raw) + off + n > got)
+        return cdd_fail(CDD_E_IO, path, 0, "malformed symlink data");
+    const WCHAR *t = (const WCHAR *)((const BYTE *)base + off);
+    int nc = n / (int)sizeof(WCHAR);
+    if (nc >= 4 && wcsncmp(t, L"\\??\\", 4) == 0) {
+        t += 4;
+        nc -= 4;
+    }
+    char *s = cdd_utf8_from_w(t, nc);
+    if (!s)
+        return cdd_last_error()->code;
+    for (char *p = s; *p; p++)
+        if (*p == '\\')
+            *p = '/';
+    int r = 0;
+    if (strlen(s) + 1 > len)
+        r = cdd_fail(CDD_E_IO, path, 0, "symlink target too long");
+    else
+        memcpy(buf, s, strlen(s) + 1);
+    free(s);
+    return r;
+}
+
+int cdd_fs_sync_dir(const char *path)
+{
+    /* NTFS journals its metadata and the renames were WRITE_THROUGH;
+     * flushing a folder handle needs administrator rights. The fault point
+     * stays so fault-injection runs count the same steps on every OS. */
+    FAULT("fsync-dir", path);
+    return 0;
+}
+
+int cdd_fs_realpath(const char *path, char **out)
+{
+    *out = NULL;
+    wchar_t *w = cdd_w_path(path);
+    if (!w)
+        return cdd_last_error()->code;
+    /* Opening follows links and junctions: the final path is where the
+     * name really leads, in the case stored on disk. */
+    HANDLE h = CreateFileW(w, FILE_READ_ATTRIBUTES,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE |
+                               FILE_SHARE_DELETE,
+                           NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS,
+                           NULL);
+    DWORD e = GetLastError();
+    free(w);
+    if (h == INVALID_HANDLE_VALUE)
+        return cdd_fail_win32(path, e, "cannot resolve path");
+    DWORD n = GetFinalPathNameByHandleW(h, NULL, 0, VOLUME_NAME_DOS);
+    wchar_t *fw = n ? malloc(((size_t)n + 1) * sizeof *fw) : NULL;
+    int r = 0;
+    if (!n) {
+        r = cdd_fail_win32(path, GetLastError(), "cannot resolve path");
+    } else if (!fw) {
+        r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    } else if (GetFinalPathNameByHandleW(h, fw, n + 1, VOLUME_NAME_DOS) == 0) {
+        r = cdd_fail_win32(path, GetLastError(), "cannot resolve path");
+    } else {
+        *out = cdd_path_from_w(fw);
+        if (!*out)
+            r = cdd_last_error()->code;
+    }
+    free(fw);
+    CloseHandle(h);
+    return r;
+}
+
+/* ---- listing and removal ------------------------------------------------ */
+
+int cdd_fs_list(const char *dir, int (*fn)(void *ud, const char *name),
+                void *ud)
+{
+    size_t n = strlen(dir);
+    char *pat = malloc(n + 3);
+    if (!pat)
+        return cdd_fail(CDD_E_NOMEM, dir, 0, NULL);
+    memcpy(pat, dir, n);
+    memcpy(pat + n, "/*", 3);
+    wchar_t *w = cdd_w_path(pat);
+    free(pat);
+    if (!w)
+        return cdd_last_error()->code;
+    WIN32_FIND_DATAW fd;
+    HANDLE fh = FindFirstFileExW(w, FindExInfoBasic, &fd,
+                                 FindExSearchNameMatch, NULL,
+                                 FIND_FIRST_EX_LARGE_FETCH);
+    DWORD e = GetLastError();
+    free(w);
+    if (fh == INVALID_HANDLE_VALUE) {
+        if (e == ERROR_FILE_NOT_FOUND) /* no entries at all */
+            return 0;
+        return cdd_fail_win32(dir, e, "cannot list folder");
+    }
+    int r = 0;
+    do {
+        if (wcscmp(fd.cFileName, L".") == 0 || wcscmp(fd.cFileName, L"..") == 0)
+            continue;
+        char *name = cdd_utf8_from_w(fd.cFileName, -1);
+        if (!name) {
+            r = cdd_fail(CDD_E_IO, dir, 0,
+                         "holds a name that is not valid Unicode");
+            break;
+        }
+        r = fn(ud, name);
+        free(name);
+        if (r)
+            break;
+    } while (FindNextFileW(fh, &fd));
+    if (!r && (e = GetLastError()) != ERROR_NO_MORE_FILES)
+        r = cdd_fail_win32(dir, e, "cannot list folder");
+    FindClose(fh);
+    return r;
+}
+
+struct rm_ctx {
+    const char *dir;
+};
+
+static int rm_one(void *ud, const char *name)
+{
+    struct rm_ctx *c = ud;
+    size_t n = strlen(c->dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (!p)
+        return cdd_fail(CDD_E_NOMEM, c->dir, 0, NULL);
+    snprintf(p, n, "%s/%s", c->dir, name);
+    int r = cdd_fs_remove_tree(p);
+    free(p);
+    return r;
+}
+
+int cdd_fs_remove_tree(const char *path)
+{
+    struct cdd_stat st;
+    int r = cdd_fs_lstat(path, &st);
+    if (r || st.type == CDD_FT_NONE)
+        return r;
+    if (st.type != CDD_FT_DIR)
+        return cdd_fs_unlink(path); /* links: removed, never followed */
+    struct rm_ctx c = {path};
+    r = cdd_fs_list(path, rm_one, &c);
+    if (r)
+        return r;
+    return cdd_fs_rmdir(path);
+}
+
+/* ---- small files -------------------------------------------------------- */
+
+int cdd_fs_append_line(const char *path, const char *line)
+{
+    FAULT("append", path);
+    wchar_t *w = cdd_w_path(path);
+    if (!w)
+        return cdd_last_error()->code;
+    /* FILE_APPEND_DATA without FILE_WRITE_DATA: every write lands at the
+     * end, even with another appender (O_APPEND). */
+    HANDLE h = CreateFileW(w, FILE_APPEND_DATA | SYNCHRONIZE,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                           OPEN_ALWAYS,
+                           FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT,
+                           NULL);
+    DWORD e = GetLastError();
+    free(w);
+    if (h == INVALID_HANDLE_VALUE)
+        return cdd_fail_win32(path, e, "cannot open for appending");
+    int r = check_plain_file(h, path, NULL);
+    size_t len = strlen(line);
+    char *buf = r ? NULL : malloc(len + 1);
+    if (!r && !buf)
+        r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    if (!r) {
+        memcpy(buf, line, len);
+        buf[len] = '\n';
+        /* One WriteFile so concurrent readers never see half a line. */
+        r = write_all(h, buf, len + 1, path);
+    }
+    free(buf);
+    if (!r && !FlushFileBuffers(h))
+        r = cdd_fail_win32(path, GetLastError(), "cannot flush to disk");
+    if (!CloseHandle(h) && !r)
+        r = cdd_fail_win32(path, GetLastError(), "cannot close");
+    return r;
+}
+
+static char *dir_of(const char *path)
+{
+    const char *s = NULL;
+    for (const char *p = path; *p; p++)
+        if (is_sep(*p))
+            s = p;
+    if (!s)
+        return str_dup(".");
+    size_t n = (size_t)(s - path);
+    if (n < root_len(path))
+        n = root_len(path);
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, path, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* Remove a leftover without a fault point: it is not a step of the
+ * operation, only the clean-up of a killed earlier one. */
+static void unlink_quiet(const char *path)
+{
+    wchar_t *w = cdd_w_path(path);
+    if (w)
+        delete_name(w);
+    free(w);
+    cdd_clear_error();
+}
+
+int cdd_fs_write_atomic(const char *path, const void *buf, size_t len)
+{
+    int r;
+    size_t n = strlen(path) + 5;
+    char *tmp = malloc(n), *dir = NULL;
+    struct cdd_file *f = NULL;
+    if (!tmp)
+        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    snprintf(tmp, n, "%s.tmp", path);
+    unlink_quiet(tmp); /* a leftover of a killed run */
+    r = cdd_fs_create(tmp, 0, &f);
+    if (r)
+        goto out;
+    r = cdd_file_write(f, buf, len);
+    if (!r)
+        r = cdd_file_sync(f);
+    if (r) {
+        cdd_file_abort(f);
+        unlink_quiet(tmp);
+        goto out;
+    }
+    r = cdd_file_close(f);
+    if (!r)
+        r = cdd_fs_rename(tmp, path);
+    if (r) {
+        struct cdd_errinfo e = *cdd_last_error();
+        unlink_quiet(tmp);
+        cdd_fail(e.code, e.path, e.os_err, "%s", e.msg);
+        goto out;
+    }
+    dir = dir_of(path);
+    r = dir ? cdd_fs_sync_dir(dir) : cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+out:
+    free(dir);
+    free(tmp);
+    return r;
+}
+
+int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len)
+{
+    struct cdd_rfile *f = NULL;
+    char *buf = NULL;
+    size_t used = 0, cap = 0;
+    *out = NULL;
+    int r = cdd_fs_open_read(path, &f);
+    if (r)
+        return r;
+    for (;;) {
+        if (cap - used < 65536) {
+            cap = cap ? cap * 2 : 65536;
+            char *nb = realloc(buf, cap + 1);
+            if (!nb) {
+                r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+                goto out;
+            }
+            buf = nb;
+        }
+        size_t got;
+        r = cdd_rfile_read(f, buf + used, cap - used, &got);
+        if (r)
+            goto out;
+        if (got == 0)
+            break;
+        used += got;
+        if (used > max) {
+            r = cdd_fail(CDD_E_STATE, path, 0, "larger than %zu bytes", max);
+            goto out;
+        }
+    }
+    buf[used] = '\0';
+    *out = buf;
+    buf = NULL;
+    if (len)
+        *len = used;
+out:
+    free(buf);
+    cdd_rfile_close(f);
+    return r;
+}
+
+/* ---- the lock ----------------------------------------------------------- */
+
+static long read_holder(HANDLE h)
+{
+    char buf[32];
+    DWORD n = 0;
+    OVERLAPPED ov;
+    memset(&ov, 0, sizeof ov);
+    if (!ReadFile(h, buf, sizeof buf - 1, &n, &ov))
+        return 0;
+    buf[n] = '\0';
+    return strtol(buf, NULL, 10);
+}
+
+int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
+                     struct cdd_lock **out)
+{
+    *out = NULL;
+    FAULT("lock", path);
+    wchar_t *w = cdd_w_path(path);
+    if (!w)
+        return cdd_last_error()->code;
+    /* Everyone may open the file (to read the holder's pid); only the
+     * LockFileEx byte says who holds the lock. */
+    HANDLE h = CreateFileW(w, GENERIC_READ | GENERIC_WRITE,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE |
+                               FILE_SHARE_DELETE,
+                           NULL, OPEN_ALWAYS,
+                           FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT,
+                           NULL);
+    DWORD e = GetLastError();
+    free(w);
+    if (h == INVALID_HANDLE_VALUE)
+        return cdd_fail_win32(path, e, "cannot open lock file");
+    int r = check_plain_file(h, path, NULL);
+    if (r) {
+        CloseHandle(h);
+        return r;
+    }
+    double deadline = cdd_monotonic() + (timeout_s < 0 ? 1e18 : timeout_s);
+    for (;;) {
+        OVERLAPPED ov;
+        memset(&ov, 0, sizeof ov);
+        ov.OffsetHigh = LOCK_OFFSET_HIGH;
+        if (LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY,
+                       0, 1, 0, &ov))
+            break;
+        e = GetLastError();
+        if (e != ERROR_LOCK_VIOLATION && e != ERROR_IO_PENDING) {
+            CloseHandle(h);
+            return cdd_fail_win32(path, e, "cannot lock");
+        }
+        if (cdd_cancelled()) {
+            CloseHandle(h);
+            return cdd_fail(CDD_E_INTERRUPTED, path, 0,
+                            "interrupted while waiting for the lock");
+        }
+        if (cdd_monotonic() >= deadline) {
+            long holder = read_holder(h);
+            CloseHandle(h);
+            if (holder_pid)
+                *holder_pid = holder;
+            return cdd_fail(CDD_E_LOCKED, path, 0,
+                            "another cudnn-deploy (pid %ld) is working on "
+                            "this tree; wait for it or use --lock-timeout",
+                            holder);
+        }
+        cdd_sleep_ms(100);
+    }
+    /* The pid in the file is for people; the locked byte is the truth. */
+    char line[32];
+    int n = snprintf(line, sizeof line, "%ld\n", cdd_getpid());
+    LARGE_INTEGER zero = {0};
+    DWORD wrote;
+    OVERLAPPED ov0;
+    memset(&ov0, 0, sizeof ov0);
+    if (SetFilePointerEx(h, zero, NULL, FILE_BEGIN) && SetEndOfFile(h))
+        WriteFile(h, line, (DWORD)n, &wrote, &ov0); /* best effort */
+    struct cdd_lock *l = malloc(sizeof *l);
+    if (!l) {
+        CloseHandle(h);
+        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    }
+    l->h = h;
+    *out = l;
+    return 0;
+}
+
+void cdd_lock_release(struct cdd_lock *l)
+{
+    if (!l)
+        return;
+    /* Unlock explicitly: a lock left to CloseHandle is released "when the
+     * system gets to it", which a waiting process would notice. */
+    OVERLAPPED ov;
+    memset(&ov, 0, sizeof ov);
+    ov.OffsetHigh = LOCK_OFFSET_HIGH;
+    UnlockFileEx(l->h, 0, 1, 0, &ov);
+    CloseHandle(l->h);
+    free(l);
+}
+
+/* ---- process and time --------------------------------------------------- */
+
+long cdd_getpid(void)
+{
+    return (long)GetCurrentProcessId();
+}
+
+int cdd_isatty(int fd)
+{
+    DWORD which = fd == 0   ? STD_INPUT_HANDLE
+                  : fd == 1 ? STD_OUTPUT_HANDLE
+                            : STD_ERROR_HANDLE;
+    HANDLE h = GetStdHandle(which);
+    DWORD mode;
+    /* NUL is a character device too; only a console has a console mode. */
+    return h != NULL && h != INVALID_HANDLE_VALUE &&
+           GetFileType(h) == FILE_TYPE_CHAR && GetConsoleMode(h, &mode);
+}
+
+double cdd_now(void)
+{
+    FILETIME ft;
+    GetSystemTimePreciseAsFileTime(&ft);
+    uint64_t t = ((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime;
+    /* 100 ns ticks since 1601-01-01 -> seconds since 1970-01-01. */
+    return (double)(t - 116444736000000000ULL) / 1e7;
+}
+
+double cdd_monotonic(void)
+{
+    static LARGE_INTEGER freq;
+    LARGE_INTEGER now;
+    if (freq.QuadPart == 0)
+        QueryPerformanceFrequency(&freq);
+    QueryPerformanceCounter(&now);
+    return (double)now.QuadPart / (double)freq.QuadPart;
+}
+
+void cdd_sleep_ms(int ms)
+{
+    Sleep(ms > 0 ? (DWORD)ms : 0);
+}
+
+void cdd_kill_self(void)
+{
+    /* 137 = 128 + SIGKILL, the exit status the POSIX build's kill tests
+     * expect from a process killed the hard way. */
+    TerminateProcess(GetCurrentProcess(), 137);
+    ExitProcess(137);
+}

@@ -1,0 +1,288 @@
+/* Obtaining a manifest's archive when no --archive is given: which sha256
+ * pins it (manifest, --sha256, NVIDIA's redistrib JSON), where it may come
+ * from (--url, the manifest's URLs, the redistrib's path, all through
+ * CUDNN_DEPLOY_MIRROR), then the cache and the downloader. The rule that
+ * nothing unpinned is downloaded without --allow-unpinned lives here. */
+#include "cdd/obtain.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/cache.h"
+#include "cdd/env.h"
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/redistrib.h"
+
+/* Real redistrib files are a few KB. */
+#define REDISTRIB_MAX_BYTES (4u * 1024u * 1024u)
+
+static int starts_with(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+static int is_url(const char *s)
+{
+    return starts_with(s, "https://") || starts_with(s, "http://") ||
+           starts_with(s, "HTTPS://") || starts_with(s, "HTTP://");
+}
+
+char *cdd_mirror_url(const char *url, const char *mirror)
+{
+    size_t plen = strlen(CDD_NVIDIA_PREFIX);
+    if (!mirror || !starts_with(url, CDD_NVIDIA_PREFIX))
+        return strdup(url);
+    size_t mlen = strlen(mirror);
+    int slash = mlen && mirror[mlen - 1] == '/';
+    size_t n = mlen + 1 + strlen(url + plen) + 1;
+    char *r = malloc(n);
+    if (r)
+        snprintf(r, n, "%s%s%s", mirror, slash ? "" : "/", url + plen);
+    return r;
+}
+
+/* A growing list of URLs without duplicates. */
+struct urls {
+    char **v;
+    size_t n;
+};
+
+static int urls_add(struct urls *u, char *url /* taken */)
+{
+    if (!url)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (size_t i = 0; i < u->n; i++) {
+        if (strcmp(u->v[i], url) == 0) {
+            free(url);
+            return 0;
+        }
+    }
+    char **v = realloc(u->v, (u->n + 1) * sizeof *v);
+    if (!v) {
+        free(url);
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    u->v = v;
+    u->v[u->n++] = url;
+    return 0;
+}
+
+static void urls_free(struct urls *u)
+{
+    for (size_t i = 0; i < u->n; i++)
+        free(u->v[i]);
+    free(u->v);
+}
+
+/* The redistrib base for relative paths: the folder the JSON came from,
+ * else NVIDIA's (through the mirror). */
+static char *redistrib_base(const char *source, int from_url,
+                            const char *mirror)
+{
+    if (from_url) {
+        const char *q = strpbrk(source, "?#");
+        size_t n = q ? (size_t)(q - source) : strlen(source);
+        while (n && source[n - 1] != '/')
+            n--;
+        char *r = malloc(n + 1);
+        if (r) {
+            memcpy(r, source, n);
+            r[n] = '\0';
+        }
+        return r;
+    }
+    return cdd_mirror_url(CDD_REDISTRIB_BASE_URL, mirror);
+}
+
+/* Read the redistrib JSON (file or https URL) and pick our entry. */
+static int load_redistrib(const struct cdd_obtain_opts *o, const char *mirror,
+                          struct cdd_obtain_result *res,
+                          struct cdd_redistrib_entry *ent, char **base)
+{
+    const struct cdd_manifest *m = o->m;
+    char *text = NULL;
+    size_t len = 0;
+    int r, from_url;
+    const char *src = o->redistrib;
+    if (src) {
+        res->redistrib_source = strdup(src);
+    } else {
+        res->redistrib_source = cdd_mirror_url(m->redistrib_url, mirror);
+    }
+    if (!res->redistrib_source)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    src = res->redistrib_source;
+    from_url = is_url(src);
+    if (from_url)
+        r = cdd_fetch_document(src, &o->net, REDISTRIB_MAX_BYTES, &text, &len);
+    else
+        r = cdd_fs_read_all(src, REDISTRIB_MAX_BYTES, &text, &len);
+    if (r)
+        goto out;
+    struct cdd_redistrib_query q = {
+        .product = m->product, .version = m->version,
+        .platform = m->platform, .cuda_major = m->cuda_major,
+        .filename = m->archive.filename};
+    if ((r = cdd_redistrib_parse(text, len, src, &q, ent)))
+        goto out;
+    if (!(*base = redistrib_base(src, from_url, mirror)))
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+out:
+    free(text);
+    return r;
+}
+
+static char *join_url(const char *base, const char *rel)
+{
+    size_t n = strlen(base) + strlen(rel) + 1;
+    char *r = malloc(n);
+    if (r)
+        snprintf(r, n, "%s%s", base, rel);
+    return r;
+}
+
+int cdd_obtain_archive(const struct cdd_obtain_opts *o,
+                       struct cdd_obtain_result *res)
+{
+    const struct cdd_manifest *m = o->m;
+    const char *mirror = cdd_getenv(CDD_MIRROR_ENV);
+    struct cdd_redistrib_entry ent = {0};
+    struct urls urls = {0};
+    char *base = NULL, *redist_url = NULL;
+    uint8_t pin[CDD_SHA256_LEN];
+    int pinned = 0, has_size = m->archive.has_size, r = 0;
+    uint64_t size = m->archive.size;
+
+    memset(res, 0, sizeof *res);
+    if (m->archive.has_sha256) {
+        memcpy(pin, m->archive.sha256, CDD_SHA256_LEN);
+        pinned = 1;
+        res->pin_source = "manifest";
+    }
+    if (o->sha256_hex) {
+        uint8_t given[CDD_SHA256_LEN];
+        if (strlen(o->sha256_hex) != 64 ||
+            cdd_hex_decode(o->sha256_hex, given, CDD_SHA256_LEN) != 0) {
+            r = cdd_fail(CDD_E_USAGE, NULL, 0,
+                         "--sha256 %s: expected 64 hex digits",
+                         o->sha256_hex);
+            goto out;
+        }
+        if (pinned && memcmp(given, pin, CDD_SHA256_LEN) != 0) {
+            r = cdd_fail(CDD_E_CHECKSUM, m->source, 0,
+                         "--sha256 %s contradicts the manifest's archive "
+                         "sha256; nothing was downloaded",
+                         o->sha256_hex);
+            goto out;
+        }
+        if (!pinned) {
+            memcpy(pin, given, CDD_SHA256_LEN);
+            pinned = 1;
+            res->pin_source = "--sha256";
+        }
+    }
+    /* The redistrib JSON is read only when it is needed as the pin. */
+    if (!pinned && (o->redistrib || m->redistrib_url)) {
+        if ((r = load_redistrib(o, mirror, res, &ent, &base)))
+            goto out;
+        memcpy(pin, ent.sha256, CDD_SHA256_LEN);
+        pinned = 1;
+        res->pin_source = "redistrib";
+        if (ent.has_size) {
+            if (has_size && size != ent.size) {
+                r = cdd_fail(CDD_E_CHECKSUM, res->redistrib_source, 0,
+                             "size %llu contradicts the manifest's %llu",
+                             (unsigned long long)ent.size,
+                             (unsigned long long)size);
+                goto out;
+            }
+            has_size = 1;
+            size = ent.size;
+        }
+        if (!(redist_url = join_url(base, ent.relative_path))) {
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            goto out;
+        }
+    }
+    if (!pinned && !o->allow_unpinned) {
+        r = cdd_fail(CDD_E_UNPINNED, m->source, 0,
+                     "nothing pins the sha256 of %s, so a download could "
+                     "not be verified; give --sha256 HEX or --redistrib "
+                     "FILE|URL (NVIDIA's redistrib_%s.json), or, accepting "
+                     "the risk, --allow-unpinned",
+                     m->archive.filename, m->version);
+        goto out;
+    }
+    res->pinned = pinned;
+    if (!pinned)
+        res->pin_source = "unpinned";
+
+    /* Sources, in order; explicit --url entries are taken as given. */
+    for (size_t i = 0; i < o->n_urls; i++)
+        if ((r = urls_add(&urls, strdup(o->urls[i]))))
+            goto out;
+    for (size_t i = 0; i < m->archive.n_urls; i++)
+        if ((r = urls_add(&urls, cdd_mirror_url(m->archive.urls[i], mirror))))
+            goto out;
+    if (redist_url) {
+        r = urls_add(&urls, redist_url);
+        redist_url = NULL;
+        if (r)
+            goto out;
+    }
+    if (!pinned) {
+        for (size_t i = 0; i < urls.n; i++) {
+            if (cdd_url_is_http(urls.v[i])) {
+                r = cdd_fail(CDD_E_UNPINNED, urls.v[i], 0,
+                             "plain http is used only for a download that a "
+                             "sha256 pins");
+                goto out;
+            }
+        }
+    }
+    if ((r = cdd_cache_dir(o->cache_dir, &res->cache_dir)))
+        goto out;
+    if (urls.n == 0 && !pinned) {
+        r = cdd_fail(CDD_E_USAGE, m->source, 0,
+                     "no URL for %s: give --url URL, or the archive itself "
+                     "with --archive FILE",
+                     m->archive.filename);
+        goto out;
+    }
+    struct cdd_fetch_opts fo = {
+        .urls = (const char *const *)urls.v, .n_urls = urls.n,
+        .cache_dir = res->cache_dir, .filename = m->archive.filename,
+        .sha256 = pinned ? pin : NULL, .has_size = has_size, .size = size,
+        .net = o->net, .progress = o->progress,
+        .progress_ud = o->progress_ud};
+    if ((r = cdd_fetch_archive(&fo, &res->fetch)))
+        goto out;
+    cdd_hex_encode(res->fetch.sha256, CDD_SHA256_LEN, res->sha256_hex);
+out:
+    urls_free(&urls);
+    free(redist_url);
+    free(base);
+    cdd_redistrib_entry_clear(&ent);
+    if (r) {
+        const char *ps = res->pin_source;
+        char *rs = res->redistrib_source;
+        res->redistrib_source = NULL;
+        cdd_obtain_result_clear(res);
+        /* What pinned the attempt is still worth reporting. */
+        res->pin_source = ps;
+        res->redistrib_source = rs;
+    }
+    return r;
+}
+
+void cdd_obtain_result_clear(struct cdd_obtain_result *r)
+{
+    if (!r)
+        return;
+    cdd_fetch_result_clear(&r->fetch);
+    free(r->redistrib_source);
+    free(r->cache_dir);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,262 @@
+/* Reading NVIDIA's redistrib_<version>.json (both shapes) and picking the
+ * one entry a manifest needs. The file is a pin: anything odd about the
+ * parts we use is an error naming the JSON path, never a guess. */
+#include "cdd/redistrib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cdd/error.h"
+#include "cdd/pathsafe.h"
+
+#define JP_MAX 160
+
+struct rctx {
+    const char *source;
+};
+
+static int bad(const struct rctx *c, const char *jp, const char *fmt,
+               const char *arg)
+{
+    char msg[800];
+    snprintf(msg, sizeof msg, fmt, arg ? arg : "");
+    return cdd_fail(CDD_E_MANIFEST, c->source, 0, "%s: %s", jp, msg);
+}
+
+/* obj[key], refusing a key given twice: two parsers could pick different
+ * copies of a duplicated "sha256", and a pin must mean one thing. */
+static int member(const struct rctx *c, const cJSON *obj, const char *jp,
+                  const char *key, const cJSON **out, char *kjp)
+{
+    const cJSON *found = NULL, *it;
+    *out = NULL;
+    snprintf(kjp, JP_MAX, "%s%s%s", jp, *jp ? "." : "", key);
+    cJSON_ArrayForEach(it, obj)
+    {
+        if (it->string && strcmp(it->string, key) == 0) {
+            if (found)
+                return bad(c, kjp, "duplicate key%s", NULL);
+            found = it;
+        }
+    }
+    *out = found;
+    return 0;
+}
+
+static int get_string(const struct rctx *c, const cJSON *obj, const char *jp,
+                      const char *key, int required, const char **out,
+                      char *kjp)
+{
+    const cJSON *v;
+    int r = member(c, obj, jp, key, &v, kjp);
+    *out = NULL;
+    if (r)
+        return r;
+    if (!v)
+        return required ? bad(c, kjp, "missing%s", NULL) : 0;
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return bad(c, kjp, "expected a string%s", NULL);
+    *out = v->valuestring;
+    return 0;
+}
+
+static int get_object(const struct rctx *c, const cJSON *obj, const char *jp,
+                      const char *key, const char *missing_why,
+                      const cJSON **out, char *kjp)
+{
+    int r = member(c, obj, jp, key, out, kjp);
+    if (r)
+        return r;
+    if (!*out)
+        return bad(c, kjp, "missing%s", missing_why);
+    if (!cJSON_IsObject(*out))
+        return bad(c, kjp, "expected an object%s", NULL);
+    return 0;
+}
+
+static int is_hex(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') ||
+              (ch >= 'A' && ch <= 'F')))
+            return 0;
+    }
+    return s[n] == '\0';
+}
+
+/* "704240064": decimal digits only, no sign, no leading zero (but "0"). */
+static int parse_size(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t n = strlen(s);
+    if (n == 0 || n > 19 || (s[0] == '0' && n > 1))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* The names of the cuda<N> variants present, for a helpful message. */
+static void list_variants(const cJSON *plat, char *buf, size_t len)
+{
+    const cJSON *it;
+    size_t n = 0;
+    buf[0] = '\0';
+    cJSON_ArrayForEach(it, plat)
+    {
+        if (it->string && strncmp(it->string, "cuda", 4) == 0 && n < len)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
+                                  it->string);
+    }
+}
+
+static int read_entry(const struct rctx *c, const cJSON *e, const char *jp,
+                      const struct cdd_redistrib_query *q,
+                      struct cdd_redistrib_entry *out)
+{
+    char kjp[JP_MAX];
+    const char *rel, *sha, *md5, *size, *why = NULL;
+    int r;
+    if ((r = get_string(c, e, jp, "relative_path", 1, &rel, kjp)))
+        return r;
+    if (!cdd_path_is_safe(rel, 0, &why))
+        return bad(c, kjp, "not a safe relative path: %s", why);
+    /* The pin is for one file: if the entry names another (a renamed
+     * archive, a variant mix-up), its sha256 says nothing about ours. */
+    if (q->filename && strcmp(cdd_path_basename(rel), q->filename) != 0) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "names %.250s, but the manifest's archive is %.250s",
+                 cdd_path_basename(rel), q->filename);
+        return bad(c, kjp, "%s", msg);
+    }
+    if ((r = get_string(c, e, jp, "sha256", 1, &sha, kjp)))
+        return r;
+    if (strlen(sha) != 64 || !is_hex(sha, 64) ||
+        cdd_hex_decode(sha, out->sha256, CDD_SHA256_LEN))
+        return bad(c, kjp, "expected 64 hex digits%s", NULL);
+    if ((r = get_string(c, e, jp, "md5", 0, &md5, kjp)))
+        return r;
+    if (md5 && (strlen(md5) != 32 || !is_hex(md5, 32)))
+        return bad(c, kjp, "expected 32 hex digits%s", NULL);
+    if ((r = get_string(c, e, jp, "size", 0, &size, kjp)))
+        return r;
+    if (size) {
+        if (parse_size(size, &out->size))
+            return bad(c, kjp, "expected a size in decimal digits%s", NULL);
+        out->has_size = 1;
+    }
+    if (!(out->relative_path = strdup(rel)))
+        return cdd_fail(CDD_E_NOMEM, c->source, 0, NULL);
+    return 0;
+}
+
+int cdd_redistrib_parse(const char *text, size_t len, const char *source,
+                        const struct cdd_redistrib_query *q,
+                        struct cdd_redistrib_entry *out)
+{
+    struct rctx c = {source};
+    cJSON *root = NULL;
+    char *copy = NULL;
+    const char *end = NULL;
+    const cJSON *prod, *plat, *entry, *v;
+    const char *s, *pname = cdd_platform_name(q->platform);
+    char jp[JP_MAX], kjp[JP_MAX], variant[16];
+    int r;
+
+    memset(out, 0, sizeof *out);
+    if (!pname) {
+        r = cdd_fail(CDD_E_USAGE, source, 0, "unknown platform");
+        goto out;
+    }
+    /* cJSON rejects trailing text only when it can see the terminating
+     * NUL; a NUL inside would hide what follows it. */
+    if (memchr(text, '\0', len)) {
+        r = cdd_fail(CDD_E_MANIFEST, source, 0,
+                     "not valid JSON (a NUL byte inside)");
+        goto out;
+    }
+    if (!(copy = malloc(len + 1))) {
+        r = cdd_fail(CDD_E_NOMEM, source, 0, NULL);
+        goto out;
+    }
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 1);
+    if (!root) {
+        size_t off = end && end >= copy && end <= copy + len
+                         ? (size_t)(end - copy) : 0;
+        r = cdd_fail(CDD_E_MANIFEST, source, 0,
+                     "not valid JSON (near byte %zu)", off);
+        goto out;
+    }
+    if (!cJSON_IsObject(root)) {
+        r = bad(&c, "(root)", "expected a JSON object%s", NULL);
+        goto out;
+    }
+    if ((r = get_string(&c, root, "", "release_label", 0, &s, kjp)))
+        goto out;
+    if ((r = get_object(&c, root, "", q->product,
+                        " (this file lists no such product)", &prod, jp)))
+        goto out;
+    if ((r = get_string(&c, prod, jp, "version", 0, &s, kjp)))
+        goto out;
+    if (s && q->version && strcmp(s, q->version) != 0) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%.100s, but the manifest is for %.100s", s,
+                 q->version);
+        r = bad(&c, kjp, "%s", msg);
+        goto out;
+    }
+    snprintf(kjp, sizeof kjp, "%s", jp);
+    if ((r = get_object(&c, prod, kjp, pname,
+                        " (no archive for this platform)", &plat, jp)))
+        goto out;
+    /* Old shape: the platform object is the entry itself. */
+    if ((r = member(&c, plat, jp, "relative_path", &v, kjp)))
+        goto out;
+    if (v) {
+        r = read_entry(&c, plat, jp, q, out);
+        goto out;
+    }
+    snprintf(variant, sizeof variant, "cuda%d", q->cuda_major);
+    snprintf(kjp, sizeof kjp, "%s", jp);
+    if ((r = member(&c, plat, kjp, variant, &entry, jp)))
+        goto out;
+    if (!entry) {
+        char have[200], msg[300];
+        list_variants(plat, have, sizeof have);
+        snprintf(msg, sizeof msg, "missing (no archive for CUDA %d%s%s%s)",
+                 q->cuda_major, have[0] ? "; this file has " : "", have,
+                 "");
+        r = bad(&c, jp, "%s", msg);
+        goto out;
+    }
+    if (!cJSON_IsObject(entry)) {
+        r = bad(&c, jp, "expected an object%s", NULL);
+        goto out;
+    }
+    out->nested = 1;
+    r = read_entry(&c, entry, jp, q, out);
+out:
+    if (r)
+        cdd_redistrib_entry_clear(out);
+    cJSON_Delete(root);
+    free(copy);
+    return r;
+}
+
+void cdd_redistrib_entry_clear(struct cdd_redistrib_entry *e)
+{
+    if (!e)
+        return;
+    free(e->relative_path);
+    memset(e, 0, sizeof *e);
+}

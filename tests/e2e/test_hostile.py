@@ -1,0 +1,218 @@
+"""Hostile archives (BRIEF §6): every case of hostile_cases.CASES must be
+rejected by install with exit 3 and the right error code, the tree
+byte-identical to before (the lock excepted), the files beside the tree
+untouched and nothing left in .cudnn-deploy/. `manifest create` must reject
+the ones that are unsafe whatever the manifest says. Plus non-exact
+manifests (files_exact: false): unlisted entries only from a pinned archive,
+and never an unsafe one."""
+
+import json
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cddtest  # noqa: E402
+import hostile_cases  # noqa: E402
+from cddtest import (FIX, FILE, IGNORE_LOCK, SYMLINK, CddTestCase, Entry,  # noqa: E402
+                     install_args, run, run_json)
+
+BOMB_SECONDS = 10   # generous for CI; reading 50 MB fully would still pass,
+# the point is that the tool stops at size + 1 and never writes the bomb out.
+
+
+class HostileInstall(CddTestCase):
+    """One test per hostile case (generated below)."""
+
+    def run_case(self, case):
+        fx = case.fixture()
+        ws = self.workspace(platform=fx.platform)
+        before = ws.snap(ignore=())
+        archive, manifest, _ = case.build(self.scratch("archive"), ws.outside)
+        t0 = time.monotonic()
+        j = run_json(install_args(ws, fx, manifest, archive), timeout=120)
+        elapsed = time.monotonic() - t0
+        err = self.assertError(j, 3, case.codes, "%s (%s):" % (case.name, case.why))
+        if case.mention:
+            self.assertIn(case.mention, err["message"] + j.err,
+                          "the message should name the entry")
+        if case.bomb:
+            self.assertLess(elapsed, BOMB_SECONDS)
+        self.assertSameTree(before, ws.snap(IGNORE_LOCK), case.why)
+        self.assertOutsideUntouched(ws)
+        self.assertNoLeftovers(ws.tree)
+        for stray in ("evil.h", "evil.dll", "evil.so"):
+            self.assertFalse(os.path.lexists(os.path.join(ws.outside, stray)))
+
+    def test_case_table_is_big_enough(self):
+        self.assertGreaterEqual(len(hostile_cases.CASES), 30)
+
+
+class HostileManifestCreate(CddTestCase):
+    """`manifest create` discovers the archive without a manifest: it must
+    still refuse unsafe names, links, types, duplicates and broken archives,
+    and write no output file."""
+
+    def run_case(self, case):
+        fx = case.fixture()
+        ws = self.workspace(platform=fx.platform)
+        archive, _, _ = case.build(self.scratch("archive"), ws.outside)
+        out = os.path.join(self.scratch("out"), "created.json")
+        j = run_json(["manifest", "create", archive, "-o", out,
+                      "--version", fx.version, "--cuda-major", str(fx.cuda_major)])
+        self.assertError(j, 3, ("UNSAFE", "CORRUPT", "ARCHIVE", "CHECKSUM"),
+                         "%s (%s):" % (case.name, case.why))
+        self.assertFalse(os.path.exists(out), "a manifest was written for a hostile archive")
+        self.assertEqual(os.listdir(os.path.dirname(out)), [], "temporary files left")
+        self.assertOutsideUntouched(ws)
+
+
+def _add_tests():
+    for case in hostile_cases.CASES:
+        def t(self, case=case):
+            self.run_case(case)
+        t.__name__ = "test_" + case.name
+        t.__doc__ = "%s: %s" % (case.name, case.why)
+        setattr(HostileInstall, t.__name__, t)
+        if case.create:
+            def c(self, case=case):
+                self.run_case(case)
+            c.__name__ = "test_" + case.name
+            c.__doc__ = t.__doc__
+            setattr(HostileManifestCreate, c.__name__, c)
+
+
+_add_tests()
+
+
+class HostileOverAnInstall(CddTestCase):
+    """A hostile upgrade must leave the previous install exactly as it was."""
+
+    CASES = ("flipped_byte", "dotdot_escape", "symlink_then_write_through",
+             "missing_file", "duplicate_case", "truncated_xz", "hardlink_outside")
+
+    def test_hostile_upgrades(self):
+        ws = self.workspace()
+        self.install(ws, FIX.linux_old)
+        installed = ws.snap(IGNORE_LOCK)
+        for name in self.CASES:
+            case = hostile_cases.BY_NAME[name]
+            with self.subTest(case=name):
+                archive, manifest, _ = case.build(self.scratch("a-" + name), ws.outside)
+                j = run_json(install_args(ws, case.fixture(), manifest, archive))
+                self.assertError(j, 3, case.codes, name)
+                self.assertSameTree(installed, ws.snap(IGNORE_LOCK), name)
+                self.assertNoLeftovers(ws.tree)
+        self.assertOutsideUntouched(ws)
+        self.cdd("status", "--check", *ws.target_args, expect=0)
+
+
+class NonExactManifest(CddTestCase):
+    """files_exact: false lists the entries it requires; an unlisted entry
+    comes in only from a pinned archive, only where the layout rules place
+    it, and never with an unsafe name or link."""
+
+    DROPPED = ("include/cudnn_backend.h", "lib/libcudnn_ops_infer.so",
+               "lib/libcudnn_ops_infer.so.8")
+
+    def setUp(self):
+        self.ws = self.workspace()
+        self.before = self.ws.snap(ignore=())
+        self.folder = self.scratch("m")
+
+    def manifest(self, data, pinned=True, name="nonexact.json"):
+        def edit(doc):
+            doc["files_exact"] = False
+            doc["files"] = [f for f in doc["files"] if f["path"] not in self.DROPPED]
+        if pinned:
+            pin = dict(sha256=cddtest.sha256_bytes(data), size=len(data))
+        else:
+            pin = dict(sha256=None, size=None)
+        return FIX.linux.manifest_variant(os.path.join(self.folder, name), edit, **pin)
+
+    def archive_with(self, *extra):
+        """The good tarball plus extra entries (maker(ctx) -> Entry)."""
+        ctx = hostile_cases.Ctx(FIX.linux, self.ws.outside)
+        data = cddtest.tar_xz_bytes(list(FIX.linux.entries) + [m(ctx) for m in extra])
+        path = cddtest.write_bytes(os.path.join(self.folder, "x", FIX.linux.filename), data)
+        return path, data
+
+    def good(self):
+        with open(FIX.linux.path, "rb") as f:
+            return FIX.linux.path, f.read()
+
+    def rejected(self, archive, manifest, codes, *extra):
+        j = self.install(self.ws, FIX.linux, *extra, manifest=manifest, archive=archive,
+                         expect=None)
+        self.assertError(j, 3, codes)
+        self.assertSameTree(self.before, self.ws.snap(IGNORE_LOCK))
+        self.assertOutsideUntouched(self.ws)
+        self.assertNoLeftovers(self.ws.tree)
+
+    def test_unlisted_entries_of_a_pinned_archive_are_installed(self):
+        archive, data = self.good()
+        self.install(self.ws, FIX.linux, manifest=self.manifest(data), archive=archive)
+        # Exactly as if the manifest had listed them.
+        self.assertInstalled(self.ws, FIX.linux, self.before)
+        self.assertReceiptMatches(self.ws, FIX.linux)
+        self.cdd("uninstall", *self.ws.target_args, expect=0)
+        self.assertSameTree(self.before, self.ws.snap(cddtest.IGNORE_LOCK_LOG))
+
+    def test_pinned_by_sha256_option(self):
+        archive, data = self.good()
+        m = self.manifest(data, pinned=False)
+        self.install(self.ws, FIX.linux, "--sha256", FIX.linux.sha256, manifest=m,
+                     archive=archive)
+        self.assertInstalled(self.ws, FIX.linux, self.before)
+
+    def test_unpinned_archive_brings_no_unlisted_entry(self):
+        archive, data = self.good()
+        m = self.manifest(data, pinned=False)
+        self.rejected(archive, m, ("UNPINNED", "ARCHIVE"))
+        self.rejected(archive, m, ("ARCHIVE", "UNPINNED"), "--allow-unpinned")
+
+    def test_unlisted_unsafe_name(self):
+        archive, data = self.archive_with(
+            lambda c: Entry(c.n("include/con.h"), FILE, b"/* con */\n"))
+        self.rejected(archive, self.manifest(data), ("UNSAFE",))
+
+    def test_unlisted_escape(self):
+        archive, data = self.archive_with(
+            lambda c: Entry(c.n("include/../../outside/evil.h"), FILE, b"evil"))
+        self.rejected(archive, self.manifest(data), ("UNSAFE",))
+
+    def test_unlisted_link_out_of_its_folder(self):
+        archive, data = self.archive_with(
+            lambda c: Entry(c.n("lib/libcudnn_x.so"), SYMLINK,
+                            target="../../outside/sentinel.txt"))
+        self.rejected(archive, self.manifest(data), ("UNSAFE",))
+
+    def test_unlisted_absolute_link(self):
+        archive, data = self.archive_with(
+            lambda c: Entry(c.n("lib/libcudnn_y.so"), SYMLINK, target=c.outside))
+        self.rejected(archive, self.manifest(data), ("UNSAFE",))
+
+    def test_unlisted_entry_without_a_place(self):
+        archive, data = self.archive_with(
+            lambda c: Entry(c.n("bin/cudnn-tool"), FILE, b"\x7fELF tool", mode=0o755))
+        self.rejected(archive, self.manifest(data), ("ARCHIVE", "UNSAFE"))
+
+    def test_unlisted_hardlink(self):
+        archive, data = self.archive_with(
+            lambda c: Entry(c.n("lib/libcudnn_h.so.8"), cddtest.HARDLINK,
+                            target=c.n("lib/libcudnn.so.8.5.0")))
+        self.rejected(archive, self.manifest(data), ("UNSAFE",))
+
+    def test_listed_entries_still_checked(self):
+        ctx = hostile_cases.Ctx(FIX.linux, self.ws.outside)
+        entries = hostile_cases.with_data(
+            "lib/libcudnn.so.8.5.0", lambda d: cddtest.flip_byte(d, 50))(
+                list(FIX.linux.entries), ctx)
+        data = cddtest.tar_xz_bytes(entries)
+        archive = cddtest.write_bytes(os.path.join(self.folder, "f", FIX.linux.filename), data)
+        self.rejected(archive, self.manifest(data), ("CHECKSUM",))
+
+
+if __name__ == "__main__":
+    cddtest.main()

@@ -1,0 +1,368 @@
+"""Crash safety: a tree is at every instant exactly as before or exactly as
+after.
+
+- kill by step: CUDNN_DEPLOY_TEST_FAULT=kill:N makes the N-th mutating
+  filesystem operation SIGKILL the process. For N = 1, 2, ... until the
+  command completes, run `recover` and assert the tree equals the "before"
+  or the "after" state (lock and log excepted), with nothing left over.
+- fail by step: CUDNN_DEPLOY_TEST_FAULT=fail:N makes it fail instead; the
+  command exits 4 and the tree is exactly "before" without any recovery.
+- kill by time: SIGKILL an install of a large archive after a random
+  (seeded) delay, recover, before-or-after.
+- SIGINT / SIGTERM roll back and exit 4.
+- A later install/uninstall recovers an interrupted transaction first.
+
+The by-step loops use the small "mini" archives (same layout, one
+sub-library) because each step runs the binary several times.
+"""
+
+import os
+import random
+import shutil
+import signal
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cddtest  # noqa: E402
+from cddtest import (FIX, CddTestCase, comparable_state, diff_snapshots,  # noqa: E402
+                     install_args, run, run_json, spawn)
+
+MAX_STEPS = 3000            # a command with more operations is a bug here
+KILLED = -signal.SIGKILL
+FAULT_ENV = "CUDNN_DEPLOY_TEST_FAULT"
+
+
+class Scenario(object):
+    """A command on a tree prepared by installing `setup` fixtures first."""
+
+    def __init__(self, name, setup, command, fixture=None, fast=True):
+        self.name, self.setup, self.command = name, setup, command
+        self.fixture, self.fast = fixture, fast
+
+    def args(self, ws):
+        if self.command == "install":
+            return install_args(ws, getattr(FIX, self.fixture))
+        return [self.command] + ws.target_args
+
+
+SCENARIOS = {
+    "install": Scenario("install", [], "install", "linux_mini"),
+    "upgrade": Scenario("upgrade", ["linux_mini_old"], "install", "linux_mini"),
+    "uninstall": Scenario("uninstall", ["linux_mini"], "uninstall"),
+    "uninstall_upgrade": Scenario("uninstall_upgrade", ["linux_mini_old", "linux_mini"],
+                                  "uninstall"),
+}
+
+# Per-process caches: reference states and operation counts per scenario.
+_TEMPLATE = {}
+_REFERENCE = {}
+_OPS = {}
+_MID_COMMIT = {}
+
+
+def journal_present(root):
+    d = os.path.join(root, cddtest.STATE)
+    return os.path.isdir(d) and any(n.startswith("journal") for n in os.listdir(d))
+
+
+class CrashCase(CddTestCase):
+
+    # -- preparing trees -------------------------------------------------------
+
+    def template(self, scen):
+        """scen's starting tree, prepared once by really installing its setup
+        fixtures; fresh() copies it (a tree's state is self-describing, so a
+        copy is the same tree, and copying is much cheaper than installing)."""
+        if scen.name not in _TEMPLATE:
+            ws = self.workspace("template-" + scen.name, fast=scen.fast)
+            for fx in scen.setup:
+                run(install_args(ws, getattr(FIX, fx)), expect=0)
+            _TEMPLATE[scen.name] = ws.tree
+        return _TEMPLATE[scen.name]
+
+    def fresh(self, scen, tag="it"):
+        """A workspace whose tree is scen's starting point (in RAM when
+        possible, except for the large archive)."""
+        template = self.template(scen)
+        ws = self.workspace(tag, tree=None, fast=scen.fast)
+        shutil.copytree(template, ws.tree, symlinks=True)
+        return ws
+
+    def reference(self, scen):
+        """(before, after) comparable states of scen, from one clean run."""
+        if scen.name not in _REFERENCE:
+            ws = self.fresh(scen, "reference")
+            before = comparable_state(ws.tree)
+            run(scen.args(ws), expect=0)
+            after = comparable_state(ws.tree)
+            self.assertNotEqual(before, after, "the command changes nothing?")
+            _REFERENCE[scen.name] = (before, after)
+        return _REFERENCE[scen.name]
+
+    def op_count(self, scen):
+        """How many mutating operations the command performs: the largest N
+        for which kill:N still fires (kill:N+1 lets it complete)."""
+        if scen.name in _OPS:
+            return _OPS[scen.name]
+
+        def fires(n):
+            ws = self.fresh(scen, "probe")
+            r = run(scen.args(ws), env={FAULT_ENV: "kill:%d" % n})
+            if r.rc not in (0, KILLED):
+                self.fail("kill:%d: unexpected exit %r\n%s" % (n, r.rc, r.err))
+            return r.rc == KILLED
+
+        hi = 1
+        while fires(hi):
+            hi *= 2
+            self.assertLess(hi, MAX_STEPS * 2, "kill:N never stops firing")
+        lo = hi // 2          # fires(lo) is true (or lo == 0)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if fires(mid):
+                lo = mid
+            else:
+                hi = mid
+        _OPS[scen.name] = lo
+        return lo
+
+    # -- assertions --------------------------------------------------------------
+
+    def assertBeforeOrAfter(self, ws, scen, what):
+        before, after = self.reference(scen)
+        got = comparable_state(ws.tree)
+        if got == before:
+            verdict = "before"
+        elif got == after:
+            verdict = "after"
+        else:
+            self.fail("%s: the tree is neither before nor after\n"
+                      "vs before:\n  %s\nvs after:\n  %s" % (
+                          what, "\n  ".join(diff_snapshots(before, got)),
+                          "\n  ".join(diff_snapshots(after, got))))
+        bad = cddtest.leftovers(ws.tree, allow_backup=True)
+        self.assertEqual(bad, [], what)
+        self.assertOutsideUntouched(ws)
+        return verdict
+
+    def recover(self, ws, what):
+        j = run_json(["recover"] + ws.target_args)
+        self.assertEqual(j.rc, 0, "%s: recover failed\n%s" % (what, j.err))
+        return j
+
+    # -- the loops ---------------------------------------------------------------
+
+    def kill_by_step(self, scen):
+        self.reference(scen)
+        seen = {"before": 0, "after": 0}
+        for n in range(1, MAX_STEPS + 1):
+            ws = self.fresh(scen)
+            what = "%s, kill:%d" % (scen.name, n)
+            r = run(scen.args(ws), env={FAULT_ENV: "kill:%d" % n})
+            if r.rc == 0:
+                # The fault never fired: the command ran to its end.
+                self.assertEqual(self.assertBeforeOrAfter(ws, scen, what), "after", what)
+                self.assertGreater(n, 1, "kill:1 did not fire: is fault injection built in?")
+                if scen.name in _OPS:
+                    self.assertEqual(_OPS[scen.name], n - 1, "operation count changed")
+                _OPS[scen.name] = n - 1
+                return seen
+            self.assertEqual(r.rc, KILLED, "%s: exit %r\n%s" % (what, r.rc, r.err))
+            self.recover(ws, what)
+            seen[self.assertBeforeOrAfter(ws, scen, what)] += 1
+        self.fail("%s: still killed after %d steps" % (scen.name, MAX_STEPS))
+
+    def fail_by_step(self, scen):
+        before, after = self.reference(scen)
+        total = self.op_count(scen)
+        for n in range(1, total + 2):
+            ws = self.fresh(scen)
+            what = "%s, fail:%d" % (scen.name, n)
+            j = run_json(scen.args(ws), env={FAULT_ENV: "fail:%d" % n})
+            got = comparable_state(ws.tree)
+            if j.rc == 4:
+                self.assertSameTree(before, got, what + ": a failed command must undo itself")
+            elif j.rc == 0:
+                # Only a failure the command may shrug off (best-effort
+                # clean-up after the commit) ends in success, and then the
+                # tree is exactly "after".
+                self.assertSameTree(after, got, what)
+            else:
+                self.fail("%s: exit %r (want 4)\n%s" % (what, j.rc, j.err))
+            self.assertEqual(cddtest.leftovers(ws.tree, allow_backup=True), [], what)
+            self.assertOutsideUntouched(ws)
+            if n == total + 1:
+                self.assertEqual(j.rc, 0, "fail:%d is past the last operation" % n)
+
+
+class KillByStep(CrashCase):
+
+    def test_install(self):
+        seen = self.kill_by_step(SCENARIOS["install"])
+        self.assertGreater(seen["before"], 0)
+
+    def test_upgrade(self):
+        seen = self.kill_by_step(SCENARIOS["upgrade"])
+        self.assertGreater(seen["before"], 0)
+
+    def test_uninstall(self):
+        self.kill_by_step(SCENARIOS["uninstall"])
+
+    def test_uninstall_of_upgrade(self):
+        self.kill_by_step(SCENARIOS["uninstall_upgrade"])
+
+
+class FailByStep(CrashCase):
+
+    def test_install(self):
+        self.fail_by_step(SCENARIOS["install"])
+
+    def test_upgrade(self):
+        self.fail_by_step(SCENARIOS["upgrade"])
+
+    def test_uninstall(self):
+        self.fail_by_step(SCENARIOS["uninstall"])
+
+    def test_uninstall_of_upgrade(self):
+        self.fail_by_step(SCENARIOS["uninstall_upgrade"])
+
+
+class InterruptedThenRunAgain(CrashCase):
+    """install and uninstall recover an interrupted transaction first."""
+
+    def kill_mid_commit(self, scen):
+        """A workspace whose last command was killed with its journal on
+        disk (in the middle of the range of such steps)."""
+        if scen.name not in _MID_COMMIT:
+            total = self.op_count(scen)
+            with_journal = []
+            for n in range(total, 0, -1):
+                ws = self.fresh(scen, "probe")
+                r = run(scen.args(ws), env={FAULT_ENV: "kill:%d" % n})
+                self.assertEqual(r.rc, KILLED)
+                if journal_present(ws.tree):
+                    with_journal.append(n)
+                elif with_journal:
+                    break
+            self.assertTrue(with_journal, "no step leaves a journal: is the commit journaled?")
+            _MID_COMMIT[scen.name] = with_journal[len(with_journal) // 2]
+        n = _MID_COMMIT[scen.name]
+        ws = self.fresh(scen)
+        run(scen.args(ws), env={FAULT_ENV: "kill:%d" % n}, expect=KILLED)
+        self.assertTrue(journal_present(ws.tree))
+        return ws
+
+    def test_install_after_interrupted_install(self):
+        scen = SCENARIOS["install"]
+        _, after = self.reference(scen)
+        ws = self.kill_mid_commit(scen)
+        run(scen.args(ws), expect=0)
+        self.assertSameTree(after, comparable_state(ws.tree))
+        self.assertEqual(cddtest.leftovers(ws.tree), [])
+        self.cdd("status", "--check", *ws.target_args, expect=0)
+
+    def test_install_after_interrupted_upgrade(self):
+        scen = SCENARIOS["upgrade"]
+        _, after = self.reference(scen)
+        ws = self.kill_mid_commit(scen)
+        run(scen.args(ws), expect=0)
+        self.assertSameTree(after, comparable_state(ws.tree))
+        self.cdd("status", "--check", *ws.target_args, expect=0)
+
+    def test_uninstall_after_interrupted_install(self):
+        scen = SCENARIOS["install"]
+        before, _ = self.reference(scen)
+        ws = self.kill_mid_commit(scen)
+        # Finished or undone, the install is then uninstalled: pristine.
+        run(["uninstall"] + ws.target_args, expect=0)
+        self.assertSameTree(before, comparable_state(ws.tree))
+        self.assertEqual(cddtest.leftovers(ws.tree), [])
+
+    def test_status_reports_interrupted_transaction(self):
+        ws = self.kill_mid_commit(SCENARIOS["upgrade"])
+        before = comparable_state(ws.tree)
+        r = run(["status"] + ws.target_args)
+        text = (r.out + r.err).lower()
+        self.assertTrue("recover" in text or "interrupted" in text,
+                        "status should say that a transaction was interrupted\n" + text)
+        self.assertSameTree(before, comparable_state(ws.tree), "status is read-only")
+
+
+class KillByTime(CrashCase):
+    """SIGKILL at random moments of an install of a large archive."""
+
+    ROUNDS = 10
+    SEED = 20220801
+
+    def big_scenario(self):
+        return Scenario("install_big", [], "install", "linux_big", fast=False)
+
+    def test_kill_at_random_times(self):
+        scen = self.big_scenario()
+        ws = self.fresh(scen, "reference")
+        before = comparable_state(ws.tree)
+        t0 = time.monotonic()
+        run(scen.args(ws), expect=0)
+        duration = time.monotonic() - t0
+        _REFERENCE[scen.name] = (before, comparable_state(ws.tree))
+        # Delays cover the whole install, not only its start.
+        top = min(max(0.5, 1.2 * duration), 5.0)
+        rnd = random.Random(self.SEED)
+        verdicts = []
+        for i in range(self.ROUNDS):
+            delay = rnd.uniform(0, top)
+            ws = self.fresh(scen)
+            p = spawn(scen.args(ws))
+            time.sleep(delay)
+            try:
+                os.kill(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.communicate(timeout=60)
+            what = "round %d, SIGKILL after %.3f s (rc %r)" % (i, delay, p.returncode)
+            self.recover(ws, what)
+            verdicts.append(self.assertBeforeOrAfter(ws, scen, what))
+        sys.stderr.write("\n  kill by time (install %.2f s): %s\n" % (duration, verdicts))
+
+
+class Signals(CrashCase):
+    """SIGINT and SIGTERM roll the install back and exit 4."""
+
+    def interrupt(self, sig):
+        scen = Scenario("install_big", [], "install", "linux_big", fast=False)
+        ws = self.fresh(scen)
+        before = comparable_state(ws.tree)
+        state_dir = os.path.join(ws.tree, cddtest.STATE)
+        p = spawn(scen.args(ws))
+        deadline = time.monotonic() + 30
+        # Wait until it is staging (a stage-* folder exists), then signal.
+        while time.monotonic() < deadline and p.poll() is None:
+            if os.path.isdir(state_dir) and any(
+                    n.startswith("stage-") for n in os.listdir(state_dir)):
+                break
+            time.sleep(0.005)
+        if p.poll() is None:
+            time.sleep(0.05)
+            p.send_signal(sig)
+        out, err = p.communicate(timeout=60)
+        if p.returncode == 0:
+            self.skipTest("the install finished before the signal arrived")
+        self.assertEqual(p.returncode, 4, "exit %r\n%s" % (p.returncode, err.decode(errors="replace")))
+        self.assertSameTree(before, comparable_state(ws.tree), "a signal must roll back")
+        self.assertEqual(cddtest.leftovers(ws.tree), [])
+        self.assertOutsideUntouched(ws)
+        # Nothing to recover afterwards.
+        j = run_json(["recover"] + ws.target_args, expect=0)
+        self.assertIs(j.doc["changed"], False)
+
+    def test_sigint(self):
+        self.interrupt(signal.SIGINT)
+
+    def test_sigterm(self):
+        self.interrupt(signal.SIGTERM)
+
+
+if __name__ == "__main__":
+    cddtest.main()

@@ -1,0 +1,476 @@
+/* A fake NVIDIA driver library (build it as libcuda.so.1) so that gpu.c runs
+ * end to end on machines without a GPU. "Device" memory is host memory, so
+ * the fake cuDNN can compute on it; events read the wall clock.
+ *
+ * It is strict where the real driver is: nothing works before cuInit, memory
+ * and events need a current context, copies must stay inside an allocation,
+ * and unknown pointers are rejected. It also exports the traps a careless
+ * caller falls into - the legacy-ABI plain cuMemAlloc/cuMemcpy* and CUDA 13's
+ * cuCtxSynchronize_v2(CUcontext) - which fail and count a misuse.
+ *
+ * Environment knobs, read at each call:
+ *   FAKE_CUDA_DRIVER_VERSION  cuDriverGetVersion's answer (default 11080)
+ *   FAKE_CUDA_NO_DEVICE=1     cuInit returns CUDA_ERROR_NO_DEVICE
+ *   FAKE_CUDA_INIT_ERROR=N    cuInit returns N
+ *   FAKE_CUDA_OOM=1           cuMemAlloc_v2 returns CUDA_ERROR_OUT_OF_MEMORY
+ * Test hooks: fake_cuda_live_allocs(), fake_cuda_retain_count(),
+ * fake_cuda_misuse(). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef unsigned long long CUdeviceptr;
+typedef void *CUstream;
+
+#define OK 0
+#define E_INVALID_VALUE 1
+#define E_OUT_OF_MEMORY 2
+#define E_NOT_INITIALIZED 3
+#define E_NO_DEVICE 100
+#define E_INVALID_DEVICE 101
+#define E_INVALID_CONTEXT 201
+#define E_INVALID_HANDLE 400
+#define E_NOT_READY 600
+#define E_UNKNOWN 999
+
+#define API __attribute__((visibility("default")))
+
+struct fake_event {
+    unsigned magic;
+    int recorded;
+    double t;
+};
+#define EVENT_MAGIC 0xE7E7E7E7u
+
+static int inited;
+static int retain_count;
+static char the_ctx; /* the primary context's identity */
+static CUcontext current;
+static int misuse;
+
+#define MAX_ALLOCS 1024
+static struct {
+    char *p;
+    size_t n;
+} allocs[MAX_ALLOCS];
+
+static int env_int(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : dflt;
+}
+
+static int need_ctx(void)
+{
+    if (!inited)
+        return E_NOT_INITIALIZED;
+    return current == &the_ctx ? OK : E_INVALID_CONTEXT;
+}
+
+/* The allocation holding [p, p+n), or -1. */
+static int find_alloc(CUdeviceptr p, size_t n)
+{
+    for (int i = 0; i < MAX_ALLOCS; i++) {
+        uintptr_t b = (uintptr_t)allocs[i].p;
+        if (allocs[i].p && p >= b && p - b <= allocs[i].n &&
+            n <= allocs[i].n - (p - b))
+            return i;
+    }
+    return -1;
+}
+
+API int fake_cuda_live_allocs(void)
+{
+    int n = 0;
+    for (int i = 0; i < MAX_ALLOCS; i++)
+        n += allocs[i].p != NULL;
+    return n;
+}
+
+API int fake_cuda_retain_count(void)
+{
+    return retain_count;
+}
+
+API int fake_cuda_misuse(void)
+{
+    return misuse;
+}
+
+API CUresult cuInit(unsigned int flags)
+{
+    if (flags != 0)
+        return E_INVALID_VALUE;
+    if (env_int("FAKE_CUDA_NO_DEVICE", 0))
+        return E_NO_DEVICE;
+    int e = env_int("FAKE_CUDA_INIT_ERROR", 0);
+    if (e)
+        return e;
+    inited = 1;
+    return OK;
+}
+
+API CUresult cuDriverGetVersion(int *v)
+{
+    if (!v)
+        return E_INVALID_VALUE;
+    *v = env_int("FAKE_CUDA_DRIVER_VERSION", 11080);
+    return OK;
+}
+
+API CUresult cuDeviceGetCount(int *n)
+{
+    if (!inited)
+        return E_NOT_INITIALIZED;
+    if (!n)
+        return E_INVALID_VALUE;
+    *n = 1;
+    return OK;
+}
+
+API CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    if (!inited)
+        return E_NOT_INITIALIZED;
+    if (!d)
+        return E_INVALID_VALUE;
+    if (ordinal != 0)
+        return E_INVALID_DEVICE;
+    *d = 0;
+    return OK;
+}
+
+API CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    static const char n[] = "Fake GPU (tests/fakes/fake_cuda.c)";
+    if (!inited)
+        return E_NOT_INITIALIZED;
+    if (!name || len <= 0)
+        return E_INVALID_VALUE;
+    if (d != 0)
+        return E_INVALID_DEVICE;
+    size_t k = strlen(n) < (size_t)len - 1 ? strlen(n) : (size_t)len - 1;
+    memcpy(name, n, k);
+    name[k] = '\0';
+    return OK;
+}
+
+API CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
+{
+    if (!inited)
+        return E_NOT_INITIALIZED;
+    if (!v || d != 0)
+        return E_INVALID_VALUE;
+    switch (attr) {
+    case 75: /* COMPUTE_CAPABILITY_MAJOR */
+        *v = 9;
+        return OK;
+    case 76: /* COMPUTE_CAPABILITY_MINOR */
+        *v = 0;
+        return OK;
+    default:
+        return E_INVALID_VALUE;
+    }
+}
+
+API CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice d)
+{
+    if (!inited)
+        return E_NOT_INITIALIZED;
+    if (!major || !minor || d != 0)
+        return E_INVALID_VALUE;
+    *major = 9;
+    *minor = 0;
+    return OK;
+}
+
+API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
+{
+    if (!inited)
+        return E_NOT_INITIALIZED;
+    if (!bytes || d != 0)
+        return E_INVALID_VALUE;
+    *bytes = (size_t)1 << 30;
+    return OK;
+}
+
+API CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d)
+{
+    if (!inited)
+        return E_NOT_INITIALIZED;
+    if (!ctx || d != 0)
+        return E_INVALID_VALUE;
+    retain_count++;
+    *ctx = &the_ctx;
+    return OK;
+}
+
+static CUresult release(CUdevice d)
+{
+    if (!inited)
+        return E_NOT_INITIALIZED;
+    if (d != 0 || retain_count <= 0)
+        return E_INVALID_CONTEXT;
+    retain_count--;
+    return OK;
+}
+
+API CUresult cuDevicePrimaryCtxRelease(CUdevice d)
+{
+    return release(d);
+}
+
+API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+    return release(d);
+}
+
+API CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    if (!inited)
+        return E_NOT_INITIALIZED;
+    if (ctx && (ctx != &the_ctx || retain_count <= 0))
+        return E_INVALID_CONTEXT;
+    current = ctx;
+    return OK;
+}
+
+API CUresult cuCtxSynchronize(void)
+{
+    return need_ctx();
+}
+
+/* CUDA 13's cuCtxSynchronize_v2(CUcontext) is not the _v2 of the call
+ * above: a caller that takes it for one passes no context. */
+API CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+    (void)ctx;
+    misuse++;
+    return E_INVALID_CONTEXT;
+}
+
+API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+    int e = need_ctx();
+    if (e)
+        return e;
+    if (!p || n == 0)
+        return E_INVALID_VALUE;
+    if (env_int("FAKE_CUDA_OOM", 0))
+        return E_OUT_OF_MEMORY;
+    for (int i = 0; i < MAX_ALLOCS; i++) {
+        if (!allocs[i].p) {
+            if (!(allocs[i].p = malloc(n)))
+                return E_OUT_OF_MEMORY;
+            allocs[i].n = n;
+            *p = (CUdeviceptr)(uintptr_t)allocs[i].p;
+            return OK;
+        }
+    }
+    return E_OUT_OF_MEMORY;
+}
+
+API CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    int e = need_ctx();
+    if (e)
+        return e;
+    for (int i = 0; i < MAX_ALLOCS; i++) {
+        if (allocs[i].p && (uintptr_t)allocs[i].p == p) {
+            free(allocs[i].p);
+            allocs[i].p = NULL;
+            return OK;
+        }
+    }
+    return E_INVALID_VALUE;
+}
+
+API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+    int e = need_ctx();
+    if (e)
+        return e;
+    if (!src || find_alloc(dst, n) < 0)
+        return E_INVALID_VALUE;
+    memcpy((void *)(uintptr_t)dst, src, n);
+    return OK;
+}
+
+API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+    int e = need_ctx();
+    if (e)
+        return e;
+    if (!dst || find_alloc(src, n) < 0)
+        return E_INVALID_VALUE;
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    return OK;
+}
+
+/* The legacy (CUDA < 3.2) ABI with 32-bit device pointers, still exported by
+ * real drivers: resolving these instead of the _v2 names is a bug. */
+API CUresult cuMemAlloc(unsigned int *p, unsigned int n)
+{
+    (void)p;
+    (void)n;
+    misuse++;
+    return E_UNKNOWN;
+}
+
+API CUresult cuMemFree(unsigned int p)
+{
+    (void)p;
+    misuse++;
+    return E_UNKNOWN;
+}
+
+API CUresult cuMemcpyHtoD(unsigned int dst, const void *src, unsigned int n)
+{
+    (void)dst;
+    (void)src;
+    (void)n;
+    misuse++;
+    return E_UNKNOWN;
+}
+
+API CUresult cuMemcpyDtoH(void *dst, unsigned int src, unsigned int n)
+{
+    (void)dst;
+    (void)src;
+    (void)n;
+    misuse++;
+    return E_UNKNOWN;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static struct fake_event *event_of(void *e)
+{
+    struct fake_event *ev = e;
+    return ev && ev->magic == EVENT_MAGIC ? ev : NULL;
+}
+
+API CUresult cuEventCreate(void **e, unsigned int flags)
+{
+    int r = need_ctx();
+    if (r)
+        return r;
+    if (!e || flags != 0)
+        return E_INVALID_VALUE;
+    struct fake_event *ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return E_OUT_OF_MEMORY;
+    ev->magic = EVENT_MAGIC;
+    *e = ev;
+    return OK;
+}
+
+API CUresult cuEventRecord(void *e, CUstream s)
+{
+    int r = need_ctx();
+    if (r)
+        return r;
+    struct fake_event *ev = event_of(e);
+    if (!ev || s != NULL)
+        return E_INVALID_HANDLE;
+    ev->t = now();
+    ev->recorded = 1;
+    return OK;
+}
+
+API CUresult cuEventSynchronize(void *e)
+{
+    int r = need_ctx();
+    if (r)
+        return r;
+    struct fake_event *ev = event_of(e);
+    if (!ev)
+        return E_INVALID_HANDLE;
+    return OK;
+}
+
+API CUresult cuEventElapsedTime(float *ms, void *a, void *b)
+{
+    int r = need_ctx();
+    if (r)
+        return r;
+    struct fake_event *ea = event_of(a), *eb = event_of(b);
+    if (!ms || !ea || !eb)
+        return E_INVALID_HANDLE;
+    if (!ea->recorded || !eb->recorded)
+        return E_NOT_READY;
+    *ms = (float)((eb->t - ea->t) * 1e3);
+    return OK;
+}
+
+API CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b)
+{
+    return cuEventElapsedTime(ms, a, b);
+}
+
+API CUresult cuEventDestroy(void *e)
+{
+    struct fake_event *ev = event_of(e);
+    if (!ev)
+        return E_INVALID_HANDLE;
+    ev->magic = 0;
+    free(ev);
+    return OK;
+}
+
+API CUresult cuEventDestroy_v2(void *e)
+{
+    return cuEventDestroy(e);
+}
+
+static const struct {
+    int code;
+    const char *name, *text;
+} errs[] = {
+    {OK, "CUDA_SUCCESS", "no error"},
+    {E_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {E_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {E_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {E_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {E_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {E_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {E_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {E_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+     "system has unsupported display driver / cuda driver combination"},
+    {E_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+API CUresult cuGetErrorName(CUresult e, const char **s)
+{
+    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
+        if (errs[i].code == e) {
+            *s = errs[i].name;
+            return OK;
+        }
+    }
+    *s = NULL;
+    return E_INVALID_VALUE;
+}
+
+API CUresult cuGetErrorString(CUresult e, const char **s)
+{
+    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
+        if (errs[i].code == e) {
+            *s = errs[i].text;
+            return OK;
+        }
+    }
+    *s = NULL;
+    return E_INVALID_VALUE;
+}
