@@ -20,6 +20,8 @@ struct cdd_rfile_entry {
     char *link_target;     /* symlinks */
     uint64_t size;         /* files */
     uint8_t sha256[CDD_SHA256_LEN];
+    int preexisting;       /* identical file was already there: uninstall
+                              leaves it, as it was before the install */
 };
 
 struct cdd_receipt {

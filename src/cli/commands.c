@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cdd/archive.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/sys.h"
@@ -80,6 +81,8 @@ int cdd_cli_main(int argc, char **argv)
     a.retries = -1;
     cdd_fs_fault_from_env();
     cdd_cancel_on_signals();
+    /* Before any thread: archive names are UTF-8 whatever the locale. */
+    cdd_archive_init();
 
     /* Global options before the command. */
     while (first < argc && argv[first][0] == '-') {

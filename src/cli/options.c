@@ -133,7 +133,11 @@ static int apply(const struct opt *o, const char *val, struct cdd_args *a)
     case O_PREFIX: a->target.prefix = val; break;
     case O_MANIFEST: a->manifest = val; break;
     case O_ARCHIVE: a->archive = val; break;
-    case O_SHA256: a->sha256 = val; break;
+    case O_SHA256:
+        a->sha256 = val;
+        if (strlen(val) != 64 || strspn(val, "0123456789abcdefABCDEF") != 64)
+            r = usage("--sha256 %s: expected 64 hex digits%s", val, "");
+        break;
     case O_ALLOW_UNPINNED: a->allow_unpinned = 1; break;
     case O_DRY_RUN: a->dry_run = 1; break;
     case O_FORCE: a->force = 1; break;

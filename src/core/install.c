@@ -418,6 +418,7 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
         f->path = strdup(it->path);
         f->role = it->role;
         f->is_symlink = it->is_symlink;
+        f->preexisting = it->action == CDD_ACT_UNCHANGED;
         f->size = it->size;
         memcpy(f->sha256, it->sha256, CDD_SHA256_LEN);
         if (!f->path || (it->is_symlink && !(f->link_target =

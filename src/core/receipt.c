@@ -121,6 +121,8 @@ int cdd_receipt_to_json(const struct cdd_receipt *r, char **out)
             add_hex(e, "sha256", f->sha256);
             cJSON_AddNumberToObject(e, "size", (double)f->size);
         }
+        if (f->preexisting)
+            cJSON_AddBoolToObject(e, "preexisting", 1);
     }
     bk = cJSON_AddArrayToObject(o, "backed_up");
     for (size_t i = 0; bk && i < r->n_backed_up; i++)
@@ -308,6 +310,8 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
             bad(&c, "files: unsafe path");
             goto out;
         }
+        f->preexisting =
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "preexisting"));
         if (cJSON_GetObjectItemCaseSensitive(e, "symlink")) {
             f->is_symlink = 1;
             f->link_target = get_str(&c, e, "symlink", 0);

@@ -63,6 +63,15 @@ static int plan_uninstall(const char *root, const struct cdd_receipt *rc,
         const struct cdd_rfile_entry *f = &rc->files[i];
         enum cdd_action a;
         char *detail = NULL;
+        if (f->preexisting) {
+            /* It was there, identical, before the install: it stays. */
+            struct cdd_plan_item *it = cdd_plan_add(plan, f->path);
+            if (!it)
+                return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            it->role = f->role;
+            it->action = CDD_ACT_UNCHANGED;
+            continue;
+        }
         r = cdd_check_installed(root, f, 1, &a, &detail);
         if (r)
             break;

@@ -87,6 +87,10 @@ def _fast_root():
 
 FAST_ROOT = _fast_root()
 
+if _script_name().startswith("test_"):
+    # Start each script from a clean folder (its own: scripts run in parallel).
+    shutil.rmtree(WORK_ROOT, ignore_errors=True)
+
 STATE = ".cudnn-deploy"
 LOCK = STATE + "/lock"
 LOG = STATE + "/log.jsonl"

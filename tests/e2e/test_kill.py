@@ -184,11 +184,15 @@ class CrashCase(CddTestCase):
             got = comparable_state(ws.tree)
             if j.rc == 4:
                 self.assertSameTree(before, got, what + ": a failed command must undo itself")
+                # The error reported is the cause (the injected fault), not
+                # a later one from cleaning up.
+                self.assertEqual(j.doc["error"]["code"], "FAULT", what + ": " + j.err)
             elif j.rc == 0:
                 # Only a failure the command may shrug off (best-effort
                 # clean-up after the commit) ends in success, and then the
                 # tree is exactly "after".
-                self.assertSameTree(after, got, what)
+                self.assertSameTree(after, got, what + ": exit 0 although the injected "
+                                    "failure fired or not; then the tree must be exactly after")
             else:
                 self.fail("%s: exit %r (want 4)\n%s" % (what, j.rc, j.err))
             self.assertEqual(cddtest.leftovers(ws.tree, allow_backup=True), [], what)

@@ -1,0 +1,590 @@
+/* Library loading on Windows (see loader.h): LoadLibraryExW by absolute path
+ * only, and the Windows DLL search order emulated so that verify and doctor
+ * can say which copy a program would pick and which copies it shadows.
+ *
+ * Loading: LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_DEFAULT_DIRS
+ * resolves the library's own dependencies from its folder, the application
+ * folder and System32 -- never the current folder or PATH, which is also how
+ * Python 3.8+ loads extension modules' DLLs (PyTorch). When the loader says
+ * no, its number is translated (126: a dependency is missing, 127: an entry
+ * point is missing, 193: wrong architecture) and for 126 the PE import
+ * tables are walked to name the DLL that is missing: the loader's own message
+ * names the library asked for, which is what misleads users into thinking
+ * cudnn_cnn_infer64_8.dll is missing when it is zlibwapi.dll.
+ *
+ * Search order emulated for a bare DLL name (LoadLibrary without flags, the
+ * standard search; KnownDLLs and API sets aside, which cuDNN never is):
+ *   SafeDllSearchMode on (the default):  application folder, System32,
+ *     the 16-bit System folder, the Windows folder, current folder, PATH;
+ *   SafeDllSearchMode off (registry value 0): the current folder moves to
+ *     second place, right after the application folder. */
+#include "cdd/loader.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/binfile.h"
+#include "cdd/env.h"
+#include "cdd/error.h"
+#include "win32_int.h"
+
+#define DRIVER_DLL "nvcuda.dll"
+#define DRIVER_ENV "CUDNN_DEPLOY_DRIVER_LIB"
+
+/* Dependency walk bounds for the 126 diagnosis. */
+#define DIAG_MAX_DLLS 64
+#define DIAG_MAX_DEPTH 4
+
+struct cdd_lib {
+    HMODULE h;
+    char *path;
+};
+
+static char *str_dup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static int is_sep(char c)
+{
+    return c == '/' || c == '\\';
+}
+
+static int is_absolute(const char *p)
+{
+    if (!p)
+        return 0;
+    if (((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) &&
+        p[1] == ':' && is_sep(p[2]))
+        return 1;
+    return is_sep(p[0]) && is_sep(p[1]); /* UNC or \\?\ */
+}
+
+/* The form LoadLibraryExW gets: plain backslashed absolute path when it
+ * fits MAX_PATH (the loader's support of \\?\ varies across versions), the
+ * long form otherwise. */
+static wchar_t *load_path(const char *abs_path)
+{
+    wchar_t *w = cdd_w_path(abs_path);
+    if (!w || wcslen(w) >= MAX_PATH + 4 || wcsncmp(w, L"\\\\?\\", 4) != 0)
+        return w;
+    if (wcsncmp(w, L"\\\\?\\UNC\\", 8) == 0) {
+        memmove(w + 2, w + 8, (wcslen(w + 8) + 1) * sizeof *w);
+        return w; /* \\server\share\... */
+    }
+    memmove(w, w + 4, (wcslen(w + 4) + 1) * sizeof *w);
+    return w;
+}
+
+/* ---- search order ------------------------------------------------------- */
+
+struct dirs {
+    char *v[8];
+    size_t n;
+};
+
+static void dirs_add_w(struct dirs *d, const wchar_t *w)
+{
+    if (d->n < sizeof d->v / sizeof d->v[0] && w && *w) {
+        char *s = cdd_path_from_w(w);
+        if (s)
+            d->v[d->n++] = s;
+        else
+            cdd_clear_error();
+    }
+}
+
+static void dirs_free(struct dirs *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->v[i]);
+    d->n = 0;
+}
+
+static int safe_search_mode(void)
+{
+    DWORD v = 1, n = sizeof v;
+    /* Absent means on (the default since Windows XP SP2). */
+    if (RegGetValueW(HKEY_LOCAL_MACHINE,
+                     L"System\\CurrentControlSet\\Control\\Session Manager",
+                     L"SafeDllSearchMode", RRF_RT_REG_DWORD, NULL, &v,
+                     &n) != ERROR_SUCCESS)
+        return 1;
+    return v != 0;
+}
+
+/* The folders before PATH, in the loader's order. */
+static void fixed_dirs(struct dirs *d, int with_cwd)
+{
+    wchar_t buf[MAX_PATH + 1];
+    wchar_t *exe = NULL;
+    DWORD n;
+    /* The application folder: our own executable's (the program that would
+     * load cuDNN -- python.exe, say -- has its own; verify says so). */
+    for (DWORD cap = MAX_PATH; cap <= 32768; cap *= 2) {
+        free(exe);
+        exe = malloc(cap * sizeof *exe);
+        if (!exe)
+            break;
+        n = GetModuleFileNameW(NULL, exe, cap);
+        if (n > 0 && n < cap) {
+            wchar_t *s = wcsrchr(exe, L'\\');
+            if (s)
+                *s = L'\0';
+            dirs_add_w(d, exe);
+            break;
+        }
+    }
+    free(exe);
+    int safe = safe_search_mode();
+    if (with_cwd && !safe && (n = GetCurrentDirectoryW(MAX_PATH, buf)) > 0 &&
+        n < MAX_PATH)
+        dirs_add_w(d, buf);
+    if ((n = GetSystemDirectoryW(buf, MAX_PATH)) > 0 && n < MAX_PATH)
+        dirs_add_w(d, buf);
+    if ((n = GetWindowsDirectoryW(buf, MAX_PATH - 8)) > 0 && n < MAX_PATH - 8) {
+        wchar_t sys16[MAX_PATH + 1];
+        wcscpy(sys16, buf);
+        wcscat(sys16, L"\\System");
+        dirs_add_w(d, sys16);
+        dirs_add_w(d, buf);
+    }
+    if (with_cwd && safe && (n = GetCurrentDirectoryW(MAX_PATH, buf)) > 0 &&
+        n < MAX_PATH)
+        dirs_add_w(d, buf);
+}
+
+struct found {
+    char **v;
+    size_t n, cap;
+    BY_HANDLE_FILE_INFORMATION *id;
+    int first_only;
+};
+
+/* A regular file (after links), identified by volume and file index so that
+ * one file reached through two folders is listed once. */
+static int file_id(const char *path, BY_HANDLE_FILE_INFORMATION *bi)
+{
+    wchar_t *w = cdd_w_path(path);
+    if (!w) {
+        cdd_clear_error();
+        return 0;
+    }
+    HANDLE h = CreateFileW(w, FILE_READ_ATTRIBUTES,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE |
+                               FILE_SHARE_DELETE,
+                           NULL, OPEN_EXISTING, 0, NULL);
+    free(w);
+    if (h == INVALID_HANDLE_VALUE)
+        return 0;
+    int ok = GetFileInformationByHandle(h, bi) &&
+             !(bi->dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY);
+    CloseHandle(h);
+    return ok;
+}
+
+static int consider(struct found *f, const char *dir, const char *name)
+{
+    size_t len = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(len);
+    BY_HANDLE_FILE_INFORMATION bi;
+    if (!p)
+        return CDD_E_NOMEM;
+    snprintf(p, len, "%s%s%s", dir,
+             dir[0] && is_sep(dir[strlen(dir) - 1]) ? "" : "/", name);
+    if (!file_id(p, &bi)) {
+        free(p);
+        return 0;
+    }
+    for (size_t i = 0; i < f->n; i++)
+        if (f->id[i].dwVolumeSerialNumber == bi.dwVolumeSerialNumber &&
+            f->id[i].nFileIndexHigh == bi.nFileIndexHigh &&
+            f->id[i].nFileIndexLow == bi.nFileIndexLow) {
+            free(p);
+            return 0;
+        }
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 4;
+        char **v = realloc(f->v, cap * sizeof *v);
+        if (!v) {
+            free(p);
+            return CDD_E_NOMEM;
+        }
+        f->v = v;
+        BY_HANDLE_FILE_INFORMATION *id = realloc(f->id, cap * sizeof *id);
+        if (!id) {
+            free(p);
+            return CDD_E_NOMEM;
+        }
+        f->id = id;
+        f->cap = cap;
+    }
+    /* The core's own path style: '/' separators throughout. */
+    for (char *s = p; *s; s++)
+        if (*s == '\\')
+            *s = '/';
+    f->v[f->n] = p;
+    f->id[f->n] = bi;
+    f->n++;
+    return 0;
+}
+
+static int done(const struct found *f)
+{
+    return f->first_only && f->n > 0;
+}
+
+static int search_path_var(struct found *f, const char *name)
+{
+    const char *path = cdd_getenv("PATH");
+    if (!path)
+        return 0;
+    for (const char *p = path;;) {
+        size_t len = strcspn(p, ";");
+        if (len > 0) {
+            char *dir = malloc(len + 1);
+            if (!dir)
+                return CDD_E_NOMEM;
+            memcpy(dir, p, len);
+            dir[len] = '\0';
+            /* "C:\Program Files\x" may be quoted in PATH; the loader strips
+             * nothing, but users write it and mean the folder. */
+            if (len >= 2 && dir[0] == '"' && dir[len - 1] == '"') {
+                memmove(dir, dir + 1, len - 2);
+                dir[len - 2] = '\0';
+            }
+            char *abs = dir[0] ? cdd_absolute_path(dir) : NULL;
+            int r = abs ? consider(f, abs, name) : 0;
+            free(abs);
+            free(dir);
+            cdd_clear_error();
+            if (r || done(f))
+                return r;
+        }
+        if (!p[len])
+            return 0;
+        p += len + 1;
+    }
+}
+
+static int search(const char *name, int first_only, char ***paths, size_t *n)
+{
+    struct found f = {0};
+    struct dirs d = {{0}, 0};
+    int r = 0;
+    f.first_only = first_only;
+    *paths = NULL;
+    *n = 0;
+    if (!name || !*name || strchr(name, '/') || strchr(name, '\\') ||
+        strchr(name, ':'))
+        return cdd_fail(CDD_E_USAGE, name, 0,
+                        "a library name without folders is expected");
+    fixed_dirs(&d, 1);
+    for (size_t i = 0; !r && !done(&f) && i < d.n; i++)
+        r = consider(&f, d.v[i], name);
+    dirs_free(&d);
+    if (!r && !done(&f))
+        r = search_path_var(&f, name);
+    free(f.id);
+    if (r) {
+        cdd_lib_paths_free(f.v, f.n);
+        return cdd_fail(r, name, 0, NULL);
+    }
+    *paths = f.v;
+    *n = f.n;
+    return 0;
+}
+
+int cdd_lib_find_all(const char *soname, char ***paths, size_t *n)
+{
+    return search(soname, 0, paths, n);
+}
+
+void cdd_lib_paths_free(char **paths, size_t n)
+{
+    if (!paths)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}
+
+int cdd_driver_library_path(char **out)
+{
+    *out = NULL;
+    const char *over = cdd_getenv(DRIVER_ENV);
+    if (over) {
+        BY_HANDLE_FILE_INFORMATION bi;
+        if (!is_absolute(over))
+            return cdd_fail(CDD_E_USAGE, over, 0,
+                            DRIVER_ENV " must be an absolute path");
+        if (!file_id(over, &bi))
+            return cdd_fail(CDD_E_NOTFOUND, over, 0,
+                            "no driver library here (named by " DRIVER_ENV
+                            ")");
+        if (!(*out = str_dup(over)))
+            return cdd_fail(CDD_E_NOMEM, over, 0, NULL);
+        return 0;
+    }
+    char **paths = NULL;
+    size_t n = 0;
+    int r = search(DRIVER_DLL, 1, &paths, &n);
+    if (r)
+        return r;
+    if (n == 0) {
+        cdd_lib_paths_free(paths, n);
+        return cdd_fail(CDD_E_NOTFOUND, DRIVER_DLL, 0,
+                        "no NVIDIA driver: nvcuda.dll is not in System32, "
+                        "the Windows folder or on PATH");
+    }
+    *out = paths[0];
+    paths[0] = NULL;
+    cdd_lib_paths_free(paths, n);
+    return 0;
+}
+
+/* ---- the 126 diagnosis -------------------------------------------------- */
+
+/* Names the loader resolves without a file of that name: API sets. */
+static int is_api_set(const char *name)
+{
+    return _strnicmp(name, "api-ms-win-", 11) == 0 ||
+           _strnicmp(name, "ext-ms-", 7) == 0;
+}
+
+struct diag {
+    char *seen[DIAG_MAX_DLLS];
+    size_t n_seen;
+    char msg[1024];
+    size_t len;
+    int missing;
+    struct dirs where; /* the library's folder, then the default dirs */
+};
+
+static int seen(struct diag *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_seen; i++)
+        if (_stricmp(g->seen[i], name) == 0)
+            return 1;
+    if (g->n_seen < DIAG_MAX_DLLS) {
+        char *c = str_dup(name);
+        if (c)
+            g->seen[g->n_seen++] = c;
+    }
+    return 0;
+}
+
+static void say(struct diag *g, const char *fmt, const char *a, const char *b)
+{
+    if (g->len < sizeof g->msg) {
+        int k = snprintf(g->msg + g->len, sizeof g->msg - g->len, fmt, a, b);
+        if (k > 0)
+            g->len += (size_t)k;
+        if (g->len > sizeof g->msg)
+            g->len = sizeof g->msg;
+    }
+}
+
+/* Where the loader (with our flags) would find name: the folder of the
+ * library being loaded, the application folder, System32. NULL: nowhere. */
+static char *resolve(struct diag *g, const char *name)
+{
+    struct found f = {0};
+    f.first_only = 1;
+    for (size_t i = 0; i < g->where.n && f.n == 0; i++)
+        if (consider(&f, g->where.v[i], name) != 0)
+            break;
+    free(f.id);
+    char *r = f.n ? f.v[0] : NULL;
+    free(f.v);
+    return r;
+}
+
+/* On PATH, where LOAD_LIBRARY_SEARCH_* (and Python 3.8+) do not look? */
+static char *on_path(const char *name)
+{
+    struct found f = {0};
+    f.first_only = 1;
+    search_path_var(&f, name);
+    free(f.id);
+    char *r = f.n ? f.v[0] : NULL;
+    free(f.v);
+    cdd_clear_error();
+    return r;
+}
+
+static void walk(struct diag *g, const char *path, int depth)
+{
+    struct cdd_bininfo b;
+    memset(&b, 0, sizeof b);
+    if (depth > DIAG_MAX_DEPTH || cdd_bin_parse_file(path, &b) != 0) {
+        cdd_clear_error();
+        return;
+    }
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < b.n_needed; i++) {
+        const char *dep = b.needed[i];
+        if (is_api_set(dep) || seen(g, dep))
+            continue;
+        char *at = resolve(g, dep);
+        if (at) {
+            /* Windows' own DLLs resolve their own imports. */
+            if (g->where.n < 2 || _strnicmp(at, g->where.v[g->where.n - 1],
+                                            strlen(g->where.v[g->where.n - 1])) != 0)
+                walk(g, at, depth + 1);
+            free(at);
+            continue;
+        }
+        g->missing++;
+        say(g, "%s%s", g->missing > 1 ? "; " : ": missing ", dep);
+        say(g, " (needed by %s%s", base, ")");
+        char *p = on_path(dep);
+        if (p) {
+            say(g, " -- a copy is on PATH at %s, but DLLs are not looked up "
+                   "on PATH%s", p,
+                " (nor by Python 3.8+): put it in the library's folder");
+            free(p);
+        }
+    }
+    cdd_bininfo_clear(&b);
+}
+
+/* Append to msg which dependencies cannot be found, by reading import
+ * tables (one level per DLL found, a few levels deep). */
+static void diagnose_126(const char *abs_path, char *msg, size_t len)
+{
+    struct diag g;
+    memset(&g, 0, sizeof g);
+    char *dir = str_dup(abs_path);
+    if (dir) {
+        char *s = strrchr(dir, '/');
+        char *t = strrchr(dir, '\\');
+        if (t > s)
+            s = t;
+        if (s)
+            *s = '\0';
+        g.where.v[g.where.n++] = dir;
+    }
+    /* Application folder and System32 (LOAD_LIBRARY_SEARCH_DEFAULT_DIRS),
+     * System32 last: walk() does not descend into it. */
+    struct dirs d = {{0}, 0};
+    fixed_dirs(&d, 0);
+    if (d.n > 0) {
+        g.where.v[g.where.n++] = d.v[0];
+        d.v[0] = NULL;
+    }
+    if (d.n > 1) {
+        g.where.v[g.where.n++] = d.v[1];
+        d.v[1] = NULL;
+    }
+    dirs_free(&d);
+    walk(&g, abs_path, 0);
+    if (g.missing)
+        snprintf(msg, len, "%.*s", (int)g.len, g.msg);
+    else
+        snprintf(msg, len, " (every DLL it imports was found: one of them "
+                           "fails to load in turn, or a delay-loaded one is "
+                           "missing)");
+    for (size_t i = 0; i < g.n_seen; i++)
+        free(g.seen[i]);
+    dirs_free(&g.where);
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+int cdd_lib_open(const char *abs_path, struct cdd_lib **out)
+{
+    struct cdd_lib *l = NULL;
+    *out = NULL;
+    if (!is_absolute(abs_path))
+        return cdd_fail(CDD_E_USAGE, abs_path, 0,
+                        "refusing to load a library by a relative or bare "
+                        "name: an absolute path is required");
+    BY_HANDLE_FILE_INFORMATION bi;
+    if (!file_id(abs_path, &bi))
+        return cdd_fail(CDD_E_NOTFOUND, abs_path, ERROR_FILE_NOT_FOUND,
+                        "no such library");
+    wchar_t *w = load_path(abs_path);
+    if (!w)
+        return cdd_last_error()->code;
+    l = calloc(1, sizeof *l);
+    if (!l || !(l->path = str_dup(abs_path))) {
+        free(l);
+        free(w);
+        return cdd_fail(CDD_E_NOMEM, abs_path, 0, NULL);
+    }
+    /* A DLL that fails must give an error code, never a dialog box. */
+    DWORD old_mode = 0;
+    SetThreadErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX,
+                       &old_mode);
+    l->h = LoadLibraryExW(w, NULL,
+                          LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR |
+                              LOAD_LIBRARY_SEARCH_DEFAULT_DIRS);
+    DWORD e = GetLastError();
+    SetThreadErrorMode(old_mode, NULL);
+    free(w);
+    if (!l->h) {
+        char detail[1200] = "";
+        const char *meaning = cdd_win32_load_error_meaning(e);
+        if (e == ERROR_MOD_NOT_FOUND) {
+            diagnose_126(abs_path, detail, sizeof detail);
+        } else if (e == ERROR_BAD_EXE_FORMAT) {
+            struct cdd_bininfo b;
+            memset(&b, 0, sizeof b);
+            if (cdd_bin_parse_file(abs_path, &b) == 0)
+                snprintf(detail, sizeof detail, ": it is a %s %s file",
+                         b.machine_name, b.fmt == CDD_BIN_PE ? "PE" : "ELF");
+            cdd_bininfo_clear(&b);
+            cdd_clear_error();
+        }
+        int r = cdd_fail(CDD_E_CHECK, abs_path, (int)e, "cannot load: %s%s",
+                         meaning ? meaning : "the Windows loader refused it",
+                         detail);
+        free(l->path);
+        free(l);
+        return r;
+    }
+    *out = l;
+    return 0;
+}
+
+void *cdd_lib_sym(struct cdd_lib *l, const char *name)
+{
+    if (!l || !l->h || !name)
+        return NULL;
+    FARPROC f = GetProcAddress(l->h, name);
+    void *p;
+    /* Windows guarantees code and data pointers have one representation;
+     * copying it avoids the ISO C cast between them. */
+    _Static_assert(sizeof f == sizeof p, "function and data pointers differ");
+    memcpy(&p, &f, sizeof p);
+    return p;
+}
+
+cdd_lib_fn cdd_lib_func(struct cdd_lib *l, const char *name)
+{
+    if (!l || !l->h || !name)
+        return NULL;
+    return (cdd_lib_fn)(void (*)(void))GetProcAddress(l->h, name);
+}
+
+const char *cdd_lib_path(const struct cdd_lib *l)
+{
+    return l ? l->path : NULL;
+}
+
+void cdd_lib_close(struct cdd_lib *l)
+{
+    if (!l)
+        return;
+    if (l->h)
+        FreeLibrary(l->h);
+    free(l->path);
+    free(l);
+}
