@@ -22,6 +22,9 @@ TRIPLE=x86_64-w64-mingw32
 SYSROOT=/usr/$TRIPLE
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 SRC_LIST=/etc/apt/sources.list.d/cudnn-deploy-src.list
+# Part of the cache key: bump it when the build options below change (the
+# source versions and the toolchain are in the key already).
+RECIPE=1
 
 say() { echo "build-windows-deps: $*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -100,8 +103,7 @@ fi
 V_GCC=$($TRIPLE-gcc -dumpversion)
 V_CRT=$(dpkg-query -W -f='${Version}' mingw-w64-x86-64-dev 2>/dev/null || echo unknown)
 V_ZLIB=$(dpkg-query -W -f='${Version}' libz-mingw-w64-dev 2>/dev/null || echo unknown)
-V_SCRIPT=$(cat "$0" "$TOOLCHAIN" | sha256sum | cut -c1-12)
-KEY="libarchive-$V_ARCHIVE.cjson-$V_CJSON.curl-$V_CURL.gcc-$V_GCC.crt-$V_CRT.zlib-$V_ZLIB.$V_SCRIPT"
+KEY="libarchive-$V_ARCHIVE.cjson-$V_CJSON.curl-$V_CURL.gcc-$V_GCC.crt-$V_CRT.zlib-$V_ZLIB.r$RECIPE"
 KEY=$(printf '%s' "$KEY" | tr -c 'A-Za-z0-9.+_-' '_')
 if [ "${1:-}" = "--print-key" ]; then echo "$KEY"; exit 0; fi
 
@@ -194,6 +196,10 @@ run_logged curl-configure cmake -S "$S" -B "$WORK/b-curl" $COMMON \
 run_logged curl-build cmake --build "$WORK/b-curl" -j "$JOBS"
 run_logged curl-install env DESTDIR="$DEST" cmake --install "$WORK/b-curl"
 
+# cJSON's CMake config names its folder by absolute path: make it relative
+# to itself, so the prefix stays usable if the cache moves.
+sed -i "s|\"$PREFIX/|\"\${CMAKE_CURRENT_LIST_DIR}/../../../|g" \
+    "$OUTP/lib/cmake/cJSON/cJSONConfig.cmake"
 printf 'libarchive %s\ncjson %s\ncurl %s\ngcc %s\nmingw-w64 %s\nzlib %s\n' \
     "$V_ARCHIVE" "$V_CJSON" "$V_CURL" "$V_GCC" "$V_CRT" "$V_ZLIB" >"$OUTP/VERSIONS"
 touch "$OUTP/.complete"

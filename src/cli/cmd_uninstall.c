@@ -24,11 +24,16 @@ int cdd_cmd_uninstall(const struct cdd_args *a, struct cdd_report *rep)
     cdd_report_str(rep, "transaction", res.txn_id);
     if (!res.had_receipt)
         cdd_say(rep, "Nothing to uninstall: no receipt in %s", t.root);
-    else
-        cdd_say(rep, "%s %s from %s%s",
+    else {
+        size_t n[7] = {0};
+        for (size_t i = 0; i < res.plan.n; i++)
+            n[res.plan.items[i].action]++;
+        cdd_say(rep, "%s %s from %s: %zu removed, %zu restored, %zu kept "
+                "(there before the install)",
                 a->dry_run ? "Would uninstall" : "Uninstalled",
                 res.product_version ? res.product_version : "cuDNN", t.root,
-                a->dry_run ? "" : "; replaced files restored");
+                n[CDD_ACT_REMOVE], n[CDD_ACT_RESTORE], n[CDD_ACT_UNCHANGED]);
+    }
 out:
     cdd_uninstall_result_clear(&res);
     cdd_target_clear(&t);

@@ -155,6 +155,8 @@ class CrashCase(CddTestCase):
     # -- the loops ---------------------------------------------------------------
 
     def kill_by_step(self, scen):
+        """kill:N for N = 1, 2, ... until the command completes. Each step
+        is a subtest on a fresh tree, so one bad step does not hide others."""
         self.reference(scen)
         seen = {"before": 0, "after": 0}
         for n in range(1, MAX_STEPS + 1):
@@ -169,36 +171,39 @@ class CrashCase(CddTestCase):
                     self.assertEqual(_OPS[scen.name], n - 1, "operation count changed")
                 _OPS[scen.name] = n - 1
                 return seen
-            self.assertEqual(r.rc, KILLED, "%s: exit %r\n%s" % (what, r.rc, r.err))
-            self.recover(ws, what)
-            seen[self.assertBeforeOrAfter(ws, scen, what)] += 1
+            with self.subTest(step=what):
+                self.assertEqual(r.rc, KILLED, "%s: exit %r\n%s" % (what, r.rc, r.err))
+                self.recover(ws, what)
+                seen[self.assertBeforeOrAfter(ws, scen, what)] += 1
         self.fail("%s: still killed after %d steps" % (scen.name, MAX_STEPS))
 
     def fail_by_step(self, scen):
+        """fail:N for N = 1 .. (operations + 1): exit 4 and exactly "before"
+        (no recovery needed), or, where the failure is one the command may
+        absorb, exit 0 and exactly "after"; past the last operation, exit 0."""
         before, after = self.reference(scen)
         total = self.op_count(scen)
         for n in range(1, total + 2):
             ws = self.fresh(scen)
             what = "%s, fail:%d" % (scen.name, n)
-            j = run_json(scen.args(ws), env={FAULT_ENV: "fail:%d" % n})
-            got = comparable_state(ws.tree)
-            if j.rc == 4:
-                self.assertSameTree(before, got, what + ": a failed command must undo itself")
-                # The error reported is the cause (the injected fault), not
-                # a later one from cleaning up.
-                self.assertEqual(j.doc["error"]["code"], "FAULT", what + ": " + j.err)
-            elif j.rc == 0:
-                # Only a failure the command may shrug off (best-effort
-                # clean-up after the commit) ends in success, and then the
-                # tree is exactly "after".
-                self.assertSameTree(after, got, what + ": exit 0 although the injected "
-                                    "failure fired or not; then the tree must be exactly after")
-            else:
-                self.fail("%s: exit %r (want 4)\n%s" % (what, j.rc, j.err))
-            self.assertEqual(cddtest.leftovers(ws.tree, allow_backup=True), [], what)
-            self.assertOutsideUntouched(ws)
-            if n == total + 1:
-                self.assertEqual(j.rc, 0, "fail:%d is past the last operation" % n)
+            with self.subTest(step=what):
+                j = run_json(scen.args(ws), env={FAULT_ENV: "fail:%d" % n})
+                got = comparable_state(ws.tree)
+                if j.rc == 4:
+                    self.assertSameTree(before, got, what + ": a failed command must undo itself")
+                    # The error reported is the cause (the injected fault),
+                    # not a later one from cleaning up.
+                    self.assertEqual(j.doc["error"]["code"], "FAULT", what + ": " + j.err)
+                elif j.rc == 0:
+                    self.assertSameTree(after, got, what + ": exit 0 (the injected failure "
+                                        "was absorbed or never fired), so the tree must be "
+                                        "exactly 'after'")
+                else:
+                    self.fail("%s: exit %r (want 4)\n%s" % (what, j.rc, j.err))
+                self.assertEqual(cddtest.leftovers(ws.tree, allow_backup=True), [], what)
+                self.assertOutsideUntouched(ws)
+                if n == total + 1:
+                    self.assertEqual(j.rc, 0, "fail:%d is past the last operation" % n)
 
 
 class KillByStep(CrashCase):

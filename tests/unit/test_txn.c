@@ -131,6 +131,49 @@ static void build_tree(const char *root, const struct bitem *it, size_t n)
     }
 }
 
+/* Copy a tree exactly (modes, symlinks), without fsync: loops start each
+ * run from a copy of a prepared tree rather than preparing it again. */
+static void copy_tree(const char *src, const char *dst)
+{
+    struct stat sb;
+    if (lstat(src, &sb) != 0)
+        return;
+    if (S_ISLNK(sb.st_mode)) {
+        char target[4096];
+        ssize_t k = readlink(src, target, sizeof target - 1);
+        target[k > 0 ? k : 0] = '\0';
+        if (symlink(target, dst) != 0)
+            exit(2);
+    } else if (S_ISDIR(sb.st_mode)) {
+        mkdir(dst, 0700);
+        DIR *d = opendir(src);
+        struct dirent *de;
+        while (d && (de = readdir(d)) != NULL) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                continue;
+            char a[4096], b[4096];
+            path_in(a, sizeof a, src, de->d_name);
+            path_in(b, sizeof b, dst, de->d_name);
+            copy_tree(a, b);
+        }
+        if (d)
+            closedir(d);
+        chmod(dst, sb.st_mode & 07777);
+    } else {
+        char buf[65536];
+        int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT, 0600);
+        ssize_t k;
+        while (in >= 0 && out >= 0 && (k = read(in, buf, sizeof buf)) > 0)
+            if (write(out, buf, (size_t)k) != k)
+                exit(2);
+        if (in < 0 || out < 0)
+            exit(2);
+        fchmod(out, sb.st_mode & 07777);
+        close(in);
+        close(out);
+    }
+}
+
 /* ---- snapshots ---------------------------------------------------------- */
 
 struct lines {
@@ -759,6 +802,32 @@ static void test_cancel(void)
     CHECK(state_matches(root, &S0, 1));
 }
 
+/* The tree a run of sp starts from: "before" for the install, a finished
+ * install for the uninstall. Built once per loop; each run gets a copy. */
+struct start {
+    char tmpl[2048];
+    char *from; /* the install's id, whose backup the uninstall restores */
+};
+
+static void start_init(struct start *st, const char *name,
+                       const struct spec *sp)
+{
+    snprintf(st->tmpl, sizeof st->tmpl, "%s/%s-start", scratch_dir(), name);
+    rm_rf(st->tmpl);
+    build_tree(st->tmpl, before_items, N(before_items));
+    st->from = NULL;
+    if (sp == &uninstall_spec)
+        CHECK_INT(run_txn(st->tmpl, &install_spec, NULL, &st->from), 0);
+}
+
+static void start_copy(const char *tmpl, char *root, size_t len,
+                       const char *name)
+{
+    snprintf(root, len, "%s/%s", scratch_dir(), name);
+    rm_rf(root);
+    copy_tree(tmpl, root);
+}
+
 /* ---- fault loop --------------------------------------------------------- */
 
 /* Fail the n-th filesystem operation of a whole run, for n = 1, 2, ...
@@ -770,19 +839,16 @@ static long fault_loop(const char *name, const struct spec *sp,
                        const struct state_exp *after)
 {
     char root[2048];
+    struct start st;
     long n;
     double t0 = cdd_monotonic();
+    start_init(&st, name, sp);
     for (n = 1; n < 100000; n++) {
-        char *from = NULL;
-        fresh_tree(root, sizeof root, name);
-        if (sp == &uninstall_spec) {
-            CHECK_INT(run_txn(root, &install_spec, NULL, &from), 0);
-        }
+        start_copy(st.tmpl, root, sizeof root, name);
         cdd_fs_fault_set(n, 0);
-        int r = run_txn(root, sp, from, NULL);
+        int r = run_txn(root, sp, st.from, NULL);
         int fired = cdd_fs_fault_count() >= n;
         cdd_fs_fault_set(0, 0);
-        free(from);
         if (r) {
             CHECK_MSG(fired && r == CDD_E_FAULT, "n=%ld: %s: %s", n,
                       cdd_err_name(r), cdd_last_error()->msg);
@@ -800,6 +866,7 @@ static long fault_loop(const char *name, const struct spec *sp,
         if (t_cur_failed)
             break;
     }
+    free(st.from);
     fprintf(stderr, "  %s fault loop: %ld runs, %.1f s\n", name, n,
             cdd_monotonic() - t0);
     return n;
@@ -870,17 +937,6 @@ static int journal_present(const char *root)
     return access(p, F_OK) == 0;
 }
 
-/* Prepare the tree for a run of sp: "before" of the install, or a finished
- * install for the uninstall. */
-static void kill_prepare(char *root, size_t len, const char *name,
-                         const struct spec *sp, char **from)
-{
-    fresh_tree(root, len, name);
-    *from = NULL;
-    if (sp == &uninstall_spec)
-        CHECK_INT(run_txn(root, &install_spec, NULL, from), 0);
-}
-
 /* Kill the run at its n-th operation for n = 1, 2, ... until it completes;
  * after each kill, recover in this process and require exactly "before" or
  * exactly "after". Then, for a spread of the kill points that left a
@@ -896,16 +952,18 @@ static void kill_loop(const char *name, const struct spec *sp,
 {
     static long jn[MAX_KILL_POINTS];   /* kill points that left a journal */
     static int jafter[MAX_KILL_POINTS]; /* ... and rolled forward */
-    char root[2048];
+    char root[2048], killed_tmpl[2048];
+    struct start st;
     long n, nj = 0, nested = 0, n_before = 0, n_after = 0;
     double t0 = cdd_monotonic();
+    start_init(&st, name, sp);
+    snprintf(killed_tmpl, sizeof killed_tmpl, "%s/%s-killed", scratch_dir(),
+             name);
     for (n = 1; n < MAX_KILL_POINTS; n++) {
-        char *from = NULL;
         int rc = -1;
-        kill_prepare(root, sizeof root, name, sp, &from);
-        struct kill_ctx kc = {root, sp, from};
+        start_copy(st.tmpl, root, sizeof root, name);
+        struct kill_ctx kc = {root, sp, st.from};
         int killed = run_killed(n, do_txn, &kc, &rc);
-        free(from);
         if (killed < 0) {
             CHECK_MSG(0, "n=%ld: harness error", n);
             break;
@@ -952,18 +1010,19 @@ static void kill_loop(const char *name, const struct spec *sp,
         if (dup)
             continue;
         const struct state_exp *want = jafter[idx] ? after : before;
+        int rc = -1;
+        /* The state the kill at kn leaves, kept to start each k from. */
+        start_copy(st.tmpl, root, sizeof root, name);
+        struct kill_ctx kc = {root, sp, st.from};
+        if (run_killed(kn, do_txn, &kc, &rc) != 1) {
+            CHECK_MSG(0, "n=%ld: the run was not killed again", kn);
+            break;
+        }
+        rm_rf(killed_tmpl);
+        copy_tree(root, killed_tmpl);
         for (long k = 1; k < MAX_KILL_POINTS && !t_cur_failed; k++) {
-            char *from = NULL;
-            int rc = -1;
-            kill_prepare(root, sizeof root, name, sp, &from);
-            struct kill_ctx kc = {root, sp, from};
-            if (run_killed(kn, do_txn, &kc, &rc) != 1) {
-                CHECK_MSG(0, "n=%ld: the run was not killed again", kn);
-                free(from);
-                break;
-            }
+            start_copy(killed_tmpl, root, sizeof root, name);
             int again = run_killed(k, do_recover, &kc, &rc);
-            free(from);
             nested++;
             CHECK_INT(recover_now(root, NULL, NULL), 0);
             if (!state_matches(root, want, 0)) {
@@ -982,6 +1041,7 @@ static void kill_loop(const char *name, const struct spec *sp,
             "  %s kill loop: %ld kill points (%ld -> before, %ld -> after, "
             "%ld with a journal), %ld killed recoveries, %.1f s\n",
             name, n, n_before, n_after, nj, nested, cdd_monotonic() - t0);
+    free(st.from);
     CHECK(n_before > 0 && n_after > 0);
 }
 
