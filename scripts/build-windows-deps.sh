@@ -196,10 +196,10 @@ run_logged curl-configure cmake -S "$S" -B "$WORK/b-curl" $COMMON \
 run_logged curl-build cmake --build "$WORK/b-curl" -j "$JOBS"
 run_logged curl-install env DESTDIR="$DEST" cmake --install "$WORK/b-curl"
 
-# cJSON's CMake config names its folder by absolute path: make it relative
-# to itself, so the prefix stays usable if the cache moves.
-sed -i "s|\"$PREFIX/|\"\${CMAKE_CURRENT_LIST_DIR}/../../../|g" \
-    "$OUTP/lib/cmake/cJSON/cJSONConfig.cmake"
+# cJSON's CMake files name its prefix by absolute path: make them relative
+# to themselves, so the prefix stays usable if the cache moves.
+sed -i "s|\"$PREFIX|\"\${CMAKE_CURRENT_LIST_DIR}/../../..|g" \
+    "$OUTP"/lib/cmake/cJSON/*.cmake
 printf 'libarchive %s\ncjson %s\ncurl %s\ngcc %s\nmingw-w64 %s\nzlib %s\n' \
     "$V_ARCHIVE" "$V_CJSON" "$V_CURL" "$V_GCC" "$V_CRT" "$V_ZLIB" >"$OUTP/VERSIONS"
 touch "$OUTP/.complete"

@@ -38,7 +38,7 @@ deps() {
 
 configure() {
     cmake -S . -B "$BUILD" -DCMAKE_TOOLCHAIN_FILE="$ROOT/scripts/mingw-toolchain.cmake" \
-        -DCDD_WIN_DEPS_PREFIX="$PREFIX" -DCMAKE_BUILD_TYPE=Release >/dev/null
+        -DCDD_WIN_DEPS_PREFIX="$PREFIX" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 }
 
 check_imports() {

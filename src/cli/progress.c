@@ -34,9 +34,13 @@ struct cdd_progress_ui *cdd_progress_new(int quiet)
     return p;
 }
 
-static const char *mib(uint64_t n, char *buf, size_t len)
+/* Bytes in MiB, or KiB below one MiB (test servers and slow links). */
+static const char *mib(double n, char *buf, size_t len)
 {
-    snprintf(buf, len, "%.1f MiB", (double)n / (1024.0 * 1024.0));
+    if (n < 1024.0 * 1024.0)
+        snprintf(buf, len, "%.1f KiB", n / 1024.0);
+    else
+        snprintf(buf, len, "%.1f MiB", n / (1024.0 * 1024.0));
     return buf;
 }
 
@@ -71,28 +75,29 @@ void cdd_progress_cb(void *ud, const char *phase, uint64_t done, uint64_t total)
     int download = strcmp(phase, "download") == 0;
     double elapsed = now - p->phase_start;
     double rate = elapsed > 0.5 ? (double)(done - p->phase_done0) / elapsed : 0;
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], d[32];
 
     if (!p->tty) {
         /* Only downloads are slow enough to deserve lines in a log. */
         if (!download || elapsed < LINE_AFTER_S)
             return;
-        if (now - p->last_line < LINE_EVERY_S && !(total && done == total))
-            return;
-        if (total && done == total && p->lines == 0 && elapsed < LINE_EVERY_S)
+        int finished = total && done == total;
+        if (finished ? p->lines == 0
+                     : p->lines > 0 && now - p->last_line < LINE_EVERY_S)
             return;
         p->last_line = now;
         p->lines++;
         if (total)
-            fprintf(stderr, "download: %s of %s (%.0f%%), %.1f MiB/s, ETA %s\n",
-                    mib(done, a, sizeof a), mib(total, b, sizeof b),
+            fprintf(stderr, "download: %s of %s (%.0f%%), %s/s, ETA %s\n",
+                    mib((double)done, a, sizeof a),
+                    mib((double)total, b, sizeof b),
                     100.0 * (double)done / (double)total,
-                    rate / (1024.0 * 1024.0),
+                    mib(rate, d, sizeof d),
                     eta(rate > 0 ? (double)(total - done) / rate : -1, c,
                         sizeof c));
         else
-            fprintf(stderr, "download: %s, %.1f MiB/s\n",
-                    mib(done, a, sizeof a), rate / (1024.0 * 1024.0));
+            fprintf(stderr, "download: %s, %s/s\n",
+                    mib((double)done, a, sizeof a), mib(rate, d, sizeof d));
         fflush(stderr);
         return;
     }
@@ -101,8 +106,9 @@ void cdd_progress_cb(void *ud, const char *phase, uint64_t done, uint64_t total)
     p->last = now;
     if (total == 0) {
         if (download)
-            fprintf(stderr, "\r%-8s %s, %.1f MiB/s%30s\r", phase,
-                    mib(done, a, sizeof a), rate / (1024.0 * 1024.0), "");
+            fprintf(stderr, "\r%-8s %s, %s/s%30s\r", phase,
+                    mib((double)done, a, sizeof a), mib(rate, d, sizeof d),
+                    "");
         else
             fprintf(stderr, "\r%-8s ...%40s\r", phase, "");
     } else {
@@ -115,9 +121,9 @@ void cdd_progress_cb(void *ud, const char *phase, uint64_t done, uint64_t total)
         memset(bar + fill, '.', (size_t)(width - fill));
         bar[width] = '\0';
         if (download)
-            fprintf(stderr, "\r%-8s [%s] %5.1f%% %10s %6.1f MiB/s ETA %s ",
+            fprintf(stderr, "\r%-8s [%s] %5.1f%% %10s %10s/s ETA %s ",
                     phase, bar, 100.0 * (double)done / (double)total,
-                    mib(done, a, sizeof a), rate / (1024.0 * 1024.0),
+                    mib((double)done, a, sizeof a), mib(rate, d, sizeof d),
                     eta(rate > 0 ? (double)(total - done) / rate : -1, c,
                         sizeof c));
         else

@@ -329,10 +329,12 @@ int cdd_fs_open_read(const char *path, struct cdd_rfile **out)
         free(f);
         return cdd_last_error()->code;
     }
-    /* Share read and delete: reading a DLL that a running program has
-     * loaded works (the loader shares the same way), and our reading never
-     * keeps a transaction from moving the file. */
-    f->h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_DELETE,
+    /* Share everything, as reading on POSIX never conflicts: a DLL that a
+     * running program has loaded, a lock file its holder keeps open for
+     * writing, a log being appended to can all be read, and our reading
+     * never keeps a transaction from moving the file. */
+    f->h = CreateFileW(w, GENERIC_READ,
+                       FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
                        NULL, OPEN_EXISTING, FILE_FLAG_SEQUENTIAL_SCAN, NULL);
     DWORD e = GetLastError();
     free(w);
@@ -734,7 +736,17 @@ int cdd_fs_symlink(const char *target, const char *linkpath)
                            "prompt (Windows cuDNN archives have no links; "
                            "this is a Linux archive)")
                 : cdd_fail_win32(linkpath, e, "cannot create symlink");
+        goto out;
     }
+    /* Trust, but check: some implementations (Wine's, for one) report
+     * success without creating anything, and a missing link would be a
+     * missing library after a "successful" install. */
+    DWORD a = GetFileAttributesW(wl);
+    if (a == INVALID_FILE_ATTRIBUTES || !(a & FILE_ATTRIBUTE_REPARSE_POINT))
+        r = cdd_fail(CDD_E_NOTSUP, linkpath, 0,
+                     "cannot create symbolic link: the system reported "
+                     "success but created none (symbolic links are not "
+                     "supported here; Windows cuDNN archives have none)");
 out:
     free(wt);
     free(wl);

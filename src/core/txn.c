@@ -657,18 +657,25 @@ size_t cdd_txn_count(const struct cdd_txn *t)
 }
 
 /* Each name may be used once: a second put to one dest would back up the
- * first one's new file, and roll-back could not tell them apart. */
-static int claim(struct cdd_txn *t, const char *tag, const char *path)
+ * first one's new file, and roll-back could not tell them apart. Both names
+ * are checked before either is taken, so a refused call leaves no trace. */
+static int claim(struct cdd_txn *t, const char *dest, const char *src)
 {
-    char *key = str_cat3(tag, "", path);
-    int added = 0, r;
-    if (!key)
-        return nomem();
-    r = strset_add(&t->names, key, &added);
-    free(key);
-    if (!r && !added)
-        r = cdd_fail(CDD_E_UNSAFE, path, 0,
-                     "named twice in one transaction");
+    char *kd = str_cat3("d:", "", dest);
+    char *ks = src ? str_cat3("s:", "", src) : NULL;
+    int r = 0;
+    if (!kd || (src && !ks))
+        r = nomem();
+    else if (strset_has(&t->names, kd))
+        r = cdd_fail(CDD_E_UNSAFE, dest, 0, "named twice in one transaction");
+    else if (ks && strset_has(&t->names, ks))
+        r = cdd_fail(CDD_E_UNSAFE, src, 0, "named twice in one transaction");
+    if (!r)
+        r = strset_add(&t->names, kd, NULL);
+    if (!r && ks)
+        r = strset_add(&t->names, ks, NULL);
+    free(kd);
+    free(ks);
     return r;
 }
 
@@ -680,9 +687,7 @@ int cdd_txn_put(struct cdd_txn *t, const char *src_rel, const char *dest_rel)
     if (!src_ok(src_rel, t->p.id))
         return cdd_fail(CDD_E_UNSAFE, src_rel, 0,
                         "not a staged file or an earlier backup");
-    int r = claim(t, "d:", dest_rel);
-    if (!r)
-        r = claim(t, "s:", src_rel);
+    int r = claim(t, dest_rel, src_rel);
     if (!r)
         r = plan_push(&t->p, 'P', src_rel, dest_rel);
     return r;
@@ -693,7 +698,7 @@ int cdd_txn_del(struct cdd_txn *t, const char *dest_rel)
     if (!dest_ok(dest_rel))
         return cdd_fail(CDD_E_UNSAFE, dest_rel, 0,
                         "not a path the transaction may remove");
-    int r = claim(t, "d:", dest_rel);
+    int r = claim(t, dest_rel, NULL);
     if (!r)
         r = plan_push(&t->p, 'D', NULL, dest_rel);
     return r;
@@ -704,7 +709,7 @@ int cdd_txn_rmdir(struct cdd_txn *t, const char *dir_rel)
     if (!rel_ok(dir_rel) || in_state_dir(dir_rel))
         return cdd_fail(CDD_E_UNSAFE, dir_rel, 0,
                         "not a folder the transaction may remove");
-    int r = claim(t, "d:", dir_rel);
+    int r = claim(t, dir_rel, NULL);
     if (!r)
         r = plan_push(&t->p, 'R', NULL, dir_rel);
     return r;

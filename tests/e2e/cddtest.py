@@ -15,14 +15,15 @@ Nothing binary is committed: archives, manifests and trees are generated
 deterministically from seeds, so two runs produce the same bytes.
 
 Map of this file:
-  1. running the binary            run(), run_json(), check_envelope()
-  2. deterministic bytes           synth_bytes()
+  1. running the binary            run(), run_json(), check_envelope(), install_args()
+  2. deterministic bytes           synth_bytes(), big_bytes()
   3. archive entries and writers   Entry, tar_xz_bytes(), zip_bytes(), raw mutators
-  4. fake cuDNN fixtures           Fixture, build_linux(), build_windows(), FIX
-  5. manifests                     make_manifest(), write_json()
-  6. target trees                  make_cuda_tree(), make_prefix()
-  7. snapshots                     snapshot(), normalize(), diff_snapshots(), leftovers()
-  8. test base class               Workspace, CddTestCase
+  4. fake cuDNN and manifests      linux_entries(), windows_entries(), make_manifest(),
+                                   Fixture, FIX (the standard fixtures, built lazily)
+  5. target trees                  make_cuda_tree(), make_prefix()
+  6. snapshots and state           snapshot(), comparable_state(), diff_snapshots(),
+                                   leftovers(), read_receipt(), LockHolder
+  7. test base class               Workspace, CddTestCase
 """
 
 import collections
@@ -34,7 +35,6 @@ import lzma
 import os
 import random
 import shutil
-import signal
 import stat
 import struct
 import subprocess
@@ -42,7 +42,6 @@ import sys
 import tarfile
 import tempfile
 import threading
-import time
 import unittest
 import warnings
 import zipfile
@@ -474,7 +473,7 @@ def zip_cut_central_directory(data):
 
 
 # ---------------------------------------------------------------------------
-# 4. Fake cuDNN fixtures
+# 4. Fake cuDNN archives and their manifests
 # ---------------------------------------------------------------------------
 
 LINUX = "linux-x86_64"
@@ -835,7 +834,7 @@ FIX = Fixtures(os.path.join(WORK_ROOT, "fixtures"))
 
 
 # ---------------------------------------------------------------------------
-# 6. Target trees
+# 5. Target trees
 # ---------------------------------------------------------------------------
 
 def _put(root, rel, data=b"", mode=0o644):
@@ -908,7 +907,7 @@ def make_prefix(root, platform=LINUX):
 
 
 # ---------------------------------------------------------------------------
-# 7. Snapshots
+# 6. Snapshots and state
 # ---------------------------------------------------------------------------
 
 def snapshot(root, ignore=(), drop_empty_state=True):
@@ -1111,7 +1110,7 @@ class LockHolder(object):
 
 
 # ---------------------------------------------------------------------------
-# 8. Workspaces and the test base class
+# 7. Workspaces and the test base class
 # ---------------------------------------------------------------------------
 
 SENTINEL_TEXT = b"outside the tree: cudnn-deploy must never touch this\n"

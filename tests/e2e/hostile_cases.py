@@ -16,8 +16,7 @@ Cases with repin=False test that pin.
 import os
 
 import cddtest
-from cddtest import (CHARDEV, DIR, FIFO, FILE, HARDLINK, LINUX, SYMLINK,
-                     WINDOWS, Entry)
+from cddtest import CHARDEV, DIR, FIFO, FILE, HARDLINK, LINUX, SYMLINK, Entry
 
 UNSAFE = ("UNSAFE",)
 # The unsafe part sits in the component that strip_components removes (or

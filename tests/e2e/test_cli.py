@@ -4,9 +4,7 @@ the JSON path of the fault), and the shipped-manifest commands."""
 
 import json
 import os
-import re
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cddtest  # noqa: E402

@@ -211,6 +211,9 @@ class FetchTest(cddtest.CddTestCase):
         self.assertIsNone(res.doc["target"])
         self.assertEqual(len(self.http.requests), 1)
         self.assert_cached_ok()
+        # --quiet silences the chatter, not the answer.
+        res = self.fetch(dead, "--quiet", json=False, expect=0)
+        self.assertEqual((res.out, res.err), (self.cached_path() + "\n", ""))
         # And install from the cache: still no request.
         ws, res = self.ok_install(dead)
         self.assertTrue(res.doc["cache_hit"])

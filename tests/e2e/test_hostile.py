@@ -6,17 +6,15 @@ the ones that are unsafe whatever the manifest says. Plus non-exact
 manifests (files_exact: false): unlisted entries only from a pinned archive,
 and never an unsafe one."""
 
-import json
 import os
 import sys
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cddtest  # noqa: E402
 import hostile_cases  # noqa: E402
 from cddtest import (FIX, FILE, IGNORE_LOCK, SYMLINK, CddTestCase, Entry,  # noqa: E402
-                     install_args, run, run_json)
+                     install_args, run_json)
 
 BOMB_SECONDS = 10   # generous for CI; reading 50 MB fully would still pass,
 # the point is that the tool stops at size + 1 and never writes the bomb out.

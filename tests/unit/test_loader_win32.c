@@ -114,14 +114,28 @@ static void test_126_names_missing_dependency(void)
     free(p);
 }
 
+/* Wine's loader binds an import it cannot find to a stub that fails only
+ * when called, so under Wine the 127 case loads; real Windows refuses it. */
+static int under_wine(void)
+{
+    HMODULE nt = GetModuleHandleW(L"ntdll.dll");
+    return nt && GetProcAddress(nt, "wine_get_version") != NULL;
+}
+
 static void test_127_and_193(void)
 {
     struct cdd_lib *l = NULL;
     char *p = in(fake, "cudnn_cnn_infer64_8.dll");
-    CHECK_INT(cdd_lib_open(p, &l), CDD_E_CHECK);
-    CHECK_INT(cdd_last_error()->os_err, 127);
-    CHECK_MSG(strstr(cdd_last_error()->msg, "function it imports"), "%s",
-              cdd_last_error()->msg);
+    if (under_wine()) {
+        CHECK_INT(cdd_lib_open(p, &l), 0);
+        cdd_lib_close(l);
+        l = NULL;
+    } else {
+        CHECK_INT(cdd_lib_open(p, &l), CDD_E_CHECK);
+        CHECK_INT(cdd_last_error()->os_err, 127);
+        CHECK_MSG(strstr(cdd_last_error()->msg, "function it imports"), "%s",
+                  cdd_last_error()->msg);
+    }
     free(p);
 
     /* Not a DLL at all: the loader says 193, we say what it is. */

@@ -367,6 +367,7 @@ static const struct bitem before_items[] = {
     {CDD_STATE_DIR, 'd', NULL, 0755},
     {CDD_LOCK_FILE, 'f', "", 0644},
     {CDD_LOG_FILE, 'f', "{\"op\":\"earlier\"}\n", 0644},
+    {CDD_RECEIPT_FILE, 'f', "{\"receipt\":0}\n", 0644},
 };
 
 /* What the install stages and puts. */
@@ -387,6 +388,7 @@ static const struct sitem install_items[] = {
     {"lib/extra/cudnn.lib", 'f', "lib through a symlinked folder", 0},
     {"new/deep/a/b/file.txt", 'f', "deep", 0},
     {CDD_RECEIPT_FILE, 'f', "{\"receipt\":1}\n", 0},
+    {CDD_MANIFEST_COPY, 'f', "{\"manifest\":1}\n", 0},
 };
 static const char *const install_dels[] = {"bin/obsolete.dll"};
 
@@ -400,6 +402,8 @@ static const struct bitem backup_items[] = {
     {"lib64", 'd', NULL, 0755},
     {"lib64/libcudnn.so.8", 'l', "libcudnn.so.8.0.0", 0},
     {"lib64/libcudnn.so", 'l', "libcudnn.so.8", 0},
+    {CDD_STATE_DIR, 'd', NULL, 0755},
+    {CDD_RECEIPT_FILE, 'f', "{\"receipt\":0}\n", 0644},
 };
 
 /* The uninstall: restore what the install replaced or removed, delete what
@@ -407,11 +411,11 @@ static const struct bitem backup_items[] = {
  * purpose: the engine sorts them). */
 static const char *const uninstall_restores[] = {
     "include/cudnn.h", "bin/old.dll", "lib64/libcudnn.so.8",
-    "lib64/libcudnn.so", "bin/obsolete.dll",
+    "lib64/libcudnn.so", "bin/obsolete.dll", CDD_RECEIPT_FILE,
 };
 static const char *const uninstall_dels[] = {
     "include/cudnn_version.h", "lib64/libcudnn.so.8.5.0",
-    "lib/extra/cudnn.lib", "new/deep/a/b/file.txt", CDD_RECEIPT_FILE,
+    "lib/extra/cudnn.lib", "new/deep/a/b/file.txt", CDD_MANIFEST_COPY,
 };
 static const char *const uninstall_rmdirs[] = {
     "new", "new/deep", "new/deep/a", "new/deep/a/b", "lib/extra",
@@ -714,8 +718,12 @@ static void test_validation(void)
     CHECK_INT(cdd_txn_put(t, src, "bin/new.dll"), 0);
     CHECK_INT(cdd_txn_put(t, src, "bin/other.dll"), CDD_E_UNSAFE);
     CHECK_INT(cdd_txn_del(t, "bin/new.dll"), CDD_E_UNSAFE);
+    /* A refused call claims nothing. */
+    char src2[512];
+    snprintf(src2, sizeof src2, "%s/y", cdd_txn_stage_rel(t));
+    CHECK_INT(cdd_txn_put(t, src2, "bin/other.dll"), 0);
     CHECK_INT(cdd_txn_put(t, ".cudnn-deploy/backup/old/y", CDD_RECEIPT_FILE), 0);
-    CHECK_INT(cdd_txn_count(t), 2);
+    CHECK_INT(cdd_txn_count(t), 3);
     cdd_txn_abort(t);
     cdd_lock_release(lock);
     CHECK(state_matches(root, &S0, 1));
@@ -1277,10 +1285,19 @@ static void test_recover_handmade(void)
     free(got);
 }
 
+/* Last: remove the scratch trees, unless something failed (then they are
+ * kept to look at). */
+static void test_cleanup(void)
+{
+    if (t_failed_checks == 0)
+        rm_rf(scratch_dir());
+}
+
 TEST_MAIN(TEST(test_install_commit), TEST(test_uninstall_commit),
           TEST(test_empty_and_missing), TEST(test_validation),
           TEST(test_refusals), TEST(test_cancel), TEST(test_lock),
           TEST(test_recover_clean), TEST(test_recover_strays),
           TEST(test_recover_handmade), TEST(test_fault_loop_install),
           TEST(test_fault_loop_uninstall), TEST(test_kill_loop_install),
-          TEST(test_kill_loop_uninstall))
+          TEST(test_kill_loop_uninstall),
+          TEST(test_cleanup))
