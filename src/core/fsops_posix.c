@@ -567,17 +567,34 @@ out:
     return r;
 }
 
+/* Open-file-description locks where the kernel has them: a classic fcntl
+ * lock is dropped when the process closes ANY descriptor of the file (for
+ * instance one opened to read the holder's pid), an OFD lock only when its
+ * own descriptor closes. */
+#if defined(F_OFD_SETLK)
+#define CDD_SETLK F_OFD_SETLK
+#else
+#define CDD_SETLK F_SETLK
+#endif
+
+static long read_holder(int fd)
+{
+    char buf[32];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    return strtol(buf, NULL, 10);
+}
+
 static int lock_try(int fd, long *holder)
 {
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    if (fcntl(fd, F_SETLK, &fl) == 0)
+    if (fcntl(fd, CDD_SETLK, &fl) == 0)
         return 0;
     if (errno != EACCES && errno != EAGAIN)
         return -2;
-    struct flock q = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    *holder = 0;
-    if (fcntl(fd, F_GETLK, &q) == 0 && q.l_type != F_UNLCK)
-        *holder = (long)q.l_pid;
+    *holder = read_holder(fd);
     return -1;
 }
 

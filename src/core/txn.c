@@ -1355,9 +1355,10 @@ int cdd_txn_commit(struct cdd_txn *t, int purge_backup)
         r = fail_and_rollback(p, r);
         goto out;
     }
-    /* Committed. A failed clean-up leaves the stage, backup or journal for
-     * the next recover (which rolls forward); the tree is "after". */
-    if (txn_finish(p) != 0)
+    /* Committed. A failed clean-up is tried once more (every step tolerates
+     * "already done"); if it still fails, the stage, backup or journal wait
+     * for the next recover, which rolls forward: the tree is "after". */
+    if (txn_finish(p) != 0 && txn_finish(p) != 0)
         cdd_clear_error();
     goto out;
 

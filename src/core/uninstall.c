@@ -133,49 +133,11 @@ static int queue_uninstall(struct cdd_txn *t, const char *root,
         if (!r && there)
             r = cdd_txn_del(t, state[i]);
     }
+    /* Folders the install created go too when this leaves them empty,
+     * innermost first, in the same commit. */
+    for (size_t i = rc->n_created_dirs; i-- > 0 && !r;)
+        r = cdd_txn_rmdir(t, rc->created_dirs[i]);
     return r;
-}
-
-/* A backup folder holds nested folders for nested paths
- * (backup/<id>/lib64/...); remove the empty ones deepest first. */
-static void remove_empty_dirs(const char *dir);
-
-static int red_one(void *ud, const char *name)
-{
-    char *p = cdd_path_join(ud, name);
-    struct cdd_stat st;
-    if (p && cdd_fs_lstat(p, &st) == 0 && st.type == CDD_FT_DIR)
-        remove_empty_dirs(p);
-    free(p);
-    return 0;
-}
-
-static void remove_empty_dirs(const char *dir)
-{
-    cdd_fs_list(dir, red_one, (void *)dir);
-    cdd_fs_rmdir(dir);
-}
-
-/* After the commit: the install's emptied backup folder, and folders the
- * install created that are now empty, go too. Best effort: they are empty
- * folders, and nothing is wrong if one stays. */
-static void tidy_after(const char *root, const struct cdd_receipt *rc)
-{
-    char *bk = cdd_path_join(root, CDD_BACKUP_DIR);
-    char *mine = bk ? cdd_path_join(bk, rc->txn_id) : NULL;
-    if (mine)
-        remove_empty_dirs(mine);
-    if (bk)
-        cdd_fs_rmdir(bk);
-    free(mine);
-    free(bk);
-    for (size_t i = rc->n_created_dirs; i-- > 0;) {
-        char *abs = cdd_path_join(root, rc->created_dirs[i]);
-        if (abs)
-            cdd_fs_rmdir(abs);
-        free(abs);
-    }
-    cdd_clear_error();
 }
 
 int cdd_uninstall(const struct cdd_uninstall_opts *o,
@@ -234,7 +196,6 @@ int cdd_uninstall(const struct cdd_uninstall_opts *o,
     if (r)
         goto out;
     res->changed = 1;
-    tidy_after(root, rc);
     char detail[256];
     snprintf(detail, sizeof detail,
              "{\"product\":\"%s\",\"version\":\"%s\",\"install\":\"%s\"}",
