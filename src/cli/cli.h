@@ -35,6 +35,7 @@ struct cdd_args {
     const char *version;      /* manifest create --version */
     int cuda_major;           /* manifest create --cuda-major, 0 = detect */
     int allow_unpinned, dry_run, force, check, no_verify;
+    int level;                /* verify --level; -1 = default */
     double lock_timeout;
     /* Downloads (install without --archive, fetch). */
     const char *urls[16];     /* --url, repeatable, tried in order */

@@ -113,6 +113,10 @@ int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
     cdd_report_plan(rep, "plan", &res.plan, a->dry_run || res.changed);
     cdd_report_changed(rep, res.changed);
     summarise(rep, &res.plan, a->dry_run, res.changed, res.txn_id);
+    /* The truth about the result: files stay installed if it fails (exit 1
+     * through the failed checks). */
+    if (!a->dry_run && !a->no_verify)
+        r = cdd_cli_verify(rep, &t, m, -1);
 out:
     cdd_progress_free(ui);
     cdd_obtain_result_clear(&got);

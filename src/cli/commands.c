@@ -34,6 +34,17 @@ const struct cdd_command cdd_commands[] = {
     {"recover", CMD_RECOVER, "(--cuda vX.Y | --cuda-root DIR | --prefix DIR)",
      "finish or undo an interrupted install or uninstall",
      "install and uninstall run the same recovery first.", 0, cdd_cmd_recover},
+    {"verify", CMD_VERIFY,
+     "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--level "
+     "files|load|gpu|bench] [--manifest NAME|FILE]",
+     "prove cuDNN is intact, loads, and computes; explain what is wrong",
+     "files: every installed file present and unchanged; stray cuDNN files.\n"
+     "load:  which copy the loader picks, every dependency resolved (without\n"
+     "       loading), each library loaded by absolute path, versions checked.\n"
+     "gpu:   driver vs CUDA version, one convolution vs a CPU reference.\n"
+     "bench: ResNet-50's first layer on the GPU and the CPU.\n"
+     "Exit 0 when no check failed, 1 otherwise. No driver: gpu is skipped.",
+     0, cdd_cmd_verify},
     {"manifest", CMD_MANIFEST,
      "create ARCHIVE [-o FILE] [--version V] [--cuda-major N] | list | show "
      "[NAME|FILE]",
@@ -79,6 +90,7 @@ int cdd_cli_main(int argc, char **argv)
     int first = 1;
     memset(&a, 0, sizeof a);
     a.retries = -1;
+    a.level = -1;
     cdd_fs_fault_from_env();
     cdd_cancel_on_signals();
     /* Before any thread: archive names are UTF-8 whatever the locale. */

@@ -11,7 +11,7 @@
 enum opt_id {
     O_JSON, O_QUIET, O_HELP, O_CUDA, O_CUDA_ROOT, O_PREFIX, O_MANIFEST,
     O_ARCHIVE, O_SHA256, O_ALLOW_UNPINNED, O_DRY_RUN, O_FORCE,
-    O_LOCK_TIMEOUT, O_NO_VERIFY, O_CHECK, O_OUTPUT, O_VERSION, O_CUDA_MAJOR,
+    O_LOCK_TIMEOUT, O_NO_VERIFY, O_LEVEL, O_CHECK, O_OUTPUT, O_VERSION, O_CUDA_MAJOR,
     O_URL, O_REDISTRIB, O_CACHE_DIR, O_CACERT, O_CONNECT_TIMEOUT,
     O_LOW_SPEED_TIME, O_LOW_SPEED_LIMIT, O_RETRIES
 };
@@ -69,6 +69,9 @@ static const struct opt opts[] = {
      "uninstall: remove files changed since install"},
     {O_LOCK_TIMEOUT, "lock-timeout", 0, "SECONDS", CMD_TARGETED,
      "wait this long for another cudnn-deploy on the same tree (default 0)"},
+    {O_LEVEL, "level", 0, "LEVEL", CMD_VERIFY,
+     "files, load, gpu or bench (default: gpu when a driver is present, "
+     "else load)"},
     {O_NO_VERIFY, "no-verify", 0, NULL, CMD_INSTALL,
      "do not verify after installing"},
     {O_CHECK, "check", 0, NULL, CMD_STATUS,
@@ -142,6 +145,19 @@ static int apply(const struct opt *o, const char *val, struct cdd_args *a)
     case O_DRY_RUN: a->dry_run = 1; break;
     case O_FORCE: a->force = 1; break;
     case O_NO_VERIFY: a->no_verify = 1; break;
+    case O_LEVEL:
+        if (strcmp(val, "files") == 0)
+            a->level = 0;
+        else if (strcmp(val, "load") == 0)
+            a->level = 1;
+        else if (strcmp(val, "gpu") == 0)
+            a->level = 2;
+        else if (strcmp(val, "bench") == 0)
+            a->level = 3;
+        else
+            r = usage("--level %s: expected files, load, gpu or bench%s", val,
+                      "");
+        break;
     case O_CHECK: a->check = 1; break;
     case O_OUTPUT: a->output = val; break;
     case O_VERSION: a->version = val; break;

@@ -7,6 +7,7 @@
 
 #include "cdd/env.h"
 #include "cdd/error.h"
+#include "cdd/state.h"
 
 const char *cdd_getenv(const char *name)
 {
@@ -61,11 +62,22 @@ int cdd_is_elevated(void)
 
 int cdd_check_write_access(const char *root)
 {
-    /* access() asks with the real uid, which is what a setuid-free tool
-     * runs as; root passes any permission check anyway. */
-    if (cdd_is_elevated() || access(root, W_OK) == 0 || errno != EACCES)
+    if (cdd_is_elevated())
         return 0;
-    return cdd_fail(CDD_E_PERM, root, EACCES,
-                    "this account may not change this tree: run as root "
-                    "(sudo) or as the tree's owner");
+    /* The first write goes into the tree's state folder, or creates it:
+     * ask about that one. access() asks with the real uid, which is what a
+     * setuid-free tool runs as. */
+    size_t n = strlen(root) + sizeof "/" CDD_STATE_DIR;
+    char *state = malloc(n);
+    if (!state)
+        return 0;
+    snprintf(state, n, "%s/%s", root, CDD_STATE_DIR);
+    const char *dir = access(state, F_OK) == 0 ? state : root;
+    int denied = access(dir, W_OK) != 0 && errno == EACCES;
+    int r = denied ? cdd_fail(CDD_E_PERM, dir, EACCES,
+                              "this account may not change this tree: run "
+                              "as root (sudo) or as the tree's owner")
+                   : 0;
+    free(state);
+    return r;
 }

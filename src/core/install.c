@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cdd/deploy.h"
+#include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/extract.h"
 #include "cdd/fsops.h"
@@ -555,6 +556,10 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     res->layout = c.layout;
 
     r = cdd_target_check(o->target, o->m->cuda_major, o->force);
+    /* A tree only an administrator may change is said so now, before the
+     * archive is read, not when the first file fails to move. */
+    if (!r && !o->dry_run)
+        r = cdd_check_write_access(c.root);
     if (!r)
         r = cdd_fs_realpath(c.root, &c.root_real);
     if (!r && o->progress)

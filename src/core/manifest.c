@@ -831,8 +831,14 @@ static int parse_verify(const struct pctx *c, const cJSON *root)
         v->n_sublibs = i + 1;
         if ((r = check_object(c, e, sjp, skeys, 2)) ||
             (r = get_string(c, e, sjp, "library", 1, &s->library, ljp)) ||
-            (r = check_library(c, ljp, s->library)) ||
-            (r = get_identifier(c, e, sjp, "check_symbol", 1, &s->check_symbol)))
+            (r = check_library(c, ljp, s->library)))
+            return r;
+        /* null: a sub-library with no version-check export (cuDNN 9's
+         * engine and heuristic libraries): loaded, not version-checked. */
+        const cJSON *cs = cJSON_GetObjectItemCaseSensitive(e, "check_symbol");
+        if (cJSON_IsNull(cs))
+            continue;
+        if ((r = get_identifier(c, e, sjp, "check_symbol", 1, &s->check_symbol)))
             return r;
     }
     return 0;

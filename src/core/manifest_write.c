@@ -202,10 +202,12 @@ int cdd_manifest_to_json(const struct cdd_manifest *m, char **out)
                 sb_puts(&b, "      {");
                 kv_str(&b, "", "library",
                        v->sublibs[i].library ? v->sublibs[i].library : "", ", ");
-                kv_str(&b, "", "check_symbol",
-                       v->sublibs[i].check_symbol ? v->sublibs[i].check_symbol
-                                                  : "",
-                       i + 1 < v->n_sublibs ? "},\n" : "}\n");
+                if (v->sublibs[i].check_symbol)
+                    kv_str(&b, "", "check_symbol", v->sublibs[i].check_symbol,
+                           i + 1 < v->n_sublibs ? "},\n" : "}\n");
+                else
+                    sb_printf(&b, "\"check_symbol\": null%s",
+                              i + 1 < v->n_sublibs ? "},\n" : "}\n");
             }
             sb_puts(&b, "    ]\n");
         }

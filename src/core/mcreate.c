@@ -222,10 +222,14 @@ int cdd_manifest_fill_verify(struct cdd_manifest *m, int cudnn_major,
         "cudnnOpsInferVersionCheck", "cudnnOpsTrainVersionCheck",
         "cudnnCnnInferVersionCheck", "cudnnCnnTrainVersionCheck",
         "cudnnAdvInferVersionCheck", "cudnnAdvTrainVersionCheck"};
-    static const char *const subs9[] = {"graph", "ops", "cnn", "adv"};
+    /* cuDNN 9's engine and heuristic libraries export no version check:
+     * they are loaded and their dependencies checked, nothing more. */
+    static const char *const subs9[] = {
+        "graph", "ops", "cnn", "adv", "engines_precompiled",
+        "engines_runtime_compiled", "heuristic"};
     static const char *const checks9[] = {
         "cudnnGraphVersionCheck", "cudnnOpsVersionCheck",
-        "cudnnCnnVersionCheck", "cudnnAdvVersionCheck"};
+        "cudnnCnnVersionCheck", "cudnnAdvVersionCheck", NULL, NULL, NULL};
     const char *const *subs, *const *checks;
     size_t n;
     int win = m->platform == CDD_PLATFORM_WINDOWS_X86_64;
@@ -233,7 +237,7 @@ int cdd_manifest_fill_verify(struct cdd_manifest *m, int cudnn_major,
     if (cudnn_major == 8) {
         subs = subs8, checks = checks8, n = 6;
     } else if (cudnn_major >= 9) {
-        subs = subs9, checks = checks9, n = 4;
+        subs = subs9, checks = checks9, n = 7;
     } else {
         return 0; /* older majors: no verify section */
     }
@@ -266,8 +270,8 @@ int cdd_manifest_fill_verify(struct cdd_manifest *m, int cudnn_major,
             continue;
         struct cdd_msublib *s = &v->sublibs[v->n_sublibs++];
         s->library = strdup(path);
-        s->check_symbol = strdup(checks[i]);
-        if (!s->library || !s->check_symbol)
+        s->check_symbol = checks[i] ? strdup(checks[i]) : NULL;
+        if (!s->library || (checks[i] && !s->check_symbol))
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     }
     m->has_verify = 1;

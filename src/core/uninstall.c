@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cdd/deploy.h"
+#include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
@@ -152,6 +153,9 @@ int cdd_uninstall(const struct cdd_uninstall_opts *o,
     memset(res, 0, sizeof *res);
 
     if (!o->dry_run) {
+        r = cdd_check_write_access(root);
+        if (r)
+            goto out;
         r = cdd_state_lock(root, o->lock_timeout, &created, &lock);
         if (r)
             goto out;
@@ -224,7 +228,9 @@ int cdd_recover(const struct cdd_target *t, double lock_timeout,
     free(state);
     if (r || st.type == CDD_FT_NONE)
         return r;
-    r = cdd_state_lock(t->root, lock_timeout, &created, &lock);
+    r = cdd_check_write_access(t->root);
+    if (!r)
+        r = cdd_state_lock(t->root, lock_timeout, &created, &lock);
     if (!r)
         r = cdd_txn_recover(t->root, &res->found, &res->rolled_back, &res->id);
     if (!r && res->found) {

@@ -1,8 +1,8 @@
 """The Windows build on a Windows-style CUDA tree: a generated Windows cuDNN
 zip installed into `...\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.6` under a
-folder whose path has spaces and non-ASCII names, found the three ways a
-Windows user's tree is found (the default root under %ProgramFiles%,
-CUDA_PATH_V11_6, --cuda-root), then re-installed (nothing changes), checked,
+folder whose path has spaces and non-ASCII names, found the ways a Windows
+user's tree is found (CUDA_PATH_V11_6, --cuda-root, and under Wine the
+default root under %ProgramFiles%), then re-installed (nothing changes), checked,
 uninstalled (the tree is as before); a DLL held open by another program
 makes the install fail as "in use", naming the file, with the tree
 untouched.
@@ -12,8 +12,8 @@ Runs only against the Windows executable (CDD_WINDOWS=1): under Wine in CI
 natively on Windows. Skipped otherwise.
 """
 
-import json
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -64,11 +64,6 @@ class WindowsLayoutCase(CddTestCase):
         cddtest.make_cuda_tree(self.root, platform=WINDOWS)
         self.before = tree_state(self.root)
 
-    def env_default_root(self):
-        """%ProgramW6432% / %ProgramFiles% pointing at our parent folder:
-        `--cuda v11.6` then finds the tree where the CUDA installer puts it."""
-        return {"ProgramW6432": win(self.parent),
-                "ProgramFiles": win(self.parent)}
 
     def assertInstalled(self, fx):
         for rel, sha in dest_files(fx).items():
@@ -89,8 +84,8 @@ class WindowsLayoutCase(CddTestCase):
         fx = FIX.windows
         args = ["install", "--cuda", "v11.6", "--manifest", win(fx.manifest_path),
                 "--archive", win(fx.path), "--no-verify"]
-        # 1. Found at the default root under %ProgramFiles%.
-        r = run_json(args, env=self.env_default_root(), expect=0)
+        # 1. Found through CUDA_PATH_V11_6, which the CUDA installer sets.
+        r = run_json(args, env={"CUDA_PATH_V11_6": win(self.root)}, expect=0)
         self.assertTrue(r.doc["changed"])
         self.assertEqual(r.doc.get("layout"), "cuda-windows", r.doc)
         target = r.doc["target"]
@@ -107,9 +102,9 @@ class WindowsLayoutCase(CddTestCase):
                          sorted(dest_files(fx)))
         after = tree_state(self.root)
 
-        # 2. Again through CUDA_PATH_V11_6 (what the CUDA installer sets):
-        # every file identical, nothing changes.
-        r = run_json(args, env={"CUDA_PATH_V11_6": win(self.root)}, expect=0)
+        # 2. Again, by --cuda-root: every file identical, nothing changes.
+        r = run_json(["install", "--cuda-root", win(self.root)] + args[3:],
+                     expect=0)
         self.assertFalse(r.doc["changed"], r.doc)
         self.assertEqual(tree_state(self.root), after)
 
@@ -124,6 +119,33 @@ class WindowsLayoutCase(CddTestCase):
         r = run_json(["uninstall", "--cuda-root", win(self.root)], expect=0)
         self.assertTrue(r.doc["changed"])
         self.assertEqual(tree_state(self.root), self.before)
+
+    @unittest.skipUnless(UNDER_WINE, "would write to the real Program Files")
+    def test_default_root_under_program_files(self):
+        """`--cuda v11.6` with no CUDA_PATH_V11_6: the tree is looked for
+        where the CUDA installer puts it, %ProgramFiles%/NVIDIA GPU Computing
+        Toolkit/CUDA/v11.6 (Wine takes %ProgramFiles% from its registry:
+        C:/Program Files, in the test prefix)."""
+        fx = FIX.windows
+        root = os.path.join(os.environ["CDD_WINEPREFIX"], "drive_c",
+                            "Program Files", TOOLKIT)
+        if os.path.lexists(root):
+            shutil.rmtree(root)
+        cddtest.make_cuda_tree(root, platform=WINDOWS)
+        before = tree_state(root)
+        try:
+            r = run_json(["install", "--cuda", "v11.6", "--manifest",
+                          win(fx.manifest_path), "--archive", win(fx.path),
+                          "--no-verify"], expect=0)
+            self.assertEqual(
+                r.doc["target"], "C:/Program Files/NVIDIA GPU Computing "
+                "Toolkit/CUDA/v11.6")
+            self.assertTrue(os.path.isfile(os.path.join(root, "bin",
+                                                        "cudnn64_8.dll")))
+            run_json(["uninstall", "--cuda", "v11.6"], expect=0)
+            self.assertEqual(tree_state(root), before)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
 
     def test_archive_in_unicode_folder(self):
         """The archive and manifest themselves under the odd folder: the
@@ -169,6 +191,7 @@ class WindowsLayoutCase(CddTestCase):
         finally:
             holder.stdin.close()
             holder.wait(timeout=60)
+            holder.stdout.close()
         self.assertError(r, cddtest.EXIT_ENV, "BUSY")
         msg = r.doc["error"]["message"]
         self.assertIn("in use", msg)

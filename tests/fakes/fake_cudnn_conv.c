@@ -18,7 +18,9 @@
  *   FAKE_CUDNN_CREATE_STATUS=N  cudnnCreate returns N
  *   FAKE_CUDNN_FAIL_ALGO=A      cudnnConvolutionForward(algo A) returns
  *                               CUDNN_STATUS_NOT_SUPPORTED
- *   FAKE_CUDNN_VERSION          cudnnGetVersion's answer (default 8500)
+ *   FAKE_CUDNN_VERSION          cudnnGetVersion's answer (default 8500,
+ *                               or -DFAKE_CUDNN_DEFAULT_VERSION=N)
+ *   FAKE_CUDNN_CUDART           cudnnGetCudartVersion's (default 11060)
  * Built with -DFAKE_CUDNN_MINIMAL it lacks cudnnSetConvolutionMathType and
  * every algorithm query (cuDNN 7-era exports), so callers must fall back.
  * Test hooks: fake_cudnn_last_math(), fake_cudnn_last_algo(). */
@@ -86,9 +88,18 @@ static int env_int(const char *name, int dflt)
     return v && *v ? atoi(v) : dflt;
 }
 
+#ifndef FAKE_CUDNN_DEFAULT_VERSION
+#define FAKE_CUDNN_DEFAULT_VERSION 8500
+#endif
+
 API size_t cudnnGetVersion(void)
 {
-    return (size_t)env_int("FAKE_CUDNN_VERSION", 8500);
+    return (size_t)env_int("FAKE_CUDNN_VERSION", FAKE_CUDNN_DEFAULT_VERSION);
+}
+
+API size_t cudnnGetCudartVersion(void)
+{
+    return (size_t)env_int("FAKE_CUDNN_CUDART", 11060);
 }
 
 API const char *cudnnGetErrorString(cudnnStatus_t s)

@@ -1,0 +1,88 @@
+/* verify: prove that the cuDNN in a tree is intact, that the loader finds and
+ * loads it with all its dependencies, that its versions agree, and that it
+ * computes a convolution on the GPU correctly. Four layers, each reported
+ * even when an earlier one failed, as far as it can still run:
+ *   files  every installed file present and unchanged (receipt hashes)
+ *   load   search order, dependencies (without loading), loading by absolute
+ *          path, version functions
+ *   gpu    driver vs CUDA version, handle, one convolution vs a CPU reference
+ *   bench  ResNet-50's first layer timed on the GPU and on the CPU
+ * The core collects checks; the command layer prints them. */
+#ifndef CDD_VERIFY_H
+#define CDD_VERIFY_H
+
+#include <stddef.h>
+
+#include "cdd/cudatree.h"
+#include "cdd/gpu.h"
+#include "cdd/manifest.h"
+
+enum cdd_vlevel {
+    CDD_LEVEL_FILES = 0,
+    CDD_LEVEL_LOAD,
+    CDD_LEVEL_GPU,
+    CDD_LEVEL_BENCH
+};
+
+enum cdd_cstatus { CDD_CHECK_PASS = 0, CDD_CHECK_WARN, CDD_CHECK_FAIL,
+                   CDD_CHECK_SKIP };
+
+struct cdd_check {
+    char *name;     /* "files", "load.search libcudnn.so.8", "gpu.conv" */
+    enum cdd_cstatus status;
+    char *detail;   /* what a person needs: what, where, what to do */
+};
+
+struct cdd_checks {
+    struct cdd_check *v;
+    size_t n, cap;
+    size_t n_fail, n_warn;
+};
+
+/* Append a check (printf-style detail). 0 or CDD_E_NOMEM. */
+int cdd_checks_add(struct cdd_checks *c, const char *name,
+                   enum cdd_cstatus st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+void cdd_checks_clear(struct cdd_checks *c);
+const char *cdd_cstatus_name(enum cdd_cstatus s);
+
+struct cdd_verify_opts {
+    const struct cdd_target *target;
+    /* NULL: the manifest recorded at install (.cudnn-deploy/manifest.json),
+     * else the default shipped one for this platform. */
+    const struct cdd_manifest *m;
+    int level;        /* enum cdd_vlevel, or -1: gpu when a driver is
+                         present, else load */
+    const struct cdd_gpu_bench_opts *bench; /* NULL: defaults */
+};
+
+struct cdd_verify_result {
+    struct cdd_checks checks;
+    int level;                 /* the level that ran */
+    char *manifest_name;       /* which manifest was used */
+    long cudnn_version;        /* cudnnGetVersion(), 0 if not called */
+    int have_gpu;
+    struct cdd_gpu_info gpu;
+    int conv_ran;
+    struct cdd_gpu_conv_result conv;
+    int bench_ran;
+    struct cdd_gpu_bench_result bench;
+};
+
+/* Runs the layers; returns 0 when it could run at all (checks that fail are
+ * in res->checks), or an error that prevented any checking (target,
+ * manifest, receipt unreadable). */
+int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res);
+void cdd_verify_result_clear(struct cdd_verify_result *r);
+
+/* "8.5.0" from 8500 (cuDNN 8 encoding) or 91400 (cuDNN >= 9 encoding). */
+char *cdd_cudnn_version_decode(long v, char *buf, size_t len);
+
+/* What provides a commonly missing dependency ("zlibwapi.dll" -> "zlib for
+ * Windows ..."), or NULL. */
+const char *cdd_dependency_hint(const char *name);
+
+#endif

@@ -1,0 +1,79 @@
+/* cudnn-deploy verify — and the verify that install runs at its end. */
+#include <stdio.h>
+
+#include "cdd/error.h"
+#include "cdd/verify.h"
+#include "cmds.h"
+#include "report.h"
+
+static enum cdd_check_status map(enum cdd_cstatus s)
+{
+    switch (s) {
+    case CDD_CHECK_PASS:
+        return CDD_PASS;
+    case CDD_CHECK_WARN:
+        return CDD_WARN;
+    case CDD_CHECK_FAIL:
+        return CDD_FAIL;
+    default:
+        return CDD_SKIP;
+    }
+}
+
+int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
+                   const struct cdd_manifest *m, int level)
+{
+    static const char *const levels[] = {"files", "load", "gpu", "bench"};
+    struct cdd_verify_result res;
+    struct cdd_verify_opts o = {.target = t, .m = m, .level = level};
+    int r = cdd_verify(&o, &res);
+    if (r) {
+        cdd_verify_result_clear(&res);
+        return r;
+    }
+    cdd_say(rep, "Verifying %s in %s (level %s)", res.manifest_name, t->root,
+            levels[res.level]);
+    for (size_t i = 0; i < res.checks.n; i++)
+        cdd_report_check(rep, res.checks.v[i].name, map(res.checks.v[i].status),
+                         "%s", res.checks.v[i].detail);
+    cdd_report_str(rep, "level", levels[res.level]);
+    if (res.cudnn_version)
+        cdd_report_num(rep, "cudnn_version", (double)res.cudnn_version);
+    if (res.have_gpu) {
+        cdd_report_num(rep, "driver_cuda_version",
+                       res.gpu.driver_cuda_version);
+        cdd_report_str(rep, "driver_release", res.gpu.driver_release);
+        if (res.gpu.device_name[0])
+            cdd_report_str(rep, "gpu", res.gpu.device_name);
+    }
+    if (res.conv_ran)
+        cdd_report_num(rep, "conv_max_rel_err", res.conv.max_rel_err);
+    if (res.bench_ran) {
+        cdd_report_num(rep, "bench_gpu_ms", res.bench.gpu_ms);
+        cdd_report_num(rep, "bench_cpu_ms", res.bench.cpu_ms);
+        cdd_report_num(rep, "bench_gpu_tflops", res.bench.gpu_tflops);
+        cdd_report_num(rep, "bench_speedup", res.bench.speedup);
+    }
+    if (res.checks.n_fail)
+        cdd_say(rep, "Verify: %zu check(s) failed, %zu warning(s).",
+                res.checks.n_fail, res.checks.n_warn);
+    else
+        cdd_say(rep, "Verify: all checks passed (%zu warning(s)).",
+                res.checks.n_warn);
+    cdd_verify_result_clear(&res);
+    return 0;
+}
+
+int cdd_cmd_verify(const struct cdd_args *a, struct cdd_report *rep)
+{
+    struct cdd_target t = {0};
+    struct cdd_manifest *m = NULL;
+    int r = cdd_cli_target(a, &t, rep);
+    if (!r && a->manifest)
+        r = cdd_manifest_find(a->manifest, &m);
+    if (!r)
+        r = cdd_cli_verify(rep, &t, m, a->level);
+    cdd_manifest_free(m);
+    cdd_target_clear(&t);
+    return r;
+}

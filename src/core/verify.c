@@ -1,0 +1,414 @@
+/* verify: the check list, the orchestration of the four layers, and the
+ * files layer (every installed file present and unchanged, symlink chains
+ * intact, stray cuDNN files from another version). */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/deploy.h"
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/pathsafe.h"
+#include "cdd/state.h"
+#include "plan_int.h"
+#include "verify_int.h"
+
+const char *cdd_cstatus_name(enum cdd_cstatus s)
+{
+    static const char *const n[] = {"pass", "warn", "fail", "skip"};
+    return (unsigned)s < 4 ? n[s] : "?";
+}
+
+int cdd_checks_add(struct cdd_checks *c, const char *name,
+                   enum cdd_cstatus st, const char *fmt, ...)
+{
+    char detail[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 32;
+        struct cdd_check *v = realloc(c->v, cap * sizeof *v);
+        if (!v)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        c->v = v;
+        c->cap = cap;
+    }
+    struct cdd_check *k = &c->v[c->n];
+    k->name = strdup(name);
+    k->detail = strdup(detail);
+    k->status = st;
+    if (!k->name || !k->detail) {
+        free(k->name);
+        free(k->detail);
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    c->n++;
+    c->n_fail += st == CDD_CHECK_FAIL;
+    c->n_warn += st == CDD_CHECK_WARN;
+    return 0;
+}
+
+void cdd_checks_clear(struct cdd_checks *c)
+{
+    for (size_t i = 0; c && i < c->n; i++) {
+        free(c->v[i].name);
+        free(c->v[i].detail);
+    }
+    if (c) {
+        free(c->v);
+        memset(c, 0, sizeof *c);
+    }
+}
+
+void cdd_verify_result_clear(struct cdd_verify_result *r)
+{
+    if (!r)
+        return;
+    cdd_checks_clear(&r->checks);
+    free(r->manifest_name);
+    memset(r, 0, sizeof *r);
+}
+
+char *cdd_cudnn_version_decode(long v, char *buf, size_t len)
+{
+    if (v >= 90000)
+        snprintf(buf, len, "%ld.%ld.%ld", v / 10000, (v % 10000) / 100, v % 100);
+    else
+        snprintf(buf, len, "%ld.%ld.%ld", v / 1000, (v % 1000) / 100, v % 100);
+    return buf;
+}
+
+/* ---- files layer ---------------------------------------------------------- */
+
+#define MAX_FILE_FAILS 25
+
+static int is_cudnn_name(const char *name)
+{
+    char low[16];
+    size_t i;
+    for (i = 0; i < sizeof low - 1 && name[i]; i++)
+        low[i] = (char)tolower((unsigned char)name[i]);
+    low[i] = '\0';
+    return strncmp(low, "cudnn", 5) == 0 || strncmp(low, "libcudnn", 8) == 0;
+}
+
+struct stray_ctx {
+    struct vctx *c;
+    const char *dir_rel;
+    char **known;
+    size_t n_known;
+    size_t found;
+    char list[1024];
+};
+
+static int stray_one(void *ud, const char *name)
+{
+    struct stray_ctx *s = ud;
+    if (!is_cudnn_name(name))
+        return 0;
+    char *rel = cdd_path_join(s->dir_rel, name);
+    if (!rel)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    int known = 0;
+    for (size_t i = 0; i < s->n_known && !known; i++)
+        known = strcmp(s->known[i], rel) == 0;
+    free(rel);
+    if (known)
+        return 0;
+    size_t used = strlen(s->list);
+    if (used < sizeof s->list - 64)
+        snprintf(s->list + used, sizeof s->list - used, "%s%s",
+                 s->found ? ", " : "", name);
+    s->found++;
+    return 0;
+}
+
+/* Files named cudnn* beside ours that we did not install: the classic mixed
+ * versions (an older cudnn_ops_infer64_8.dll left behind). */
+static void check_strays(struct vctx *c, char **known, size_t n_known)
+{
+    char **dirs = NULL;
+    size_t n_dirs = 0;
+    for (size_t i = 0; i < n_known; i++) {
+        char *d = strdup(known[i]);
+        char *slash = d ? strrchr(d, '/') : NULL;
+        if (!slash) {
+            free(d);
+            continue;
+        }
+        *slash = '\0';
+        int seen = 0;
+        for (size_t k = 0; k < n_dirs && !seen; k++)
+            seen = strcmp(dirs[k], d) == 0;
+        char **nd = seen ? NULL : realloc(dirs, (n_dirs + 1) * sizeof *dirs);
+        if (nd) {
+            dirs = nd;
+            dirs[n_dirs++] = d;
+        } else {
+            free(d);
+        }
+    }
+    size_t total = 0;
+    for (size_t k = 0; k < n_dirs; k++) {
+        struct stray_ctx s = {c, dirs[k], known, n_known, 0, ""};
+        char *abs = cdd_path_join(c->root, dirs[k]);
+        if (abs && cdd_fs_list(abs, stray_one, &s) == 0 && s.found) {
+            VCHECK(c, "files.strays", CDD_CHECK_WARN,
+                   "%zu cuDNN file(s) in %s/ that this install did not put "
+                   "there: %s. Files of another cuDNN version beside these "
+                   "are a classic cause of load failures and version "
+                   "mismatches; remove them unless something else needs them",
+                   s.found, dirs[k], s.list);
+            total += s.found;
+        }
+        free(abs);
+        free(dirs[k]);
+    }
+    free(dirs);
+    cdd_clear_error();
+    if (total == 0)
+        VCHECK(c, "files.strays", CDD_CHECK_PASS,
+               "no cuDNN files from another version beside ours");
+}
+
+/* A symlink chain must end, inside its folder, at a regular file. */
+static void check_chain(struct vctx *c, const char *rel, size_t *bad)
+{
+    char cur[4096], target[4096];
+    snprintf(cur, sizeof cur, "%s", rel);
+    for (int hops = 0; hops < 16; hops++) {
+        char *abs = cdd_path_join(c->root, cur);
+        struct cdd_stat st;
+        int r = abs ? cdd_fs_lstat(abs, &st) : CDD_E_NOMEM;
+        if (!r && st.type == CDD_FT_SYMLINK)
+            r = cdd_fs_readlink(abs, target, sizeof target);
+        free(abs);
+        if (r || st.type == CDD_FT_NONE) {
+            (*bad)++;
+            VCHECK(c, "files.chain", CDD_CHECK_FAIL,
+                   "%s: the symlink chain is broken at %s", rel, cur);
+            return;
+        }
+        if (st.type == CDD_FT_FILE)
+            return;
+        if (st.type != CDD_FT_SYMLINK || strchr(target, '/')) {
+            (*bad)++;
+            VCHECK(c, "files.chain", CDD_CHECK_FAIL,
+                   "%s: %s is not a symlink within its folder", rel, cur);
+            return;
+        }
+        char *slash = strrchr(cur, '/');
+        size_t keep = slash ? (size_t)(slash - cur) + 1 : 0;
+        snprintf(cur + keep, sizeof cur - keep, "%s", target);
+    }
+    (*bad)++;
+    VCHECK(c, "files.chain", CDD_CHECK_FAIL, "%s: symlink loop", rel);
+}
+
+static int files_layer(struct vctx *c)
+{
+    size_t bad = 0, n = 0, shown = 0;
+    char **known = NULL;
+    int r = 0;
+    if (c->rc) {
+        n = c->rc->n_files;
+        known = calloc(n ? n : 1, sizeof *known);
+        if (!known)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        for (size_t i = 0; i < n; i++) {
+            const struct cdd_rfile_entry *f = &c->rc->files[i];
+            enum cdd_action a;
+            char *detail = NULL;
+            known[i] = f->path;
+            r = cdd_check_installed(c->root, f, 1, &a, &detail);
+            if (r)
+                goto out;
+            if (a != CDD_ACT_UNCHANGED) {
+                bad++;
+                if (shown++ < MAX_FILE_FAILS)
+                    VCHECK(c, "files.changed", CDD_CHECK_FAIL,
+                           "%s: %s since install", f->path,
+                           detail ? detail : cdd_action_name(a));
+            } else if (f->is_symlink) {
+                check_chain(c, f->path, &bad);
+            }
+            free(detail);
+        }
+    } else {
+        /* No receipt: check what the manifest says should be there. */
+        n = c->m->n_files;
+        known = calloc(n ? n : 1, sizeof *known);
+        if (!known)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        for (size_t i = 0; i < n; i++) {
+            const struct cdd_mfile *f = &c->m->files[i];
+            char *dest = NULL;
+            enum cdd_action a;
+            char *detail = NULL;
+            r = cdd_layout_dest(c->layout, f->role, f->path, &dest);
+            if (r)
+                goto out;
+            known[i] = dest;
+            int sym = f->role == CDD_ROLE_SYMLINK;
+            if (sym || f->has_size) {
+                r = cdd_tree_compare(c->root, dest, sym, f->target, f->size,
+                                     f->sha256, f->has_sha256, &a, &detail);
+            } else {
+                /* Nothing to compare with: presence is all we can check. */
+                char *abs = cdd_path_join(c->root, dest);
+                struct cdd_stat st;
+                r = abs ? cdd_fs_lstat(abs, &st) : CDD_E_NOMEM;
+                free(abs);
+                a = !r && st.type == CDD_FT_FILE ? CDD_ACT_UNCHANGED
+                                                 : CDD_ACT_MISSING;
+            }
+            if (a != CDD_ACT_UNCHANGED) {
+                bad++;
+                if (shown++ < MAX_FILE_FAILS)
+                    VCHECK(c, "files.manifest", CDD_CHECK_FAIL, "%s: %s",
+                           dest, detail ? detail : cdd_action_name(a));
+            } else if (sym) {
+                check_chain(c, dest, &bad);
+            }
+            free(detail);
+        }
+    }
+    if (shown > MAX_FILE_FAILS)
+        VCHECK(c, "files.changed", CDD_CHECK_FAIL, "... and %zu more",
+               shown - MAX_FILE_FAILS);
+    if (bad == 0)
+        VCHECK(c, "files", CDD_CHECK_PASS, "all %zu files present and %s", n,
+               c->rc ? "unchanged since install (sha256)"
+                     : "as the manifest says (no receipt: not installed by "
+                       "cudnn-deploy)");
+    else
+        VCHECK(c, "files", CDD_CHECK_FAIL,
+               "%zu of %zu files missing or changed%s", bad, n,
+               c->rc ? "; reinstall to repair (cudnn-deploy install ...)" : "");
+    check_strays(c, known, n);
+out:
+    if (!c->rc)
+        for (size_t i = 0; known && i < n; i++)
+            free(known[i]);
+    free(known);
+    return r;
+}
+
+/* ---- orchestration -------------------------------------------------------- */
+
+static int load_recorded_manifest(const char *root, struct cdd_manifest **out)
+{
+    char *p = cdd_path_join(root, CDD_MANIFEST_COPY);
+    struct cdd_stat st;
+    int r = p ? cdd_fs_lstat(p, &st) : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    *out = NULL;
+    if (!r && st.type == CDD_FT_FILE)
+        r = cdd_manifest_load_file(p, out);
+    free(p);
+    return r;
+}
+
+static int resolve_libs(struct vctx *c)
+{
+    const struct cdd_mverify *v = &c->m->verify;
+    c->libs = calloc(v->n_sublibs + 1, sizeof *c->libs);
+    if (!c->libs)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (size_t i = 0; i <= v->n_sublibs; i++) {
+        struct vlib *l = &c->libs[i];
+        l->archive_path = i == 0 ? v->library : v->sublibs[i - 1].library;
+        l->check_symbol = i == 0 ? NULL : v->sublibs[i - 1].check_symbol;
+        l->is_main = i == 0;
+        const struct cdd_mfile *f = cdd_manifest_file(c->m, l->archive_path);
+        char *dest = NULL;
+        int r = cdd_layout_dest(c->layout, f ? f->role : CDD_ROLE_RUNTIME,
+                                l->archive_path, &dest);
+        if (r)
+            return r;
+        l->installed = cdd_path_join(c->root, dest);
+        l->name = strdup(cdd_path_basename(dest));
+        free(dest);
+        c->n_libs++;
+        if (!l->installed || !l->name)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    return 0;
+}
+
+static void free_libs(struct vctx *c)
+{
+    /* Sub-libraries first: the main library may still reference them. */
+    for (size_t i = c->n_libs; i-- > 0;) {
+        cdd_lib_close(c->libs[i].handle);
+        free(c->libs[i].installed);
+        free(c->libs[i].name);
+    }
+    free(c->libs);
+}
+
+int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
+{
+    struct vctx c = {0};
+    struct cdd_manifest *recorded = NULL;
+    struct cdd_receipt *rc = NULL;
+    char *driver = NULL;
+    int r;
+    memset(res, 0, sizeof *res);
+    c.o = o;
+    c.res = res;
+    c.root = o->target->root;
+
+    r = cdd_receipt_load(c.root, &rc);
+    if (!r && !o->m)
+        r = load_recorded_manifest(c.root, &recorded);
+    if (r)
+        goto out;
+    c.rc = rc;
+    c.m = o->m ? o->m : recorded;
+    if (!c.m) {
+        r = cdd_fail(CDD_E_NOTFOUND, c.root, 0,
+                     "nothing installed by cudnn-deploy here (no receipt); "
+                     "give --manifest NAME|FILE to check against a manifest");
+        goto out;
+    }
+    /* The copy in .cudnn-deploy is named manifest.json; the receipt knows
+     * the name it was installed under. */
+    res->manifest_name = strdup(!o->m && rc && rc->manifest_name
+                                    ? rc->manifest_name
+                                    : c.m->name ? c.m->name : c.m->source);
+    c.layout = cdd_layout_select(o->target->kind, c.m->platform);
+    c.host_can_load = c.m->platform == cdd_platform_host();
+
+    /* Default level: gpu when a driver is there to use, else load. */
+    int have_driver = cdd_driver_library_path(&driver) == 0;
+    cdd_clear_error();
+    res->level = o->level >= 0 ? o->level
+                               : have_driver ? CDD_LEVEL_GPU : CDD_LEVEL_LOAD;
+
+    r = files_layer(&c);
+    if (r || res->level < CDD_LEVEL_LOAD)
+        goto out;
+    if (!c.m->has_verify) {
+        VCHECK(&c, "load", CDD_CHECK_SKIP,
+               "manifest %s has no verify section (which libraries, which "
+               "version): nothing to load", res->manifest_name);
+        goto out;
+    }
+    r = resolve_libs(&c);
+    if (!r)
+        r = cdd_verify_load_layer(&c);
+    if (r || res->level < CDD_LEVEL_GPU)
+        goto out;
+    cdd_verify_gpu_layer(&c, res->level >= CDD_LEVEL_BENCH,
+                         have_driver ? driver : NULL);
+out:
+    free_libs(&c);
+    free(driver);
+    cdd_receipt_free(rc);
+    cdd_manifest_free(recorded);
+    return r;
+}

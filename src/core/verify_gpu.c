@@ -1,0 +1,135 @@
+/* verify's gpu and bench layers: the driver against the tree's CUDA, then
+ * one convolution compared with the tool's CPU reference, then (bench) the
+ * first ResNet-50 layer timed on both. No driver is a skip, not a failure:
+ * build agents without GPUs still verify files and loading. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cdd/error.h"
+#include "cdd/gpu.h"
+#include "verify_int.h"
+
+static void driver_fit(struct vctx *c, const struct cdd_gpu_info *gi)
+{
+    char drv[16], tree[16];
+    int tmaj = c->m->cuda_major, tmin = 0;
+    if (c->o->target->version.known) {
+        tmaj = c->o->target->version.major;
+        tmin = c->o->target->version.minor;
+    }
+    snprintf(tree, sizeof tree, "%d.%d", tmaj, tmin);
+    cdd_cuda_version_str(gi->driver_cuda_version, drv, sizeof drv);
+    const char *min = cdd_cuda_min_driver(
+        tmaj, c->m->platform == CDD_PLATFORM_WINDOWS_X86_64);
+    const char *rel = gi->driver_release[0] ? gi->driver_release : "unknown";
+    switch (cdd_gpu_driver_fit(gi->driver_cuda_version, gi->driver_release,
+                               tmaj, tmin)) {
+    case CDD_DRV_NATIVE:
+        VCHECK(c, "gpu.driver", CDD_CHECK_PASS,
+               "driver %s supports CUDA %s; the tree is CUDA %s", rel, drv,
+               tree);
+        break;
+    case CDD_DRV_MINOR_COMPAT:
+        VCHECK(c, "gpu.driver", CDD_CHECK_PASS,
+               "driver %s supports CUDA %s; the tree's CUDA %s runs through "
+               "minor-version compatibility (needs driver >= %s)", rel, drv,
+               tree, min ? min : "?");
+        break;
+    default:
+        VCHECK(c, "gpu.driver", CDD_CHECK_FAIL,
+               "driver %s supports only CUDA %s but the tree is CUDA %s: "
+               "update the NVIDIA driver%s%s", rel, drv, tree,
+               min ? " to at least " : "", min ? min : "");
+    }
+}
+
+void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver)
+{
+    struct cdd_gpu_env *g = NULL;
+    struct cdd_verify_result *res = c->res;
+    if (!driver) {
+        VCHECK(c, "gpu", CDD_CHECK_SKIP,
+               "no NVIDIA driver library found (%s): the GPU checks need a "
+               "driver and a GPU", cdd_last_error()->msg[0]
+                                       ? cdd_last_error()->msg
+                                       : "libcuda.so.1 / nvcuda.dll");
+        return;
+    }
+    if (!c->host_can_load) {
+        VCHECK(c, "gpu", CDD_CHECK_SKIP,
+               "%s libraries cannot run on this host",
+               cdd_platform_name(c->m->platform));
+        return;
+    }
+    if (cdd_gpu_env_open(driver, &g) != 0) {
+        VCHECK(c, "gpu.driver", CDD_CHECK_FAIL, "%s: %s", driver,
+               cdd_last_error()->msg);
+        cdd_clear_error();
+        return;
+    }
+    res->have_gpu = 1;
+    res->gpu = *cdd_gpu_env_info(g);
+    driver_fit(c, &res->gpu);
+    int r = cdd_gpu_env_device(g, 0);
+    if (r == CDD_E_NOTFOUND) {
+        VCHECK(c, "gpu.device", CDD_CHECK_SKIP,
+               "the driver is installed but no CUDA device is visible: %s",
+               cdd_last_error()->msg);
+        goto out;
+    } else if (r) {
+        VCHECK(c, "gpu.device", CDD_CHECK_FAIL, "%s", cdd_last_error()->msg);
+        goto out;
+    }
+    res->gpu = *cdd_gpu_env_info(g);
+    VCHECK(c, "gpu.device", CDD_CHECK_PASS,
+           "%s (compute capability %d.%d, %.1f GiB), device 0 of %d",
+           res->gpu.device_name, res->gpu.cc_major, res->gpu.cc_minor,
+           (double)res->gpu.total_mem / (1024.0 * 1024.0 * 1024.0),
+           res->gpu.device_count);
+    struct cdd_lib *cudnn = c->n_libs ? c->libs[0].handle : NULL;
+    if (!cudnn) {
+        VCHECK(c, "gpu.conv", CDD_CHECK_SKIP,
+               "cuDNN did not load (see the load checks)");
+        goto out;
+    }
+    r = cdd_gpu_conv_check(g, cudnn, &res->conv);
+    res->conv_ran = res->conv.ran;
+    if (r) {
+        VCHECK(c, "gpu.conv", CDD_CHECK_FAIL, "%s", cdd_last_error()->msg);
+        goto out;
+    }
+    VCHECK(c, "gpu.conv", res->conv.pass ? CDD_CHECK_PASS : CDD_CHECK_FAIL,
+           "1x3x32x32 * 16x3x3x3 (pad 1) with %s, %s math: max relative "
+           "error %.2e against the CPU reference (limit %.0e)%s",
+           cdd_cudnn_algo_name(res->conv.algo),
+           cdd_cudnn_math_name(res->conv.math_type), res->conv.max_rel_err,
+           res->conv.tolerance,
+           res->conv.pass ? "" : ": cuDNN computes WRONG results here");
+    if (!bench)
+        goto out;
+    struct cdd_gpu_bench_opts bo;
+    if (c->o->bench)
+        bo = *c->o->bench;
+    else
+        cdd_gpu_bench_defaults(&bo);
+    r = cdd_gpu_bench(g, cudnn, &bo, &res->bench);
+    res->bench_ran = res->bench.ran;
+    if (r) {
+        VCHECK(c, "bench", CDD_CHECK_FAIL, "%s", cdd_last_error()->msg);
+        goto out;
+    }
+    const struct cdd_gpu_bench_result *b = &res->bench;
+    VCHECK(c, "bench", b->pass ? CDD_CHECK_PASS : CDD_CHECK_FAIL,
+           "ResNet-50 conv1 %dx%dx%dx%d * %dx%dx%dx%d stride %d pad %d: GPU "
+           "%.3f ms median of %d (%.2f TFLOP/s, %s, %s math), CPU reference "
+           "%.1f ms median of %d (%.2f GFLOP/s, one thread): speed-up %.0fx; "
+           "max relative error %.2e", b->shape.n, b->shape.c, b->shape.h,
+           b->shape.w, b->shape.k, b->shape.c, b->shape.r, b->shape.s,
+           b->shape.stride_h, b->shape.pad_h, b->gpu_ms, b->gpu_runs,
+           b->gpu_tflops, cdd_cudnn_algo_name(b->algo),
+           cdd_cudnn_math_name(b->math_type), b->cpu_ms, b->cpu_runs,
+           b->cpu_gflops, b->speedup, b->max_rel_err);
+out:
+    cdd_clear_error();
+    cdd_gpu_env_close(g);
+}

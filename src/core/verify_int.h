@@ -1,0 +1,39 @@
+/* Shared between verify.c (orchestration, files layer), verify_load.c and
+ * verify_gpu.c. */
+#ifndef CDD_VERIFY_INT_H
+#define CDD_VERIFY_INT_H
+
+#include "cdd/layout.h"
+#include "cdd/loader.h"
+#include "cdd/receipt.h"
+#include "cdd/verify.h"
+
+/* One library the manifest's verify section names, as installed. */
+struct vlib {
+    const char *archive_path;  /* manifest path */
+    char *installed;           /* absolute path in the tree */
+    char *name;                /* basename: what programs ask the loader for */
+    const char *check_symbol;  /* sub-libraries; NULL for the main one */
+    struct cdd_lib *handle;    /* loaded, or NULL */
+    int is_main;
+};
+
+struct vctx {
+    const struct cdd_verify_opts *o;
+    struct cdd_verify_result *res;
+    const struct cdd_manifest *m;
+    const struct cdd_receipt *rc; /* may be NULL */
+    enum cdd_layout_id layout;
+    const char *root;
+    struct vlib *libs;            /* [0] is the main library */
+    size_t n_libs;
+    int host_can_load;            /* manifest platform == host platform */
+};
+
+#define VCHECK(c, name, st, ...)                                               \
+    cdd_checks_add(&(c)->res->checks, name, st, __VA_ARGS__)
+
+int cdd_verify_load_layer(struct vctx *c);
+void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver);
+
+#endif

@@ -1,0 +1,563 @@
+/* verify's load layer: which copy the loader would pick (search order), what
+ * each installed library needs and whether the loader can find it (import
+ * tables parsed, nothing loaded), then loading by absolute path and calling
+ * the version functions. Data-driven by the manifest's verify section, so
+ * cuDNN 8 and 9 layouts both work. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/binfile.h"
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/pathsafe.h"
+#include "verify_int.h"
+
+/* ---- what provides a missing dependency ---------------------------------- */
+
+struct hint {
+    const char *prefix; /* lower-case name prefix */
+    const char *what;
+};
+
+static const struct hint hints[] = {
+    {"zlibwapi", "zlib for Windows (zlibwapi.dll, the ZLIB_WINAPI build), "
+                 "which cuDNN 8.3 to 9.1 need and NVIDIA does not ship in the "
+                 "archive: put a 64-bit zlibwapi.dll in the CUDA tree's bin "
+                 "folder"},
+    {"cublaslt64_", "cuBLASLt of the CUDA toolkit: its bin folder must be on "
+                    "PATH"},
+    {"cublas64_", "cuBLAS of the CUDA toolkit: its bin folder must be on PATH"},
+    {"libcublaslt.so", "cuBLASLt of the CUDA toolkit: its lib64 folder must "
+                       "be on LD_LIBRARY_PATH or in /etc/ld.so.conf.d"},
+    {"libcublas.so", "cuBLAS of the CUDA toolkit: its lib64 folder must be on "
+                     "LD_LIBRARY_PATH or in /etc/ld.so.conf.d"},
+    {"cudart64_", "the CUDA runtime of the CUDA toolkit (bin folder on PATH)"},
+    {"libcudart.so", "the CUDA runtime of the CUDA toolkit (lib64 on the "
+                     "library path)"},
+    {"nvrtc", "NVRTC of the CUDA toolkit (on the library path)"},
+    {"libnvrtc", "NVRTC of the CUDA toolkit (on the library path)"},
+    {"msvcp140", "the Microsoft Visual C++ 2015-2022 Redistributable (x64)"},
+    {"vcruntime140", "the Microsoft Visual C++ 2015-2022 Redistributable "
+                     "(x64)"},
+    {"nvcuda.dll", "the NVIDIA display driver"},
+    {"libcuda.so", "the NVIDIA driver"},
+    {"libz.so", "zlib (Debian/Ubuntu: apt install zlib1g)"},
+    {"libstdc++.so", "the GNU C++ runtime (apt install libstdc++6)"},
+};
+
+const char *cdd_dependency_hint(const char *name)
+{
+    char low[64];
+    size_t i;
+    for (i = 0; i < sizeof low - 1 && name[i]; i++)
+        low[i] = (char)tolower((unsigned char)name[i]);
+    low[i] = '\0';
+    for (size_t k = 0; k < sizeof hints / sizeof hints[0]; k++)
+        if (strncmp(low, hints[k].prefix, strlen(hints[k].prefix)) == 0)
+            return hints[k].what;
+    if (strncmp(low, "libcudnn", 8) == 0 || strncmp(low, "cudnn", 5) == 0)
+        return "another library of this cuDNN: install the whole archive";
+    return NULL;
+}
+
+/* DLLs every Windows has: when checking a Windows tree from Linux they
+ * cannot be looked for, and need not be. */
+static int windows_system_dll(const char *name)
+{
+    static const char *const sys[] = {
+        "kernel32.dll", "user32.dll",  "advapi32.dll", "ws2_32.dll",
+        "shell32.dll",  "ole32.dll",   "oleaut32.dll", "gdi32.dll",
+        "bcrypt.dll",   "crypt32.dll", "ntdll.dll",    "msvcrt.dll",
+        "version.dll",  "setupapi.dll", "dbghelp.dll", "shlwapi.dll",
+        "ucrtbase.dll", "psapi.dll",   "secur32.dll",  "comdlg32.dll"};
+    char low[64];
+    size_t i;
+    for (i = 0; i < sizeof low - 1 && name[i]; i++)
+        low[i] = (char)tolower((unsigned char)name[i]);
+    low[i] = '\0';
+    if (strncmp(low, "api-ms-win-", 11) == 0 || strncmp(low, "ext-ms-", 7) == 0)
+        return 1;
+    for (size_t k = 0; k < sizeof sys / sizeof sys[0]; k++)
+        if (strcmp(low, sys[k]) == 0)
+            return 1;
+    return 0;
+}
+
+static int file_exists(const char *path)
+{
+    struct cdd_stat st;
+    int ok = cdd_fs_lstat(path, &st) == 0 && st.type != CDD_FT_NONE;
+    cdd_clear_error();
+    return ok;
+}
+
+static char *dir_of(const char *path)
+{
+    char *d = strdup(path);
+    char *s = d ? strrchr(d, '/') : NULL;
+    if (s)
+        *s = '\0';
+    return d;
+}
+
+/* Look for `needed` in a ':'-separated list of folders, $ORIGIN expanded. */
+static char *search_dirs(const char *list, const char *origin,
+                         const char *needed)
+{
+    char *found = NULL;
+    const char *p = list;
+    while (p && *p && !found) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char d[4096], dir[4096];
+        snprintf(d, sizeof d, "%.*s", (int)len, p);
+        p = end ? end + 1 : NULL;
+        if (!d[0])
+            continue;
+        if (strncmp(d, "$ORIGIN", 7) == 0)
+            snprintf(dir, sizeof dir, "%s%s", origin, d + 7);
+        else if (strncmp(d, "${ORIGIN}", 9) == 0)
+            snprintf(dir, sizeof dir, "%s%s", origin, d + 9);
+        else
+            snprintf(dir, sizeof dir, "%s", d);
+        char *cand = cdd_path_join(dir, needed);
+        if (cand && file_exists(cand))
+            found = cand;
+        else
+            free(cand);
+    }
+    return found;
+}
+
+static int is_ours(const struct vctx *c, const char *name)
+{
+    for (size_t i = 0; i < c->n_libs; i++)
+        if (strcmp(c->libs[i].name, name) == 0)
+            return 1;
+    for (size_t i = 0; c->rc && i < c->rc->n_files; i++)
+        if (strcmp(cdd_path_basename(c->rc->files[i].path), name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Where the loader would find `needed` for the library at `lib`. Returns a
+ * malloc'd description ("/usr/lib/x86_64-linux-gnu/libz.so.1", "this
+ * install", "Windows system DLL") or NULL when it would not be found. */
+static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
+                         const char *lib, const char *needed)
+{
+    char *origin = dir_of(lib), *found = NULL;
+    if (!origin)
+        return NULL;
+    if (bi->fmt == CDD_BIN_ELF) {
+        /* glibc: DT_RPATH only when there is no DT_RUNPATH. */
+        if (!bi->runpath && bi->rpath)
+            found = search_dirs(bi->rpath, origin, needed);
+        if (!found && bi->runpath)
+            found = search_dirs(bi->runpath, origin, needed);
+    } else {
+        /* LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR: the DLL's own folder first. */
+        found = search_dirs(origin, origin, needed);
+    }
+    if (!found && c->host_can_load) {
+        char **paths = NULL;
+        size_t n = 0;
+        if (cdd_lib_find_all(needed, &paths, &n) == 0 && n > 0)
+            found = strdup(paths[0]);
+        cdd_lib_paths_free(paths, n);
+        cdd_clear_error();
+    }
+    if (!found && is_ours(c, needed))
+        found = strdup("this install (loaded first, by absolute path)");
+    if (!found && bi->fmt == CDD_BIN_PE && windows_system_dll(needed))
+        found = strdup("Windows system DLL");
+    free(origin);
+    return found;
+}
+
+/* ---- search order --------------------------------------------------------- */
+
+static void fix_text(const struct vctx *c, const char *dir, char *buf,
+                     size_t len)
+{
+    if (c->m->platform == CDD_PLATFORM_WINDOWS_X86_64)
+        snprintf(buf, len,
+                 "put %s on PATH before other folders that hold cuDNN "
+                 "(System Properties > Environment Variables, or "
+                 "`set PATH=%s;%%PATH%%` for one console)", dir, dir);
+    else
+        snprintf(buf, len,
+                 "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+                 " (one shell), or `echo %s > /etc/ld.so.conf.d/cudnn.conf && "
+                 "ldconfig` (system-wide)", dir, dir);
+}
+
+enum search_state { S_OURS = 0, S_SHADOWED, S_ABSENT, S_OTHER, S_UNKNOWN };
+
+/* Report which copy the loader picks. A sub-library in the same state as
+ * the main library is not reported again (the main check says "same for the
+ * sub-libraries"): seven identical warnings help nobody. */
+static enum search_state search_order(struct vctx *c, struct vlib *l,
+                                      int report)
+{
+    enum search_state state = S_UNKNOWN;
+    char **paths = NULL, *ours = NULL, *dir = dir_of(l->installed);
+    size_t n = 0, mine = (size_t)-1;
+    char name[256], fix[1024], others[1536] = "";
+    snprintf(name, sizeof name, "load.search %s", l->name);
+    if (!dir || cdd_lib_find_all(l->name, &paths, &n) != 0) {
+        if (report)
+            VCHECK(c, name, CDD_CHECK_WARN, "could not emulate the search: %s",
+                   cdd_last_error()->msg);
+        goto out;
+    }
+    if (cdd_fs_realpath(l->installed, &ours) != 0)
+        ours = strdup(l->installed);
+    cdd_clear_error();
+    for (size_t i = 0; i < n; i++) {
+        char *real = NULL;
+        if (cdd_fs_realpath(paths[i], &real) == 0 && ours &&
+            strcmp(real, ours) == 0 && mine == (size_t)-1)
+            mine = i;
+        else {
+            size_t u = strlen(others);
+            if (u < sizeof others - 200)
+                snprintf(others + u, sizeof others - u, "%s%s",
+                         u ? ", " : "", paths[i]);
+        }
+        free(real);
+    }
+    cdd_clear_error();
+    fix_text(c, dir, fix, sizeof fix);
+    state = n == 0 ? S_ABSENT : mine == 0 ? S_OURS
+            : mine != (size_t)-1 ? S_SHADOWED : S_OTHER;
+    if (!report)
+        goto out;
+    char same[128] = "";
+    if (l->is_main && c->n_libs > 1)
+        snprintf(same, sizeof same, " (sub-libraries: the same unless "
+                 "reported below)");
+    if (state == S_ABSENT)
+        VCHECK(c, name, CDD_CHECK_WARN,
+               "not on the loader's search path: a program that asks for %s "
+               "by name (as PyTorch and TensorFlow do) will not find it; fix: "
+               "%s%s", l->name, fix, same);
+    else if (state == S_OURS)
+        VCHECK(c, name, CDD_CHECK_PASS, "the loader picks ours, %s%s%s%s",
+               paths[0], *others ? "; it shadows " : "", others, same);
+    else if (state == S_SHADOWED)
+        VCHECK(c, name, CDD_CHECK_WARN,
+               "the loader picks %s BEFORE ours (%s): programs get that copy, "
+               "not this install; remove it or fix the order: %s%s",
+               paths[0], l->installed, fix, same);
+    else
+        VCHECK(c, name, CDD_CHECK_WARN,
+               "the loader picks %s, not ours: %s is not on the search path; "
+               "fix: %s%s", paths[0], dir, fix, same);
+out:
+    cdd_clear_error();
+    cdd_lib_paths_free(paths, n);
+    free(ours);
+    free(dir);
+    return state;
+}
+
+/* ---- dependencies --------------------------------------------------------- */
+
+/* Parse every installed library and resolve what it needs. Remembers, for
+ * the load step, which libraries have a dependency that cannot be found. */
+static void dependencies(struct vctx *c, struct vlib *l, char *missing,
+                         size_t missing_len)
+{
+    struct cdd_bininfo bi;
+    char name[256], found_list[2048] = "", miss[2048] = "";
+    size_t n_ok = 0, n_miss = 0;
+    memset(&bi, 0, sizeof bi);
+    missing[0] = '\0';
+    snprintf(name, sizeof name, "load.deps %s", l->name);
+    if (cdd_bin_parse_file(l->installed, &bi) != 0) {
+        VCHECK(c, name, CDD_CHECK_FAIL, "%s is not a loadable library: %s",
+               l->installed, cdd_last_error()->msg);
+        cdd_clear_error();
+        return;
+    }
+    int foreign = (bi.fmt == CDD_BIN_PE) !=
+                  (c->m->platform == CDD_PLATFORM_WINDOWS_X86_64);
+    if (foreign || strcmp(bi.machine_name, "x86_64") != 0) {
+        VCHECK(c, name, CDD_CHECK_FAIL,
+               "%s is a %s %s file, not an x86-64 %s library",
+               l->installed, bi.machine_name,
+               bi.fmt == CDD_BIN_PE ? "PE" : "ELF",
+               c->m->platform == CDD_PLATFORM_WINDOWS_X86_64 ? "Windows"
+                                                             : "Linux");
+        cdd_bininfo_clear(&bi);
+        return;
+    }
+    for (size_t i = 0; i < bi.n_needed; i++) {
+        char *where = resolve_dep(c, &bi, l->installed, bi.needed[i]);
+        if (where) {
+            size_t u = strlen(found_list);
+            if (u < sizeof found_list - 300)
+                snprintf(found_list + u, sizeof found_list - u, "%s%s -> %s",
+                         u ? ", " : "", bi.needed[i], where);
+            n_ok++;
+        } else {
+            const char *hint = cdd_dependency_hint(bi.needed[i]);
+            size_t u = strlen(miss);
+            if (u < sizeof miss - 600)
+                snprintf(miss + u, sizeof miss - u, "%s%s (%s)",
+                         u ? "; " : "", bi.needed[i],
+                         hint ? hint : "not found on the search path");
+            u = strlen(missing);
+            if (u < missing_len - 100)
+                snprintf(missing + u, missing_len - u, "%s%s", u ? ", " : "",
+                         bi.needed[i]);
+            n_miss++;
+        }
+        free(where);
+    }
+    if (n_miss && !c->host_can_load && bi.fmt == CDD_BIN_PE)
+        VCHECK(c, name, CDD_CHECK_WARN,
+               "needs %s, not in the tree; Windows' own folders cannot be "
+               "searched from this host. Found: %s", miss,
+               *found_list ? found_list : "none");
+    else if (n_miss)
+        VCHECK(c, name, CDD_CHECK_FAIL,
+               "needs %zu librar%s the loader cannot find: %s", n_miss,
+               n_miss == 1 ? "y" : "ies", miss);
+    else
+        VCHECK(c, name, CDD_CHECK_PASS, "%zu dependencies resolved: %s", n_ok,
+               *found_list ? found_list : "(none)");
+    cdd_bininfo_clear(&bi);
+}
+
+/* ---- loading and version functions ---------------------------------------- */
+
+typedef size_t (*version_fn)(void);
+typedef int (*status_fn)(void);
+typedef const char *(*errstr_fn)(int);
+
+static void version_checks(struct vctx *c)
+{
+    struct vlib *main_lib = &c->libs[0];
+    const struct cdd_mverify *v = &c->m->verify;
+    char got[32], want[32];
+    if (!main_lib->handle) {
+        VCHECK(c, "load.version", CDD_CHECK_SKIP,
+               "%s did not load: no version to read", main_lib->name);
+    } else {
+        version_fn gv = (version_fn)cdd_lib_func(main_lib->handle,
+                                                 v->version_symbol);
+        if (!gv) {
+            VCHECK(c, "load.version", CDD_CHECK_FAIL,
+                   "%s does not export %s", main_lib->name, v->version_symbol);
+        } else {
+            long ver = (long)gv();
+            c->res->cudnn_version = ver;
+            cdd_cudnn_version_decode(ver, got, sizeof got);
+            cdd_cudnn_version_decode(v->version_number, want, sizeof want);
+            if (ver == v->version_number)
+                VCHECK(c, "load.version", CDD_CHECK_PASS,
+                       "%s() = %ld: cuDNN %s, as the manifest expects",
+                       v->version_symbol, ver, got);
+            else
+                VCHECK(c, "load.version", CDD_CHECK_FAIL,
+                       "%s() = %ld (cuDNN %s) but the manifest expects %ld "
+                       "(cuDNN %s): the library in the tree is from another "
+                       "version", v->version_symbol, ver, got,
+                       v->version_number, want);
+        }
+        version_fn cv = v->cudart_symbol
+                            ? (version_fn)cdd_lib_func(main_lib->handle,
+                                                       v->cudart_symbol)
+                            : NULL;
+        int tree_major = c->o->target->version.known
+                             ? c->o->target->version.major
+                             : c->m->cuda_major;
+        if (v->cudart_symbol && !cv) {
+            VCHECK(c, "load.cudart", CDD_CHECK_FAIL, "%s does not export %s",
+                   main_lib->name, v->cudart_symbol);
+        } else if (cv) {
+            long cr = (long)cv();
+            long major = cr / 1000, minor = (cr % 1000) / 10;
+            if (major == tree_major)
+                VCHECK(c, "load.cudart", CDD_CHECK_PASS,
+                       "built against CUDA %ld.%ld (%s() = %ld), matching the "
+                       "tree's CUDA %d", major, minor, v->cudart_symbol, cr,
+                       tree_major);
+            else
+                VCHECK(c, "load.cudart", CDD_CHECK_FAIL,
+                       "built against CUDA %ld.%ld (%s() = %ld) but the tree "
+                       "is CUDA %d: install the cuDNN build for CUDA %d",
+                       major, minor, v->cudart_symbol, cr, tree_major,
+                       tree_major);
+        }
+    }
+    errstr_fn es = main_lib->handle
+                       ? (errstr_fn)cdd_lib_func(main_lib->handle,
+                                                 "cudnnGetErrorString")
+                       : NULL;
+    for (size_t i = 1; i < c->n_libs; i++) {
+        struct vlib *l = &c->libs[i];
+        char name[256];
+        if (!l->check_symbol)
+            continue;
+        snprintf(name, sizeof name, "load.check %s", l->name);
+        if (!l->handle) {
+            VCHECK(c, name, CDD_CHECK_SKIP, "did not load: cannot call %s",
+                   l->check_symbol);
+            continue;
+        }
+        /* Resolved from the library that should export it: a main library
+         * that re-exports the symbol would otherwise hide a stale copy. */
+        status_fn fn = (status_fn)cdd_lib_func(l->handle, l->check_symbol);
+        if (!fn) {
+            VCHECK(c, name, CDD_CHECK_FAIL, "%s does not export %s",
+                   l->installed, l->check_symbol);
+            continue;
+        }
+        int st = fn();
+        const char *text = es ? es(st) : NULL;
+        if (st == 0)
+            VCHECK(c, name, CDD_CHECK_PASS, "%s() = 0 (success)",
+                   l->check_symbol);
+        else if (st == c->m->verify.mismatch_status)
+            VCHECK(c, name, CDD_CHECK_FAIL,
+                   "%s() = %d (%s): this sub-library is from another cuDNN "
+                   "version than %s; reinstall the whole archive",
+                   l->check_symbol, st, text ? text : "version mismatch",
+                   main_lib->name);
+        else
+            VCHECK(c, name, CDD_CHECK_FAIL, "%s() = %d (%s)", l->check_symbol,
+                   st, text ? text : "error");
+    }
+}
+
+/* Load in dependency order: a sub-library whose DT_NEEDED names another of
+ * ours is loaded after it, so the loader matches that name to the copy we
+ * loaded instead of searching for one. */
+static size_t *load_order(struct vctx *c)
+{
+    size_t n = c->n_libs, *order = calloc(n ? n : 1, sizeof *order);
+    char **needs = calloc(n ? n : 1, sizeof *needs);
+    int *done = calloc(n ? n : 1, sizeof *done);
+    size_t k = 0;
+    if (!order || !needs || !done) {
+        free(order);
+        free(needs);
+        free(done);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct cdd_bininfo bi;
+        memset(&bi, 0, sizeof bi);
+        if (cdd_bin_parse_file(c->libs[i].installed, &bi) == 0) {
+            size_t len = 1;
+            for (size_t j = 0; j < bi.n_needed; j++)
+                len += strlen(bi.needed[j]) + 1;
+            if ((needs[i] = malloc(len)) != NULL) {
+                needs[i][0] = '\0';
+                for (size_t j = 0; j < bi.n_needed; j++) {
+                    strcat(needs[i], bi.needed[j]);
+                    strcat(needs[i], "\n");
+                }
+            }
+        }
+        cdd_bininfo_clear(&bi);
+    }
+    cdd_clear_error();
+    while (k < n) {
+        size_t before = k;
+        for (size_t i = 0; i < n; i++) {
+            if (done[i])
+                continue;
+            int ready = 1;
+            for (size_t j = 0; j < n && ready; j++) {
+                char key[300];
+                snprintf(key, sizeof key, "%s\n", c->libs[j].name);
+                if (j != i && !done[j] && needs[i] && strstr(needs[i], key))
+                    ready = 0;
+            }
+            if (ready) {
+                done[i] = 1;
+                order[k++] = i;
+            }
+        }
+        if (k == before) /* a cycle: take the rest as listed */
+            for (size_t i = 0; i < n; i++)
+                if (!done[i]) {
+                    done[i] = 1;
+                    order[k++] = i;
+                }
+    }
+    for (size_t i = 0; i < n; i++)
+        free(needs[i]);
+    free(needs);
+    free(done);
+    return order;
+}
+
+int cdd_verify_load_layer(struct vctx *c)
+{
+    enum search_state main_state = S_UNKNOWN;
+    char **missing = calloc(c->n_libs, sizeof *missing);
+    if (!missing)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (size_t i = 0; i < c->n_libs; i++) {
+        struct vlib *l = &c->libs[i];
+        if (!file_exists(l->installed)) {
+            char name[256];
+            snprintf(name, sizeof name, "load.%s", l->name);
+            VCHECK(c, name, CDD_CHECK_FAIL,
+                   "%s is missing: %s is needed (install the whole archive)",
+                   l->installed, l->is_main ? "the main library" : "this "
+                                                                   "sub-library");
+            continue;
+        }
+        if (c->host_can_load) {
+            if (l->is_main)
+                main_state = search_order(c, l, 1);
+            else if (search_order(c, l, 0) != main_state)
+                search_order(c, l, 1);
+        }
+        missing[i] = malloc(1024);
+        if (missing[i])
+            dependencies(c, l, missing[i], 1024);
+    }
+    if (!c->host_can_load) {
+        VCHECK(c, "load.open", CDD_CHECK_SKIP,
+               "%s libraries cannot be loaded on this host: search order, "
+               "loading and version functions are checked where they run",
+               cdd_platform_name(c->m->platform));
+    } else {
+        size_t *order = load_order(c);
+        for (size_t k = 0; order && k < c->n_libs; k++) {
+            size_t i = order[k];
+            struct vlib *l = &c->libs[i];
+            char name[256];
+            if (!file_exists(l->installed))
+                continue;
+            snprintf(name, sizeof name, "load.open %s", l->name);
+            if (cdd_lib_open(l->installed, &l->handle) == 0) {
+                VCHECK(c, name, CDD_CHECK_PASS, "loaded %s", l->installed);
+                continue;
+            }
+            const char *why = cdd_last_error()->msg;
+            if (missing[i] && missing[i][0])
+                VCHECK(c, name, CDD_CHECK_FAIL,
+                       "%s; the cause: it needs %s, which the loader cannot "
+                       "find (see load.deps)", why, missing[i]);
+            else
+                VCHECK(c, name, CDD_CHECK_FAIL, "%s", why);
+            cdd_clear_error();
+        }
+        free(order);
+        version_checks(c);
+    }
+    for (size_t i = 0; i < c->n_libs; i++)
+        free(missing[i]);
+    free(missing);
+    return 0;
+}
