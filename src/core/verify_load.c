@@ -85,10 +85,13 @@ static int windows_system_dll(const char *name)
     return 0;
 }
 
+/* Follows symlinks, as the loader does: a dangling soname link (its real
+ * file deleted) is a missing library. */
 static int file_exists(const char *path)
 {
-    struct cdd_stat st;
-    int ok = cdd_fs_lstat(path, &st) == 0 && st.type != CDD_FT_NONE;
+    char *real = NULL;
+    int ok = cdd_fs_realpath(path, &real) == 0;
+    free(real);
     cdd_clear_error();
     return ok;
 }

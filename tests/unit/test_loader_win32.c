@@ -184,6 +184,45 @@ static void test_search_order(void)
     free(src);
 }
 
+/* A DLL mapped by a running program (here: ourselves) cannot be replaced
+ * or deleted -- Windows says "access denied", not "sharing violation" -- but
+ * may be renamed: the transaction moves it to the backup and puts the new
+ * one in place. The refusal is reported as "in use", not as a permission
+ * problem. */
+static void test_replace_loaded_dll(void)
+{
+    char *dir = in(fake, "loaded"), *dll = in(dir, "cudnn64_8.dll");
+    char *src = in(fake, "cudnn64_8.dll"), *newf = in(dir, "new.dll");
+    char *moved = in(dir, "backup.dll");
+    cdd_fs_remove_tree(dir);
+    CHECK_INT(cdd_fs_mkdirs(dir, NULL), 0);
+    wchar_t *wsrc = cdd_w_path(src), *wdll = cdd_w_path(dll);
+    CHECK(CopyFileW(wsrc, wdll, FALSE));
+    CHECK_INT(cdd_fs_write_atomic(newf, "new", 3), 0);
+    struct cdd_lib *l = NULL;
+    CHECK_INT(cdd_lib_open(dll, &l), 0);
+    int r = cdd_fs_rename(newf, dll);
+    fprintf(stderr, "    replace a loaded DLL -> %s: %s\n", cdd_err_name(r),
+            cdd_last_error()->msg);
+    CHECK_INT(r, CDD_E_BUSY);
+    CHECK_MSG(strstr(cdd_last_error()->msg, "in use"), "%s",
+              cdd_last_error()->msg);
+    r = cdd_fs_unlink(dll);
+    CHECK_INT(r, CDD_E_BUSY);
+    /* Moving it aside works while it is loaded. */
+    CHECK_INT(cdd_fs_rename(dll, moved), 0);
+    CHECK_INT(cdd_fs_rename(newf, dll), 0);
+    cdd_lib_close(l);
+    CHECK_INT(cdd_fs_remove_tree(dir), 0);
+    free(wsrc);
+    free(wdll);
+    free(moved);
+    free(newf);
+    free(src);
+    free(dll);
+    free(dir);
+}
+
 static void test_driver_override(void)
 {
     char *out = NULL;
@@ -207,7 +246,8 @@ int main(void)
     static const struct t_case cases[] = {
         TEST(test_load_good), TEST(test_refusals),
         TEST(test_126_names_missing_dependency), TEST(test_127_and_193),
-        TEST(test_search_order), TEST(test_driver_override)};
+        TEST(test_search_order), TEST(test_replace_loaded_dll),
+        TEST(test_driver_override)};
     if (dir_from_env("CDD_FAKE_DLLS", fake, sizeof fake) ||
         dir_from_env("CDD_FAKE_DLLS_ELSEWHERE", elsewhere, sizeof elsewhere)) {
         fprintf(stderr, "CDD_FAKE_DLLS / CDD_FAKE_DLLS_ELSEWHERE not set "

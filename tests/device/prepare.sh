@@ -1,0 +1,21 @@
+#!/bin/sh
+# Run HERE (the build machine): build the tool in Release and gather what the
+# accelerator machine lacks (it has libcurl, OpenSSL, zlib and xz, but neither
+# libarchive nor cJSON) into .device/, which the device run carries:
+#   .device/cudnn-deploy
+#   .device/lib/libarchive.so.13, libcjson.so.1  (from Debian's packages)
+# .device/ is listed in .git/info/exclude so it never lands in a commit.
+set -eu
+cd "$(dirname "$0")/../.."
+grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
+cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DCDD_BUILD_TESTS=OFF >/dev/null
+cmake --build build-device -j "$(nproc)" >/dev/null
+rm -rf .device && mkdir -p .device/lib .device/debs
+cp build-device/cudnn-deploy .device/
+(cd .device/debs && apt-get download -q libarchive13 libcjson1 >/dev/null)
+for d in .device/debs/*.deb; do dpkg -x "$d" .device/unpacked; done
+cp -L .device/unpacked/usr/lib/x86_64-linux-gnu/libarchive.so.13 \
+      .device/unpacked/usr/lib/x86_64-linux-gnu/libcjson.so.1 .device/lib/
+rm -rf .device/debs .device/unpacked
+cp tests/device/run.sh .device/
+ls -la .device .device/lib

@@ -1,0 +1,501 @@
+"""verify end to end on fake cuDNN libraries (tests/fakes/*.c built with cc,
+packed by fakecudnn.py into NVIDIA's Linux layout, manifests written by
+`manifest create`), installed into generated CUDA 11.6 trees: every failure
+mode of issue 3's "Testing without a GPU" list, each asserted by its exit
+code and by the name, status and detail of the checks in --json.
+
+  all pass (search path warn + exact fix; pass with LD_LIBRARY_PATH)
+  wrong version (8600)            sub-library reporting mismatch (14)
+  sub-library missing             sub-library whose dependency is missing
+  older copy shadowing ours       no driver (gpu skipped)
+  fake driver (gpu pass, corrupt conv, CUDA 12 cudart)
+  install whose verify fails      --level files and strays
+  no receipt / --manifest         --level bogus
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cddtest  # noqa: E402
+import fakecudnn  # noqa: E402
+from cddtest import (EXIT_CHECK, EXIT_ENV, EXIT_OK, EXIT_USAGE,  # noqa: E402
+                     CddTestCase, make_cuda_tree, run, run_json)
+
+MAIN = "libcudnn.so.8"
+SUBS = ["libcudnn_%s.so.8" % s for s in fakecudnn.SUBLIBS]
+ALL_LIBS = [MAIN] + SUBS
+
+# Everything that changes what verify does is set per run, never inherited.
+KNOBS = ("LD_LIBRARY_PATH", "CUDNN_DEPLOY_DRIVER_LIB", "FAKE_CUDNN_VERSION",
+         "FAKE_CUDNN_CUDART", "FAKE_CUDNN_CONV_CORRUPT",
+         "FAKE_CUDNN_CREATE_STATUS", "FAKE_CUDNN_FAIL_ALGO",
+         "FAKE_CUDA_DRIVER_VERSION", "FAKE_CUDA_NO_DEVICE",
+         "FAKE_CUDA_INIT_ERROR", "FAKE_CUDA_OOM")
+
+
+def env_with(**extra):
+    env = {k: None for k in KNOBS}
+    env.update(extra)
+    return env
+
+
+def system_driver():
+    """A libcuda.so.1 this machine's loader could find (then the "no
+    driver" case cannot be tested here), or None."""
+    try:
+        out = subprocess.run(["ldconfig", "-p"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL).stdout.decode("utf-8", "replace")
+        for line in out.splitlines():
+            if line.strip().startswith("libcuda.so.1 ") and "x86-64" in line:
+                return line.rsplit("=>", 1)[-1].strip()
+    except OSError:
+        pass
+    for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
+              "/usr/lib64", "/lib", "/usr/lib", "/usr/local/nvidia/lib64",
+              "/usr/lib/wsl/lib"):
+        p = os.path.join(d, "libcuda.so.1")
+        if os.path.exists(p):
+            return p
+    return None
+
+
+class VerifyCase(CddTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super(VerifyCase, cls).setUpClass()
+        why = fakecudnn.problem()
+        if why:
+            raise unittest.SkipTest(why)
+
+    # -- trees and runs ---------------------------------------------------------
+
+    def new_tree(self, name="ws"):
+        return make_cuda_tree(os.path.join(self.scratch(name), "tree"),
+                              version="11.6.2")
+
+    def install_fake(self, variant="ok", verify=False, name="ws", expect=EXIT_OK,
+                     env=None):
+        """A fresh CUDA 11.6 tree with the fake archive installed; returns
+        (tree, install's JsonResult)."""
+        tree = self.new_tree(name)
+        fx = fakecudnn.archive(variant)
+        args = fx.install_args(tree) + ([] if verify else ["--no-verify"])
+        j = run_json(args, env=env or env_with(), expect=expect)
+        return tree, j
+
+    def verify(self, tree, *args, **kw):
+        """verify --json --cuda-root tree args; kw: expect, env (extra vars;
+        the knobs are cleared otherwise)."""
+        expect = kw.pop("expect", None)
+        env = env_with(**kw.pop("env", {}))
+        self.assertFalse(kw, "unknown keywords %r" % kw)
+        return run_json(["verify", "--cuda-root", tree] + list(args),
+                        env=env, expect=expect)
+
+    # -- check assertions -------------------------------------------------------
+
+    def checks(self, doc, name):
+        return [c for c in doc["checks"] if c["name"] == name]
+
+    def check(self, doc, name, status=None, *contains):
+        """The one check called name; asserts its status and that its detail
+        contains every string in contains."""
+        found = self.checks(doc, name)
+        self.assertEqual(len(found), 1, "exactly one check %r in:\n%s"
+                         % (name, self.listing(doc)))
+        c = found[0]
+        if status is not None:
+            self.assertEqual(c["status"], status, "check %r: %r\n%s"
+                             % (name, c["detail"], self.listing(doc)))
+        for s in contains:
+            self.assertIn(s, c["detail"], "check %r" % name)
+        return c
+
+    def listing(self, doc):
+        return "\n".join("  %-4s %s: %s" % (c["status"], c["name"], c["detail"])
+                         for c in doc["checks"])
+
+    def statuses(self, doc, prefix):
+        return {c["name"]: c["status"] for c in doc["checks"]
+                if c["name"] == prefix or c["name"].startswith(prefix + ".")
+                or c["name"].startswith(prefix + " ")}
+
+    def assertNoFail(self, doc, but=()):
+        bad = [c for c in doc["checks"]
+               if c["status"] == "fail" and c["name"] not in but]
+        self.assertEqual(bad, [], "unexpected failures:\n" + self.listing(doc))
+
+    def assertLoadPasses(self, doc, libs=ALL_LIBS, but=()):
+        """load.deps / load.open for libs and load.check for their
+        sub-libraries all pass (names in but are left out)."""
+        for lib in libs:
+            for kind in ("load.deps", "load.open", "load.check"):
+                name = "%s %s" % (kind, lib)
+                if name in but or (kind == "load.check" and lib == MAIN):
+                    continue
+                self.check(doc, name, "pass")
+
+
+class AllPass(VerifyCase):
+    """Case 1: a good install; the search-path warning and its fix."""
+
+    @classmethod
+    def setUpClass(cls):
+        super(AllPass, cls).setUpClass()
+        cls.tree = make_cuda_tree(os.path.join(cddtest.WORK_ROOT, "AllPass", "tree"))
+        cls.lib64 = os.path.join(cls.tree, "lib64")
+        # install runs verify at its end (no --no-verify); no driver here is
+        # assumed only by the level assertion below (the fake one is not set).
+        cls.j = run_json(fakecudnn.archive("ok").install_args(cls.tree),
+                         env=env_with(), expect=None)
+
+    def test_install_verifies_everything(self):
+        j = self.j
+        self.assertEqual(j.rc, EXIT_OK, self.listing(j.doc) + j.err[-3000:])
+        doc = j.doc
+        if system_driver() is None:
+            self.assertEqual(doc.get("level"), "load")
+        self.check(doc, "files", "pass", "unchanged since install")
+        self.check(doc, "files.strays", "pass")
+        self.assertLoadPasses(doc)
+        self.check(doc, "load.version", "pass", "8500", "8.5.0")
+        self.check(doc, "load.cudart", "pass", "11060", "CUDA 11")
+        self.assertEqual(doc.get("cudnn_version"), 8500)
+        self.assertNoFail(doc)
+        # cnn_infer needs ops_infer (DT_NEEDED), resolved to our own copy.
+        self.check(doc, "load.deps libcudnn_cnn_infer.so.8", "pass",
+                   "libcudnn_ops_infer.so.8 -> this install")
+
+    def test_not_on_search_path_warns_with_exact_fix(self):
+        doc = self.j.doc
+        c = self.check(doc, "load.search " + MAIN, "warn",
+                       "not on the loader's search path")
+        self.assertIn("export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+                      % self.lib64, c["detail"])
+        self.assertIn("/etc/ld.so.conf.d", c["detail"])
+        # The sub-libraries are in the same state: not reported seven times.
+        for sub in SUBS:
+            self.assertEqual(self.checks(doc, "load.search " + sub), [])
+        # A warning alone never fails verify.
+        self.assertIs(doc["ok"], True)
+        self.assertEqual(doc["exit_code"], 0)
+
+    def test_on_search_path_picks_ours(self):
+        j = self.verify(self.tree, env={"LD_LIBRARY_PATH": self.lib64},
+                        expect=EXIT_OK)
+        self.check(j.doc, "load.search " + MAIN, "pass", "picks ours",
+                   os.path.join(self.lib64, MAIN))
+        self.assertEqual([c for c in j.doc["checks"] if c["status"] == "warn"],
+                         [], self.listing(j.doc))
+        self.assertLoadPasses(j.doc)
+        self.assertEqual(j.doc["command"].split()[0], "verify")
+        self.assertIs(j.doc["changed"], False)
+
+    def test_human_output(self):
+        r = run(["verify", "--cuda-root", self.tree], env=env_with(),
+                expect=EXIT_OK)
+        self.assertEqual(r.out, "", "human text goes to stderr")
+        self.assertIn("load.version", r.err)
+        self.assertIn("Verify: all checks passed", r.err)
+
+
+class Failures(VerifyCase):
+    """Cases 2-6: each failure mode named by the right check."""
+
+    @classmethod
+    def setUpClass(cls):
+        super(Failures, cls).setUpClass()
+        cls.ok_tree = make_cuda_tree(os.path.join(cddtest.WORK_ROOT, "Failures", "ok"))
+        run_json(fakecudnn.archive("ok").install_args(cls.ok_tree, "--no-verify"),
+                 env=env_with(), expect=EXIT_OK)
+
+    def test_wrong_version(self):
+        j = self.verify(self.ok_tree, env={"FAKE_CUDNN_VERSION": "8600"},
+                        expect=EXIT_CHECK)
+        self.check(j.doc, "load.version", "fail", "8600", "8.6.0", "8500",
+                   "8.5.0", "another version")
+        self.assertEqual(j.doc.get("cudnn_version"), 8600)
+        self.assertNoFail(j.doc, but=("load.version",))
+        self.assertIn("check(s) failed", j.err)
+
+    def test_sublibrary_reports_mismatch(self):
+        tree, _ = self.install_fake("mismatch")
+        j = self.verify(tree, expect=EXIT_CHECK)
+        name = "load.check libcudnn_%s.so.8" % fakecudnn.MISMATCH_SUB
+        self.check(j.doc, name, "fail", "cudnnOpsTrainVersionCheck() = 14",
+                   "another cuDNN version", MAIN)
+        self.check(j.doc, "load.version", "pass")
+        self.assertLoadPasses(j.doc, but=(name,))
+        self.assertNoFail(j.doc, but=(name,))
+
+    def test_sublibrary_missing(self):
+        tree, _ = self.install_fake()
+        gone = "lib64/libcudnn_cnn_train.so.8.5.0"
+        os.unlink(os.path.join(tree, gone))
+        j = self.verify(tree, expect=EXIT_CHECK)
+        doc = j.doc
+        # The file and the two links of its chain.
+        self.check(doc, "files", "fail", "3 of 25", "reinstall")
+        changed = self.check(doc, "files.changed", "fail", gone)
+        self.assertIn("missing", changed["detail"])
+        # The symlink to it is now dangling.
+        self.check(doc, "files.chain", "fail", "lib64/libcudnn_cnn_train.so.8")
+        # The load layer says the library is missing, and loads the rest.
+        lib = "libcudnn_cnn_train.so.8"
+        said = [c for c in doc["checks"] if c["name"].startswith("load")
+                and lib in c["name"] and c["status"] == "fail"]
+        self.assertTrue(said, self.listing(doc))
+        self.assertTrue(any("missing" in c["detail"] or "No such file" in c["detail"]
+                            or "no such" in c["detail"] for c in said),
+                        self.listing(doc))
+        self.check(doc, "load.check " + lib, None)
+        self.assertNotEqual(self.check(doc, "load.check " + lib)["status"], "pass")
+        others = [l for l in ALL_LIBS if l != lib]
+        self.assertLoadPasses(doc, libs=others)
+        self.check(doc, "load.version", "pass")
+
+    def test_sublibrary_missing_named_as_missing(self):
+        """A dangling soname link (the real file deleted) is reported as a
+        missing library by the load layer, not as an unreadable file."""
+        tree, _ = self.install_fake()
+        os.unlink(os.path.join(tree, "lib64/libcudnn_cnn_train.so.8.5.0"))
+        j = self.verify(tree, expect=EXIT_CHECK)
+        self.check(j.doc, "load.libcudnn_cnn_train.so.8", "fail", "is missing",
+                   os.path.join(tree, "lib64/libcudnn_cnn_train.so.8"),
+                   "sub-library")
+
+    def test_sublibrary_link_deleted(self):
+        """The soname link itself deleted: files and load both name it."""
+        tree, _ = self.install_fake()
+        os.unlink(os.path.join(tree, "lib64/libcudnn_adv_train.so.8"))
+        j = self.verify(tree, expect=EXIT_CHECK)
+        self.check(j.doc, "files.changed", "fail", "lib64/libcudnn_adv_train.so.8")
+        self.check(j.doc, "load.libcudnn_adv_train.so.8", "fail", "is missing",
+                   "sub-library")
+        self.assertEqual(self.checks(j.doc, "load.open libcudnn_adv_train.so.8"), [])
+        self.assertEqual(self.checks(j.doc, "load.check libcudnn_adv_train.so.8")[0]["status"],
+                         "skip")
+
+    def test_dependency_missing(self):
+        tree, _ = self.install_fake("missing_dep")
+        j = self.verify(tree, expect=EXIT_CHECK)
+        lib = "libcudnn_%s.so.8" % fakecudnn.MISSING_DEP_SUB
+        dep = fakecudnn.MISSING_DEP
+        deps = self.check(j.doc, "load.deps " + lib, "fail", dep, "cuBLAS",
+                          "cannot find")
+        self.assertIn("LD_LIBRARY_PATH", deps["detail"])
+        opened = self.check(j.doc, "load.open " + lib, "fail", dep)
+        # The loader's own message, then the diagnosis.
+        self.assertIn("cannot open shared object file", opened["detail"])
+        self.assertIn("the cause: it needs %s" % dep, opened["detail"])
+        self.check(j.doc, "load.check " + lib, "skip")
+        self.assertLoadPasses(j.doc, libs=[l for l in ALL_LIBS if l != lib])
+        self.check(j.doc, "load.version", "pass")
+        self.assertNoFail(j.doc, but=("load.deps " + lib, "load.open " + lib))
+
+    def test_older_copy_shadows_ours(self):
+        old = fakecudnn.old_main_dir()
+        lib64 = os.path.join(self.ok_tree, "lib64")
+        j = self.verify(self.ok_tree,
+                        env={"LD_LIBRARY_PATH": old + ":" + lib64},
+                        expect=EXIT_OK)
+        c = self.check(j.doc, "load.search " + MAIN, "warn", "BEFORE ours",
+                       os.path.join(old, MAIN), os.path.join(lib64, MAIN))
+        self.assertIn("export LD_LIBRARY_PATH=" + lib64, c["detail"])
+        # The sub-libraries are ours (they differ from the main library's
+        # state, so each is reported).
+        for sub in SUBS:
+            self.check(j.doc, "load.search " + sub, "pass", "picks ours")
+        # Ours is what verify loaded (by absolute path), not the 8.4.1 copy.
+        self.check(j.doc, "load.version", "pass", "8500")
+        self.assertEqual(j.doc.get("cudnn_version"), 8500)
+        self.assertNoFail(j.doc)
+
+    def test_older_copy_after_ours(self):
+        old = fakecudnn.old_main_dir()
+        lib64 = os.path.join(self.ok_tree, "lib64")
+        j = self.verify(self.ok_tree,
+                        env={"LD_LIBRARY_PATH": lib64 + ":" + old},
+                        expect=EXIT_OK)
+        self.check(j.doc, "load.search " + MAIN, "pass", "picks ours",
+                   "it shadows " + os.path.join(old, MAIN))
+
+
+class Gpu(VerifyCase):
+    """Cases 7-8: the gpu layer without a driver and with the fake one."""
+
+    @classmethod
+    def setUpClass(cls):
+        super(Gpu, cls).setUpClass()
+        cls.tree = make_cuda_tree(os.path.join(cddtest.WORK_ROOT, "Gpu", "tree"))
+        run_json(fakecudnn.archive("ok").install_args(cls.tree, "--no-verify"),
+                 env=env_with(), expect=EXIT_OK)
+        cls.driver = fakecudnn.fake_driver()
+
+    def test_no_driver_skips_gpu(self):
+        found = system_driver()
+        if found:
+            self.skipTest("this machine has an NVIDIA driver (%s)" % found)
+        j = self.verify(self.tree, "--level", "gpu", expect=EXIT_OK)
+        self.assertEqual(j.doc.get("level"), "gpu")
+        self.check(j.doc, "gpu", "skip", "no NVIDIA driver")
+        self.assertEqual([c for c in j.doc["checks"]
+                          if c["name"].startswith("gpu.")], [])
+        self.check(j.doc, "load.version", "pass")
+        # Without --level: no driver, so the default level is load.
+        j = self.verify(self.tree, expect=EXIT_OK)
+        self.assertEqual(j.doc.get("level"), "load")
+        self.assertEqual(self.statuses(j.doc, "gpu"), {})
+
+    def test_driver_named_but_absent_skips(self):
+        gone = os.path.join(self.scratch("nodrv"), "libcuda.so.1")
+        j = self.verify(self.tree, "--level", "gpu",
+                        env={"CUDNN_DEPLOY_DRIVER_LIB": gone}, expect=EXIT_OK)
+        self.check(j.doc, "gpu", "skip")
+
+    def test_fake_driver_runs_the_convolution(self):
+        j = self.verify(self.tree, env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver},
+                        expect=EXIT_OK)
+        doc = j.doc
+        self.assertEqual(doc.get("level"), "gpu")
+        self.check(doc, "gpu.driver", "pass", "CUDA 11.8", "11.6")
+        self.check(doc, "gpu.device", "pass", "device 0 of")
+        self.check(doc, "gpu.conv", "pass", "1x3x32x32 * 16x3x3x3",
+                   "max relative error")
+        self.assertLessEqual(doc["conv_max_rel_err"], 1e-3)
+        self.assertEqual(doc.get("driver_cuda_version"), 11080)
+        self.assertLoadPasses(doc)
+        self.assertNoFail(doc)
+
+    def test_fake_driver_wrong_results(self):
+        j = self.verify(self.tree, env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
+                                        "FAKE_CUDNN_CONV_CORRUPT": "1"},
+                        expect=EXIT_CHECK)
+        c = self.check(j.doc, "gpu.conv", "fail",
+                       "differs from the CPU reference", "max relative error",
+                       "> 1e-03", "worst at")
+        self.assertGreater(j.doc["conv_max_rel_err"], 1e-3, c["detail"])
+        self.check(j.doc, "gpu.driver", "pass")
+        self.assertNoFail(j.doc, but=("gpu.conv",))
+
+    def test_cudart_of_another_cuda_major(self):
+        j = self.verify(self.tree, env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
+                                        "FAKE_CUDNN_CUDART": "12010"},
+                        expect=EXIT_CHECK)
+        self.check(j.doc, "load.cudart", "fail", "CUDA 12.1", "12010",
+                   "the tree is CUDA 11", "for CUDA 11")
+        self.check(j.doc, "gpu.conv", "pass")
+        self.assertNoFail(j.doc, but=("load.cudart",))
+
+    def test_old_driver(self):
+        j = self.verify(self.tree, env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
+                                        "FAKE_CUDA_DRIVER_VERSION": "10020"},
+                        expect=EXIT_CHECK)
+        self.check(j.doc, "gpu.driver", "fail", "10.2", "11.6",
+                   "update the NVIDIA driver")
+
+    def test_driver_without_device(self):
+        j = self.verify(self.tree, env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
+                                        "FAKE_CUDA_NO_DEVICE": "1"},
+                        expect=None)
+        self.assertIn(j.rc, (EXIT_OK, EXIT_CHECK))
+        gpu = self.statuses(j.doc, "gpu")
+        self.assertNotIn("pass", [gpu.get("gpu.conv"), gpu.get("gpu.device")],
+                         self.listing(j.doc))
+
+
+class InstallAndLevels(VerifyCase):
+    """Cases 9-12: install whose verify fails, --level files and strays,
+    no receipt, bad level."""
+
+    def test_install_whose_verify_fails_keeps_files(self):
+        tree, j = self.install_fake("mismatch", verify=True, expect=EXIT_CHECK)
+        self.assertIs(j.doc["ok"], False)
+        self.assertIs(j.doc["changed"], True)
+        self.check(j.doc, "load.check libcudnn_%s.so.8" % fakecudnn.MISMATCH_SUB,
+                   "fail", "another cuDNN version")
+        # The files stay installed, recorded, and status says so.
+        self.assertTrue(os.path.isfile(os.path.join(tree, cddtest.RECEIPT)))
+        files = cddtest.receipt_files(cddtest.read_receipt(tree))
+        self.assertIn("lib64/libcudnn.so.8.5.0", files)
+        for p in files:
+            self.assertTrue(os.path.lexists(os.path.join(tree, p)), p)
+        run(["status", "--cuda-root", tree], env=env_with(), expect=EXIT_OK)
+        # A later verify reaches the same verdict from the receipt alone.
+        j2 = self.verify(tree, expect=EXIT_CHECK)
+        self.check(j2.doc, "files", "pass")
+
+    def test_level_files_and_strays(self):
+        tree, _ = self.install_fake()
+        stray = "libcudnn_ops_infer.so.8.4.1"
+        with open(os.path.join(tree, "lib64", stray), "wb") as f:
+            f.write(b"\x7fELF left behind by an older cuDNN")
+        j = self.verify(tree, "--level", "files", expect=EXIT_OK)
+        self.assertEqual(j.doc.get("level"), "files")
+        names = [c["name"] for c in j.doc["checks"]]
+        self.assertTrue(names)
+        self.assertEqual([n for n in names if not n.startswith("files")], [],
+                         self.listing(j.doc))
+        self.check(j.doc, "files", "pass")
+        self.check(j.doc, "files.strays", "warn", stray, "lib64/",
+                   "another cuDNN version")
+        # Files named otherwise are none of our business.
+        self.assertNotIn("libcudart", self.check(j.doc, "files.strays")["detail"])
+
+    def test_level_files_changed_file(self):
+        tree, _ = self.install_fake()
+        with open(os.path.join(tree, "include/cudnn_version.h"), "ab") as f:
+            f.write(b"/* edited */\n")
+        j = self.verify(tree, "--level", "files", expect=EXIT_CHECK)
+        self.check(j.doc, "files.changed", "fail", "include/cudnn_version.h")
+        self.check(j.doc, "files", "fail", "reinstall")
+
+    def test_no_receipt(self):
+        tree, _ = self.install_fake()
+        copy = self.new_tree("copy")
+        # Copy by hand what install put there (symlinks stay symlinks).
+        for rel in cddtest.receipt_files(cddtest.read_receipt(tree)):
+            src, dst = os.path.join(tree, rel), os.path.join(copy, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if os.path.islink(src):
+                os.symlink(os.readlink(src), dst)
+            else:
+                shutil.copy2(src, dst)
+        j = self.verify(copy, expect=EXIT_ENV)
+        err = self.assertError(j, EXIT_ENV, "NOTFOUND")
+        self.assertIn("--manifest", err["message"])
+        self.assertIn("no receipt", err["message"])
+        self.assertEqual(j.doc["checks"], [])
+
+        manifest = fakecudnn.archive("ok").manifest
+        j = self.verify(copy, "--manifest", manifest, expect=EXIT_OK)
+        self.check(j.doc, "files", "pass", "as the manifest says")
+        self.check(j.doc, "files.strays", "pass")
+        self.assertLoadPasses(j.doc)
+        self.check(j.doc, "load.version", "pass")
+        self.assertFalse(os.path.exists(os.path.join(copy, cddtest.STATE)),
+                         "verify must not write into the tree")
+
+        os.unlink(os.path.join(copy, "lib64/libcudnn_ops_infer.so.8.5.0"))
+        j = self.verify(copy, "--manifest", manifest, "--level", "files",
+                        expect=EXIT_CHECK)
+        self.check(j.doc, "files.manifest", "fail",
+                   "lib64/libcudnn_ops_infer.so.8.5.0")
+
+    def test_bad_level(self):
+        tree = self.new_tree()
+        j = self.verify(tree, "--level", "bogus", expect=EXIT_USAGE)
+        err = self.assertError(j, EXIT_USAGE, "USAGE")
+        self.assertIn("bogus", err["message"])
+        r = run(["verify", "--cuda-root", tree, "--level", "bogus"],
+                env=env_with(), expect=EXIT_USAGE)
+        self.assertIn("--level", r.err)
+
+
+if __name__ == "__main__":
+    cddtest.main()
