@@ -24,4 +24,35 @@ int cdd_is_elevated(void);
  * told (the operation then reports what happens). Writes nothing. */
 int cdd_check_write_access(const char *root);
 
+/* ---- what doctor looks at (platform conventions) --------------------------
+ * Each calls fn(ud, ...) once per item; fn returning non-zero stops the walk
+ * and is returned. Paths use '/' separators (Windows too). */
+
+/* Every environment variable whose name starts with prefix ("CUDA_PATH_V"),
+ * with a non-empty value: names compare case-insensitively on Windows, whose
+ * environment is case-insensitive. */
+int cdd_env_each(const char *prefix,
+                 int (*fn)(void *ud, const char *name, const char *value),
+                 void *ud);
+/* Every existing folder where this host's CUDA installer puts toolkits,
+ * sorted by name: Linux /usr/local/cuda, /usr/local/cuda-*; Windows
+ * %ProgramFiles%\NVIDIA GPU Computing Toolkit\CUDA\v*. origin is a short
+ * static label ("default root"). */
+int cdd_default_cuda_roots(int (*fn)(void *ud, const char *path,
+                                     const char *origin),
+                           void *ud);
+/* Python site folders that can be found without running Python: PYTHONPATH
+ * entries, VIRTUAL_ENV's and CONDA_PREFIX's site-packages, the user site, the
+ * system's (Linux /usr/lib/python3/dist-packages, /usr/local/lib/python3.N/
+ * ...; Windows %APPDATA%\Python\Python3N, the python.org installs). Existing
+ * folders only; the same folder may come twice under two origins ("VIRTUAL_ENV",
+ * "CONDA_PREFIX", "PYTHONPATH", "user site", "system"). */
+int cdd_python_site_dirs(int (*fn)(void *ud, const char *path,
+                                   const char *origin),
+                         void *ud);
+/* The folder where the system's shared runtime DLLs live (Windows: System32,
+ * where the Visual C++ runtime is installed), malloc'd; NULL on hosts that
+ * have no such folder (POSIX). */
+char *cdd_system_dir(void);
+
 #endif

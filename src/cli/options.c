@@ -125,7 +125,7 @@ static int parse_number(const char *opt, const char *v, double lo, double hi,
 
 static int apply(const struct opt *o, const char *val, struct cdd_args *a)
 {
-    double d;
+    double d = 0;
     int r = 0;
     switch (o->id) {
     case O_JSON: a->json = 1; break;

@@ -109,7 +109,7 @@ double cdd_conv_flops(const struct cdd_conv_shape *s)
 int cdd_conv_ref_forward(const struct cdd_conv_shape *s, const float *x,
                          const float *w, float *y)
 {
-    int oh, ow, r;
+    int oh = 0, ow = 0, r;
     float *col = NULL;
     if ((r = cdd_conv_out_dims(s, &oh, &ow)) != 0)
         return r;

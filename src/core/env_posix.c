@@ -1,8 +1,12 @@
-/* Environment and host facts on POSIX systems. */
+/* Environment and host facts on POSIX systems: the environment, the default
+ * CUDA root, the cache folder, elevation, and where doctor looks for CUDA
+ * toolkits and Python packages on Linux. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cdd/env.h"
@@ -80,4 +84,185 @@ int cdd_check_write_access(const char *root)
                    : 0;
     free(state);
     return r;
+}
+
+/* ---- what doctor looks at ------------------------------------------------ */
+
+extern char **environ;
+
+int cdd_env_each(const char *prefix,
+                 int (*fn)(void *ud, const char *name, const char *value),
+                 void *ud)
+{
+    size_t pl = strlen(prefix);
+    for (char **e = environ; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        size_t nl = eq ? (size_t)(eq - *e) : 0;
+        char name[256];
+        if (!eq || nl < pl || nl >= sizeof name || !eq[1] ||
+            strncmp(*e, prefix, pl) != 0)
+            continue;
+        memcpy(name, *e, nl);
+        name[nl] = '\0';
+        int r = fn(ud, name, eq + 1);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Call fn for dir/NAME/tail for every NAME in dir that starts with prefix,
+ * in name order, when that folder exists (tail "" means dir/NAME itself):
+ * the one wildcard the conventions below need (cuda-*, python3.*). */
+static int glob_dirs(const char *dir, const char *prefix, const char *tail,
+                     const char *origin,
+                     int (*fn)(void *ud, const char *path, const char *origin),
+                     void *ud)
+{
+    DIR *d = opendir(dir);
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int r = 0;
+    if (!d)
+        return 0; /* absent: nothing there */
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 ||
+            strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            char **v = realloc(names, nc * sizeof *v);
+            if (!v) {
+                r = cdd_fail(CDD_E_NOMEM, dir, 0, NULL);
+                goto out;
+            }
+            names = v;
+            cap = nc;
+        }
+        if (!(names[n] = strdup(e->d_name))) {
+            r = cdd_fail(CDD_E_NOMEM, dir, 0, NULL);
+            goto out;
+        }
+        n++;
+    }
+    if (n)
+        qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n && !r; i++) {
+        size_t len = strlen(dir) + strlen(names[i]) + strlen(tail) + 3;
+        char *p = malloc(len);
+        if (!p) {
+            r = cdd_fail(CDD_E_NOMEM, dir, 0, NULL);
+            break;
+        }
+        snprintf(p, len, "%s/%s%s%s", dir, names[i], *tail ? "/" : "", tail);
+        if (is_dir(p))
+            r = fn(ud, p, origin);
+        free(p);
+    }
+out:
+    closedir(d);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return r;
+}
+
+int cdd_default_cuda_roots(int (*fn)(void *ud, const char *path,
+                                     const char *origin),
+                           void *ud)
+{
+    /* The runfile and the distribution packages both install into
+     * /usr/local/cuda-X.Y and point the /usr/local/cuda symlink at one. */
+    int r = 0;
+    if (is_dir("/usr/local/cuda"))
+        r = fn(ud, "/usr/local/cuda", "default root");
+    if (!r)
+        r = glob_dirs("/usr/local", "cuda-", "", "default root", fn, ud);
+    return r;
+}
+
+static int site_under(const char *prefix_var, const char *origin,
+                      int (*fn)(void *ud, const char *path, const char *origin),
+                      void *ud)
+{
+    const char *base = cdd_getenv(prefix_var);
+    char lib[4096];
+    if (!base || base[0] != '/')
+        return 0;
+    snprintf(lib, sizeof lib, "%s/lib", base);
+    return glob_dirs(lib, "python3", "site-packages", origin, fn, ud);
+}
+
+int cdd_python_site_dirs(int (*fn)(void *ud, const char *path,
+                                   const char *origin),
+                         void *ud)
+{
+    int r = 0;
+    const char *pp = cdd_getenv("PYTHONPATH");
+    for (const char *p = pp; p && !r;) {
+        size_t len = strcspn(p, ":");
+        char dir[4096];
+        if (len > 0 && len < sizeof dir) {
+            memcpy(dir, p, len);
+            dir[len] = '\0';
+            if (dir[0] == '/' && is_dir(dir))
+                r = fn(ud, dir, "PYTHONPATH");
+        }
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    if (!r)
+        r = site_under("VIRTUAL_ENV", "VIRTUAL_ENV", fn, ud);
+    if (!r)
+        r = site_under("CONDA_PREFIX", "CONDA_PREFIX", fn, ud);
+    if (!r) {
+        /* The user site: $PYTHONUSERBASE/lib/python3.N/site-packages, by
+         * default under ~/.local (where `pip install --user` puts torch). */
+        const char *ub = cdd_getenv("PYTHONUSERBASE");
+        const char *home = cdd_getenv("HOME");
+        char lib[4096] = "";
+        if (ub && ub[0] == '/')
+            snprintf(lib, sizeof lib, "%s/lib", ub);
+        else if (home && home[0] == '/')
+            snprintf(lib, sizeof lib, "%s/.local/lib", home);
+        if (lib[0])
+            r = glob_dirs(lib, "python3", "site-packages", "user site", fn,
+                          ud);
+    }
+    /* Debian/Ubuntu: packages in /usr/lib/python3/dist-packages, `sudo pip`
+     * in /usr/local/lib/python3.N/dist-packages; Fedora and python.org
+     * builds use site-packages. */
+    if (!r)
+        r = glob_dirs("/usr/local/lib", "python3", "dist-packages", "system",
+                      fn, ud);
+    if (!r)
+        r = glob_dirs("/usr/local/lib", "python3", "site-packages", "system",
+                      fn, ud);
+    if (!r)
+        r = glob_dirs("/usr/lib", "python3", "dist-packages", "system", fn,
+                      ud);
+    if (!r)
+        r = glob_dirs("/usr/lib", "python3", "site-packages", "system", fn,
+                      ud);
+    if (!r)
+        r = glob_dirs("/usr/lib64", "python3", "site-packages", "system", fn,
+                      ud);
+    return r;
+}
+
+char *cdd_system_dir(void)
+{
+    return NULL;
 }

@@ -2,7 +2,9 @@
  * UTF-8, the CUDA installer's default root under %ProgramFiles%, the cache
  * under %LOCALAPPDATA%, absolute paths the way Windows forms them, and
  * whether we run elevated (checked before an install starts, so a user is
- * told to use an elevated prompt before anything happens, not half-way). */
+ * told to use an elevated prompt before anything happens, not half-way);
+ * and for doctor, where Windows keeps CUDA toolkits, Python packages and the
+ * Visual C++ runtime. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,4 +205,238 @@ int cdd_check_write_access(const char *root)
     return cdd_fail(CDD_E_PERM, root, (int)ERROR_ACCESS_DENIED,
                     "this account may not change this folder: run from an "
                     "elevated prompt or as the folder's owner");
+}
+
+/* ---- what doctor looks at ------------------------------------------------ */
+
+static int ascii_ieq_prefix(const char *s, const char *prefix)
+{
+    for (; *prefix; s++, prefix++) {
+        char a = *s, b = *prefix;
+        if (a >= 'a' && a <= 'z')
+            a = (char)(a - 'a' + 'A');
+        if (b >= 'a' && b <= 'z')
+            b = (char)(b - 'a' + 'A');
+        if (a != b)
+            return 0;
+    }
+    return 1;
+}
+
+int cdd_env_each(const char *prefix,
+                 int (*fn)(void *ud, const char *name, const char *value),
+                 void *ud)
+{
+    wchar_t *block = GetEnvironmentStringsW();
+    int r = 0;
+    if (!block)
+        return 0;
+    for (const wchar_t *e = block; *e && !r; e += wcslen(e) + 1) {
+        /* "=C:=C:\dir" entries are the per-drive current folders. */
+        if (*e == L'=')
+            continue;
+        char *kv = cdd_utf8_from_w(e, -1);
+        char *eq = kv ? strchr(kv, '=') : NULL;
+        if (!kv) {
+            cdd_clear_error(); /* an unpaired surrogate: not ours to read */
+            continue;
+        }
+        if (eq && eq[1]) {
+            *eq = '\0';
+            if (ascii_ieq_prefix(kv, prefix))
+                r = fn(ud, kv, eq + 1);
+        }
+        free(kv);
+    }
+    FreeEnvironmentStringsW(block);
+    return r;
+}
+
+static int is_dir(const char *path)
+{
+    wchar_t *w = cdd_w_path(path);
+    DWORD a = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
+    free(w);
+    cdd_clear_error();
+    return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Call fn for dir/NAME/tail for every folder NAME in dir that starts with
+ * prefix (case-insensitively, as Windows matches), in name order, when that
+ * folder exists (tail "" means dir/NAME itself). */
+static int glob_dirs(const char *dir, const char *prefix, const char *tail,
+                     const char *origin,
+                     int (*fn)(void *ud, const char *path, const char *origin),
+                     void *ud)
+{
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int r = 0;
+    size_t plen = strlen(dir) + strlen(prefix) + 3;
+    char *pat = malloc(plen);
+    wchar_t *wpat = NULL;
+    HANDLE h = INVALID_HANDLE_VALUE;
+    WIN32_FIND_DATAW fd;
+    if (!pat)
+        return cdd_fail(CDD_E_NOMEM, dir, 0, NULL);
+    snprintf(pat, plen, "%s/%s*", dir, prefix);
+    wpat = cdd_w_path(pat);
+    if (wpat)
+        h = FindFirstFileExW(wpat, FindExInfoBasic, &fd,
+                             FindExSearchLimitToDirectories, NULL, 0);
+    if (h == INVALID_HANDLE_VALUE) {
+        cdd_clear_error(); /* absent: nothing there */
+        goto out;
+    }
+    do {
+        if (!(fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) ||
+            wcscmp(fd.cFileName, L".") == 0 || wcscmp(fd.cFileName, L"..") == 0)
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            char **v = realloc(names, nc * sizeof *v);
+            if (!v) {
+                r = cdd_fail(CDD_E_NOMEM, dir, 0, NULL);
+                goto out;
+            }
+            names = v;
+            cap = nc;
+        }
+        if (!(names[n] = cdd_utf8_from_w(fd.cFileName, -1))) {
+            cdd_clear_error();
+            continue;
+        }
+        n++;
+    } while (FindNextFileW(h, &fd));
+    if (n)
+        qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n && !r; i++) {
+        size_t len = strlen(dir) + strlen(names[i]) + strlen(tail) + 3;
+        char *p = malloc(len);
+        if (!p) {
+            r = cdd_fail(CDD_E_NOMEM, dir, 0, NULL);
+            break;
+        }
+        snprintf(p, len, "%s/%s%s%s", dir, names[i], *tail ? "/" : "", tail);
+        if (is_dir(p))
+            r = fn(ud, p, origin);
+        free(p);
+    }
+out:
+    if (h != INVALID_HANDLE_VALUE)
+        FindClose(h);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    free(wpat);
+    free(pat);
+    return r;
+}
+
+/* The 64-bit Program Files folder, '/'-separated (malloc'd). */
+static char *program_files(void)
+{
+    const char *pf = cdd_getenv("ProgramW6432");
+    if (!pf)
+        pf = cdd_getenv("ProgramFiles");
+    if (!pf)
+        pf = "C:\\Program Files";
+    char *r = join_fmt("%s", pf, 0, 0);
+    for (char *p = r; p && *p; p++)
+        if (*p == '\\')
+            *p = '/';
+    return r;
+}
+
+int cdd_default_cuda_roots(int (*fn)(void *ud, const char *path,
+                                     const char *origin),
+                           void *ud)
+{
+    /* The CUDA installer puts toolkit X.Y into ...\CUDA\vX.Y (and sets
+     * CUDA_PATH_VX_Y, which doctor reads separately). */
+    char *pf = program_files(), *base = NULL;
+    int r = 0;
+    if (!pf)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    base = join_fmt("%s/NVIDIA GPU Computing Toolkit/CUDA", pf, 0, 0);
+    if (!base)
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    else
+        r = glob_dirs(base, "v", "", "default root", fn, ud);
+    free(base);
+    free(pf);
+    return r;
+}
+
+static int site_under(const char *prefix_var, const char *origin,
+                      int (*fn)(void *ud, const char *path, const char *origin),
+                      void *ud)
+{
+    /* venv and conda on Windows: <prefix>\Lib\site-packages. */
+    const char *base = cdd_getenv(prefix_var);
+    char *p = base ? join_fmt("%s/Lib/site-packages", base, 0, 0) : NULL;
+    int r = p && is_dir(p) ? fn(ud, p, origin) : 0;
+    free(p);
+    return r;
+}
+
+int cdd_python_site_dirs(int (*fn)(void *ud, const char *path,
+                                   const char *origin),
+                         void *ud)
+{
+    int r = 0;
+    const char *pp = cdd_getenv("PYTHONPATH");
+    for (const char *p = pp; p && !r;) {
+        size_t len = strcspn(p, ";");
+        char dir[4096];
+        if (len > 0 && len < sizeof dir) {
+            memcpy(dir, p, len);
+            dir[len] = '\0';
+            if (is_dir(dir))
+                r = fn(ud, dir, "PYTHONPATH");
+        }
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    if (!r)
+        r = site_under("VIRTUAL_ENV", "VIRTUAL_ENV", fn, ud);
+    if (!r)
+        r = site_under("CONDA_PREFIX", "CONDA_PREFIX", fn, ud);
+    /* `pip install --user`: %APPDATA%\Python\Python3N\site-packages. */
+    const char *app = cdd_getenv("APPDATA");
+    char *dir = NULL;
+    if (!r && app && (dir = join_fmt("%s/Python", app, 0, 0)) != NULL)
+        r = glob_dirs(dir, "Python3", "site-packages", "user site", fn, ud);
+    free(dir);
+    dir = NULL;
+    /* python.org installs: per user under %LOCALAPPDATA%\Programs\Python,
+     * for all users under %ProgramFiles%. */
+    const char *local = cdd_getenv("LOCALAPPDATA");
+    if (!r && local &&
+        (dir = join_fmt("%s/Programs/Python", local, 0, 0)) != NULL)
+        r = glob_dirs(dir, "Python3", "Lib/site-packages", "system", fn, ud);
+    free(dir);
+    dir = NULL;
+    if (!r && (dir = program_files()) != NULL)
+        r = glob_dirs(dir, "Python3", "Lib/site-packages", "system", fn, ud);
+    free(dir);
+    return r;
+}
+
+char *cdd_system_dir(void)
+{
+    wchar_t buf[MAX_PATH + 1];
+    UINT n = GetSystemDirectoryW(buf, MAX_PATH);
+    if (n == 0 || n >= MAX_PATH)
+        return NULL;
+    char *r = cdd_path_from_w(buf);
+    if (!r)
+        cdd_clear_error();
+    return r;
 }

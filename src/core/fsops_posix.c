@@ -544,7 +544,7 @@ int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len)
             }
             buf = nb;
         }
-        size_t got;
+        size_t got = 0;
         r = cdd_rfile_read(f, buf + used, cap - used, &got);
         if (r)
             goto out;

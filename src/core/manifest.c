@@ -221,12 +221,15 @@ static int nomem(const struct pctx *c)
 
 static void jp_key(char *out, const char *jp, const char *key)
 {
-    snprintf(out, JP_MAX, "%s%s%s", jp, *jp ? "." : "", key);
+    /* A JSON path longer than JP_MAX is cut: it only names the fault. */
+    if (snprintf(out, JP_MAX, "%s%s%s", jp, *jp ? "." : "", key) >= JP_MAX)
+        out[JP_MAX - 1] = '\0';
 }
 
 static void jp_index(char *out, const char *jp, size_t i)
 {
-    snprintf(out, JP_MAX, "%s[%zu]", jp, i);
+    if (snprintf(out, JP_MAX, "%s[%zu]", jp, i) >= JP_MAX)
+        out[JP_MAX - 1] = '\0';
 }
 
 /* ---- typed getters --------------------------------------------------------------- */

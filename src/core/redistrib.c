@@ -33,7 +33,8 @@ static int member(const struct rctx *c, const cJSON *obj, const char *jp,
 {
     const cJSON *found = NULL, *it;
     *out = NULL;
-    snprintf(kjp, JP_MAX, "%s%s%s", jp, *jp ? "." : "", key);
+    if (snprintf(kjp, JP_MAX, "%s%s%s", jp, *jp ? "." : "", key) >= JP_MAX)
+        kjp[JP_MAX - 1] = '\0'; /* only names the fault: cut is fine */
     cJSON_ArrayForEach(it, obj)
     {
         if (it->string && strcmp(it->string, key) == 0) {

@@ -242,7 +242,7 @@ def archive(variant="ok"):
         d = _build_dir("archive-" + variant)
         path = cddtest.write_bytes(os.path.join(d, FILENAME),
                                    cddtest.tar_xz_bytes(entries(variant)))
-        manifest = os.path.join(d, "manifest.json")
+        manifest = os.path.join(d, TOP + ".json")
         # The binary's own manifest create: version from cudnn_version.h,
         # CUDA major from the file name, verify section from the layout.
         cddtest.run(["manifest", "create", path, "-o", manifest], expect=0)

@@ -201,6 +201,8 @@ class AllPass(VerifyCase):
                 expect=EXIT_OK)
         self.assertEqual(r.out, "", "human text goes to stderr")
         self.assertIn("load.version", r.err)
+        self.assertIn("Verifying %s in %s (level " % (fakecudnn.TOP, self.tree),
+                      r.err)
         self.assertIn("Verify: all checks passed", r.err)
 
 
@@ -236,38 +238,29 @@ class Failures(VerifyCase):
     def test_sublibrary_missing(self):
         tree, _ = self.install_fake()
         gone = "lib64/libcudnn_cnn_train.so.8.5.0"
+        lib = "libcudnn_cnn_train.so.8"
         os.unlink(os.path.join(tree, gone))
         j = self.verify(tree, expect=EXIT_CHECK)
         doc = j.doc
         # The file and the two links of its chain.
         self.check(doc, "files", "fail", "3 of 25", "reinstall")
-        changed = self.check(doc, "files.changed", "fail", gone)
-        self.assertIn("missing", changed["detail"])
-        # The symlink to it is now dangling.
-        self.check(doc, "files.chain", "fail", "lib64/libcudnn_cnn_train.so.8")
-        # The load layer says the library is missing, and loads the rest.
-        lib = "libcudnn_cnn_train.so.8"
-        said = [c for c in doc["checks"] if c["name"].startswith("load")
-                and lib in c["name"] and c["status"] == "fail"]
-        self.assertTrue(said, self.listing(doc))
-        self.assertTrue(any("missing" in c["detail"] or "No such file" in c["detail"]
-                            or "no such" in c["detail"] for c in said),
-                        self.listing(doc))
-        self.check(doc, "load.check " + lib, None)
-        self.assertNotEqual(self.check(doc, "load.check " + lib)["status"], "pass")
-        others = [l for l in ALL_LIBS if l != lib]
-        self.assertLoadPasses(doc, libs=others)
+        self.check(doc, "files.changed", "fail", gone, "missing")
+        chains = {c["detail"] for c in self.checks(doc, "files.chain")}
+        self.assertEqual(chains, {
+            "lib64/libcudnn_cnn_train.so.8: the symlink chain is broken at " + gone,
+            "lib64/libcudnn_cnn_train.so: the symlink chain is broken at " + gone})
+        self.assertEqual({c["status"] for c in self.checks(doc, "files.chain")},
+                         {"fail"})
+        # The load layer: the soname link dangles, so the library is missing
+        # (not "not a loadable library"); the others still load and check.
+        self.check(doc, "load." + lib, "fail", "is missing",
+                   os.path.join(tree, "lib64", lib), "sub-library",
+                   "install the whole archive")
+        self.assertEqual(self.checks(doc, "load.deps " + lib), [])
+        self.assertEqual(self.checks(doc, "load.open " + lib), [])
+        self.check(doc, "load.check " + lib, "skip", "did not load")
+        self.assertLoadPasses(doc, libs=[l for l in ALL_LIBS if l != lib])
         self.check(doc, "load.version", "pass")
-
-    def test_sublibrary_missing_named_as_missing(self):
-        """A dangling soname link (the real file deleted) is reported as a
-        missing library by the load layer, not as an unreadable file."""
-        tree, _ = self.install_fake()
-        os.unlink(os.path.join(tree, "lib64/libcudnn_cnn_train.so.8.5.0"))
-        j = self.verify(tree, expect=EXIT_CHECK)
-        self.check(j.doc, "load.libcudnn_cnn_train.so.8", "fail", "is missing",
-                   os.path.join(tree, "lib64/libcudnn_cnn_train.so.8"),
-                   "sub-library")
 
     def test_sublibrary_link_deleted(self):
         """The soname link itself deleted: files and load both name it."""
@@ -297,6 +290,22 @@ class Failures(VerifyCase):
         self.assertLoadPasses(j.doc, libs=[l for l in ALL_LIBS if l != lib])
         self.check(j.doc, "load.version", "pass")
         self.assertNoFail(j.doc, but=("load.deps " + lib, "load.open " + lib))
+
+    @unittest.expectedFailure
+    def test_sibling_dependency_missing(self):
+        """KNOWN BUG (verify_load.c resolve_dep/is_ours): a DT_NEEDED that
+        names another library of this install is reported as resolved ("this
+        install") even when that file is missing, so load.deps passes and
+        load.open's failure has no diagnosis. Remove expectedFailure when
+        fixed."""
+        tree, _ = self.install_fake()
+        os.unlink(os.path.join(tree, "lib64/libcudnn_ops_infer.so.8.5.0"))
+        j = self.verify(tree, expect=EXIT_CHECK)
+        self.check(j.doc, "load.libcudnn_ops_infer.so.8", "fail", "is missing")
+        self.check(j.doc, "load.deps libcudnn_cnn_infer.so.8", "fail",
+                   "libcudnn_ops_infer.so.8")
+        self.check(j.doc, "load.open libcudnn_cnn_infer.so.8", "fail",
+                   "the cause: it needs libcudnn_ops_infer.so.8")
 
     def test_older_copy_shadows_ours(self):
         old = fakecudnn.old_main_dir()
@@ -357,6 +366,17 @@ class Gpu(VerifyCase):
         j = self.verify(self.tree, "--level", "gpu",
                         env={"CUDNN_DEPLOY_DRIVER_LIB": gone}, expect=EXIT_OK)
         self.check(j.doc, "gpu", "skip")
+
+    @unittest.expectedFailure
+    def test_driver_named_but_absent_says_why(self):
+        """KNOWN BUG (verify.c, cdd_verify: cdd_clear_error() right after
+        cdd_driver_library_path): the reason why no driver was found is
+        lost, so a wrong CUDNN_DEPLOY_DRIVER_LIB is silently a generic skip.
+        Remove expectedFailure when fixed."""
+        gone = os.path.join(self.scratch("nodrv"), "libcuda.so.1")
+        j = self.verify(self.tree, "--level", "gpu",
+                        env={"CUDNN_DEPLOY_DRIVER_LIB": gone}, expect=EXIT_OK)
+        self.check(j.doc, "gpu", "skip", "CUDNN_DEPLOY_DRIVER_LIB")
 
     def test_fake_driver_runs_the_convolution(self):
         j = self.verify(self.tree, env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver},

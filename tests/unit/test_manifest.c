@@ -590,8 +590,29 @@ static void test_shipped(void)
     struct cdd_manifest *w = NULL, *l = NULL;
     size_t c[CDD_ROLE_COUNT];
     uint8_t want[CDD_SHA256_LEN];
-    CHECK_INT(cdd_builtin_manifest_count, 2);
+    CHECK_INT(cdd_builtin_manifest_count, 3);
     CHECK(cdd_builtin_manifests[cdd_builtin_manifest_count].name == NULL);
+    /* Every shipped manifest loads; the cuDNN 9 template has its layout. */
+    for (size_t i = 0; i < cdd_builtin_manifest_count; i++) {
+        struct cdd_manifest *b = NULL;
+        CHECK_INT(cdd_manifest_find(cdd_builtin_manifests[i].name, &b), 0);
+        cdd_manifest_free(b);
+    }
+    struct cdd_manifest *n9 = NULL;
+    CHECK_INT(cdd_manifest_find("cudnn-9.14.0.64-cuda13-linux-x86_64", &n9), 0);
+    if (n9) {
+        size_t loadonly = 0;
+        CHECK_INT(n9->n_files, 32);
+        CHECK_INT(n9->files_exact, 0);
+        CHECK_INT(n9->archive.has_sha256, 0);
+        CHECK_INT(n9->verify.version_number, 91400);
+        CHECK_INT(n9->verify.mismatch_status, 1002);
+        CHECK_INT(n9->verify.n_sublibs, 7);
+        for (size_t i = 0; i < n9->verify.n_sublibs; i++)
+            loadonly += n9->verify.sublibs[i].check_symbol == NULL;
+        CHECK_INT(loadonly, 3);
+        cdd_manifest_free(n9);
+    }
     CHECK_INT(cdd_manifest_find("cudnn-8.5.0.96-cuda11-windows-x86_64", &w), 0);
     CHECK_INT(cdd_manifest_find("cudnn-8.5.0.96-cuda11-linux-x86_64", &l), 0);
     if (!w || !l) {

@@ -1,0 +1,116 @@
+"""All-or-nothing on Windows: an upgrade of a Windows-layout CUDA tree is
+failed, then killed (TerminateProcess), at each of its filesystem steps in
+turn (CUDNN_DEPLOY_TEST_FAULT=fail:N / kill:N), and the tree must end
+exactly as before (failure) or, after `recover`, exactly as before or after
+(kill) -- with MoveFileExW, FlushFileBuffers and LockFileEx doing the work
+instead of rename(2), fsync(2) and fcntl(2).
+
+Runs only against the Windows executable (CDD_WINDOWS=1), under Wine in CI.
+"""
+
+import os
+import shutil
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cddtest  # noqa: E402
+from cddtest import WINDOWS, CddTestCase, comparable_state, run, run_json  # noqa: E402
+from test_windows_layout import ON_WINDOWS_BUILD, win  # noqa: E402
+
+FAULT_ENV = "CUDNN_DEPLOY_TEST_FAULT"
+KILLED = 137  # cdd_kill_self(): TerminateProcess(GetCurrentProcess(), 137)
+MAX_STEPS = 400
+SUBLIBS = ("ops_infer",)
+
+
+def mini(name, version, headers):
+    """A small Windows archive (two DLLs, a few headers and import libraries)
+    so that a step loop stays quick under Wine."""
+    top, entries = cddtest.windows_entries(version, "11", sublibs=SUBLIBS,
+                                           headers=headers)
+    return cddtest.Fixture(os.path.join(cddtest.WORK_ROOT, "fixtures", name),
+                           WINDOWS, version, 11, top, entries, SUBLIBS)
+
+
+@unittest.skipUnless(ON_WINDOWS_BUILD,
+                     "Windows build only (CDD_WINDOWS=1: make test-windows)")
+class WindowsFaults(CddTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.old = mini("win_mini_old", "8.4.1.50", ("cudnn.h", "cudnn_version.h"))
+        cls.new = mini("win_mini", "8.5.0.96",
+                       ("cudnn.h", "cudnn_ops_infer.h", "cudnn_version.h"))
+
+    def setUp(self):
+        # A tree with the old release installed: the starting point of every
+        # step, copied fresh each time.
+        self.base = self.scratch("base")
+        self.pristine = os.path.join(self.base, "pristine", "CUDA", "v11.6")
+        cddtest.make_cuda_tree(self.pristine, platform=WINDOWS)
+        run_json(self.args(self.old, self.pristine), expect=0)
+        self.before = comparable_state(self.pristine)
+        ref = self.fresh("reference")
+        run_json(self.args(self.new, ref), expect=0)
+        self.after = comparable_state(ref)
+        self.assertNotEqual(self.before, self.after)
+
+    def args(self, fx, root):
+        return ["install", "--cuda-root", win(root), "--manifest",
+                win(fx.manifest_path), "--archive", win(fx.path), "--no-verify"]
+
+    def fresh(self, name):
+        root = os.path.join(self.base, name, "CUDA", "v11.6")
+        if os.path.lexists(os.path.dirname(root)):
+            shutil.rmtree(os.path.dirname(root))
+        shutil.copytree(self.pristine, root, symlinks=True)
+        return root
+
+    def test_kill_then_fail_at_every_step(self):
+        # kill:N -- the process dies at step N; `recover` then finishes or
+        # undoes the transaction.
+        seen = {"before": 0, "after": 0}
+        total = None
+        for n in range(1, MAX_STEPS + 1):
+            root = self.fresh("step")
+            r = run(self.args(self.new, root), env={FAULT_ENV: "kill:%d" % n})
+            if r.rc == 0:
+                total = n - 1
+                self.assertEqual(comparable_state(root), self.after)
+                break
+            what = "kill:%d" % n
+            self.assertEqual(r.rc, KILLED, "%s: exit %r\n%s" % (what, r.rc, r.err))
+            run_json(["recover", "--cuda-root", win(root)], expect=0)
+            state = comparable_state(root)
+            self.assertIn(state, (self.before, self.after),
+                          what + ": neither before nor after")
+            seen["before" if state == self.before else "after"] += 1
+            self.assertEqual(cddtest.leftovers(root, allow_backup=True), [], what)
+        self.assertIsNotNone(total, "kill:N never stopped firing")
+        self.assertGreater(total, 5)
+        self.assertGreater(seen["before"], 0)
+        self.assertGreater(seen["after"], 0)
+
+        # fail:N -- the step fails: exit 4 and exactly "before" (or, for a
+        # failure the command may absorb after its commit, exit 0 and
+        # exactly "after").
+        for n in range(1, total + 2):
+            root = self.fresh("step")
+            what = "fail:%d" % n
+            j = run_json(self.args(self.new, root), env={FAULT_ENV: what})
+            state = comparable_state(root)
+            if j.rc == 4:
+                self.assertEqual(j.doc["error"]["code"], "FAULT", what + ": " + j.err)
+                self.assertEqual(state, self.before, what + ": not undone")
+            else:
+                self.assertEqual(j.rc, 0, "%s: exit %r\n%s" % (what, j.rc, j.err))
+                self.assertEqual(state, self.after, what)
+            self.assertEqual(cddtest.leftovers(root, allow_backup=True), [], what)
+        sys.stderr.write("\n  %d steps; killed runs recovered to before %d, "
+                         "after %d\n" % (total, seen["before"], seen["after"]))
+
+
+if __name__ == "__main__":
+    unittest.main()
