@@ -384,7 +384,10 @@ int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
     c.host_can_load = c.m->platform == cdd_platform_host();
 
     /* Default level: gpu when a driver is there to use, else load. */
+    char why_none[1024] = "";
     int have_driver = cdd_driver_library_path(&driver) == 0;
+    if (!have_driver)
+        snprintf(why_none, sizeof why_none, "%s", cdd_last_error()->msg);
     cdd_clear_error();
     res->level = o->level >= 0 ? o->level
                                : have_driver ? CDD_LEVEL_GPU : CDD_LEVEL_LOAD;
@@ -404,7 +407,7 @@ int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
     if (r || res->level < CDD_LEVEL_GPU)
         goto out;
     cdd_verify_gpu_layer(&c, res->level >= CDD_LEVEL_BENCH,
-                         have_driver ? driver : NULL);
+                         have_driver ? driver : NULL, why_none);
 out:
     free_libs(&c);
     free(driver);

@@ -34,6 +34,8 @@ struct vctx {
     cdd_checks_add(&(c)->res->checks, name, st, __VA_ARGS__)
 
 int cdd_verify_load_layer(struct vctx *c);
-void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver);
+/* driver: the driver library's path, or NULL with why_none saying why. */
+void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
+                          const char *why_none);
 
 #endif

@@ -172,8 +172,14 @@ static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
         cdd_lib_paths_free(paths, n);
         cdd_clear_error();
     }
-    if (!found && is_ours(c, needed))
-        found = strdup("this install (loaded first, by absolute path)");
+    /* A sibling of this install: the loader matches it by name once we
+     * have loaded it by absolute path - if the file is really there. */
+    if (!found && is_ours(c, needed)) {
+        char *sib = cdd_path_join(origin, needed);
+        if (sib && file_exists(sib))
+            found = strdup("this install (loaded first, by absolute path)");
+        free(sib);
+    }
     if (!found && bi->fmt == CDD_BIN_PE && windows_system_dll(needed))
         found = strdup("Windows system DLL");
     free(origin);

@@ -291,13 +291,10 @@ class Failures(VerifyCase):
         self.check(j.doc, "load.version", "pass")
         self.assertNoFail(j.doc, but=("load.deps " + lib, "load.open " + lib))
 
-    @unittest.expectedFailure
     def test_sibling_dependency_missing(self):
-        """KNOWN BUG (verify_load.c resolve_dep/is_ours): a DT_NEEDED that
-        names another library of this install is reported as resolved ("this
-        install") even when that file is missing, so load.deps passes and
-        load.open's failure has no diagnosis. Remove expectedFailure when
-        fixed."""
+        """A DT_NEEDED naming another library of this install counts as
+        resolved only when that file is really there: a deleted sibling is
+        named by load.deps and given as load.open's cause."""
         tree, _ = self.install_fake()
         os.unlink(os.path.join(tree, "lib64/libcudnn_ops_infer.so.8.5.0"))
         j = self.verify(tree, expect=EXIT_CHECK)
@@ -367,12 +364,9 @@ class Gpu(VerifyCase):
                         env={"CUDNN_DEPLOY_DRIVER_LIB": gone}, expect=EXIT_OK)
         self.check(j.doc, "gpu", "skip")
 
-    @unittest.expectedFailure
     def test_driver_named_but_absent_says_why(self):
-        """KNOWN BUG (verify.c, cdd_verify: cdd_clear_error() right after
-        cdd_driver_library_path): the reason why no driver was found is
-        lost, so a wrong CUDNN_DEPLOY_DRIVER_LIB is silently a generic skip.
-        Remove expectedFailure when fixed."""
+        """The gpu skip says why no driver was found, so a wrong
+        CUDNN_DEPLOY_DRIVER_LIB is not mistaken for "no driver"."""
         gone = os.path.join(self.scratch("nodrv"), "libcuda.so.1")
         j = self.verify(self.tree, "--level", "gpu",
                         env={"CUDNN_DEPLOY_DRIVER_LIB": gone}, expect=EXIT_OK)
