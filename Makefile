@@ -35,5 +35,10 @@ test-windows:
 demo: build
 	@sh scripts/demo.sh $(BUILD)/cudnn-deploy
 
+# By hand: install vs `unzip -o` on a generated archive (medians, ratio,
+# peak RSS). MB=... ROUNDS=... to change the size and repeats.
+bench: build
+	@python3 bench/install_bench.py $(BUILD)/cudnn-deploy --mb $${MB:-200} --rounds $${ROUNDS:-5}
+
 clean:
 	rm -rf $(BUILD) build-win
