@@ -336,9 +336,11 @@ static void dependencies(struct vctx *c, struct vlib *l, char *missing,
         VCHECK(c, name, CDD_CHECK_FAIL,
                "needs %zu librar%s the loader cannot find: %s", n_miss,
                n_miss == 1 ? "y" : "ies", miss);
+    else if (n_ok == 0)
+        VCHECK(c, name, CDD_CHECK_PASS, "no dependencies");
     else
-        VCHECK(c, name, CDD_CHECK_PASS, "%zu dependencies resolved: %s", n_ok,
-               *found_list ? found_list : "(none)");
+        VCHECK(c, name, CDD_CHECK_PASS, "%zu dependenc%s resolved: %s", n_ok,
+               n_ok == 1 ? "y" : "ies", found_list);
     cdd_bininfo_clear(&bi);
 }
 
