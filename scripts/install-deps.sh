@@ -17,7 +17,7 @@ libcurl4-openssl-dev libssl-dev python3 zip unzip xz-utils openssl"
 # (`apt-get source`), cmake, make. The native build-dependencies of those
 # sources (libssl-dev, libnghttp2-dev, ...) are not needed: the cross build
 # turns every optional dependency off and uses Windows' own TLS and crypto.
-WIN_PKGS="gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 binutils-mingw-w64-x86-64
+WIN_PKGS="gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64
 mingw-w64-x86-64-dev libz-mingw-w64-dev wine wine64 libgnutls30 dpkg-dev
 cmake make zip unzip python3 ca-certificates"
 

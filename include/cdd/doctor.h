@@ -81,9 +81,8 @@ const char *cdd_copy_where_name(enum cdd_copy_where w);
 /* "libcudnn.so.8.5.0", "libcudnn_ops_infer.so.8.5.0" (at least X.Y). */
 int cdd_cudnn_version_from_name(const char *file_name, int major, char *buf,
                                 size_t len);
-/* CUDNN_MAJOR / CUDNN_MINOR / CUDNN_PATCHLEVEL of a cudnn_version.h. */
-int cdd_cudnn_version_from_header(const char *text, int major, char *buf,
-                                  size_t len);
+/* (A cudnn_version.h is read with mcreate.h's
+ * cdd_cudnn_version_from_header, then held to the same major.) */
 /* The ProductVersion or FileVersion string of a PE version resource found
  * in data (UTF-16LE "ProductVersion\0" + value), as X.Y.Z[.B]. */
 int cdd_cudnn_version_from_resource(const unsigned char *data, size_t n,

@@ -42,11 +42,12 @@ int cdd_default_cuda_roots(int (*fn)(void *ud, const char *path,
                                      const char *origin),
                            void *ud);
 /* Python site folders that can be found without running Python: PYTHONPATH
- * entries, VIRTUAL_ENV's and CONDA_PREFIX's site-packages, the user site, the
+ * entries, VIRTUAL_ENV's and CONDA_PREFIX's site-packages, that of the first
+ * python3 (python.exe) on PATH, the user site, the
  * system's (Linux /usr/lib/python3/dist-packages, /usr/local/lib/python3.N/
  * ...; Windows %APPDATA%\Python\Python3N, the python.org installs). Existing
  * folders only; the same folder may come twice under two origins ("VIRTUAL_ENV",
- * "CONDA_PREFIX", "PYTHONPATH", "user site", "system"). */
+ * "CONDA_PREFIX", "PYTHONPATH", "python3 on PATH", "user site", "system"). */
 int cdd_python_site_dirs(int (*fn)(void *ud, const char *path,
                                    const char *origin),
                          void *ud);

@@ -15,6 +15,7 @@ int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
                    const struct cdd_manifest *m, int level);
 int cdd_cmd_manifest(const struct cdd_args *a, struct cdd_report *rep);
 int cdd_cmd_fetch(const struct cdd_args *a, struct cdd_report *rep);
+int cdd_cmd_doctor(const struct cdd_args *a, struct cdd_report *rep);
 
 /* Obtain the manifest's archive through the cache (cmd_fetch.c), reporting
  * what was used; install calls it when no --archive is given. */

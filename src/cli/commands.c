@@ -45,6 +45,18 @@ const struct cdd_command cdd_commands[] = {
      "bench: ResNet-50's first layer on the GPU and the CPU.\n"
      "Exit 0 when no check failed, 1 otherwise. No driver: gpu is skipped.",
      0, cdd_cmd_verify},
+    {"doctor", CMD_DOCTOR, "[--cuda vX.Y | --cuda-root DIR | --prefix DIR]",
+     "diagnose this host's CUDA and cuDNN: toolkits, PATH, every cuDNN copy",
+     "Every CUDA toolkit (CUDA_PATH*, CUDA_HOME, default folders, PATH) with\n"
+     "its version; the PATH (and LD_LIBRARY_PATH) entries that hold CUDA or\n"
+     "cuDNN, in order; every copy of cuDNN the loader could pick, in its\n"
+     "order, with versions read from the files, and which one wins; conda and\n"
+     "Python package copies that shadow it; CUDNN_PATH; the driver; on\n"
+     "Windows the Visual C++ runtime and zlibwapi.dll. With a target: also\n"
+     "whether its library folder is searched and whether its cuDNN wins.\n"
+     "Each finding says what to do. Exit 0 when nothing failed (warnings\n"
+     "do not), 1 otherwise.",
+     0, cdd_cmd_doctor},
     {"manifest", CMD_MANIFEST,
      "create ARCHIVE [-o FILE] [--version V] [--cuda-major N] | list | show "
      "[NAME|FILE]",

@@ -204,6 +204,39 @@ static int site_under(const char *prefix_var, const char *origin,
     return glob_dirs(lib, "python3", "site-packages", origin, fn, ud);
 }
 
+/* The python3 a shell would run: its prefix's site folder. A venv or conda
+ * environment is often used through PATH alone (a Docker image's
+ * /opt/venv/bin first on PATH), without VIRTUAL_ENV or CONDA_PREFIX. */
+static int site_of_path_python(int (*fn)(void *ud, const char *path,
+                                         const char *origin),
+                               void *ud)
+{
+    const char *path = cdd_getenv("PATH");
+    for (const char *p = path; p;) {
+        size_t len = strcspn(p, ":");
+        char dir[4096], exe[4200];
+        struct stat st;
+        if (len > 0 && len < sizeof dir && p[0] == '/') {
+            memcpy(dir, p, len);
+            dir[len] = '\0';
+            snprintf(exe, sizeof exe, "%s/python3", dir);
+            if (stat(exe, &st) == 0 && S_ISREG(st.st_mode)) {
+                /* <prefix>/bin/python3 -> <prefix>/lib/python3.N/... */
+                char *slash = strrchr(dir, '/');
+                if (!slash || strcmp(slash, "/bin") != 0)
+                    return 0;
+                memcpy(slash, "/lib", 5);
+                return glob_dirs(dir, "python3", "site-packages",
+                                 "python3 on PATH", fn, ud);
+            }
+        }
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    return 0;
+}
+
 int cdd_python_site_dirs(int (*fn)(void *ud, const char *path,
                                    const char *origin),
                          void *ud)
@@ -227,6 +260,8 @@ int cdd_python_site_dirs(int (*fn)(void *ud, const char *path,
         r = site_under("VIRTUAL_ENV", "VIRTUAL_ENV", fn, ud);
     if (!r)
         r = site_under("CONDA_PREFIX", "CONDA_PREFIX", fn, ud);
+    if (!r)
+        r = site_of_path_python(fn, ud);
     if (!r) {
         /* The user site: $PYTHONUSERBASE/lib/python3.N/site-packages, by
          * default under ~/.local (where `pip install --user` puts torch). */

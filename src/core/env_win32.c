@@ -266,6 +266,15 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* One separator style, as every path the core builds; values from the
+ * environment come with backslashes. */
+static void slashes(char *p)
+{
+    for (; p && *p; p++)
+        if (*p == '\\')
+            *p = '/';
+}
+
 /* Call fn for dir/NAME/tail for every folder NAME in dir that starts with
  * prefix (case-insensitively, as Windows matches), in name order, when that
  * folder exists (tail "" means dir/NAME itself). */
@@ -323,6 +332,7 @@ static int glob_dirs(const char *dir, const char *prefix, const char *tail,
             break;
         }
         snprintf(p, len, "%s/%s%s%s", dir, names[i], *tail ? "/" : "", tail);
+        slashes(p);
         if (is_dir(p))
             r = fn(ud, p, origin);
         free(p);
@@ -347,9 +357,7 @@ static char *program_files(void)
     if (!pf)
         pf = "C:\\Program Files";
     char *r = join_fmt("%s", pf, 0, 0);
-    for (char *p = r; p && *p; p++)
-        if (*p == '\\')
-            *p = '/';
+    slashes(r);
     return r;
 }
 
@@ -380,9 +388,57 @@ static int site_under(const char *prefix_var, const char *origin,
     /* venv and conda on Windows: <prefix>\Lib\site-packages. */
     const char *base = cdd_getenv(prefix_var);
     char *p = base ? join_fmt("%s/Lib/site-packages", base, 0, 0) : NULL;
+    slashes(p);
     int r = p && is_dir(p) ? fn(ud, p, origin) : 0;
     free(p);
     return r;
+}
+
+static int is_file(const char *path)
+{
+    wchar_t *w = cdd_w_path(path);
+    DWORD a = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
+    free(w);
+    cdd_clear_error();
+    return a != INVALID_FILE_ATTRIBUTES && !(a & FILE_ATTRIBUTE_DIRECTORY);
+}
+
+/* The python.exe a console would run: its prefix's site folder. A venv or
+ * conda environment is often used through PATH alone, without VIRTUAL_ENV
+ * or CONDA_PREFIX. python.org and conda: <prefix>\python.exe; a venv:
+ * <prefix>\Scripts\python.exe. */
+static int site_of_path_python(int (*fn)(void *ud, const char *path,
+                                         const char *origin),
+                               void *ud)
+{
+    const char *path = cdd_getenv("PATH");
+    for (const char *p = path; p;) {
+        size_t len = strcspn(p, ";");
+        char dir[4096];
+        if (len > 0 && len < sizeof dir) {
+            memcpy(dir, p, len);
+            dir[len] = '\0';
+            slashes(dir);
+            char *exe = join_fmt("%s/python.exe", dir, 0, 0);
+            int found = exe && is_file(exe);
+            free(exe);
+            if (found) {
+                char *slash = strrchr(dir, '/');
+                if (slash && strlen(slash) == 8 &&
+                    ascii_ieq_prefix(slash, "/Scripts"))
+                    *slash = '\0';
+                char *site = join_fmt("%s/Lib/site-packages", dir, 0, 0);
+                int r = site && is_dir(site) ? fn(ud, site, "python on PATH")
+                                             : 0;
+                free(site);
+                return r;
+            }
+        }
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    return 0;
 }
 
 int cdd_python_site_dirs(int (*fn)(void *ud, const char *path,
@@ -397,6 +453,7 @@ int cdd_python_site_dirs(int (*fn)(void *ud, const char *path,
         if (len > 0 && len < sizeof dir) {
             memcpy(dir, p, len);
             dir[len] = '\0';
+            slashes(dir);
             if (is_dir(dir))
                 r = fn(ud, dir, "PYTHONPATH");
         }
@@ -408,6 +465,8 @@ int cdd_python_site_dirs(int (*fn)(void *ud, const char *path,
         r = site_under("VIRTUAL_ENV", "VIRTUAL_ENV", fn, ud);
     if (!r)
         r = site_under("CONDA_PREFIX", "CONDA_PREFIX", fn, ud);
+    if (!r)
+        r = site_of_path_python(fn, ud);
     /* `pip install --user`: %APPDATA%\Python\Python3N\site-packages. */
     const char *app = cdd_getenv("APPDATA");
     char *dir = NULL;

@@ -441,6 +441,7 @@ static int classify_denied(const wchar_t *w, const char *path, DWORD e,
     if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_READONLY))
         return cdd_fail(CDD_E_PERM, path, (int)e,
                         "cannot %s: the file is read-only", what);
+
     HANDLE h = CreateFileW(w, DELETE,
                            FILE_SHARE_READ | FILE_SHARE_WRITE |
                                FILE_SHARE_DELETE,
@@ -478,17 +479,25 @@ int cdd_fs_rename(const char *from, const char *to)
                         MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
             break;
         DWORD e = GetLastError();
+        DWORD at = GetFileAttributesW(wt);
+        if (e == ERROR_ACCESS_DENIED && at != INVALID_FILE_ATTRIBUTES &&
+            (at & FILE_ATTRIBUTE_DIRECTORY) &&
+            !(at & FILE_ATTRIBUTE_REPARSE_POINT)) {
+            /* Windows never renames over a folder (POSIX would over an
+             * empty one): not a file in use, no point in waiting. */
+            r = cdd_fail(CDD_E_IO, to, (int)e,
+                         "cannot move %s here: a folder has that name", from);
+            break;
+        }
         if (!maybe_busy(e) || cdd_monotonic() >= deadline || cdd_cancelled()) {
-            if (!maybe_busy(e)) {
+            /* Which end is held? Ours (from) is in the stage or backup; the
+             * destination is what a user's program may hold. */
+            if (!maybe_busy(e))
                 r = cdd_fail_win32(to, e, "cannot move %s into place", from);
-            } else {
-                /* Which end is held? Ours (from) is in the stage or backup;
-                 * the destination is what a user's program may hold. */
-                DWORD at = GetFileAttributesW(wt);
-                r = at != INVALID_FILE_ATTRIBUTES
-                        ? classify_denied(wt, to, e, "replace it")
-                        : classify_denied(wf, from, e, "move it");
-            }
+            else if (at != INVALID_FILE_ATTRIBUTES)
+                r = classify_denied(wt, to, e, "replace it");
+            else
+                r = classify_denied(wf, from, e, "move it");
             break;
         }
         Sleep(BUSY_STEP_MS);

@@ -120,6 +120,17 @@ static void test_rename_replace(void)
     char *tmp = join(d, "b.tmp");
     CHECK_INT(cdd_fs_lstat(tmp, &st), 0);
     CHECK_INT(st.type, CDD_FT_NONE);
+    /* Windows never renames over a folder: said at once, not as "in use". */
+    char *dir = join(d, "dir");
+    CHECK_INT(cdd_fs_mkdir(dir), 0);
+    CHECK_INT(put(a, "x"), 0);
+    double t0 = cdd_monotonic();
+    CHECK_INT(cdd_fs_rename(a, dir), CDD_E_IO);
+    CHECK(strstr(cdd_last_error()->msg, "a folder has that name") != NULL);
+    CHECK(cdd_monotonic() - t0 < 1.0);
+    CHECK_INT(cdd_fs_unlink(a), 0);
+    CHECK_INT(cdd_fs_rmdir(dir), 0);
+    free(dir);
     /* A read-only file is removed as POSIX unlink would. */
     wchar_t *wb = cdd_w_path(b);
     CHECK(SetFileAttributesW(wb, FILE_ATTRIBUTE_READONLY));
