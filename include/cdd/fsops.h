@@ -81,7 +81,7 @@ int cdd_fs_sync_dir(const char *path);
  * Returns a malloc'd string in *out. */
 int cdd_fs_realpath(const char *path, char **out);
 /* Remove a tree of files and directories (not following symlinks). A
- * missing path is not an error. */
+ * missing path is not an error. (fsops.c, from the primitives) */
 int cdd_fs_remove_tree(const char *path);
 
 /* List the names in a directory (not "." or ".."), calling fn for each;
@@ -93,7 +93,7 @@ int cdd_fs_list(const char *dir, int (*fn)(void *ud, const char *name),
 int cdd_fs_append_line(const char *path, const char *line);
 
 /* Write a whole small file atomically: write to path+".tmp", sync, rename,
- * sync the directory. */
+ * sync the directory. (fsops.c, from the primitives) */
 int cdd_fs_write_atomic(const char *path, const void *buf, size_t len);
 /* Read a whole small file (at most max bytes, else CDD_E_STATE). */
 int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len);
@@ -116,6 +116,11 @@ void cdd_sleep_ms(int ms);
 /* End this process at once, without clean-up (SIGKILL / TerminateProcess):
  * the fault injector's model of a crash. */
 void cdd_kill_self(void);
+/* Remove a leftover file of a killed run: no fault point, errors ignored. */
+void cdd_fs_unlink_quiet(const char *path);
+/* The folder part of a path ("." when none; keeps a root such as "/" or
+ * "C:/"), malloc'd. */
+char *cdd_fs_dirname(const char *path);
 
 /* ---- fault injection (tests) ---------------------------------------------
  * cdd_fs_fault_set(n, mode): the n-th mutating operation from now fails with

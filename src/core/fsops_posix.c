@@ -414,38 +414,6 @@ int cdd_fs_list(const char *dir, int (*fn)(void *ud, const char *name),
     return r;
 }
 
-struct rm_ctx {
-    const char *dir;
-};
-
-static int rm_one(void *ud, const char *name)
-{
-    struct rm_ctx *c = ud;
-    size_t n = strlen(c->dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (!p)
-        return cdd_fail(CDD_E_NOMEM, c->dir, 0, NULL);
-    snprintf(p, n, "%s/%s", c->dir, name);
-    int r = cdd_fs_remove_tree(p);
-    free(p);
-    return r;
-}
-
-int cdd_fs_remove_tree(const char *path)
-{
-    struct cdd_stat st;
-    int r = cdd_fs_lstat(path, &st);
-    if (r || st.type == CDD_FT_NONE)
-        return r;
-    if (st.type != CDD_FT_DIR)
-        return cdd_fs_unlink(path);
-    struct rm_ctx c = {path};
-    r = cdd_fs_list(path, rm_one, &c);
-    if (r)
-        return r;
-    return cdd_fs_rmdir(path);
-}
-
 int cdd_fs_append_line(const char *path, const char *line)
 {
     FAULT("append", path);
@@ -477,94 +445,6 @@ int cdd_fs_append_line(const char *path, const char *line)
     if (close(fd) != 0)
         return cdd_fail_errno(path, errno, "cannot close");
     return 0;
-}
-
-static char *dir_of(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    if (!s)
-        return strdup(".");
-    if (s == path)
-        return strdup("/");
-    return strndup(path, (size_t)(s - path));
-}
-
-int cdd_fs_write_atomic(const char *path, const void *buf, size_t len)
-{
-    int r;
-    size_t n = strlen(path) + 5;
-    char *tmp = malloc(n), *dir = NULL;
-    struct cdd_file *f = NULL;
-    if (!tmp)
-        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
-    snprintf(tmp, n, "%s.tmp", path);
-    unlink(tmp); /* a leftover of a killed run */
-    r = cdd_fs_create(tmp, 0, &f);
-    if (r)
-        goto out;
-    r = cdd_file_write(f, buf, len);
-    if (!r)
-        r = cdd_file_sync(f);
-    if (r) {
-        cdd_file_abort(f);
-        unlink(tmp);
-        goto out;
-    }
-    r = cdd_file_close(f);
-    if (!r)
-        r = cdd_fs_rename(tmp, path);
-    if (r) {
-        unlink(tmp);
-        goto out;
-    }
-    dir = dir_of(path);
-    r = dir ? cdd_fs_sync_dir(dir) : cdd_fail(CDD_E_NOMEM, path, 0, NULL);
-out:
-    free(dir);
-    free(tmp);
-    return r;
-}
-
-int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len)
-{
-    struct cdd_rfile *f = NULL;
-    char *buf = NULL;
-    size_t used = 0, cap = 0;
-    *out = NULL;
-    int r = cdd_fs_open_read(path, &f);
-    if (r)
-        return r;
-    for (;;) {
-        if (cap - used < 65536) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
-                goto out;
-            }
-            buf = nb;
-        }
-        size_t got = 0;
-        r = cdd_rfile_read(f, buf + used, cap - used, &got);
-        if (r)
-            goto out;
-        if (got == 0)
-            break;
-        used += got;
-        if (used > max) {
-            r = cdd_fail(CDD_E_STATE, path, 0, "larger than %zu bytes", max);
-            goto out;
-        }
-    }
-    buf[used] = '\0';
-    *out = buf;
-    buf = NULL;
-    if (len)
-        *len = used;
-out:
-    free(buf);
-    cdd_rfile_close(f);
-    return r;
 }
 
 /* Open-file-description locks where the kernel has them: a classic fcntl
@@ -686,6 +566,21 @@ void cdd_sleep_ms(int ms)
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
+}
+
+void cdd_fs_unlink_quiet(const char *path)
+{
+    unlink(path);
+}
+
+char *cdd_fs_dirname(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    if (!s)
+        return strdup(".");
+    if (s == path)
+        return strdup("/");
+    return strndup(path, (size_t)(s - path));
 }
 
 void cdd_kill_self(void)

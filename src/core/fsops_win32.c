@@ -940,38 +940,6 @@ int cdd_fs_list(const char *dir, int (*fn)(void *ud, const char *name),
     return r;
 }
 
-struct rm_ctx {
-    const char *dir;
-};
-
-static int rm_one(void *ud, const char *name)
-{
-    struct rm_ctx *c = ud;
-    size_t n = strlen(c->dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (!p)
-        return cdd_fail(CDD_E_NOMEM, c->dir, 0, NULL);
-    snprintf(p, n, "%s/%s", c->dir, name);
-    int r = cdd_fs_remove_tree(p);
-    free(p);
-    return r;
-}
-
-int cdd_fs_remove_tree(const char *path)
-{
-    struct cdd_stat st;
-    int r = cdd_fs_lstat(path, &st);
-    if (r || st.type == CDD_FT_NONE)
-        return r;
-    if (st.type != CDD_FT_DIR)
-        return cdd_fs_unlink(path); /* links: removed, never followed */
-    struct rm_ctx c = {path};
-    r = cdd_fs_list(path, rm_one, &c);
-    if (r)
-        return r;
-    return cdd_fs_rmdir(path);
-}
-
 /* ---- small files -------------------------------------------------------- */
 
 int cdd_fs_append_line(const char *path, const char *line)
@@ -1010,7 +978,7 @@ int cdd_fs_append_line(const char *path, const char *line)
     return r;
 }
 
-static char *dir_of(const char *path)
+char *cdd_fs_dirname(const char *path)
 {
     const char *s = NULL;
     for (const char *p = path; *p; p++)
@@ -1029,95 +997,15 @@ static char *dir_of(const char *path)
     return d;
 }
 
-/* Remove a leftover without a fault point: it is not a step of the
- * operation, only the clean-up of a killed earlier one. */
-static void unlink_quiet(const char *path)
+/* A leftover without a fault point: not a step of the operation, only the
+ * clean-up of a killed earlier one. */
+void cdd_fs_unlink_quiet(const char *path)
 {
     wchar_t *w = cdd_w_path(path);
     if (w)
         delete_name(w);
     free(w);
     cdd_clear_error();
-}
-
-int cdd_fs_write_atomic(const char *path, const void *buf, size_t len)
-{
-    int r;
-    size_t n = strlen(path) + 5;
-    char *tmp = malloc(n), *dir = NULL;
-    struct cdd_file *f = NULL;
-    if (!tmp)
-        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
-    snprintf(tmp, n, "%s.tmp", path);
-    unlink_quiet(tmp); /* a leftover of a killed run */
-    r = cdd_fs_create(tmp, 0, &f);
-    if (r)
-        goto out;
-    r = cdd_file_write(f, buf, len);
-    if (!r)
-        r = cdd_file_sync(f);
-    if (r) {
-        cdd_file_abort(f);
-        unlink_quiet(tmp);
-        goto out;
-    }
-    r = cdd_file_close(f);
-    if (!r)
-        r = cdd_fs_rename(tmp, path);
-    if (r) {
-        struct cdd_errinfo e = *cdd_last_error();
-        unlink_quiet(tmp);
-        cdd_fail(e.code, e.path, e.os_err, "%s", e.msg);
-        goto out;
-    }
-    dir = dir_of(path);
-    r = dir ? cdd_fs_sync_dir(dir) : cdd_fail(CDD_E_NOMEM, path, 0, NULL);
-out:
-    free(dir);
-    free(tmp);
-    return r;
-}
-
-int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len)
-{
-    struct cdd_rfile *f = NULL;
-    char *buf = NULL;
-    size_t used = 0, cap = 0;
-    *out = NULL;
-    int r = cdd_fs_open_read(path, &f);
-    if (r)
-        return r;
-    for (;;) {
-        if (cap - used < 65536) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
-                goto out;
-            }
-            buf = nb;
-        }
-        size_t got;
-        r = cdd_rfile_read(f, buf + used, cap - used, &got);
-        if (r)
-            goto out;
-        if (got == 0)
-            break;
-        used += got;
-        if (used > max) {
-            r = cdd_fail(CDD_E_STATE, path, 0, "larger than %zu bytes", max);
-            goto out;
-        }
-    }
-    buf[used] = '\0';
-    *out = buf;
-    buf = NULL;
-    if (len)
-        *len = used;
-out:
-    free(buf);
-    cdd_rfile_close(f);
-    return r;
 }
 
 /* ---- the lock ----------------------------------------------------------- */
