@@ -10,20 +10,6 @@
 #include "cmds.h"
 #include "report.h"
 
-static enum cdd_check_status map(enum cdd_cstatus s)
-{
-    switch (s) {
-    case CDD_CHECK_PASS:
-        return CDD_PASS;
-    case CDD_CHECK_WARN:
-        return CDD_WARN;
-    case CDD_CHECK_FAIL:
-        return CDD_FAIL;
-    default:
-        return CDD_SKIP;
-    }
-}
-
 /* A JSON text built by hand: cJSON belongs to report.c alone, which takes
  * the finished text (cdd_report_json_text). */
 struct jbuf {
@@ -202,10 +188,7 @@ int cdd_cmd_doctor(const struct cdd_args *a, struct cdd_report *rep)
         cdd_say(rep, "Diagnosing this host's CUDA and cuDNN, for %s", t.root);
     else
         cdd_say(rep, "Diagnosing this host's CUDA and cuDNN");
-    for (size_t i = 0; i < res.checks.n; i++)
-        cdd_report_check(rep, res.checks.v[i].name,
-                         map(res.checks.v[i].status), "%s",
-                         res.checks.v[i].detail);
+    cdd_report_checks(rep, &res.checks);
     json_members(rep, &res);
     if (res.checks.n_fail)
         cdd_say(rep, "Doctor: %zu problem(s) to fix, %zu warning(s).",

@@ -6,20 +6,6 @@
 #include "cmds.h"
 #include "report.h"
 
-static enum cdd_check_status map(enum cdd_cstatus s)
-{
-    switch (s) {
-    case CDD_CHECK_PASS:
-        return CDD_PASS;
-    case CDD_CHECK_WARN:
-        return CDD_WARN;
-    case CDD_CHECK_FAIL:
-        return CDD_FAIL;
-    default:
-        return CDD_SKIP;
-    }
-}
-
 int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
                    const struct cdd_manifest *m, int level)
 {
@@ -33,9 +19,7 @@ int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
     }
     cdd_say(rep, "Verifying %s in %s (level %s)", res.manifest_name, t->root,
             levels[res.level]);
-    for (size_t i = 0; i < res.checks.n; i++)
-        cdd_report_check(rep, res.checks.v[i].name, map(res.checks.v[i].status),
-                         "%s", res.checks.v[i].detail);
+    cdd_report_checks(rep, &res.checks);
     cdd_report_str(rep, "level", levels[res.level]);
     if (res.cudnn_version)
         cdd_report_num(rep, "cudnn_version", (double)res.cudnn_version);

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "cdd/error.h"
+#include "cdd/verify.h"
 #include "report.h"
 
 struct cdd_report {
@@ -128,6 +129,17 @@ void cdd_report_check(struct cdd_report *r, const char *name,
     /* Failures are shown even with --quiet: they are what the user needs. */
     if (!r->quiet || st == CDD_FAIL)
         fprintf(stderr, "  %-4s  %s: %s\n", status_name(st), name, detail);
+}
+
+void cdd_report_checks(struct cdd_report *r, const struct cdd_checks *c)
+{
+    static const enum cdd_check_status map[] = {CDD_PASS, CDD_WARN, CDD_FAIL,
+                                                CDD_SKIP};
+    for (size_t i = 0; i < c->n; i++)
+        cdd_report_check(r, c->v[i].name,
+                         (unsigned)c->v[i].status < 4 ? map[c->v[i].status]
+                                                      : CDD_SKIP,
+                         "%s", c->v[i].detail);
 }
 
 void cdd_report_plan(struct cdd_report *r, const char *key,

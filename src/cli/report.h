@@ -27,6 +27,9 @@ void cdd_report_check(struct cdd_report *r, const char *name,
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* Every check a core operation collected (verify, doctor), in order. */
+struct cdd_checks;
+void cdd_report_checks(struct cdd_report *r, const struct cdd_checks *c);
 /* Extra top-level members of the JSON object. */
 void cdd_report_str(struct cdd_report *r, const char *key, const char *val);
 void cdd_report_num(struct cdd_report *r, const char *key, double val);
