@@ -8,8 +8,8 @@
 #      include/, LICENSE),
 #   2. write its manifest with `manifest create` (verify section for cuDNN 9),
 #   3. install it into a copy of the CUDA 13.0 tree (install verifies at the
-#      end, level gpu), then `verify --level bench`, `status --check`,
-#      `uninstall`.
+#      end, level gpu), then `verify --level bench`, `doctor`,
+#      `status --check`, `uninstall`.
 # Outputs go to $OUT (or ./device-out): the logs and JSON reports.
 set -u
 ROOT=$(pwd)
@@ -87,6 +87,11 @@ echo "verify --json exit $?"
 
 echo "== verify without the tree on the path (the system cuDNN shadows ours)"
 tool verify --cuda-root "$CUDA" --level load 2>&1 | grep -E "search|Verify"
+
+echo "== doctor, with the tree as target (what else on this machine holds cuDNN)"
+tool doctor --cuda-root "$CUDA"
+echo "doctor exit $?"
+tool --json doctor --cuda-root "$CUDA" > "$OUT/doctor.json" 2>/dev/null
 
 echo "== status --check, uninstall"
 tool status --cuda-root "$CUDA" --check | tail -3; echo "status exit $?"
