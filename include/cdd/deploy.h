@@ -31,6 +31,8 @@ struct cdd_plan_item {
     uint64_t size;
     uint8_t sha256[CDD_SHA256_LEN];
     char *detail;          /* status: what differs; may be NULL */
+    int in_place;          /* install: the tree already holds these exact
+                              bytes (manifest hash), so nothing was staged */
 };
 
 struct cdd_plan {

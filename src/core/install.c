@@ -150,6 +150,24 @@ static int sink_begin(void *ud, const struct cdd_xentry *e,
     int r = plan_entry(c, e, &c->cur);
     if (r || !c->txn)
         return r;
+    /* A re-install writes nothing for a file the tree already holds: when
+     * the manifest pins its bytes and the installed copy hashes to them,
+     * the entry is only streamed through the check. */
+    if (e->mfile && e->mfile->has_sha256 && e->mfile->has_size) {
+        char *dest = cdd_path_join(c->root, c->cur->path);
+        struct cdd_stat st;
+        uint8_t got[CDD_SHA256_LEN];
+        int same = dest && cdd_fs_lstat(dest, &st) == 0 &&
+                   st.type == CDD_FT_FILE && st.size == e->mfile->size &&
+                   cdd_sha256_file(dest, got, NULL) == 0 &&
+                   memcmp(got, e->mfile->sha256, CDD_SHA256_LEN) == 0;
+        free(dest);
+        cdd_clear_error();
+        if (same) {
+            c->cur->in_place = 1;
+            return 0;
+        }
+    }
     char *abs = stage_path(c, c->cur->path);
     if (!abs)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
@@ -288,6 +306,10 @@ static int plan_against_tree(struct inst *c, const struct cdd_receipt *prev)
                             "%s exists and is not a file; remove it first",
                             it->path);
         r = check_inside(c, it->path);
+        if (!r && it->in_place) {
+            it->action = CDD_ACT_UNCHANGED;
+            continue;
+        }
         if (!r)
             r = cdd_tree_compare(c->root, it->path, it->is_symlink,
                                  it->link_target, it->size, it->sha256, 1, &a,
@@ -492,6 +514,8 @@ static int queue_commit(struct inst *c, const struct cdd_receipt *prev)
         const struct cdd_plan_item *it = &p->items[i];
         if (it->action == CDD_ACT_REMOVE) {
             r = cdd_txn_del(c->txn, it->path);
+        } else if (it->action == CDD_ACT_UNCHANGED && it->in_place) {
+            /* never staged */
         } else if (it->action == CDD_ACT_UNCHANGED) {
             /* Identical bytes are already in place: drop the staged copy. */
             char *abs = stage_path(c, it->path);
