@@ -314,10 +314,20 @@ static void dependencies(struct vctx *c, struct vlib *l, char *missing,
             n_ok++;
         } else {
             const char *hint = cdd_dependency_hint(bi.needed[i]);
+            char here[1024] = "", *dir = dir_of(l->installed);
+            char *beside = dir ? cdd_path_join(dir, bi.needed[i]) : NULL;
+            /* cuBLAS and friends often sit right beside cuDNN in the CUDA
+             * tree, yet the loader only looks where it is told to. */
+            if (beside && file_exists(beside))
+                snprintf(here, sizeof here,
+                         "it is in %s, but that folder is not on the "
+                         "loader's search path: ", dir);
+            free(beside);
+            free(dir);
             size_t u = strlen(miss);
             if (u < sizeof miss - 600)
-                snprintf(miss + u, sizeof miss - u, "%s%s (%s)",
-                         u ? "; " : "", bi.needed[i],
+                snprintf(miss + u, sizeof miss - u, "%s%s (%s%s)",
+                         u ? "; " : "", bi.needed[i], here,
                          hint ? hint : "not found on the search path");
             u = strlen(missing);
             if (u < missing_len - 100)
