@@ -1,15 +1,17 @@
 #!/bin/sh
-# Build the third-party libraries of the Windows cudnn-deploy.exe -- libarchive,
-# cJSON and libcurl -- as static x86-64 mingw-w64 libraries, from the Debian
-# *source* packages of this machine's release (`apt-get source`; a deb-src
-# entry is added for that), so the Windows build uses only what Debian ships:
-# zlib comes from libz-mingw-w64-dev, TLS from Windows' own Schannel, hashes
-# from Windows CNG. No OpenSSL, no binaries from elsewhere.
+# Build the third-party libraries of the Windows cudnn-deploy.exe -- libarchive
+# (with liblzma from xz-utils, for .tar.xz), cJSON and libcurl -- as static
+# x86-64 mingw-w64 libraries, from the Debian *source* packages of this
+# machine's release (`apt-get source`; a deb-src entry is added for that), so
+# the Windows build uses only what Debian ships: zlib comes from
+# libz-mingw-w64-dev, TLS from Windows' own Schannel, hashes from Windows CNG.
+# No OpenSSL, no binaries from elsewhere.
 #
 # The result is cached OUTSIDE the clone, keyed by the source versions, the
 # toolchain and this script, so CI rebuilds only when one of them changes:
 #   ${CDD_WIN_DEPS_CACHE:-/var/cache/cudnn-deploy-win-deps}/<key>/
-#       include/ lib/ (libarchive.a libcjson.a libcurl.a, CMake configs)
+#       include/ lib/ (libarchive.a liblzma.a libcjson.a libcurl.a, CMake
+#       configs)
 # Prints that prefix on stdout (last line); progress goes to stderr.
 #
 # Usage: scripts/build-windows-deps.sh [--print-key]
@@ -24,7 +26,7 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 SRC_LIST=/etc/apt/sources.list.d/cudnn-deploy-src.list
 # Part of the cache key: bump it when the build options below change (the
 # source versions and the toolchain are in the key already).
-RECIPE=1
+RECIPE=2
 
 say() { echo "build-windows-deps: $*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -91,19 +93,22 @@ src_version() {
 
 updated=0
 ensure_deb_src || { say "apt-get update (Sources indexes)"; $SUDO apt-get update -qq >&2; updated=1; }
-V_ARCHIVE=$(src_version libarchive); V_CJSON=$(src_version cjson); V_CURL=$(src_version curl)
-if [ -z "$V_ARCHIVE" ] || [ -z "$V_CJSON" ] || [ -z "$V_CURL" ]; then
+src_versions() {
+    V_ARCHIVE=$(src_version libarchive); V_XZ=$(src_version xz-utils)
+    V_CJSON=$(src_version cjson); V_CURL=$(src_version curl)
+    [ -n "$V_ARCHIVE" ] && [ -n "$V_XZ" ] && [ -n "$V_CJSON" ] && [ -n "$V_CURL" ]
+}
+if ! src_versions; then
     [ $updated = 1 ] || { say "apt-get update (Sources indexes missing)"; $SUDO apt-get update -qq >&2; }
-    V_ARCHIVE=$(src_version libarchive); V_CJSON=$(src_version cjson); V_CURL=$(src_version curl)
+    src_versions ||
+        die "apt-get source cannot find libarchive, xz-utils, cjson and curl (deb-src entries in $SRC_LIST?)"
 fi
-[ -n "$V_ARCHIVE" ] && [ -n "$V_CJSON" ] && [ -n "$V_CURL" ] ||
-    die "apt-get source cannot find libarchive, cjson and curl (deb-src entries in $SRC_LIST?)"
 
 # The key: everything that changes the output.
 V_GCC=$($TRIPLE-gcc -dumpversion)
 V_CRT=$(dpkg-query -W -f='${Version}' mingw-w64-x86-64-dev 2>/dev/null || echo unknown)
 V_ZLIB=$(dpkg-query -W -f='${Version}' libz-mingw-w64-dev 2>/dev/null || echo unknown)
-KEY="libarchive-$V_ARCHIVE.cjson-$V_CJSON.curl-$V_CURL.gcc-$V_GCC.crt-$V_CRT.zlib-$V_ZLIB.r$RECIPE"
+KEY="libarchive-$V_ARCHIVE.xz-$V_XZ.cjson-$V_CJSON.curl-$V_CURL.gcc-$V_GCC.crt-$V_CRT.zlib-$V_ZLIB.r$RECIPE"
 KEY=$(printf '%s' "$KEY" | tr -c 'A-Za-z0-9.+_-' '_')
 if [ "${1:-}" = "--print-key" ]; then echo "$KEY"; exit 0; fi
 
@@ -119,7 +124,7 @@ if [ -f "$PREFIX/.complete" ]; then
     exit 0
 fi
 
-say "building libarchive $V_ARCHIVE, cJSON $V_CJSON, curl $V_CURL for $TRIPLE (cold; a few minutes)"
+say "building libarchive $V_ARCHIVE, liblzma $V_XZ, cJSON $V_CJSON, curl $V_CURL for $TRIPLE (cold; a few minutes)"
 start=$(date +%s)
 WORK=$(mktemp -d "$CACHE/.work-XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
@@ -129,7 +134,7 @@ DEST=$WORK/dest
 OUTP=$DEST$PREFIX
 mkdir -p "$OUTP/include" "$OUTP/lib"
 
-( cd "$WORK" && apt-get source -qq "libarchive=$V_ARCHIVE" "cjson=$V_CJSON" "curl=$V_CURL" >/dev/null 2>"$WORK/source.log" ) ||
+( cd "$WORK" && apt-get source -qq "libarchive=$V_ARCHIVE" "xz-utils=$V_XZ" "cjson=$V_CJSON" "curl=$V_CURL" >/dev/null 2>"$WORK/source.log" ) ||
     { cat "$WORK/source.log" >&2; die "apt-get source failed"; }
 srcdir() { find "$WORK" -maxdepth 1 -type d -name "$1-*" | head -n 1; }
 
@@ -158,9 +163,25 @@ run_logged cjson-configure cmake -S "$S" -B "$WORK/b-cjson" $COMMON \
 run_logged cjson-build cmake --build "$WORK/b-cjson" -j "$JOBS"
 run_logged cjson-install env DESTDIR="$DEST" cmake --install "$WORK/b-cjson"
 
+# liblzma (xz-utils), for libarchive's xz filter (.tar.xz, the Linux cuDNN
+# tarballs): the static library and its headers only -- the xz and xzdec
+# programs are neither built nor installed. Its threads are Windows' own (the
+# toolchain's win32 thread model; no winpthread DLL).
+S=$(srcdir xz-utils)
+t_lzma=$(date +%s)
+# shellcheck disable=SC2086
+run_logged lzma-configure cmake -S "$S" -B "$WORK/b-lzma" $COMMON
+run_logged lzma-build cmake --build "$WORK/b-lzma" -j "$JOBS" --target liblzma
+run_logged lzma-install env DESTDIR="$DEST" cmake --install "$WORK/b-lzma" \
+    --component liblzma_Development
+[ -f "$OUTP/lib/liblzma.a" ] || die "liblzma build left no $OUTP/lib/liblzma.a"
+say "liblzma built in $(( $(date +%s) - t_lzma ))s"
+
 # libarchive: only the static library (the tools and the DLL would double the
-# time); no optional codec but zlib (zip deflate, gzip), CNG for its own
-# crypto. POSIX_REGEX_LIB=NONE avoids "libgcc not found". Its one try_run
+# time); no optional codec but zlib (zip deflate, gzip) and liblzma (xz), CNG
+# for its own crypto. lzma.h declares dllimport only for non-GNU compilers, so
+# neither libarchive nor its users need LZMA_API_STATIC here (libarchive's own
+# probe agrees). POSIX_REGEX_LIB=NONE avoids "libgcc not found". Its one try_run
 # (is zlib built with ZLIB_WINAPI? Debian's is not) is answered here: Debian's
 # CMake 3.25 crashes on a try_run while cross-compiling without an emulator.
 S=$(srcdir libarchive)
@@ -168,7 +189,8 @@ S=$(srcdir libarchive)
 run_logged libarchive-configure cmake -S "$S" -B "$WORK/b-archive" $COMMON \
     -DENABLE_TAR=OFF -DENABLE_CPIO=OFF -DENABLE_CAT=OFF -DENABLE_TEST=OFF \
     -DENABLE_OPENSSL=OFF -DENABLE_MBEDTLS=OFF -DENABLE_NETTLE=OFF \
-    -DENABLE_LIBB2=OFF -DENABLE_LZ4=OFF -DENABLE_LZO=OFF -DENABLE_LZMA=OFF \
+    -DENABLE_LIBB2=OFF -DENABLE_LZ4=OFF -DENABLE_LZO=OFF -DENABLE_LZMA=ON \
+    -DLIBLZMA_INCLUDE_DIR="$OUTP/include" -DLIBLZMA_LIBRARY="$OUTP/lib/liblzma.a" \
     -DENABLE_ZSTD=OFF -DENABLE_BZip2=OFF -DENABLE_LIBXML2=OFF \
     -DENABLE_EXPAT=OFF -DENABLE_PCREPOSIX=OFF -DENABLE_LibGCC=OFF \
     -DENABLE_ICONV=OFF -DENABLE_ACL=OFF -DENABLE_XATTR=OFF -DENABLE_CNG=ON \
@@ -200,8 +222,8 @@ run_logged curl-install env DESTDIR="$DEST" cmake --install "$WORK/b-curl"
 # to themselves, so the prefix stays usable if the cache moves.
 sed -i "s|\"$PREFIX|\"\${CMAKE_CURRENT_LIST_DIR}/../../..|g" \
     "$OUTP"/lib/cmake/cJSON/*.cmake
-printf 'libarchive %s\ncjson %s\ncurl %s\ngcc %s\nmingw-w64 %s\nzlib %s\n' \
-    "$V_ARCHIVE" "$V_CJSON" "$V_CURL" "$V_GCC" "$V_CRT" "$V_ZLIB" >"$OUTP/VERSIONS"
+printf 'libarchive %s\nxz-utils %s\ncjson %s\ncurl %s\ngcc %s\nmingw-w64 %s\nzlib %s\n' \
+    "$V_ARCHIVE" "$V_XZ" "$V_CJSON" "$V_CURL" "$V_GCC" "$V_CRT" "$V_ZLIB" >"$OUTP/VERSIONS"
 touch "$OUTP/.complete"
 # Publish atomically: a concurrent or killed run never leaves a half prefix
 # that looks complete.

@@ -37,8 +37,18 @@ deps() {
 }
 
 configure() {
+    # CMake caches the libraries it found by path: after the dependencies'
+    # key changes, the old prefix may still exist and would stay linked. So
+    # a build folder configured for another prefix (or before this stamp
+    # existed) is configured afresh.
+    stamp=$BUILD/.cdd-deps-prefix
+    if [ -f "$BUILD/CMakeCache.txt" ] && [ "$(cat "$stamp" 2>/dev/null)" != "$PREFIX" ]; then
+        say "new dependency prefix: configuring $BUILD afresh"
+        rm -f "$BUILD/CMakeCache.txt"
+    fi
     cmake -S . -B "$BUILD" -DCMAKE_TOOLCHAIN_FILE="$ROOT/scripts/mingw-toolchain.cmake" \
         -DCDD_WIN_DEPS_PREFIX="$PREFIX" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    echo "$PREFIX" >"$stamp"
 }
 
 check_imports() {

@@ -50,7 +50,8 @@ char *cdd_path_fold(const char *path);
  * NUL-terminates buf (len > 0). Returns buf. */
 char *cdd_path_printable(const char *name, char *buf, size_t len);
 
-/* Last component of a '/'-separated path (pointer into path). */
+/* Last component of a path, after the last '/' or '\\' (pointer into
+ * path). */
 const char *cdd_path_basename(const char *path);
 
 /* Join a and b with '/', malloc'd; NULL on out of memory. */

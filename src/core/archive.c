@@ -11,11 +11,11 @@
  * after a failure the reader refuses further calls, so a truncated or damaged
  * archive can never look like a short, successful one.
  *
- * Two things libarchive does not give us are made up for here: names are
- * converted through the C library's LC_CTYPE, so a UTF-8 one is selected
- * (cdd_archive_init); and its zip reader reports a member whose Unix
- * attributes say FIFO as a regular file, so the central directory's
- * attributes are read once more to find such members. */
+ * Entry names come out as the same UTF-8 on every platform: libarchive is
+ * told that names without a declared character set are UTF-8, and the name
+ * is taken from its wide form (entry_utf8). Its zip reader reports a member
+ * whose Unix attributes say FIFO as a regular file, so the central
+ * directory's attributes are read once more to find such members. */
 #include "cdd/archive.h"
 
 #include <errno.h>
@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -30,14 +31,24 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
+#include "compat.h"
 
 /* libarchive reads the file in blocks of this size (at least 10240). Large
  * blocks mean fewer system calls on archives of hundreds of MB. */
 #define READ_BLOCK (256 * 1024)
 
+/* A growing buffer for one UTF-8 string. */
+struct ubuf {
+    char *s;
+    size_t cap;
+};
+
 struct cdd_archive {
     struct archive *a;
     struct archive_entry *cur; /* owned by a; valid until the next header */
+    const char *cur_path;      /* cur's name as UTF-8 (name.s or libarchive's),
+                                  NULL when it has none */
+    struct ubuf name, link;    /* UTF-8 forms of cur's name and link target */
     char *path;                /* the archive file, for messages */
     uint64_t file_size;
     int failed;                /* a libarchive call failed: refuse more */
@@ -54,12 +65,7 @@ static const char *la_msg(struct archive *a)
 
 static const char *cur_name(struct cdd_archive *ar, char *buf, size_t len)
 {
-    const char *p = NULL;
-    if (ar->cur) {
-        p = archive_entry_pathname_utf8(ar->cur);
-        if (!p)
-            p = archive_entry_pathname(ar->cur);
-    }
+    const char *p = ar->cur ? ar->cur_path : NULL;
     return cdd_path_printable(p ? p : "", buf, len);
 }
 
@@ -83,6 +89,95 @@ static void add_filter(struct archive *a, int (*support)(struct archive *))
     archive_read_free(probe);
     if (ok)
         support(a);
+}
+
+/* ---- names ---------------------------------------------------------------- */
+
+/* Encode a wide string as UTF-8 into b: UTF-16 where wchar_t has 16 bits
+ * (Windows), UTF-32 otherwise. Returns 0, 1 when it is not Unicode (a lone
+ * surrogate, a value beyond U+10FFFF), or CDD_E_NOMEM. */
+static int wide_to_utf8(const wchar_t *w, struct ubuf *b)
+{
+    size_t n = wcslen(w), o = 0;
+    char *s;
+
+    /* At most 4 bytes per unit: 3 for a BMP unit, 4 for a pair or a UTF-32
+     * value. */
+    if (n > (SIZE_MAX - 1) / 4)
+        return CDD_E_NOMEM;
+    if (b->cap < 4 * n + 1) {
+        if (!(s = realloc(b->s, 4 * n + 1)))
+            return CDD_E_NOMEM;
+        b->s = s;
+        b->cap = 4 * n + 1;
+    }
+    s = b->s;
+    for (size_t i = 0; i < n; i++) {
+        /* Through uint32_t: a negative 32-bit wchar_t becomes too large. */
+        uint32_t c = (uint32_t)w[i];
+        if (sizeof(wchar_t) == 2 && c >= 0xD800 && c <= 0xDBFF && i + 1 < n &&
+            (uint32_t)w[i + 1] >= 0xDC00 && (uint32_t)w[i + 1] <= 0xDFFF) {
+            c = 0x10000 + ((c - 0xD800) << 10) + ((uint32_t)w[i + 1] - 0xDC00);
+            i++;
+        } else if ((c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF) {
+            return 1;
+        }
+        if (c < 0x80) {
+            s[o++] = (char)c;
+        } else if (c < 0x800) {
+            s[o++] = (char)(0xC0 | c >> 6);
+            s[o++] = (char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            s[o++] = (char)(0xE0 | c >> 12);
+            s[o++] = (char)(0x80 | (c >> 6 & 0x3F));
+            s[o++] = (char)(0x80 | (c & 0x3F));
+        } else {
+            s[o++] = (char)(0xF0 | c >> 18);
+            s[o++] = (char)(0x80 | (c >> 12 & 0x3F));
+            s[o++] = (char)(0x80 | (c >> 6 & 0x3F));
+            s[o++] = (char)(0x80 | (c & 0x3F));
+        }
+    }
+    s[o] = '\0';
+    return 0;
+}
+
+/* A name of the current entry (its path or a link target) as UTF-8 in *out,
+ * NULL when libarchive holds none.
+ *
+ * libarchive decodes each name from the archive's character set (UTF-8 here,
+ * see cdd_archive_open) and keeps the result in the C library's multibyte
+ * form on POSIX, in wide form on Windows. Its narrow forms go through the C
+ * runtime's locale, which msvcrt.dll cannot make UTF-8: there they come out
+ * empty or as mojibake. The wide form is exact on both (on POSIX the C
+ * library makes it from the UTF-8 form), so it is the one read.
+ *
+ * The narrow form is taken instead when the name has no wide form, and when
+ * 'undecoded': after a failed conversion tar keeps the stored bytes, whose
+ * wide form would be a guess (on Windows, the bytes read as Latin-1: a
+ * different name from the one Linux sees). The name check refuses stored
+ * bytes unless they are valid UTF-8. */
+static int entry_utf8(struct cdd_archive *ar, struct ubuf *b,
+                      const wchar_t *(*wide)(struct archive_entry *),
+                      const char *(*narrow)(struct archive_entry *),
+                      int undecoded, const char **out)
+{
+    const wchar_t *w = undecoded ? NULL : wide(ar->cur);
+    int r;
+
+    *out = NULL;
+    if (w) {
+        if ((r = wide_to_utf8(w, b)) < 0) {
+            ar->failed = 1;
+            return cdd_fail(r, ar->path, 0, NULL);
+        }
+        if (r == 0) {
+            *out = b->s;
+            return 0;
+        }
+    }
+    *out = narrow(ar->cur);
+    return 0;
 }
 
 /* ---- locale --------------------------------------------------------------- */
@@ -117,6 +212,12 @@ int cdd_archive_init(void)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (setlocale(LC_CTYPE, names[i]) && ctype_is_utf8())
             return 0;
+    /* Windows' libarchive decodes names with the system's code-page
+     * functions and keeps them wide, and the wide form is the one read
+     * (entry_utf8): nothing depends on the C runtime's locale there, and
+     * msvcrt.dll has no UTF-8 locale to select. */
+    if (CDD_HOST_WINDOWS)
+        return 0;
     return cdd_fail(CDD_E_NOTSUP, NULL, 0,
                     "no UTF-8 character type locale: archive entries with "
                     "non-ASCII names will be refused");
@@ -297,6 +398,24 @@ int cdd_archive_open(const char *path, struct cdd_archive **out)
     add_filter(ar->a, archive_read_support_filter_bzip2);
     add_filter(ar->a, archive_read_support_filter_xz);
     add_filter(ar->a, archive_read_support_filter_zstd);
+    /* Names whose character set the archive does not declare are UTF-8:
+     * ustar and GNU tar names, pax names marked hdrcharset=BINARY, and zip
+     * names without the UTF-8 flag (zip's Unicode path field and pax path
+     * records are UTF-8 anyway). For tar that is what every current tool
+     * writes. For zip the specification says CP437, but writers disagree
+     * with it (Debian's Info-ZIP zip stores UTF-8 bytes without the flag):
+     * read as CP437, such a name would silently become another name
+     * ("Zo\xc3\xab.h" -> "Zo├½.h"), while read as UTF-8, a real CP437 name
+     * is almost never valid UTF-8 and is refused. Refusing is the safe way
+     * to be wrong. Every name then goes through libarchive's own converter
+     * (which refuses invalid UTF-8 and composes to NFC) and comes out the
+     * same on every platform; without the option libarchive would use the
+     * C runtime's locale, and on Windows the ANSI or OEM code page. */
+    if (archive_read_set_options(ar->a, "hdrcharset=UTF-8") != ARCHIVE_OK) {
+        r = cdd_fail(CDD_E_NOTSUP, path, 0, "libarchive cannot decode UTF-8 "
+                                            "entry names: %s", la_msg(ar->a));
+        goto out;
+    }
 
     /* The narrow-character open takes UTF-8 on Windows too: the executable's
      * application manifest selects the UTF-8 code page. */
@@ -325,13 +444,13 @@ out:
 }
 
 /* A header warning is accepted only when it concerns character-set
- * conversion to the process locale, of the name or of the owner names (which
- * we never use), and a UTF-8 name was still obtained: the name we check is
- * then the name we use. A link name that cannot be converted is refused: a
- * hard link whose name is lost would look like an empty regular file. Any
- * other warning (a malformed pax attribute that was ignored, an inconsistent
- * zip header) could mean that another tool reads the entry differently from
- * us, so it is refused. */
+ * conversion, of the name or of the owner names (which we never use), and a
+ * name was still obtained (the stored bytes, see entry_utf8): the name we
+ * check is then the name we use. A link name that cannot be converted is
+ * refused: a hard link whose name is lost would look like an empty regular
+ * file. Any other warning (a malformed pax attribute that was ignored, an
+ * inconsistent zip header) could mean that another tool reads the entry
+ * differently from us, so it is refused. */
 static int warning_is_harmless(struct cdd_archive *ar, const char *utf8_name)
 {
     const char *m = archive_error_string(ar->a);
@@ -346,12 +465,13 @@ int cdd_archive_next(struct cdd_archive *ar, struct cdd_archive_entry *e)
 {
     struct archive_entry *ae = NULL;
     const char *name, *link;
-    int r;
+    int r, rc, undecoded;
 
     memset(e, 0, sizeof *e);
     if (ar->failed)
         return cdd_fail(CDD_E_CORRUPT, ar->path, 0, "reading after an error");
     ar->cur = NULL;
+    ar->cur_path = NULL;
     r = archive_read_next_header(ar->a, &ae);
     if (r == ARCHIVE_EOF)
         return 1;
@@ -361,22 +481,24 @@ int cdd_archive_next(struct cdd_archive *ar, struct cdd_archive_entry *e)
         return corrupt(ar, "bad entry header");
     ar->cur = ae;
 
-    name = archive_entry_pathname_utf8(ae);
-    if (r == ARCHIVE_WARN && !name && !archive_entry_pathname(ae) &&
-        strstr(la_msg(ar->a), "converted")) {
-        /* The stored name is not valid in its declared character set (zip's
-         * UTF-8 flag, pax's UTF-8): no name we could check, so no entry. */
+    /* A character-set warning: some field could not be decoded. The message
+     * names only the last one, so any field may hold stored bytes. */
+    undecoded = r == ARCHIVE_WARN && strstr(la_msg(ar->a), "converted");
+    if ((rc = entry_utf8(ar, &ar->name, archive_entry_pathname_w,
+                         archive_entry_pathname, undecoded, &name)) < 0)
+        return rc;
+    ar->cur_path = name;
+    if (undecoded && !name) {
+        /* The stored name is not valid UTF-8 (declared, as by zip's flag
+         * and pax, or assumed, see cdd_archive_open): no name we could
+         * check, so no entry. */
         ar->failed = 1;
         return cdd_fail(CDD_E_UNSAFE, ar->path, 0,
-                        "entry name is not valid UTF-8 (libarchive: %s)",
+                        "unsafe name: not valid UTF-8 (libarchive: %s)",
                         la_msg(ar->a));
     }
     if (r == ARCHIVE_WARN && !warning_is_harmless(ar, name))
         return corrupt(ar, "suspicious entry header");
-    /* Where libarchive cannot convert, the stored bytes go to the validator,
-     * which rejects anything that is not valid UTF-8. */
-    if (!name)
-        name = archive_entry_pathname(ae);
     e->path = name ? name : "";
 
     if (archive_entry_is_encrypted(ae)) {
@@ -388,11 +510,15 @@ int cdd_archive_next(struct cdd_archive *ar, struct cdd_archive_entry *e)
     }
 
     /* A hard link in tar is a header with a link name and (usually) the
-     * regular-file type: test it before the type. */
-    if (archive_entry_hardlink(ae)) {
-        link = archive_entry_hardlink_utf8(ae);
+     * regular-file type: test it before the type, in both forms (on Windows
+     * the narrow one is lost for names outside the C locale), so that one
+     * never passes for an empty file. */
+    if (archive_entry_hardlink_w(ae) || archive_entry_hardlink(ae)) {
+        if ((rc = entry_utf8(ar, &ar->link, archive_entry_hardlink_w,
+                             archive_entry_hardlink, undecoded, &link)) < 0)
+            return rc;
         e->type = CDD_ENTRY_HARDLINK;
-        e->link_target = link ? link : archive_entry_hardlink(ae);
+        e->link_target = link ? link : "";
     } else {
         switch (archive_entry_filetype(ae)) {
         case AE_IFREG:
@@ -403,10 +529,11 @@ int cdd_archive_next(struct cdd_archive *ar, struct cdd_archive_entry *e)
             break;
         case AE_IFLNK:
             e->type = CDD_ENTRY_SYMLINK;
-            link = archive_entry_symlink_utf8(ae);
-            e->link_target = link ? link : archive_entry_symlink(ae);
-            if (!e->link_target)
-                e->link_target = "";
+            if ((rc = entry_utf8(ar, &ar->link, archive_entry_symlink_w,
+                                 archive_entry_symlink, undecoded,
+                                 &link)) < 0)
+                return rc;
+            e->link_target = link ? link : "";
             break;
         default:
             e->type = CDD_ENTRY_OTHER;
@@ -470,6 +597,8 @@ void cdd_archive_close(struct cdd_archive *ar)
     for (size_t i = 0; i < ar->n_special; i++)
         free(ar->special[i]);
     free(ar->special);
+    free(ar->name.s);
+    free(ar->link.s);
     free(ar->path);
     free(ar);
 }

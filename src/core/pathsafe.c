@@ -441,8 +441,13 @@ char *cdd_path_printable(const char *name, char *buf, size_t len)
 
 const char *cdd_path_basename(const char *path)
 {
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
+    /* Both separators: a user's Windows path (Z:\dir\x.zip) reaches the
+     * core as given; archive entry names never hold a backslash. */
+    const char *base = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\')
+            base = p + 1;
+    return base;
 }
 
 char *cdd_path_join(const char *a, const char *b)

@@ -3,13 +3,18 @@
  * filled in by hand: a good tar.xz with symlink chains and a good zip pass;
  * every rejection class of BRIEF §6 / issue 2 is refused with the right code
  * and a message naming the entry; the size bound stops a decompression bomb;
- * files handed to the sink never leak. */
+ * files handed to the sink never leak; entry names come out as the same
+ * UTF-8 everywhere. It runs on Windows (under Wine) as well: the archives it
+ * writes avoid device names (a file com1.zip would be the serial port), and
+ * it writes names the way libarchive's writer keeps them intact there (see
+ * write_archive). */
 #include "test.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <stdarg.h>
 #include <sys/stat.h>
+#include <wchar.h>
 
 #include "cdd/archive.h"
 #include "cdd/error.h"
@@ -29,8 +34,8 @@ static const char *tmp_dir(void)
         const char *base = getenv("CDD_TEST_TMP");
         snprintf(tmp_root, sizeof tmp_root, "%s/archive_extract-%ld",
                  base && *base ? base : "/tmp", cdd_getpid());
-        /* What the CLI does at start-up: names are UTF-8 (and libarchive's
-         * writer then marks them so in zips). */
+        /* What the CLI does at start-up (a UTF-8 locale where the C library
+         * has one; on Windows nothing is needed). */
         CHECK_INT(cdd_archive_init(), 0);
         cdd_fs_remove_tree(tmp_root);
         if (cdd_fs_mkdirs(tmp_root, NULL) != 0) {
@@ -79,20 +84,240 @@ static uint64_t ent_size(const struct aent *e)
     return e->zeros ? e->zeros : e->data ? strlen(e->data) : 0;
 }
 
-/* kind: "tar.xz", "tar.gz", "tar", "zip" (deflate), "zip-store". */
+static unsigned char *slurp(const char *file, size_t *len)
+{
+    FILE *f = fopen(file, "rb");
+    unsigned char *b;
+    long n;
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b = malloc((size_t)n + 1);
+    if (fread(b, 1, (size_t)n, f) != (size_t)n)
+        n = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static void spill(const char *file, const unsigned char *b, size_t len)
+{
+    FILE *f = fopen(file, "wb");
+    fwrite(b, 1, len, f);
+    fclose(f);
+}
+
+/* s decoded as UTF-8 (strictly: no overlong forms, no surrogates), as UTF-16
+ * where wchar_t has 16 bits; malloc'd. NULL when s is not UTF-8. */
+static wchar_t *utf8_to_wide(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    wchar_t *w = malloc((strlen(s) + 1) * sizeof *w), *o = w;
+    while (*p) {
+        uint32_t c = *p++, min;
+        int more = c < 0x80 ? 0 : c >= 0xC2 && c < 0xE0 ? 1
+                 : c >= 0xE0 && c < 0xF0 ? 2 : c >= 0xF0 && c < 0xF5 ? 3 : -1;
+        if (more < 0)
+            goto bad;
+        min = more == 1 ? 0x80 : more == 2 ? 0x800 : 0x10000;
+        if (more)
+            c &= 0x3Fu >> more; /* the lead byte's payload */
+        for (int i = 0; i < more; i++, p++) {
+            if ((*p & 0xC0) != 0x80)
+                goto bad;
+            c = c << 6 | (*p & 0x3F);
+        }
+        if ((more && c < min) || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF)
+            goto bad;
+        if (sizeof(wchar_t) == 2 && c >= 0x10000) {
+            *o++ = (wchar_t)(0xD800 + ((c - 0x10000) >> 10));
+            *o++ = (wchar_t)(0xDC00 + ((c - 0x10000) & 0x3FF));
+        } else {
+            *o++ = (wchar_t)c;
+        }
+    }
+    *o = 0;
+    return w;
+bad:
+    free(w);
+    return NULL;
+}
+
+/* Names go in through libarchive's wide form: its narrow form is read in
+ * the C runtime's locale, which cannot be UTF-8 with msvcrt.dll on Windows.
+ * Names that are not UTF-8 (the hostile ones), and all names when 'bytes'
+ * is set, go in as bytes. */
+static void set_text(struct archive_entry *ae, const char *s, int bytes,
+                     void (*wide)(struct archive_entry *, const wchar_t *),
+                     void (*narrow)(struct archive_entry *, const char *))
+{
+    wchar_t *w = bytes ? NULL : utf8_to_wide(s);
+    if (w)
+        wide(ae, w);
+    else
+        narrow(ae, s);
+    free(w);
+}
+
+static int all_utf8(const struct aent *ents, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *s[2] = {ents[i].path,
+                            ents[i].type == 'l' || ents[i].type == 'h'
+                                ? ents[i].data : NULL};
+        for (int k = 0; k < 2; k++) {
+            wchar_t *w = s[k] ? utf8_to_wide(s[k]) : NULL;
+            if (s[k] && !w)
+                return 0;
+            free(w);
+        }
+    }
+    return 1;
+}
+
+/* Fill in a ustar header's checksum. */
+static void tar_checksum(unsigned char *h)
+{
+    unsigned sum = 0;
+    memset(h + 148, ' ', 8);
+    for (size_t i = 0; i < 512; i++)
+        sum += h[i];
+    snprintf((char *)h + 148, 8, "%06o", sum); /* then NUL, ' ' */
+}
+
+/* libarchive's writer on Windows turns '\\' in names into '/'. A name with
+ * a backslash is written with DEL in its place, put back here: in the name
+ * fields (name, link name, prefix) of an uncompressed tar's headers, whose
+ * checksums are then made again. */
+static void tar_put_backslashes(const char *file)
+{
+    static const size_t field[][2] = {{0, 100}, {157, 257}, {345, 500}};
+    size_t len;
+    unsigned char *b = slurp(file, &len);
+    for (size_t h = 0; h + 512 <= len; h += 512) {
+        if (memcmp(b + h + 257, "ustar", 5) != 0)
+            continue;
+        for (size_t f = 0; f < 3; f++)
+            for (size_t i = h + field[f][0]; i < h + field[f][1]; i++)
+                if (b[i] == 0x7f)
+                    b[i] = '\\';
+        tar_checksum(b + h);
+    }
+    spill(file, b, len);
+    free(b);
+}
+
+/* Append a ustar header of a regular file or pax record block. */
+static void tar_header(unsigned char **b, size_t *len, const char *name,
+                       char type, size_t size)
+{
+    unsigned char *h;
+    *b = realloc(*b, *len + 512);
+    h = *b + *len;
+    memset(h, 0, 512);
+    snprintf((char *)h, 100, "%s", name);
+    memcpy(h + 100, "0000644", 8);
+    memcpy(h + 108, "0000000", 8);
+    memcpy(h + 116, "0000000", 8);
+    snprintf((char *)h + 124, 12, "%011o", (unsigned)size);
+    snprintf((char *)h + 136, 12, "%011o", 1660000000u);
+    h[156] = (unsigned char)type;
+    memcpy(h + 257, "ustar", 6);
+    memcpy(h + 263, "00", 2);
+    tar_checksum(h);
+    *len += 512;
+}
+
+/* Append data padded to a whole block. */
+static void tar_data(unsigned char **b, size_t *len, const void *d, size_t n)
+{
+    size_t padded = (n + 511) / 512 * 512;
+    *b = realloc(*b, *len + padded);
+    memcpy(*b + *len, d, n);
+    memset(*b + *len + n, 0, padded - n);
+    *len += padded;
+}
+
+/* A pax archive made here: regular files, each name in a pax path record
+ * (UTF-8, as the standard says) with a stand-in in the ustar header; xz
+ * compresses it through libarchive's raw format. libarchive's own pax
+ * writer wants each name in the C runtime's narrow form first, which on
+ * Windows ("C" locale, msvcrt.dll has no UTF-8 one) holds only Latin-1:
+ * it refuses a CJK name there. */
+static void write_pax_by_hand(const char *file, int xz,
+                              const struct aent *ents, size_t n)
+{
+    unsigned char *b = NULL;
+    size_t len = 0;
+    static const unsigned char end[1024];
+
+    for (size_t i = 0; i < n; i++) {
+        char rec[1024], stand_in[32];
+        size_t body = strlen(" path=\n") + strlen(ents[i].path), total;
+        CHECK(ents[i].type == 'f' && ents[i].data);
+        /* a record's length counts its own digits */
+        for (total = body + 1; (size_t)snprintf(NULL, 0, "%zu", total) + body !=
+                               total;)
+            total++;
+        snprintf(rec, sizeof rec, "%zu path=%s\n", total, ents[i].path);
+        snprintf(stand_in, sizeof stand_in, "entry-%zu", i);
+        tar_header(&b, &len, "PaxHeader/entry", 'x', total);
+        tar_data(&b, &len, rec, total);
+        tar_header(&b, &len, stand_in, '0', strlen(ents[i].data));
+        tar_data(&b, &len, ents[i].data, strlen(ents[i].data));
+    }
+    tar_data(&b, &len, end, sizeof end);
+    if (!xz) {
+        spill(file, b, len);
+    } else {
+        struct archive *a = archive_write_new();
+        struct archive_entry *ae = archive_entry_new();
+        archive_write_set_format_raw(a);
+        archive_write_add_filter_xz(a);
+        CHECK_INT(archive_write_open_filename(a, file), ARCHIVE_OK);
+        archive_entry_set_pathname(ae, "tar");
+        archive_entry_set_filetype(ae, AE_IFREG);
+        archive_entry_set_size(ae, (la_int64_t)len);
+        CHECK_INT(archive_write_header(a, ae), ARCHIVE_OK);
+        CHECK_INT(archive_write_data(a, b, len), (la_ssize_t)len);
+        CHECK_INT(archive_write_close(a), ARCHIVE_OK);
+        archive_write_free(a);
+        archive_entry_free(ae);
+    }
+    free(b);
+}
+
+/* kind: "tar.xz", "tar.gz", "tar" (pax where needed), "ustar" (names as
+ * bytes in the header, as GNU tar writes them), "zip" (deflate),
+ * "zip-store". Names are written as UTF-8 (the zip flag set for non-ASCII
+ * ones); an archive with a name that is not UTF-8 gets it as bytes (pax:
+ * hdrcharset=BINARY), the same on every platform. */
 static void write_archive(const char *file, const char *kind,
                           const struct aent *ents, size_t n)
 {
     struct archive *a = archive_write_new();
     static char zero[1 << 16];
     int zip = strncmp(kind, "zip", 3) == 0;
+    int ustar = strcmp(kind, "ustar") == 0;
+    int utf8 = all_utf8(ents, n);
+    int backslashes = 0;
 
     if (zip) {
         archive_write_set_format_zip(a);
         if (strcmp(kind, "zip-store") == 0)
             archive_write_set_options(a, "zip:compression=store");
+        if (utf8)
+            archive_write_set_options(a, "hdrcharset=UTF-8");
+    } else if (ustar) {
+        /* Names as bytes: on Windows this writer refuses a name its narrow
+         * form cannot hold, whatever the option. */
+        archive_write_set_format_ustar(a);
     } else {
         archive_write_set_format_pax_restricted(a);
+        if (!utf8)
+            archive_write_set_options(a, "hdrcharset=BINARY");
         if (strcmp(kind, "tar.xz") == 0)
             archive_write_add_filter_xz(a);
         else if (strcmp(kind, "tar.gz") == 0)
@@ -105,7 +330,20 @@ static void write_archive(const char *file, const char *kind,
     for (size_t i = 0; i < n; i++) {
         const struct aent *e = &ents[i];
         struct archive_entry *ae = archive_entry_new();
-        archive_entry_set_pathname(ae, e->path);
+        char *path = strdup(e->path);
+        if (strchr(path, '\\')) {
+            if (strcmp(kind, "tar") != 0 && !ustar) {
+                fprintf(stderr, "%s: backslash names only in a plain tar\n",
+                        file);
+                exit(2);
+            }
+            for (char *p = path; (p = strchr(p, '\\')) != NULL;)
+                *p = 0x7f;
+            backslashes = 1;
+        }
+        set_text(ae, path, ustar, archive_entry_copy_pathname_w,
+                 archive_entry_copy_pathname);
+        free(path);
         archive_entry_set_mtime(ae, 1660000000, 0);
         switch (e->type) {
         case 'f':
@@ -120,12 +358,14 @@ static void write_archive(const char *file, const char *kind,
         case 'l':
             archive_entry_set_filetype(ae, AE_IFLNK);
             archive_entry_set_perm(ae, 0777);
-            archive_entry_set_symlink(ae, e->data);
+            set_text(ae, e->data, ustar, archive_entry_copy_symlink_w,
+                     archive_entry_copy_symlink);
             break;
         case 'h':
             archive_entry_set_filetype(ae, AE_IFREG);
             archive_entry_set_perm(ae, 0644);
-            archive_entry_set_hardlink(ae, e->data);
+            set_text(ae, e->data, ustar, archive_entry_copy_hardlink_w,
+                     archive_entry_copy_hardlink);
             archive_entry_set_size(ae, 0);
             break;
         case 'p':
@@ -158,31 +398,8 @@ static void write_archive(const char *file, const char *kind,
     }
     archive_write_close(a);
     archive_write_free(a);
-}
-
-static unsigned char *slurp(const char *file, size_t *len)
-{
-    FILE *f = fopen(file, "rb");
-    unsigned char *b;
-    long n;
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = malloc((size_t)n + 1);
-    if (fread(b, 1, (size_t)n, f) != (size_t)n)
-        n = 0;
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
-static void spill(const char *file, const unsigned char *b, size_t len)
-{
-    FILE *f = fopen(file, "wb");
-    fwrite(b, 1, len, f);
-    fclose(f);
+    if (backslashes)
+        tar_put_backslashes(file);
 }
 
 static void put32(unsigned char *p, uint32_t v)
@@ -1153,52 +1370,145 @@ static void test_discovery(void)
     CHECK_INT(t.open_files, 0);
 }
 
-/* Non-ASCII names (UTF-8 in pax headers and in zip's UTF-8 flag) arrive as
- * the same UTF-8, whatever the process locale (the tests run in "C"). */
+/* Non-ASCII names (UTF-8 in pax records, in ustar headers, under zip's
+ * UTF-8 flag) arrive as the same UTF-8 on every platform, whatever the
+ * process locale (the tests run in "C"; msvcrt.dll has no UTF-8 locale):
+ * Latin, CJK, Cyrillic, one outside the BMP (a surrogate pair in Windows'
+ * wide form), and a decomposed one, which libarchive composes (NFC). */
 static void test_unicode_names(void)
 {
-    static const char *kinds[] = {"tar.xz", "zip", "tar"};
+    static const char *kinds[] = {"pax.xz", "pax", "zip", "ustar"};
     const struct aent ents[] = {
         {"top/include/caf\xc3\xa9.h", 'f', "e", 0},
         {"top/include/\xe6\x95\xb0\xe6\x8d\xae.h", 'f', "cn", 0},
         {"top/include/\xd0\xb4\xd0\xbe\xd0\xbc.h", 'f', "ru", 0},
+        {"top/include/Zo\xc3\xab.h", 'f', "zoe", 0},
+        {"top/include/\xf0\x9f\x93\x90.h", 'f', "ruler", 0},
+        {"top/include/nfd-cafe\xcc\x81.h", 'f', "nfd", 0},
     };
     struct cdd_extract_opts o = {.m = NULL, .strip_components = 1,
                                  .has_platform = 1,
                                  .platform = CDD_PLATFORM_LINUX_X86_64};
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         char name[64];
         struct tsink t = {0};
         struct cdd_extract_sink s = {&t, ts_begin, ts_end, NULL};
         snprintf(name, sizeof name, "unicode.%s", kinds[k]);
-        write_archive(tmp_path(name), kinds[k], ents, 3);
+        if (strncmp(kinds[k], "pax", 3) == 0)
+            write_pax_by_hand(tmp_path(name), kinds[k][3] == '.', ents, 6);
+        else
+            write_archive(tmp_path(name), kinds[k], ents, 6);
         CHECK_MSG(cdd_extract(tmp_path(name), &o, &s) == 0, "%s: %s", name,
                   cdd_last_error()->msg);
         CHECK_MSG(ts_find(&t, "include/caf\xc3\xa9.h") >= 0, "%s", name);
         CHECK(ts_find(&t, "include/\xe6\x95\xb0\xe6\x8d\xae.h") >= 0);
         CHECK(ts_find(&t, "include/\xd0\xb4\xd0\xbe\xd0\xbc.h") >= 0);
-        CHECK(t.n_end == 3 && t.role[0] == CDD_ROLE_HEADER);
+        CHECK_MSG(ts_find(&t, "include/Zo\xc3\xab.h") >= 0, "%s", name);
+        CHECK_MSG(ts_find(&t, "include/\xf0\x9f\x93\x90.h") >= 0, "%s", name);
+        CHECK_MSG(ts_find(&t, "include/nfd-caf\xc3\xa9.h") >= 0, "%s", name);
+        CHECK(t.n_end == 6 && t.role[0] == CDD_ROLE_HEADER);
+    }
+}
+
+/* Replace every 'from' in a file by 'to' (as long); returns the count. */
+static int patch_bytes(const char *file, const char *from, const char *to)
+{
+    size_t len, n = strlen(from);
+    unsigned char *b = slurp(file, &len);
+    int count = 0;
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(b + i, from, n) == 0) {
+            memcpy(b + i, to, n);
+            count++;
+        }
+    spill(file, b, len);
+    free(b);
+    return count;
+}
+
+/* Clear the UTF-8 flag (bit 11) in every local and central header. */
+static void zip_clear_utf8_flag(const char *file)
+{
+    size_t len;
+    unsigned char *b = slurp(file, &len);
+    int n = 0;
+    for (long at = find_sig(b, len, "PK\3\4", 0); at >= 0;
+         at = find_sig(b, len, "PK\3\4", (size_t)at + 4), n++)
+        b[at + 7] &= (unsigned char)~0x08;
+    for (long at = find_sig(b, len, "PK\1\2", 0); at >= 0;
+         at = find_sig(b, len, "PK\1\2", (size_t)at + 4), n++)
+        b[at + 9] &= (unsigned char)~0x08;
+    CHECK(n >= 2);
+    spill(file, b, len);
+    free(b);
+}
+
+/* Zip names without the UTF-8 flag are read as UTF-8 (what Debian's zip
+ * writes), not as the CP437 of the specification: such a name comes out
+ * as written, and CP437 bytes, which are not UTF-8, are refused rather than
+ * turned into another name. */
+static void test_zip_unflagged_names(void)
+{
+    const struct aent z[] = {{"top/include/Zo\xc3\xab.h", 'f', "x", 0}};
+    struct cdd_extract_opts o = {.m = NULL, .strip_components = 1};
+    struct tsink t = {0};
+    struct cdd_extract_sink s = {&t, ts_begin, ts_end, NULL};
+    const char *file = tmp_path("unflagged.zip");
+
+    write_archive(file, "zip", z, 1);
+    zip_clear_utf8_flag(file);
+    CHECK_MSG(cdd_extract(file, &o, &s) == 0, "%s", cdd_last_error()->msg);
+    CHECK(ts_find(&t, "include/Zo\xc3\xab.h") >= 0);
+
+    /* "Zo\x89_.h": 0x89 is CP437's e-diaeresis */
+    CHECK(patch_bytes(file, "Zo\xc3\xab", "Zo\x89_") >= 2);
+    CHECK_INT(cdd_extract(file, &o, NULL), CDD_E_UNSAFE);
+    CHECK(strstr(cdd_last_error()->msg, "not valid UTF-8") != NULL);
+    fprintf(stderr, "    unflagged cp437 -> %s\n", cdd_last_error()->msg);
+}
+
+/* A tar name that is not UTF-8 (Latin-1 bytes, in a ustar header or a pax
+ * record marked BINARY) is refused on every platform: libarchive drops it
+ * (ustar) or keeps the stored bytes (pax), which are checked as they are.
+ * On Windows their wide form would read them as Latin-1: a valid name that
+ * other platforms never see. */
+static void test_tar_undecodable_name(void)
+{
+    const struct aent ents[] = {{"top/include/Zo\xeb.h", 'f', "x", 0}};
+    struct cdd_extract_opts o = {.m = NULL, .strip_components = 1};
+    const char *kinds[] = {"ustar", "tar"};
+    for (int k = 0; k < 2; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "latin1.%s", kinds[k]);
+        write_archive(tmp_path(name), kinds[k], ents, 1);
+        CHECK_INT(cdd_extract(tmp_path(name), &o, NULL), CDD_E_UNSAFE);
+        CHECK_MSG(strstr(cdd_last_error()->msg, "UTF-8") != NULL,
+                  "%s: %s", name, cdd_last_error()->msg);
+        fprintf(stderr, "    %s -> %s\n", name, cdd_last_error()->msg);
     }
 }
 
 /* A zip member name flagged UTF-8: a reserved name spelt with a
- * superscript digit is seen as such, and bytes that are not UTF-8 are
- * refused as an unsafe name, not passed on mangled. */
+ * superscript digit (COM¹, which Windows treats as COM1) is seen as such,
+ * and bytes that are not UTF-8 are refused as an unsafe name, not passed on
+ * mangled. The archive's own file name is harmless: a file named com1.zip
+ * would be the device COM1 on Windows. */
 static void test_zip_utf8_flag(void)
 {
     const struct aent z[] = {{"top/bin/COM\xc2\xb9.dll", 'f', "x", 0}};
     struct cdd_extract_opts o = {.m = NULL, .strip_components = 1};
+    const char *file = tmp_path("reserved-name.zip");
     size_t len;
     unsigned char *b;
     int n = 0;
 
-    write_archive(tmp_path("com1.zip"), "zip", z, 1);
-    CHECK_INT(cdd_extract(tmp_path("com1.zip"), &o, NULL), CDD_E_UNSAFE);
+    write_archive(file, "zip", z, 1);
+    CHECK_INT(cdd_extract(file, &o, NULL), CDD_E_UNSAFE);
     CHECK(strstr(cdd_last_error()->msg, "reserved") != NULL);
-    fprintf(stderr, "    com1.zip -> %s\n", cdd_last_error()->msg);
+    fprintf(stderr, "    reserved-name.zip -> %s\n", cdd_last_error()->msg);
 
     /* make the name overlong UTF-8 (C0 AF is '/') in every header */
-    b = slurp(tmp_path("com1.zip"), &len);
+    b = slurp(file, &len);
     for (size_t i = 0; i + 2 <= len; i++)
         if (b[i] == 0xc2 && b[i + 1] == 0xb9) {
             b[i] = 0xc0;
@@ -1403,5 +1713,7 @@ TEST_MAIN(TEST(test_sha256_file), TEST(test_archive_reader),
           TEST(test_unexpected_missing), TEST(test_duplicates),
           TEST(test_sizes_and_hashes), TEST(test_bomb), TEST(test_corrupt),
           TEST(test_pinned_unlisted), TEST(test_discovery),
-          TEST(test_unicode_names), TEST(test_zip_utf8_flag),          TEST(test_sink_failures), TEST(test_message_escaping),
+          TEST(test_unicode_names), TEST(test_zip_unflagged_names),
+          TEST(test_tar_undecodable_name), TEST(test_zip_utf8_flag),
+          TEST(test_sink_failures), TEST(test_message_escaping),
           TEST(test_cleanup))

@@ -422,6 +422,8 @@ static void test_helpers(void)
     CHECK_STR(cdd_path_basename("lib/x64/cudnn.lib"), "cudnn.lib");
     CHECK_STR(cdd_path_basename("LICENSE"), "LICENSE");
     CHECK_STR(cdd_path_basename("lib/"), "");
+    CHECK_STR(cdd_path_basename("Z:\\dl\\cudnn.zip"), "cudnn.zip");
+    CHECK_STR(cdd_path_basename("C:\\Users/me\\x.tar.xz"), "x.tar.xz");
     j = cdd_path_join("a/b", "c.h");
     CHECK_STR(j, "a/b/c.h");
     free(j);
