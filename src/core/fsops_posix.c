@@ -513,11 +513,12 @@ int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
         }
         cdd_sleep_ms(100);
     }
-    /* The pid in the file is for people; the kernel's lock is the truth. */
+    /* The pid in the file is for the message a waiting process prints; the
+     * kernel's lock is the truth. */
     char line[32];
     int n = snprintf(line, sizeof line, "%ld\n", (long)getpid());
     if (ftruncate(fd, 0) == 0 && pwrite(fd, line, (size_t)n, 0) < 0) {
-        /* Not fatal: F_GETLK still names us. */
+        /* Not fatal: the lock holds; a waiter's message lacks our pid. */
     }
     struct cdd_lock *l = malloc(sizeof *l);
     if (!l) {
