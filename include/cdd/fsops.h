@@ -104,6 +104,12 @@ int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len);
 int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
                      struct cdd_lock **out);
 void cdd_lock_release(struct cdd_lock *l);
+/* The platform half of the lock (cdd_lock_acquire, in fsops.c, waits):
+ * open/create the lock file; try once (0 taken, 1 held by another - its pid
+ * from the file in *holder -, or an error); write our pid into it. */
+int cdd_lockfile_open(const char *path, struct cdd_lock **out);
+int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder);
+void cdd_lockfile_note_pid(struct cdd_lock *l);
 
 /* Process id, for lock files and journal names. */
 long cdd_getpid(void);

@@ -1,7 +1,7 @@
 /* Filesystem operations built only from the platform primitives of
  * fsops_posix.c / fsops_win32.c, so each platform file holds what differs
  * and nothing else: removing a tree, writing a small file atomically,
- * reading a small file whole. */
+ * reading a small file whole, waiting for the tree's lock. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,4 +119,44 @@ out:
     free(buf);
     cdd_rfile_close(f);
     return r;
+}
+
+int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
+                     struct cdd_lock **out)
+{
+    struct cdd_lock *l = NULL;
+    long holder = 0;
+    *out = NULL;
+    int r = cdd_fs_fault_point("lock", path);
+    if (!r)
+        r = cdd_lockfile_open(path, &l);
+    if (r)
+        return r;
+    double deadline = cdd_monotonic() + (timeout_s < 0 ? 1e18 : timeout_s);
+    while ((r = cdd_lockfile_try(l, path, &holder)) == 1) {
+        if (cdd_cancelled()) {
+            r = cdd_fail(CDD_E_INTERRUPTED, path, 0,
+                         "interrupted while waiting for the lock");
+            break;
+        }
+        if (cdd_monotonic() >= deadline) {
+            if (holder_pid)
+                *holder_pid = holder;
+            r = cdd_fail(CDD_E_LOCKED, path, 0,
+                         "another cudnn-deploy (pid %ld) is working on this "
+                         "tree; wait for it or use --lock-timeout",
+                         holder);
+            break;
+        }
+        cdd_sleep_ms(100);
+    }
+    if (r) {
+        cdd_lock_release(l);
+        return r;
+    }
+    /* The pid in the file is for the message a waiting process prints; the
+     * kernel's lock is the truth. */
+    cdd_lockfile_note_pid(l);
+    *out = l;
+    return 0;
 }

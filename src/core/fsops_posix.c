@@ -467,59 +467,12 @@ static long read_holder(int fd)
     return strtol(buf, NULL, 10);
 }
 
-static int lock_try(int fd, long *holder)
-{
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    if (fcntl(fd, CDD_SETLK, &fl) == 0)
-        return 0;
-    if (errno != EACCES && errno != EAGAIN)
-        return -2;
-    *holder = read_holder(fd);
-    return -1;
-}
-
-int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
-                     struct cdd_lock **out)
+int cdd_lockfile_open(const char *path, struct cdd_lock **out)
 {
     *out = NULL;
-    FAULT("lock", path);
     int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         return cdd_fail_errno(path, errno, "cannot open lock file");
-    double deadline = cdd_monotonic() + (timeout_s < 0 ? 1e18 : timeout_s);
-    long holder = 0;
-    for (;;) {
-        int t = lock_try(fd, &holder);
-        if (t == 0)
-            break;
-        if (t == -2) {
-            int e = errno;
-            close(fd);
-            return cdd_fail_errno(path, e, "cannot lock");
-        }
-        if (cdd_cancelled()) {
-            close(fd);
-            return cdd_fail(CDD_E_INTERRUPTED, path, 0,
-                            "interrupted while waiting for the lock");
-        }
-        if (cdd_monotonic() >= deadline) {
-            close(fd);
-            if (holder_pid)
-                *holder_pid = holder;
-            return cdd_fail(CDD_E_LOCKED, path, 0,
-                            "another cudnn-deploy (pid %ld) is working on "
-                            "this tree; wait for it or use --lock-timeout",
-                            holder);
-        }
-        cdd_sleep_ms(100);
-    }
-    /* The pid in the file is for the message a waiting process prints; the
-     * kernel's lock is the truth. */
-    char line[32];
-    int n = snprintf(line, sizeof line, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) == 0 && pwrite(fd, line, (size_t)n, 0) < 0) {
-        /* Not fatal: the lock holds; a waiter's message lacks our pid. */
-    }
     struct cdd_lock *l = malloc(sizeof *l);
     if (!l) {
         close(fd);
@@ -528,6 +481,26 @@ int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
     l->fd = fd;
     *out = l;
     return 0;
+}
+
+int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder)
+{
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(l->fd, CDD_SETLK, &fl) == 0)
+        return 0;
+    if (errno != EACCES && errno != EAGAIN)
+        return cdd_fail_errno(path, errno, "cannot lock");
+    *holder = read_holder(l->fd);
+    return 1;
+}
+
+void cdd_lockfile_note_pid(struct cdd_lock *l)
+{
+    char line[32];
+    int n = snprintf(line, sizeof line, "%ld\n", (long)getpid());
+    if (ftruncate(l->fd, 0) == 0 && pwrite(l->fd, line, (size_t)n, 0) < 0) {
+        /* Not fatal: the lock holds; a waiter's message lacks our pid. */
+    }
 }
 
 void cdd_lock_release(struct cdd_lock *l)

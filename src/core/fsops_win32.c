@@ -1022,11 +1022,9 @@ static long read_holder(HANDLE h)
     return strtol(buf, NULL, 10);
 }
 
-int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
-                     struct cdd_lock **out)
+int cdd_lockfile_open(const char *path, struct cdd_lock **out)
 {
     *out = NULL;
-    FAULT("lock", path);
     wchar_t *w = cdd_w_path(path);
     if (!w)
         return cdd_last_error()->code;
@@ -1043,57 +1041,43 @@ int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
     if (h == INVALID_HANDLE_VALUE)
         return cdd_fail_win32(path, e, "cannot open lock file");
     int r = check_plain_file(h, path, NULL);
+    struct cdd_lock *l = r ? NULL : malloc(sizeof *l);
+    if (!r && !l)
+        r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
     if (r) {
         CloseHandle(h);
         return r;
     }
-    double deadline = cdd_monotonic() + (timeout_s < 0 ? 1e18 : timeout_s);
-    for (;;) {
-        OVERLAPPED ov;
-        memset(&ov, 0, sizeof ov);
-        ov.OffsetHigh = LOCK_OFFSET_HIGH;
-        if (LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY,
-                       0, 1, 0, &ov))
-            break;
-        e = GetLastError();
-        if (e != ERROR_LOCK_VIOLATION && e != ERROR_IO_PENDING) {
-            CloseHandle(h);
-            return cdd_fail_win32(path, e, "cannot lock");
-        }
-        if (cdd_cancelled()) {
-            CloseHandle(h);
-            return cdd_fail(CDD_E_INTERRUPTED, path, 0,
-                            "interrupted while waiting for the lock");
-        }
-        if (cdd_monotonic() >= deadline) {
-            long holder = read_holder(h);
-            CloseHandle(h);
-            if (holder_pid)
-                *holder_pid = holder;
-            return cdd_fail(CDD_E_LOCKED, path, 0,
-                            "another cudnn-deploy (pid %ld) is working on "
-                            "this tree; wait for it or use --lock-timeout",
-                            holder);
-        }
-        cdd_sleep_ms(100);
-    }
-    /* The pid in the file is for people; the locked byte is the truth. */
+    l->h = h;
+    *out = l;
+    return 0;
+}
+
+int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder)
+{
+    OVERLAPPED ov;
+    memset(&ov, 0, sizeof ov);
+    ov.OffsetHigh = LOCK_OFFSET_HIGH;
+    if (LockFileEx(l->h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY,
+                   0, 1, 0, &ov))
+        return 0;
+    DWORD e = GetLastError();
+    if (e != ERROR_LOCK_VIOLATION && e != ERROR_IO_PENDING)
+        return cdd_fail_win32(path, e, "cannot lock");
+    *holder = read_holder(l->h);
+    return 1;
+}
+
+void cdd_lockfile_note_pid(struct cdd_lock *l)
+{
     char line[32];
     int n = snprintf(line, sizeof line, "%ld\n", cdd_getpid());
     LARGE_INTEGER zero = {0};
     DWORD wrote;
     OVERLAPPED ov0;
     memset(&ov0, 0, sizeof ov0);
-    if (SetFilePointerEx(h, zero, NULL, FILE_BEGIN) && SetEndOfFile(h))
-        WriteFile(h, line, (DWORD)n, &wrote, &ov0); /* best effort */
-    struct cdd_lock *l = malloc(sizeof *l);
-    if (!l) {
-        CloseHandle(h);
-        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
-    }
-    l->h = h;
-    *out = l;
-    return 0;
+    if (SetFilePointerEx(l->h, zero, NULL, FILE_BEGIN) && SetEndOfFile(l->h))
+        WriteFile(l->h, line, (DWORD)n, &wrote, &ov0); /* best effort */
 }
 
 void cdd_lock_release(struct cdd_lock *l)
