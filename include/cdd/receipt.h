@@ -57,6 +57,8 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
                       struct cdd_receipt **out);
 int cdd_receipt_to_json(const struct cdd_receipt *r, char **out);
 void cdd_receipt_free(struct cdd_receipt *r);
+/* Free what r holds, not r itself (for a receipt on the stack). */
+void cdd_receipt_clear(struct cdd_receipt *r);
 const struct cdd_rfile_entry *cdd_receipt_file(const struct cdd_receipt *r,
                                                const char *path);
 

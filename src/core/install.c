@@ -537,12 +537,7 @@ static int queue_commit(struct inst *c, const struct cdd_receipt *prev)
     }
     free(rtext);
     free(mtext);
-    /* rc's members are heap strings; free them without freeing rc itself. */
-    struct cdd_receipt *heap = malloc(sizeof *heap);
-    if (heap) {
-        *heap = rc;
-        cdd_receipt_free(heap);
-    }
+    cdd_receipt_clear(&rc);
     return r;
 }
 

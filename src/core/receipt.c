@@ -30,6 +30,12 @@ void cdd_iso_time(char *buf, size_t len)
 
 void cdd_receipt_free(struct cdd_receipt *r)
 {
+    cdd_receipt_clear(r);
+    free(r);
+}
+
+void cdd_receipt_clear(struct cdd_receipt *r)
+{
     if (!r)
         return;
     free(r->tool_version);
@@ -55,7 +61,7 @@ void cdd_receipt_free(struct cdd_receipt *r)
     for (size_t i = 0; i < r->n_created_dirs; i++)
         free(r->created_dirs[i]);
     free(r->created_dirs);
-    free(r);
+    memset(r, 0, sizeof *r);
 }
 
 const struct cdd_rfile_entry *cdd_receipt_file(const struct cdd_receipt *r,
