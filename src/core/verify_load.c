@@ -161,8 +161,13 @@ static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
         if (!found && bi->runpath)
             found = search_dirs(bi->runpath, origin, needed);
     } else {
-        /* LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR: the DLL's own folder first. */
-        found = search_dirs(origin, origin, needed);
+        /* LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR: the DLL's own folder first
+         * (joined, not split on ':' as a list: "C:/..." has a drive). */
+        found = cdd_path_join(origin, needed);
+        if (found && !file_exists(found)) {
+            free(found);
+            found = NULL;
+        }
     }
     if (!found && c->host_can_load) {
         char **paths = NULL;

@@ -1,0 +1,191 @@
+"""verify of the Windows build end to end, on fake cuDNN DLLs (tests/fakes/*.c
+cross-compiled with mingw-w64 by fakecudnn_win.py, packed in NVIDIA's
+Windows zip layout, manifests by the .exe's own `manifest create`) installed
+into a `...\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.6` tree:
+
+  all good       install verifies at its end: load.open / load.version /
+                 load.check pass for cudnn64_8.dll and the six sub-libraries
+  error 126      cudnn_ops_infer64_8.dll imports a zlibwapi.dll that is not
+                 there: load.deps names it (with the zlib-for-Windows hint),
+                 load.open gives the 126 translation and the cause
+  shadowing      an older cudnn64_8.dll (8401) in a folder before the tree's
+                 bin on PATH: load.search says the loader picks that copy
+
+Runs only against the Windows executable (CDD_WINDOWS=1), under Wine (PATH
+is set through WINEPATH, which Wine puts in front of its PATH) or natively.
+"""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cddtest  # noqa: E402
+import fakecudnn_win  # noqa: E402
+from cddtest import (EXIT_CHECK, EXIT_OK, WINDOWS, CddTestCase,  # noqa: E402
+                     make_cuda_tree, run_json)
+from fakecudnn_win import MAIN, ZLIB  # noqa: E402
+
+ON_WINDOWS_BUILD = os.environ.get("CDD_WINDOWS") == "1"
+UNDER_WINE = ON_WINDOWS_BUILD and os.name != "nt"
+TOOLKIT = os.path.join("NVIDIA GPU Computing Toolkit", "CUDA", "v11.6")
+SUBS = [fakecudnn_win.dll_name(s) for s in fakecudnn_win.SUBLIBS]
+OPS = fakecudnn_win.dll_name("ops_infer")
+KNOBS = ("CUDNN_DEPLOY_DRIVER_LIB", "FAKE_CUDNN_VERSION", "FAKE_CUDNN_CUDART",
+         "WINEPATH")
+
+
+def win(path):
+    """The path as a Windows program is given it (Z:\\... under Wine)."""
+    path = os.path.abspath(path)
+    if UNDER_WINE:
+        return "Z:" + path.replace("/", "\\")
+    return path
+
+
+def slashes(s):
+    """Compare paths whatever separator the tool printed."""
+    return s.replace("\\", "/")
+
+
+def env_path(*dirs):
+    """The environment putting dirs (in order) before the rest of PATH."""
+    env = {k: None for k in KNOBS}
+    if not dirs:
+        return env
+    if UNDER_WINE:
+        env["WINEPATH"] = ";".join(win(d) for d in dirs)
+    else:
+        env["PATH"] = ";".join(list(dirs) + [os.environ.get("PATH", "")])
+    return env
+
+
+@unittest.skipUnless(ON_WINDOWS_BUILD,
+                     "Windows build only (CDD_WINDOWS=1: make test-windows)")
+class WindowsVerifyCase(CddTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super(WindowsVerifyCase, cls).setUpClass()
+        why = fakecudnn_win.problem()
+        if why:
+            raise unittest.SkipTest(why)
+
+    def new_tree(self, name):
+        root = os.path.join(self.scratch(name), "Program Files", TOOLKIT)
+        os.makedirs(os.path.dirname(root))
+        return make_cuda_tree(root, platform=WINDOWS)
+
+    def install(self, tree, variant, *extra, **kw):
+        fx = fakecudnn_win.archive(variant)
+        return run_json(["install", "--cuda-root", win(tree), "--manifest",
+                         win(fx.manifest), "--archive", win(fx.path)]
+                        + list(extra), **kw)
+
+    def verify(self, tree, env, expect):
+        return run_json(["verify", "--cuda-root", win(tree), "--level",
+                         "load"], env=env, expect=expect)
+
+    # -- check assertions (as test_verify.py) -----------------------------------
+
+    def listing(self, doc):
+        return "\n".join("  %-4s %s: %s" % (c["status"], c["name"], c["detail"])
+                         for c in doc["checks"])
+
+    def checks(self, doc, name):
+        return [c for c in doc["checks"] if c["name"] == name]
+
+    def check(self, doc, name, status, *contains):
+        found = self.checks(doc, name)
+        self.assertEqual(len(found), 1, "exactly one check %r in:\n%s"
+                         % (name, self.listing(doc)))
+        c = found[0]
+        self.assertEqual(c["status"], status, "check %r: %r\n%s"
+                         % (name, c["detail"], self.listing(doc)))
+        for s in contains:
+            self.assertIn(slashes(s), slashes(c["detail"]), "check %r" % name)
+        return c
+
+    # -- the cases --------------------------------------------------------------
+
+    def test_all_good(self):
+        tree = self.new_tree("good")
+        bin_dir = os.path.join(tree, "bin")
+        j = self.install(tree, "ok", env=env_path(bin_dir), expect=None)
+        doc = j.doc
+        self.assertEqual(j.rc, EXIT_OK, self.listing(doc) + j.err[-3000:])
+        self.assertEqual(doc.get("layout"), "cuda-windows", doc)
+        self.check(doc, "files", "pass")
+        for lib in [MAIN] + SUBS:
+            self.check(doc, "load.open " + lib, "pass", "loaded",
+                       win(os.path.join(bin_dir, lib)))
+            self.check(doc, "load.deps " + lib, "pass")
+        for sub in fakecudnn_win.SUBLIBS:
+            self.check(doc, "load.check " + fakecudnn_win.dll_name(sub), "pass",
+                       "%s() = 0" % fakecudnn_win.CHECK_SYMBOLS[sub])
+        self.check(doc, "load.version", "pass", "cudnnGetVersion() = 8500",
+                   "cuDNN 8.5.0")
+        self.check(doc, "load.cudart", "pass", "11060", "CUDA 11")
+        self.check(doc, "load.search " + MAIN, "pass", "picks ours",
+                   win(os.path.join(bin_dir, MAIN)))
+        # cnn_infer imports ops_infer, found beside it (the DLL's own folder,
+        # drive letter and all).
+        self.check(doc, "load.deps " + fakecudnn_win.dll_name("cnn_infer"),
+                   "pass", OPS + " -> " + win(os.path.join(bin_dir, OPS)))
+        self.assertEqual(doc.get("cudnn_version"), 8500)
+        self.assertEqual([c for c in doc["checks"]
+                          if c["status"] in ("fail", "warn")], [],
+                         self.listing(doc))
+
+    def test_missing_zlibwapi_is_error_126(self):
+        tree = self.new_tree("zlib")
+        bin_dir = os.path.join(tree, "bin")
+        self.install(tree, "zlibwapi", "--no-verify", env=env_path(bin_dir),
+                     expect=EXIT_OK)
+        self.assertFalse(os.path.exists(os.path.join(bin_dir, ZLIB)))
+        doc = self.verify(tree, env_path(bin_dir), EXIT_CHECK).doc
+        self.assertIs(doc["ok"], False)
+        deps = self.check(doc, "load.deps " + OPS, "fail", ZLIB,
+                          "zlib for Windows", "ZLIB_WINAPI")
+        self.assertIn("cannot find", deps["detail"])
+        opn = self.check(doc, "load.open " + OPS, "fail", "126",
+                         "the cause: it needs " + ZLIB)
+        self.assertIn("cannot load", opn["detail"])
+        # The loader's translation names the missing DLL, not ops_infer.
+        self.assertIn(ZLIB, opn["detail"].split("; the cause")[0],
+                      self.listing(doc))
+        self.check(doc, "load.check " + OPS, "skip")
+        # cnn_infer imports ops_infer (which is there): it fails to load in
+        # turn, and the walk names the DLL missing two levels down.
+        cnn = fakecudnn_win.dll_name("cnn_infer")
+        self.check(doc, "load.deps " + cnn, "pass")
+        self.check(doc, "load.open " + cnn, "fail", "126",
+                   "%s (needed by %s)" % (ZLIB, OPS))
+        self.check(doc, "load.check " + cnn, "skip")
+        # Everything that does not need ops_infer still loads and checks.
+        self.check(doc, "load.open " + MAIN, "pass")
+        self.check(doc, "load.version", "pass", "8500")
+        for sub in ("ops_train", "cnn_train", "adv_infer", "adv_train"):
+            self.check(doc, "load.open " + fakecudnn_win.dll_name(sub), "pass")
+            self.check(doc, "load.check " + fakecudnn_win.dll_name(sub), "pass")
+
+    def test_older_copy_earlier_on_path_shadows(self):
+        tree = self.new_tree("shadow")
+        bin_dir = os.path.join(tree, "bin")
+        old = fakecudnn_win.old_main_dir()
+        self.install(tree, "ok", "--no-verify", env=env_path(bin_dir),
+                     expect=EXIT_OK)
+        doc = self.verify(tree, env_path(old, bin_dir), EXIT_OK).doc
+        c = self.check(doc, "load.search " + MAIN, "warn", "BEFORE ours",
+                       win(os.path.join(old, MAIN)),
+                       win(os.path.join(bin_dir, MAIN)), "PATH")
+        # The old copy is the one the loader picks: named first.
+        self.assertLess(slashes(c["detail"]).index(slashes(win(old))),
+                        slashes(c["detail"]).index(slashes(win(bin_dir))))
+        # verify itself loads ours by absolute path: the version is right.
+        self.check(doc, "load.version", "pass", "8500")
+        self.check(doc, "load.open " + MAIN, "pass")
+
+
+if __name__ == "__main__":
+    cddtest.main()
