@@ -124,6 +124,9 @@ int cdd_dir_open_at(struct cdd_dir *d, const char *name, const char *path,
  * error. */
 int cdd_dir_open_beneath(struct cdd_dir *d, const char *rel, int no_links,
                          const char *path, struct cdd_dir **out);
+/* Tests: turn the kernel's one-call resolution off (0) or back on (1), so
+ * that every case runs through the component walk too. */
+void cdd_dir_fast_path(int on);
 /* Is the open folder d still the folder whose canonical path is root_real
  * or one beneath it? 1 yes, 0 no (Windows: GetFinalPathNameByHandleW; POSIX:
  * always 1, the descriptor walk cannot leave it). */

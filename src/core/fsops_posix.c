@@ -556,14 +556,24 @@ struct cdd_open_how {
 #define CDD_RESOLVE_NO_SYMLINKS 0x04
 #define CDD_RESOLVE_BENEATH 0x08
 static atomic_int openat2_missing;
+static atomic_int openat2_off;
 #endif
+
+void cdd_dir_fast_path(int on)
+{
+#if defined(__linux__)
+    atomic_store(&openat2_off, !on);
+#else
+    (void)on;
+#endif
+}
 
 int cdd_dir_open_beneath(struct cdd_dir *d, const char *rel, int no_links,
                          const char *path, struct cdd_dir **out)
 {
     *out = NULL;
 #if defined(__linux__)
-    if (atomic_load(&openat2_missing))
+    if (atomic_load(&openat2_missing) || atomic_load(&openat2_off))
         return 1;
     struct cdd_open_how how = {
         .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,

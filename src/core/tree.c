@@ -1112,10 +1112,12 @@ int cdd_tree_lock_state(struct cdd_tree *t, double timeout_s,
          * put its lock file there, the folder is not empty and stays. */
         struct cdd_errinfo e = *cdd_last_error();
         struct names l = {0};
-        if (cdd_dir_list(t->state, collect, &l) == 0 && l.n == 0)
-            cdd_dir_rmdir(t->root, CDD_STATE_DIR);
+        int empty = cdd_dir_list(t->state, collect, &l) == 0 && l.n == 0;
+        /* Closed first: Windows cannot remove a folder we hold open. */
         cdd_dir_close(t->state);
         t->state = NULL;
+        if (empty)
+            cdd_dir_rmdir(t->root, CDD_STATE_DIR);
         names_free(&l);
         cdd_fail(e.code, e.path, e.os_err, "%s", e.msg);
         created = 0;
