@@ -394,7 +394,7 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
     struct walk w = {0};
     struct pending q = {0};
     char target[LINK_MAX_LEN];
-    char *shown = NULL;
+    char *shown = NULL, *via = NULL; /* via: the last link followed */
     int r = 0, links = 0, state = is_state_path(rel);
     memset(o, 0, sizeof *o);
     if (!rel_shape_ok(rel))
@@ -428,8 +428,9 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
         if (strcmp(c, "..") == 0) {
             free(c);
             if (w.depth == 0 || (state && w.depth == 1)) {
-                r = cdd_fail(CDD_E_UNSAFE, cdd_dir_path(cur), 0,
-                             "a link on the way to %s leads out of the tree",
+                r = cdd_fail(CDD_E_UNSAFE, via ? via : cdd_dir_path(cur), 0,
+                             "is a link that leads out of the tree (above "
+                             "its root, on the way to %s); not followed",
                              rel);
                 break;
             }
@@ -506,6 +507,11 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
             free(c);
             if (r)
                 break;
+            free(via);
+            if (!(via = str_ndup(shown, strlen(shown)))) {
+                r = nomem();
+                break;
+            }
             if (!*target) {
                 r = cdd_fail(CDD_E_UNSAFE, shown, 0, "is an empty link");
                 break;
@@ -534,8 +540,9 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
                 o->n_missing = (size_t)-1; /* dangling: nothing to create */
                 goto done;
             }
-            r = cdd_fail(CDD_E_TARGET, shown, 0,
-                         "a link on the way to %s leads nowhere", rel);
+            r = cdd_fail(CDD_E_TARGET, via ? via : shown, 0,
+                         "is a link that leads nowhere (on the way to %s)",
+                         rel);
             break;
         }
         if (flags & W_MISSING_OK) {
@@ -595,6 +602,7 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
     }
 done:
     free(shown);
+    free(via);
     pending_free(&q);
     walk_free(&w);
     if (r) {
