@@ -330,7 +330,9 @@ static int resolve_libs(struct vctx *c)
                                 l->archive_path, &dest);
         if (r)
             return r;
-        l->installed = cdd_path_join(c->root, dest);
+        /* The loader takes an absolute path; the files layer has resolved
+         * every folder on the way beneath the root already. */
+        l->installed = cdd_tree_abs(c->tree, dest);
         l->name = strdup(cdd_path_basename(dest));
         free(dest);
         c->n_libs++;
