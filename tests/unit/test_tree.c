@@ -414,6 +414,12 @@ static void test_find_case(void)
     free(found);
     CHECK_INT(cdd_tree_find_case(t, "bin", "absent.dll", &found), 0);
     CHECK(found == NULL);
+    /* Full Unicode simple case folding (casefold.c), not ASCII only. */
+    put("bin/\xc3\x84RGER\xd0\x96.DLL", "u"); /* ÄRGERЖ.DLL */
+    CHECK_INT(cdd_tree_find_case(t, "bin", "\xc3\xa4rger\xd0\xb6.dll", &found),
+              0);
+    CHECK_STR(found, "\xc3\x84RGER\xd0\x96.DLL");
+    free(found);
     CHECK_INT(cdd_tree_find_case(t, "nodir", "x", &found), 0);
     CHECK(found == NULL);
     CHECK_INT(cdd_tree_find_case(t, "outlink", "sentinel", &found),
