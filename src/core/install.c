@@ -304,7 +304,6 @@ static int plan_against_tree(struct inst *c, const struct cdd_receipt *prev)
     size_t n = p->n;
     for (size_t i = 0; i < n; i++) {
         struct cdd_plan_item *it = &p->items[i];
-        enum cdd_action a;
         struct cdd_stat st;
         int r = cdd_tree_lstat(c->tree, it->path, &st);
         if (r)
@@ -335,17 +334,25 @@ static int plan_against_tree(struct inst *c, const struct cdd_receipt *prev)
                 continue;
             }
         }
-        r = cdd_tree_compare(c->tree, it->path, it->is_symlink,
-                             it->link_target, it->size, it->sha256, 1, &a,
-                             NULL);
+        /* What is there, recorded once (hashed once): it decides new,
+         * replace or unchanged, and is the backup's record if replaced. */
+        if (st.type == CDD_FT_NONE) {
+            it->action = CDD_ACT_NEW;
+            continue;
+        }
+        r = record_prev(c, it->path, &it->prev);
         if (r)
             return r;
-        it->action = a == CDD_ACT_MISSING    ? CDD_ACT_NEW
-                     : a == CDD_ACT_MODIFIED ? CDD_ACT_REPLACE
-                                             : CDD_ACT_UNCHANGED;
-        if (it->action == CDD_ACT_REPLACE &&
-            (r = record_prev(c, it->path, &it->prev)) != 0)
-            return r;
+        int same = it->is_symlink
+                       ? it->prev.type == CDD_FT_SYMLINK &&
+                             strcmp(it->prev.target, it->link_target) == 0
+                       : it->prev.type == CDD_FT_FILE &&
+                             it->prev.size == it->size &&
+                             memcmp(it->prev.sha256, it->sha256,
+                                    CDD_SHA256_LEN) == 0;
+        it->action = same ? CDD_ACT_UNCHANGED : CDD_ACT_REPLACE;
+        if (same)
+            cdd_jprev_clear(&it->prev);
     }
     for (size_t i = 0; prev && i < prev->n_files; i++) {
         const struct cdd_rfile_entry *f = &prev->files[i];
