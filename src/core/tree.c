@@ -80,15 +80,19 @@ static int is_state_path(const char *p)
 }
 
 /* A tree path as callers must give it: relative, no empty, "." or ".."
- * components ("" alone means the root where a folder is meant). */
+ * components ("" alone means the root where a folder is meant), and none of
+ * what names another place on Windows: '\\' (a separator there), ':' (a
+ * drive letter or a stream), control characters. */
 static int rel_shape_ok(const char *p)
 {
-    if (*p == '/' || *p == '\\')
-        return 0;
     for (const char *c = p; *c;) {
         const char *e = c;
-        while (*e && *e != '/')
+        while (*e && *e != '/') {
+            unsigned char ch = (unsigned char)*e;
+            if (ch < 0x20 || ch == 0x7f || ch == '\\' || ch == ':')
+                return 0;
             e++;
+        }
         size_t n = (size_t)(e - c);
         if (n == 0 || (n == 1 && c[0] == '.') ||
             (n == 2 && c[0] == '.' && c[1] == '.'))

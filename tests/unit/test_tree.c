@@ -181,6 +181,10 @@ static const struct lcase lstat_cases[] = {
     {"/etc/passwd", CDD_E_UNSAFE, 0},
     {"real/./f", CDD_E_UNSAFE, 0},
     {"real//f", CDD_E_UNSAFE, 0},
+    {"C:/Windows/win.ini", CDD_E_UNSAFE, 0},
+    {"real\\..\\..\\x", CDD_E_UNSAFE, 0},
+    {"real/f:stream", CDD_E_UNSAFE, 0},
+    {"real/\nf", CDD_E_UNSAFE, 0},
 };
 
 static void run_lstat_cases(struct cdd_tree *t, const char *mode)
