@@ -1115,6 +1115,10 @@ static int sweep_one(void *ud, const char *name)
 {
     struct sweep *w = ud;
     size_t n = strlen(name);
+    /* Only names we could have made: anything else planted here is not
+     * ours to remove (nor a reason to stop every later command). */
+    if (!cdd_jpath_ok(name))
+        return 0;
     if (has_prefix(name, CDD_STAGE_PREFIX) ||
         (n > 4 && strcmp(name + n - 4, ".tmp") == 0))
         return strset_add(&w->names, name, NULL);

@@ -1306,6 +1306,36 @@ static void test_recover_handmade(void)
     cdd_tree_close(lock);
     free(want);
     free(got);
+
+    /* A backup that is not what the journal recorded (other bytes of the
+     * same size; a link) is tampered state: refused, nothing touched, the
+     * journal kept. */
+    static const char *const swaps[] = {"f", "l"};
+    for (size_t i = 0; i < N(swaps); i++) {
+        handmade_mid_commit(root, sizeof root);
+        path_in(p, sizeof p, root, CDD_JOURNAL_FILE);
+        write_raw(p, handmade_plan, 0644);
+        char bk[4096];
+        path_in(bk, sizeof bk, root, CDD_STATE_DIR "/backup/T-1/bin/old.dll");
+        unlink(bk);
+        if (swaps[i][0] == 'f')
+            write_raw(bk, "old dll v2\n", 0755);
+        else
+            CHECK(symlink("/etc/passwd", bk) == 0);
+        char *before = snapshot(root, NULL);
+        CHECK_INT(state_lock(root, 0, NULL, &lock), 0);
+        int r = cdd_txn_recover(lock, &found, &rb, NULL);
+        CHECK_MSG(r == CDD_E_STATE, "swap %s: %s", swaps[i], cdd_err_name(r));
+        CHECK(strstr(cdd_last_error()->path, "journal") != NULL);
+        CHECK(strstr(cdd_last_error()->msg, "bin/old.dll") != NULL);
+        cdd_tree_close(lock);
+        char *after = snapshot(root, NULL);
+        CHECK(strcmp(before, after) == 0);
+        if (strcmp(before, after) != 0)
+            show_diff("tree", after, before);
+        free(before);
+        free(after);
+    }
 }
 
 /* Last: remove the scratch trees, unless something failed (then they are
