@@ -131,6 +131,11 @@ void cdd_dir_fast_path(int on);
  * or one beneath it? 1 yes, 0 no (Windows: GetFinalPathNameByHandleW; POSIX:
  * always 1, the descriptor walk cannot leave it). */
 int cdd_dir_is_beneath(struct cdd_dir *d, const char *root_real);
+/* Is the entry name inside parent (not followed) the folder d holds? 1 yes,
+ * 0 no (it was replaced, or is a link, or is gone). Windows: always 1, a
+ * held folder cannot be renamed or deleted. */
+int cdd_dir_same_at(struct cdd_dir *parent, const char *name,
+                    struct cdd_dir *d);
 void cdd_dir_close(struct cdd_dir *d);
 /* The path the handle was opened as (for messages). */
 const char *cdd_dir_path(const struct cdd_dir *d);

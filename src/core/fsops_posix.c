@@ -605,6 +605,16 @@ int cdd_dir_is_beneath(struct cdd_dir *d, const char *root_real)
     return 1;
 }
 
+int cdd_dir_same_at(struct cdd_dir *parent, const char *name,
+                    struct cdd_dir *d)
+{
+    struct stat a, b;
+    if (fstatat(parent->fd, name, &a, AT_SYMLINK_NOFOLLOW) != 0 ||
+        fstat(d->fd, &b) != 0)
+        return 0;
+    return S_ISDIR(a.st_mode) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 void cdd_dir_close(struct cdd_dir *d)
 {
     if (!d)

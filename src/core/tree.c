@@ -1119,6 +1119,17 @@ int cdd_tree_lock_state(struct cdd_tree *t, double timeout_s,
                      "is not a regular file (a link is not accepted)");
     if (!r)
         r = cdd_lock_acquire(lock, timeout_s, NULL, &t->lock);
+    /* The lock file is opened by path: if .cudnn-deploy was swapped after
+     * it was opened, the lock taken is not this tree's. Never go on with
+     * it (two runs could then both hold "the" lock). */
+    if (!r && !cdd_dir_same_at(t->root, CDD_STATE_DIR, t->state)) {
+        cdd_lock_release(t->lock);
+        t->lock = NULL;
+        char *abs = cdd_tree_abs(t, CDD_STATE_DIR);
+        r = cdd_fail(CDD_E_STATE, abs ? abs : CDD_STATE_DIR, 0,
+                     "was replaced while the lock was taken; not used");
+        free(abs);
+    }
     if (r && created) {
         /* Leave the tree as it was; if another process got in between and
          * put its lock file there, the folder is not empty and stays. */
