@@ -894,6 +894,43 @@ static int check_backups(const struct txn_plan *p)
     return r;
 }
 
+/* Before a recovery acts on a journal read from disk: every path it names
+ * resolves beneath the root without a link that leaves the tree or leads
+ * into .cudnn-deploy. A record that does is tampered state, refused before
+ * anything moves (the walk would refuse the single operation anyway, but
+ * only after the records before it were acted on). */
+static int check_paths(const struct txn_plan *p, const char *journal)
+{
+    int r = 0;
+    for (size_t i = 0; !r && i <= p->j.nops; i++) {
+        const struct cdd_jop *op = i < p->j.nops ? &p->j.ops[i] : NULL;
+        size_t nm = op ? (op->type == 'P' ? 2 : 1) : p->j.n_mdirs;
+        for (size_t k = 0; !r && k < nm; k++) {
+            const char *path = !op ? p->j.mdirs[k]
+                               : op->type == 'P' && k == 0 ? op->src
+                                                           : op->dest;
+            char *canon = NULL;
+            r = cdd_tree_canon(p->tree, path, &canon, NULL);
+            free(canon);
+            if (r == CDD_E_TARGET) { /* a missing or odd folder: not ours */
+                cdd_clear_error();
+                r = 0;
+            }
+            if (r == CDD_E_UNSAFE || r == CDD_E_STATE) {
+                struct cdd_errinfo e = *cdd_last_error();
+                char shown[200];
+                r = cdd_fail(CDD_E_STATE, journal, 0,
+                             "record %c %s: %s: %s; nothing was changed: "
+                             "inspect the tree and remove the journal",
+                             op ? op->type : 'M',
+                             cdd_path_printable(path, shown, sizeof shown),
+                             e.path, e.msg);
+            }
+        }
+    }
+    return r;
+}
+
 /* Undo whatever part of the plan is on disk (see the top of the file).
  * Stops at the first failure with the journal kept, so that recover can
  * finish; nothing the journal still needs is removed before the moves are
@@ -1162,6 +1199,8 @@ int cdd_txn_recover(struct cdd_tree *tree, int *found, int *rolled_back,
                          "is not a regular file (a link is not accepted)");
         if (!r)
             r = cdd_journal_parse(journal_abs, text, &p.j);
+        if (!r && p.j.acted)
+            r = check_paths(&p, journal_abs);
         if (r)
             goto out;
         *found = 1;

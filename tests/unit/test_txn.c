@@ -1243,6 +1243,63 @@ static void test_recover_strays(void)
     CHECK(state_matches(root, &S0, 1));
 }
 
+/* A planted journal whose records reach through a folder that is a link
+ * out of the tree (or into the state folder): refused before anything
+ * moves, the journal kept, inside and outside unchanged. */
+static void test_recover_through_links(void)
+{
+    char root[2048], p[4096], out[2048];
+    int found = 0, rb = 0;
+    struct cdd_tree *lock = NULL;
+    expect_states();
+    fresh_tree(root, sizeof root, "planted");
+    snprintf(out, sizeof out, "%s/planted-outside", scratch_dir());
+    rm_rf(out);
+    mkdir_p(out);
+    path_in(p, sizeof p, out, "evil");
+    write_raw(p, "outside", 0644);
+    path_in(p, sizeof p, out, "dir");
+    mkdir_p(p);
+    path_in(p, sizeof p, root, "out");
+    CHECK(symlink(out, p) == 0);
+    path_in(p, sizeof p, root, "tostate");
+    CHECK(symlink(CDD_STATE_DIR, p) == 0);
+    path_in(p, sizeof p, root, CDD_STATE_DIR "/stage-X");
+    mkdir_p(p);
+    static const char *const planted[] = {
+        "P\t.cudnn-deploy/stage-X/a\tout/evil\n",
+        "D\tbin/old.dll\tf:11:14e78a26f30ad05810aee663185e2740f1d2dcc93e4497"
+        "770e2414c6a0f39654\nD\tout/evil\tf:7:14e78a26f30ad05810aee663185e27"
+        "40f1d2dcc93e4497770e2414c6a0f39654\n",
+        "M\tout/newdir\n",
+        "R\tout/dir\n",
+        "R\ttostate/backup\n",
+    };
+    for (size_t i = 0; i < N(planted); i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "cudnn-deploy-journal 2 X install keep-backup\n%sE\n",
+                 planted[i]);
+        path_in(p, sizeof p, root, CDD_JOURNAL_FILE);
+        write_raw(p, text, 0644);
+        char *before = snapshot(root, NULL), *obefore = snapshot(out, NULL);
+        CHECK_INT(state_lock(root, 0, NULL, &lock), 0);
+        int r = cdd_txn_recover(lock, &found, &rb, NULL);
+        CHECK_MSG(r == CDD_E_STATE, "planted %zu: %s", i, cdd_err_name(r));
+        CHECK_MSG(strstr(cdd_last_error()->path, "journal") != NULL,
+                  "planted %zu: %s", i, cdd_last_error()->path);
+        cdd_tree_close(lock);
+        char *after = snapshot(root, NULL), *oafter = snapshot(out, NULL);
+        CHECK_MSG(strcmp(before, after) == 0, "planted %zu: tree changed", i);
+        CHECK_MSG(strcmp(obefore, oafter) == 0, "planted %zu: outside changed",
+                  i);
+        free(before);
+        free(after);
+        free(obefore);
+        free(oafter);
+    }
+}
+
 /* A committed journal whose clean-up never ran rolls forward; an
  * uncommitted one rolls back. Checked on hand-made journals, so that the
  * format itself is pinned down. */
@@ -1350,7 +1407,8 @@ TEST_MAIN(TEST(test_install_commit), TEST(test_uninstall_commit),
           TEST(test_empty_and_missing), TEST(test_validation),
           TEST(test_refusals), TEST(test_cancel), TEST(test_lock),
           TEST(test_recover_clean), TEST(test_recover_strays),
-          TEST(test_recover_handmade), TEST(test_fault_loop_install),
+          TEST(test_recover_handmade), TEST(test_recover_through_links),
+          TEST(test_fault_loop_install),
           TEST(test_fault_loop_uninstall), TEST(test_kill_loop_install),
           TEST(test_kill_loop_uninstall),
           TEST(test_cleanup))
