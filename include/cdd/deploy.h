@@ -35,6 +35,10 @@ struct cdd_plan_item {
     char *detail;          /* status: what differs; may be NULL */
     int in_place;          /* install: the tree already holds these exact
                               bytes (manifest hash), so nothing was staged */
+    char *staged;          /* install on a Windows layout whose folders
+                              exist under another case (BIN for bin): the
+                              manifest's path, as staged; path is then the
+                              tree's spelling of the folders */
     char *on_disk;         /* install on a Windows layout: the name the
                               tree holds under another case (replaced, and
                               the file keeps the manifest's name) */

@@ -296,6 +296,48 @@ static int find_case_variant(struct inst *c, const char *rel, char **on_disk)
     return r;
 }
 
+/* On a Windows layout, folders of the destination that the tree holds
+ * under another case (BIN for bin) are the folders to install into: NTFS
+ * would open them by either name. On a case-insensitive filesystem they are
+ * found by the manifest's name already; on a case-sensitive one each
+ * missing folder is looked up by listing its parent, and the item's path
+ * takes the tree's spelling (the staged copy keeps the manifest's). */
+static int fold_case_dirs(struct inst *c, struct cdd_plan_item *it)
+{
+    if (!is_windows_layout(c->layout) || !strchr(it->path, '/'))
+        return 0;
+    char *disk = strdup(it->path);
+    int r = disk ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (char *s = disk ? strchr(disk, '/') : NULL; !r && s;
+         s = strchr(s + 1, '/')) {
+        struct cdd_stat st;
+        *s = '\0';
+        r = cdd_tree_lstat(c->tree, disk, &st);
+        if (!r && st.type == CDD_FT_NONE) {
+            char *slash = strrchr(disk, '/'), *found = NULL;
+            const char *name = slash ? slash + 1 : disk;
+            if (slash)
+                *slash = '\0';
+            r = cdd_tree_find_case(c->tree, slash ? disk : "", name, &found);
+            if (slash)
+                *slash = '/';
+            /* Same length in bytes is not given by case folding: only a
+             * variant of equal length is spliced in place. */
+            if (!r && found && strlen(found) == strlen(name))
+                memcpy((char *)name, found, strlen(found));
+            free(found);
+        }
+        *s = '/';
+    }
+    if (!r && strcmp(disk, it->path) != 0) {
+        it->staged = it->path;
+        it->path = disk;
+        disk = NULL;
+    }
+    free(disk);
+    return r;
+}
+
 /* Decide new / replace / unchanged for every entry, and plan the removal
  * of files an earlier install put here that this one does not bring. */
 static int plan_against_tree(struct inst *c, const struct cdd_receipt *prev)
@@ -305,7 +347,9 @@ static int plan_against_tree(struct inst *c, const struct cdd_receipt *prev)
     for (size_t i = 0; i < n; i++) {
         struct cdd_plan_item *it = &p->items[i];
         struct cdd_stat st;
-        int r = cdd_tree_lstat(c->tree, it->path, &st);
+        int r = fold_case_dirs(c, it);
+        if (!r)
+            r = cdd_tree_lstat(c->tree, it->path, &st);
         if (r)
             return r;
         if (st.type == CDD_FT_DIR || st.type == CDD_FT_OTHER)
@@ -577,12 +621,12 @@ static int queue_commit(struct inst *c, const struct cdd_receipt *prev)
             /* never staged */
         } else if (it->action == CDD_ACT_UNCHANGED) {
             /* Identical bytes are already in place: drop the staged copy. */
-            char *abs = stage_path(c, it->path);
+            char *abs = stage_path(c, it->staged ? it->staged : it->path);
             r = abs ? cdd_tree_unlink(c->tree, abs)
                     : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
             free(abs);
         } else {
-            char *src = cdd_path_join(cdd_txn_stage_rel(c->txn), it->path);
+            char *src = stage_path(c, it->staged ? it->staged : it->path);
             /* A case variant goes to backup under its own name. */
             if (it->on_disk) {
                 r = cdd_txn_del(c->txn, it->on_disk);

@@ -30,6 +30,7 @@ void cdd_plan_clear(struct cdd_plan *p)
         free(p->items[i].link_target);
         free(p->items[i].detail);
         free(p->items[i].on_disk);
+        free(p->items[i].staged);
         cdd_jprev_clear(&p->items[i].prev);
     }
     free(p->items);

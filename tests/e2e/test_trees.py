@@ -226,6 +226,30 @@ class WindowsShapes(TreeCase):
         self.assertSameTree(before, ws.snap(IGNORE_LOCK_LOG))
         self.assertOutsideUntouched(ws)
 
+    def test_folder_case_variant_is_used_not_doubled(self):
+        # The tree's folder is Bin (and Lib): install goes into it, as
+        # Windows would, instead of adding bin beside it. The file takes
+        # the manifest's name, the folder keeps the tree's.
+        ws = self.workspace(platform=WINDOWS)
+        os.rename(ws.path("bin"), ws.path("Bin"))
+        os.rename(ws.path("lib"), ws.path("LIB"))
+        before = ws.snap(IGNORE_LOCK_LOG)
+        j = self.install(ws, FIX.windows)
+        plan = plan_of(j.doc)
+        self.assertEqual(plan.get("Bin/cudnn64_8.dll"), "new", sorted(plan))
+        self.assertEqual(plan.get("LIB/x64/cudnn.lib"), "new", sorted(plan))
+        self.assertFalse(os.path.lexists(ws.path("bin")))
+        self.assertFalse(os.path.lexists(ws.path("lib")))
+        self.assertTrue(os.path.isfile(ws.path("Bin/cudnn64_8.dll")))
+        self.cdd("verify", "--level", "files", *ws.target_args, expect=0)
+        self.cdd("status", "--check", *ws.target_args, expect=0)
+        # A re-install finds everything in place.
+        j = self.install(ws, FIX.windows)
+        self.assertIs(j.doc["changed"], False)
+        self.cdd("uninstall", *ws.target_args, expect=0)
+        self.assertSameTree(before, ws.snap(IGNORE_LOCK_LOG))
+        self.assertOutsideUntouched(ws)
+
     def test_exact_name_wins_over_a_variant(self):
         # Both spellings present (possible on a case-sensitive filesystem):
         # the exact one is replaced, the variant left alone.
