@@ -277,14 +277,13 @@ static void pending_free(struct pending *q)
     memset(q, 0, sizeof *q);
 }
 
-/* The folders the walk is in: handles (0 is the root, borrowed) and the
- * canonical names. */
+/* The folders the walk is in: handles (0 is the root, borrowed from the
+ * tree) and their canonical names. */
 struct walk {
     struct cdd_tree *t;
     struct cdd_dir *dirs[MAX_DEPTH + 1];
     char *names[MAX_DEPTH + 1];
     size_t depth;
-    int owned0; /* dirs[0] is ours to close (a state walk) */
 };
 
 static void walk_pop(struct walk *w)
@@ -300,9 +299,7 @@ static void walk_free(struct walk *w)
 {
     while (w->depth > 0)
         walk_pop(w);
-    if (w->owned0)
-        cdd_dir_close(w->dirs[0]);
-    w->dirs[0] = NULL;
+    w->dirs[0] = NULL; /* the root's handle is the tree's */
 }
 
 /* The canonical tree path of the folder the walk is in. */
