@@ -98,15 +98,19 @@ int cdd_fs_write_atomic(const char *path, const void *buf, size_t len);
 /* Read a whole small file (at most max bytes, else CDD_E_STATE). */
 int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len);
 
-/* Exclusive lock on a lock file (created if missing, never deleted).
- * timeout_s < 0: wait forever; 0: fail at once with CDD_E_LOCKED naming the
- * holder's pid in the message (and *holder_pid when not NULL). */
+/* Exclusive lock on a lock file (created if missing, never deleted): an
+ * open-file-description lock on Linux, LockFileEx on Windows, so closing
+ * another descriptor of the file never drops it. timeout_s < 0: wait
+ * forever; 0: fail at once with CDD_E_LOCKED naming the holder's pid in the
+ * message (and *holder_pid when not NULL) when it is known to be a live
+ * process, else saying the holder is unknown (*holder_pid 0). */
 int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
                      struct cdd_lock **out);
 void cdd_lock_release(struct cdd_lock *l);
 /* The platform half of the lock (cdd_lock_acquire, in fsops.c, waits):
- * open/create the lock file; try once (0 taken, 1 held by another - its pid
- * from the file in *holder -, or an error); write our pid into it. */
+ * open/create the lock file; try once (0 taken, 1 held by another - in
+ * *holder its pid when the file names a live process that can hold it, else
+ * 0 -, or an error); write our pid into it. */
 int cdd_lockfile_open(const char *path, struct cdd_lock **out);
 int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder);
 void cdd_lockfile_note_pid(struct cdd_lock *l);
