@@ -564,7 +564,7 @@ static long lock_holder(int fd)
     if (pid)
         return pid;
     pid = read_holder(fd);
-    if (pid <= 0 || pid == (long)getpid())
+    if (pid <= 0)
         return 0;
     return has_file_open(pid, sb.st_dev, sb.st_ino) != 0 ? pid : 0;
 }

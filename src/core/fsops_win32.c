@@ -1042,12 +1042,12 @@ static int process_alive(DWORD pid)
 }
 
 /* Who holds the lock, as far as can be known: the pid in the file when it
- * names a running process other than us, else 0 ("unknown") - never the
+ * names a running process, else 0 ("unknown") - never the
  * stale pid of a process that has exited. */
 static long lock_holder(HANDLE h)
 {
     long pid = read_holder(h);
-    if (pid <= 0 || pid == cdd_getpid() || !process_alive((DWORD)pid))
+    if (pid <= 0 || !process_alive((DWORD)pid))
         return 0;
     return pid;
 }

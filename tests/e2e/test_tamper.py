@@ -465,15 +465,6 @@ class PlantedJournal(TamperCase):
             kind="uninstall", mode="purge-backup", commit=True))
         self.refuse(ws, command)
 
-    def committed_put_through_tree_link(self, command):
-        # A committed P into cron/: the clean-up trusts the tree is "after".
-        ws = self.fresh()
-        put(self.outside(ws, "payload"), PAYLOAD)  # "already moved"
-        self.plant_journal(ws, journal_text(
-            [("P", STATE + "/stage-" + TXN + "/payload", "cron/payload")],
-            commit=True))
-        self.refuse(ws, command)
-
     def stage_is_a_link_out(self, command):
         # The stage itself is a link (no link is followed in the state
         # folder): removing "the stage" must not reach outside/stg.
@@ -502,7 +493,7 @@ generate(PlantedJournal, {
         "rollback_recreates_outside_folder", "rollback_removes_outside_folder",
         "rollback_pulls_outside_file_via_backup_link",
         "committed_purge_through_backup_link",
-        "committed_prunes_outside_folder", "committed_put_through_tree_link",
+        "committed_prunes_outside_folder",
         "stage_is_a_link_out", "unended_journal_with_stage_link_out")})
 
 
