@@ -98,12 +98,12 @@ int cdd_fs_write_atomic(const char *path, const void *buf, size_t len);
 /* Read a whole small file (at most max bytes, else CDD_E_STATE). */
 int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len);
 
-/* Exclusive lock on a lock file (created if missing, never deleted): an
- * open-file-description lock on Linux, LockFileEx on Windows, so closing
- * another descriptor of the file never drops it. timeout_s < 0: wait
- * forever; 0: fail at once with CDD_E_LOCKED naming the holder's pid in the
- * message (and *holder_pid when not NULL) when it is known to be a live
- * process, else saying the holder is unknown (*holder_pid 0). */
+/* Exclusive lock on a lock file (created if missing, never deleted).
+ * timeout_s < 0: wait forever; 0: fail at once with CDD_E_LOCKED naming the
+ * holder's pid in the message (and *holder_pid when not NULL) when it is
+ * known to be a live process, else saying the holder is unknown (*holder_pid
+ * 0). An open-file-description lock on Linux, LockFileEx on Windows, so
+ * closing another descriptor of the file never drops it. */
 int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
                      struct cdd_lock **out);
 void cdd_lock_release(struct cdd_lock *l);

@@ -451,13 +451,14 @@ int cdd_fs_append_line(const char *path, const char *line)
     return 0;
 }
 
-/* Open-file-description locks: a classic fcntl lock is dropped when the
- * process closes ANY descriptor of the file (for instance one opened to read
- * the holder's pid), an OFD lock only when its own descriptor closes, and
- * two OFD locks conflict even within one process. glibc declares
- * F_OFD_SETLK only with _GNU_SOURCE, which the build defines for this file
- * (CMakeLists.txt); on Linux the build fails rather than quietly falling
- * back to the classic lock. Other systems without OFD locks keep F_SETLK. */
+/* Open-file-description locks where the kernel has them: a classic fcntl
+ * lock is dropped when the process closes ANY descriptor of the file (for
+ * instance one opened to read the holder's pid), an OFD lock only when its
+ * own descriptor closes, and two OFD locks conflict even within one
+ * process. glibc declares F_OFD_SETLK only with _GNU_SOURCE, which the
+ * build defines for this file (CMakeLists.txt); on Linux the build fails
+ * rather than quietly falling back to the classic lock. Other systems
+ * without OFD locks keep F_SETLK. */
 #if defined(__linux__) && !defined(F_OFD_SETLK)
 #error "F_OFD_SETLK is not declared: build fsops_posix.c with _GNU_SOURCE"
 #endif
