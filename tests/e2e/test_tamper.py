@@ -818,6 +818,39 @@ class Escaping(TamperCase):
         self.assertIn("receipt.json", line)
         self.assertSameTree(before, cddtest.snapshot(evil, IGNORE_LOCK))
 
+    def test_manifest_path_with_controls(self):
+        # A manifest naming a file "include/cudnn\x1b[2J\n.h": refused,
+        # and the refusal is one line whatever it quotes.
+        folder = self.scratch("m")
+        m = self.fx.manifest_variant(
+            os.path.join(folder, "m.json"),
+            lambda d: d["files"][0].__setitem__(
+                "path", "include/cudnn\x1b[2J\nforged.h"))
+        ws = self.workspace()
+        before = ws.snap(())
+        res = run(["--quiet"] + install_args(ws, self.fx, m))
+        self.assertEqual(res.rc, 3, res.err)
+        lines = res.err.splitlines()
+        self.assertEqual(len(lines), 1, "one line on stderr: %r" % res.err)
+        self.assertNotIn("\x1b", res.err, "a raw ESC reached stderr")
+        self.assertSameTree(before, ws.snap(()))
+
+    def test_check_detail_with_a_hostile_link_target(self):
+        # Someone retargets an installed link to a name with an ESC and a
+        # newline; status --check reports it, on lines of its own.
+        ws = self.workspace()
+        self.plain(ws)
+        link = ws.path("lib64/libcudnn.so")
+        os.unlink(link)
+        os.symlink("libcudnn\x1b[31m.so\nforged: all good", link)
+        res = run(["status", "--check"] + ws.target_args)
+        self.assertEqual(res.rc, 1, res.err)
+        self.assertNotIn("\x1b", res.err, "a raw ESC reached stderr")
+        self.assertIn("\\x1b", res.err)
+        for line in res.err.splitlines():
+            self.assertFalse(line.startswith("forged"),
+                             "a link target forged a line: %r" % res.err)
+
     def test_json_message_is_one_line_too(self):
         root = os.path.join(self.scratch("evil"), EVIL_NAME)
         res = run(["--json", "status", "--cuda-root", root])
@@ -910,7 +943,11 @@ class LockHolderMessage(TamperCase):
             with self.subTest(how=how):
                 ws = self.workspace(how)
                 p = self.hold(ws, how, "-")
-                self.assertNamesOnly(self.loser(ws), p.pid)
+                line = self.loser(ws)
+                self.assertNamesOnly(line, p.pid)
+                if how == "posix" and os.path.exists("/proc/locks"):
+                    # The kernel lists a classic lock's owner: named truly.
+                    self.assertRegex(line, r"\bpid %d\b" % p.pid)
 
     def test_stale_pid_of_an_exited_process(self):
         for how in ("posix", "ofd"):
