@@ -498,14 +498,15 @@ static long proc_locks_holder(dev_t dev, ino_t ino)
     if (!f)
         return 0;
     while (!found && fgets(line, sizeof line, f)) {
-        char kind[16], rw[16];
+        /* "1: POSIX  ADVISORY  WRITE 4242 08:02:131074 0 EOF" */
+        char kind[16];
         long pid;
         unsigned maj, min;
         unsigned long long inode;
         if (strstr(line, "->"))
             continue;
-        if (sscanf(line, "%*d: %15s %*s %15s %ld %x:%x:%llu", kind, rw, &pid,
-                   &maj, &min, &inode) != 6)
+        if (sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", kind, &pid, &maj,
+                   &min, &inode) != 5)
             continue;
         if (strcmp(kind, "POSIX") == 0 && pid > 0 && pid != (long)getpid() &&
             (ino_t)inode == ino && maj == (unsigned)major(dev) &&
@@ -602,9 +603,9 @@ void cdd_lockfile_note_pid(struct cdd_lock *l)
     char line[32];
     int n = snprintf(line, sizeof line, "%ld\n", (long)getpid());
     /* Written over the old pid, then cut to length: a reader never sees an
-     * empty file once a pid was there, and stops at the newline. Not fatal
-     * when it fails: the lock holds; a waiter says the holder is unknown. */
-    if (pwrite(l->fd, line, (size_t)n, 0) == n && ftruncate(l->fd, n) != 0) {
+     * empty file once a pid was there, and stops at the newline. */
+    if (pwrite(l->fd, line, (size_t)n, 0) != n || ftruncate(l->fd, n) != 0) {
+        /* Not fatal: the lock holds; a waiter says the holder is unknown. */
     }
 }
 
