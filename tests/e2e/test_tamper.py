@@ -195,7 +195,13 @@ class TamperCase(CddTestCase):
             problems.append("OUTSIDE THE TREE changed:\n      "
                             + "\n      ".join(out))
         if problems:
-            self.fail("\n  - ".join(["refused wrongly:"] + problems)
+            # The first word says how bad: OUTSIDE CHANGED (the promise is
+            # broken), NOT REFUSED (tampered state accepted), or MESSAGE (the
+            # refusal is right but its message is not one line naming the
+            # state file).
+            kind = ("OUTSIDE CHANGED" if out else
+                    "NOT REFUSED" if res.rc != 3 or tree else "MESSAGE")
+            self.fail("\n  - ".join([kind + ": refused wrongly:"] + problems)
                       + cddtest.describe([cddtest.BIN, "--quiet"] + list(args),
                                          res.rc, res.out, res.err))
 
