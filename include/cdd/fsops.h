@@ -166,13 +166,17 @@ int cdd_dir_append_line(struct cdd_dir *d, const char *name,
 
 /* Exclusive lock on a lock file (created if missing, never deleted).
  * timeout_s < 0: wait forever; 0: fail at once with CDD_E_LOCKED naming the
- * holder's pid in the message (and *holder_pid when not NULL). */
+ * holder's pid in the message (and *holder_pid when not NULL) when it is
+ * known to be a live process, else saying the holder is unknown (*holder_pid
+ * 0). An open-file-description lock on Linux, LockFileEx on Windows, so
+ * closing another descriptor of the file never drops it. */
 int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
                      struct cdd_lock **out);
 void cdd_lock_release(struct cdd_lock *l);
 /* The platform half of the lock (cdd_lock_acquire, in fsops.c, waits):
- * open/create the lock file; try once (0 taken, 1 held by another - its pid
- * from the file in *holder -, or an error); write our pid into it. */
+ * open/create the lock file; try once (0 taken, 1 held by another - in
+ * *holder its pid when the file names a live process that can hold it, else
+ * 0 -, or an error); write our pid into it. */
 int cdd_lockfile_open(const char *path, struct cdd_lock **out);
 int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder);
 void cdd_lockfile_note_pid(struct cdd_lock *l);

@@ -1,6 +1,6 @@
 /* POSIX implementation of the filesystem interface (fsops.h): exclusive
- * no-follow creation, fsync of files and folders, atomic rename, fcntl locks
- * that name their holder. */
+ * no-follow creation, fsync of files and folders, atomic rename,
+ * open-file-description locks that name their holder truly. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +20,10 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+
+#if defined(__linux__)
+#include <sys/sysmacros.h> /* major(), minor(): /proc/locks */
+#endif
 
 struct cdd_file {
     int fd;
@@ -910,13 +914,22 @@ int cdd_dir_append_line(struct cdd_dir *d, const char *name,
 /* Open-file-description locks where the kernel has them: a classic fcntl
  * lock is dropped when the process closes ANY descriptor of the file (for
  * instance one opened to read the holder's pid), an OFD lock only when its
- * own descriptor closes. */
+ * own descriptor closes, and two OFD locks conflict even within one
+ * process. glibc declares F_OFD_SETLK only with _GNU_SOURCE, which the
+ * build defines for this file (CMakeLists.txt); on Linux the build fails
+ * rather than quietly falling back to the classic lock. Other systems
+ * without OFD locks keep F_SETLK. */
+#if defined(__linux__) && !defined(F_OFD_SETLK)
+#error "F_OFD_SETLK is not declared: build fsops_posix.c with _GNU_SOURCE"
+#endif
 #if defined(F_OFD_SETLK)
 #define CDD_SETLK F_OFD_SETLK
 #else
 #define CDD_SETLK F_SETLK
 #endif
 
+/* The pid written in the lock file, or 0 when it holds none (the winner has
+ * not written it yet, or a damaged file). */
 static long read_holder(int fd)
 {
     char buf[32];
@@ -924,7 +937,98 @@ static long read_holder(int fd)
     if (n <= 0)
         return 0;
     buf[n] = '\0';
-    return strtol(buf, NULL, 10);
+    char *end = NULL;
+    errno = 0;
+    long pid = strtol(buf, &end, 10);
+    if (errno || end == buf || (*end != '\n' && *end != '\0') || pid <= 0 ||
+        pid > INT_MAX)
+        return 0;
+    return pid;
+}
+
+/* The holder of a classic (POSIX) lock on the file (dev, ino) as the kernel
+ * lists it in /proc/locks, or 0: OFD locks are listed with pid -1, waiters
+ * with "->", and systems without /proc list nothing. */
+static long proc_locks_holder(dev_t dev, ino_t ino)
+{
+#if defined(__linux__)
+    FILE *f = fopen("/proc/locks", "re");
+    char line[256];
+    long found = 0;
+    if (!f)
+        return 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        /* "1: POSIX  ADVISORY  WRITE 4242 08:02:131074 0 EOF" */
+        char kind[16];
+        long pid;
+        unsigned maj, min;
+        unsigned long long inode;
+        if (strstr(line, "->"))
+            continue;
+        if (sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", kind, &pid, &maj,
+                   &min, &inode) != 5)
+            continue;
+        if (strcmp(kind, "POSIX") == 0 && pid > 0 && pid != (long)getpid() &&
+            (ino_t)inode == ino && maj == (unsigned)major(dev) &&
+            min == (unsigned)minor(dev))
+            found = pid;
+    }
+    fclose(f);
+    return found;
+#else
+    (void)dev;
+    (void)ino;
+    return 0;
+#endif
+}
+
+/* Does process pid exist and have the file (dev, ino) open? 1 yes, 0 no,
+ * -1 it exists but its descriptors cannot be read (no /proc, or another
+ * user's process when we are not root). */
+static int has_file_open(long pid, dev_t dev, ino_t ino)
+{
+    char dir[64];
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return 0;
+    snprintf(dir, sizeof dir, "/proc/%ld/fd", pid);
+    DIR *d = opendir(dir);
+    if (!d) {
+        struct stat self;
+        if (errno == ENOENT && stat("/proc/self/fd", &self) == 0)
+            return 0; /* /proc works, so the process has just gone */
+        return -1;
+    }
+    int yes = 0;
+    struct dirent *e;
+    while (!yes && (e = readdir(d)) != NULL) {
+        struct stat sb;
+        if (e->d_name[0] == '.')
+            continue;
+        if (fstatat(dirfd(d), e->d_name, &sb, 0) == 0 && sb.st_dev == dev &&
+            sb.st_ino == ino)
+            yes = 1;
+    }
+    closedir(d);
+    return yes;
+}
+
+/* Who holds the lock, as far as can be known: the kernel's word for a
+ * classic lock; else the pid in the file when that process is alive and has
+ * the file open (or is alive and its descriptors cannot be read); else 0,
+ * "unknown" - never the stale pid of a process that exited, nor an
+ * unrelated process that reuses its number. */
+static long lock_holder(int fd)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) != 0)
+        return 0;
+    long pid = proc_locks_holder(sb.st_dev, sb.st_ino);
+    if (pid)
+        return pid;
+    pid = read_holder(fd);
+    if (pid <= 0)
+        return 0;
+    return has_file_open(pid, sb.st_dev, sb.st_ino) != 0 ? pid : 0;
 }
 
 int cdd_lockfile_open(const char *path, struct cdd_lock **out)
@@ -950,7 +1054,7 @@ int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder)
         return 0;
     if (errno != EACCES && errno != EAGAIN)
         return cdd_fail_errno(path, errno, "cannot lock");
-    *holder = read_holder(l->fd);
+    *holder = lock_holder(l->fd);
     return 1;
 }
 
@@ -958,8 +1062,10 @@ void cdd_lockfile_note_pid(struct cdd_lock *l)
 {
     char line[32];
     int n = snprintf(line, sizeof line, "%ld\n", (long)getpid());
-    if (ftruncate(l->fd, 0) == 0 && pwrite(l->fd, line, (size_t)n, 0) < 0) {
-        /* Not fatal: the lock holds; a waiter's message lacks our pid. */
+    /* Written over the old pid, then cut to length: a reader never sees an
+     * empty file once a pid was there, and stops at the newline. */
+    if (pwrite(l->fd, line, (size_t)n, 0) != n || ftruncate(l->fd, n) != 0) {
+        /* Not fatal: the lock holds; a waiter says the holder is unknown. */
     }
 }
 

@@ -1343,6 +1343,8 @@ int cdd_dir_append_line(struct cdd_dir *d, const char *name,
 
 /* ---- the lock ----------------------------------------------------------- */
 
+/* The pid written in the lock file, or 0 when it holds none (the winner has
+ * not written it yet, or a damaged file). */
 static long read_holder(HANDLE h)
 {
     char buf[32];
@@ -1352,7 +1354,35 @@ static long read_holder(HANDLE h)
     if (!ReadFile(h, buf, sizeof buf - 1, &n, &ov))
         return 0;
     buf[n] = '\0';
-    return strtol(buf, NULL, 10);
+    char *end = NULL;
+    long pid = strtol(buf, &end, 10); /* an overflow names no process */
+    if (end == buf || (*end != '\n' && *end != '\0') || pid <= 0)
+        return 0;
+    return pid;
+}
+
+/* Is pid a running process? One that has exited cannot be opened, or is
+ * signalled; access denied means it exists (another user's). */
+static int process_alive(DWORD pid)
+{
+    HANDLE p = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE,
+                           FALSE, pid);
+    if (!p)
+        return GetLastError() == ERROR_ACCESS_DENIED;
+    int alive = WaitForSingleObject(p, 0) == WAIT_TIMEOUT;
+    CloseHandle(p);
+    return alive;
+}
+
+/* Who holds the lock, as far as can be known: the pid in the file when it
+ * names a running process, else 0 ("unknown") - never the
+ * stale pid of a process that has exited. */
+static long lock_holder(HANDLE h)
+{
+    long pid = read_holder(h);
+    if (pid <= 0 || !process_alive((DWORD)pid))
+        return 0;
+    return pid;
 }
 
 int cdd_lockfile_open(const char *path, struct cdd_lock **out)
@@ -1397,7 +1427,7 @@ int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder)
     DWORD e = GetLastError();
     if (e != ERROR_LOCK_VIOLATION && e != ERROR_IO_PENDING)
         return cdd_fail_win32(path, e, "cannot lock");
-    *holder = read_holder(l->h);
+    *holder = lock_holder(l->h);
     return 1;
 }
 
@@ -1405,12 +1435,17 @@ void cdd_lockfile_note_pid(struct cdd_lock *l)
 {
     char line[32];
     int n = snprintf(line, sizeof line, "%ld\n", cdd_getpid());
-    LARGE_INTEGER zero = {0};
-    DWORD wrote;
+    LARGE_INTEGER len;
+    DWORD wrote = 0;
     OVERLAPPED ov0;
     memset(&ov0, 0, sizeof ov0);
-    if (SetFilePointerEx(l->h, zero, NULL, FILE_BEGIN) && SetEndOfFile(l->h))
-        WriteFile(l->h, line, (DWORD)n, &wrote, &ov0); /* best effort */
+    len.QuadPart = n;
+    /* Written over the old pid, then cut to length: a reader never sees an
+     * empty file once a pid was there, and stops at the newline. Best
+     * effort: the lock holds; a waiter says the holder is unknown. */
+    if (WriteFile(l->h, line, (DWORD)n, &wrote, &ov0) && wrote == (DWORD)n &&
+        SetFilePointerEx(l->h, len, NULL, FILE_BEGIN))
+        SetEndOfFile(l->h);
 }
 
 void cdd_lock_release(struct cdd_lock *l)
