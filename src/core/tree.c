@@ -1177,11 +1177,14 @@ int cdd_tree_lock_state(struct cdd_tree *t, double timeout_s,
     if (!r && st.type != CDD_FT_NONE && st.type != CDD_FT_FILE)
         r = cdd_fail(CDD_E_STATE, lock, 0,
                      "is not a regular file (a link is not accepted)");
+    /* Opened inside the held state folder, by name, never through a path:
+     * a .cudnn-deploy swapped for a link after the open cannot make it
+     * create or lock a file elsewhere. */
     if (!r)
-        r = cdd_lock_acquire(lock, timeout_s, NULL, &t->lock);
-    /* The lock file is opened by path: if .cudnn-deploy was swapped after
-     * it was opened, the lock taken is not this tree's. Never go on with
-     * it (two runs could then both hold "the" lock). */
+        r = cdd_lock_acquire_at(t->state, "lock", timeout_s, NULL, &t->lock);
+    /* If .cudnn-deploy was swapped after the tree was opened, the folder
+     * held (and the lock taken in it) is no longer this tree's. Never go on
+     * with it (two runs could then both hold "the" lock). */
     if (!r && !cdd_dir_same_at(t->root, CDD_STATE_DIR, t->state)) {
         cdd_lock_release(t->lock);
         t->lock = NULL;

@@ -476,6 +476,45 @@ static void test_setup(void)
     build();
 }
 
+/* The lock is opened inside the state folder the tree holds, by name, never
+ * by path: a .cudnn-deploy swapped for a link to outside after the open
+ * creates no lock file outside (open("<root>/.cudnn-deploy/lock") would
+ * follow the new link), and the lock taken in the folder that moved away is
+ * not used: tampered state. */
+static void test_lock_through_swapped_state(void)
+{
+    struct cdd_tree *t = NULL;
+    struct stat sb;
+    char p[2048], moved[2048], lock[2100], out_lock[2048];
+    snprintf(p, sizeof p, "%s/" CDD_STATE_DIR, root);
+    snprintf(moved, sizeof moved, "%s/real/moved-state", root);
+    snprintf(lock, sizeof lock, "%s/" CDD_LOCK_FILE, root);
+    snprintf(out_lock, sizeof out_lock, "%s/lock", outside);
+    (void)unlink(lock); /* so that the lock must create its file */
+    CHECK_INT(cdd_tree_open(root, &t), 0);
+    CHECK(rename(p, moved) == 0);
+    CHECK(symlink(outside, p) == 0);
+    CHECK_INT(cdd_tree_lock_state(t, 0, 0, NULL), CDD_E_STATE);
+    CHECK(strstr(cdd_last_error()->path, CDD_STATE_DIR) != NULL);
+    CHECK(!cdd_tree_locked(t));
+    CHECK(lstat(out_lock, &sb) != 0 && errno == ENOENT);
+    CHECK(sentinel_intact());
+    /* The file was made in the folder held, wherever that is now. */
+    snprintf(lock, sizeof lock, "%s/lock", moved);
+    CHECK(lstat(lock, &sb) == 0 && S_ISREG(sb.st_mode));
+    cdd_tree_close(t);
+    CHECK(unlink(p) == 0);
+    CHECK(rename(moved, p) == 0);
+
+    /* Not swapped: the lock is taken, in the tree's own state folder. */
+    CHECK_INT(cdd_tree_open(root, &t), 0);
+    CHECK_INT(cdd_tree_lock_state(t, 0, 0, NULL), 0);
+    CHECK(cdd_tree_locked(t));
+    cdd_tree_close(t);
+    CHECK(lstat(out_lock, &sb) != 0 && errno == ENOENT);
+}
+
 TEST_MAIN(TEST(test_setup), TEST(test_lstat_positions), TEST(test_canon),
-          TEST(test_writes), TEST(test_root_and_state), TEST(test_find_case),
+          TEST(test_writes), TEST(test_root_and_state),
+          TEST(test_lock_through_swapped_state), TEST(test_find_case),
           TEST(test_cleanup))
