@@ -198,10 +198,7 @@ struct pctx {
 
 /* Fail with "<json path>: <fault>"; the root object is "(root)". */
 static int bad(const struct pctx *c, const char *jp, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+    CDD_PRINTF(3, 4);
 
 static int bad(const struct pctx *c, const char *jp, const char *fmt, ...)
 {
