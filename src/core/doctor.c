@@ -69,6 +69,9 @@ void cdd_dscan_init(struct cdd_dscan *s, struct cdd_doctor_result *res,
     s->sep = windows ? ';' : ':';
     s->names = windows ? cdd_dr_windows_names : cdd_dr_linux_names;
     s->lib = windows ? &s->path : &s->libpath;
+    /* The lists the host's loader and shell read (set when scanned). */
+    s->path.var = "PATH";
+    s->libpath.var = windows ? NULL : "LD_LIBRARY_PATH";
     for (int m = 0; m < CDD_DR_MAJORS; m++) {
         s->winner[m] = s->t_copy[m] = -1;
         for (int k = 0; k < 8; k++)
