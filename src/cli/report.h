@@ -1,5 +1,6 @@
 /* The report of one command: human lines on stderr as it goes, and, with
- * --json, exactly one JSON object on stdout at the end (BRIEF §8). The only
+ * --json, exactly one JSON object on stdout at the end (docs/design.md,
+ * Report). The only
  * CLI file that uses cJSON. */
 #ifndef CDD_REPORT_H
 #define CDD_REPORT_H
