@@ -13,9 +13,9 @@
 #include "cdd/doctor.h"
 #include "cdd/error.h"
 #include "cdd/gpu.h"
-#include "cdd/loader.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
+#include "cdd/verify.h"
 #include "doctor_int.h"
 
 #define DCHECK(c, name, st, ...)                                               \

@@ -184,7 +184,7 @@ void cdd_doctor_scan(struct cdd_dscan *s);
  * the report's order. Reads nothing but s; sets s->err on CDD_E_NOMEM. */
 void cdd_doctor_check(struct cdd_dscan *s);
 
-/* ---- helpers both phases use (doctor_check.c; strings only) -------------- */
+/* ---- helpers both phases use (strings only, no filesystem access) ------- */
 
 /* Two paths equal (case-insensitively on a Windows host); NULLs differ. */
 int cdd_dr_same_path(const struct cdd_dscan *c, const char *a, const char *b);
@@ -193,8 +193,8 @@ char *cdd_dr_dir_of(const char *path);
 /* 1-based position of the folder (resolved) in the list, 0 when absent. */
 int cdd_dr_plist_pos(const struct cdd_dscan *c, const struct cdd_dr_plist *l,
                      const char *real_dir);
-/* "8.5.0" -> {8,5,0}: digits and single dots only, up to max components.
- * Returns the count, or -1. */
+/* (doctor_scan.c, with the version readers) "8.5.0" -> {8,5,0}: digits and
+ * single dots only, up to max components. Returns the count, or -1. */
 int cdd_dr_dotted(const char *s, long *comp, int max);
 /* For "(8.5.0, PATH #2)" and for "cuDNN 8.5.0 at ...". */
 const char *cdd_dr_ver_text(const char *v);
