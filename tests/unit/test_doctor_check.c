@@ -708,9 +708,111 @@ static void test_target_shadowed(void)
     teardown();
 }
 
+/* What a conda or Python copy is compared with: the target's copy when
+ * there is one (of the host's platform), else the loader's winner, else
+ * nothing. */
+static void pip_copy(const char *version)
+{
+    int k = add_copy("libcudnn.so.9", "/venv/site/nvidia/cudnn/lib/"
+                     "libcudnn.so.9", version, CDD_COPY_PYTHON,
+                     "nvidia-cudnn (VIRTUAL_ENV)", 0);
+    s.py = calloc(1, sizeof *s.py);
+    if (!s.py)
+        abort();
+    s.py[0].m = 1;
+    s.py[0].k = k;
+    s.py[0].pkg = 1; /* nvidia-cudnn */
+    s.py[0].site = dup("/venv/site");
+    s.py[0].origin = dup("VIRTUAL_ENV");
+    s.py[0].dir = dup("/venv/site/nvidia/cudnn/lib");
+    s.n_py = 1;
+}
+
+static void test_shadow_reference(void)
+{
+    const char *name = "python /venv/site/nvidia/cudnn/lib";
+    /* Nothing competes. */
+    setup(0);
+    pip_copy("9.1.0");
+    run();
+    expect(name, CDD_CHECK_PASS, "pip's nvidia-cudnn package in /venv/site",
+           "Nothing on the search path competes with it", NULL);
+    teardown();
+
+    /* The loader's winner, of another version. */
+    setup(0);
+    set_winner(1, add_copy("libcudnn.so.9", "/usr/lib/libcudnn.so.9",
+                           "9.14.0", CDD_COPY_SEARCH, "ld.so cache", 1));
+    pip_copy("9.1.0");
+    run();
+    expect(name, CDD_CHECK_WARN, "shadows the loader's winner copy "
+           "/usr/lib/libcudnn.so.9 (9.14.0)", "`pip install` the "
+           "nvidia-cudnn version you want", NULL);
+    teardown();
+
+    /* With a target: its copy is the reference, not the winner. */
+    struct cdd_target t = {CDD_TARGET_PREFIX, "/opt/p", "--prefix",
+                           {0, 0, 0, -1, ""}};
+    setup(0);
+    s.t = &t;
+    s.t_names = cdd_dr_linux_names;
+    s.t_libdir = dup("/opt/p/lib");
+    s.t_libdir_real = dup("/opt/p/lib");
+    set_winner(1, add_copy("libcudnn.so.9", "/usr/lib/libcudnn.so.9",
+                           "9.14.0", CDD_COPY_SEARCH, "ld.so cache", 1));
+    s.t_copy[1] = add_copy("libcudnn.so.9", "/opt/p/lib/libcudnn.so.9",
+                           "9.1.0", CDD_COPY_TARGET, "target", 0);
+    pip_copy("9.1.0");
+    run();
+    expect(name, CDD_CHECK_PASS, "shadows the target's copy "
+           "/opt/p/lib/libcudnn.so.9 (9.1.0): the same version", NULL);
+    expect("target", CDD_CHECK_PASS, "prefix /opt/p (from --prefix)", NULL);
+    teardown();
+
+    /* The same file as the reference. */
+    setup(0);
+    set_winner(1, add_copy("libcudnn.so.9", "/venv/site/nvidia/cudnn/lib/"
+                           "libcudnn.so.9", "9.1.0", CDD_COPY_SEARCH,
+                           "LD_LIBRARY_PATH #1", 1));
+    pip_copy("9.1.0");
+    run();
+    expect(name, CDD_CHECK_PASS, "the same file as the loader's winner copy",
+           NULL);
+    teardown();
+}
+
+static void test_toolkit_and_target_unknown(void)
+{
+    setup(0);
+    int k = add_toolkit("/opt/cuda-x", 0, 0);
+    add_entry(&s.path, "PATH", "/opt/cuda-x/bin", k);
+    run();
+    expect("cuda /opt/cuda-x", CDD_CHECK_WARN, "cannot tell which CUDA this "
+           "is", "on PATH (#1), not on LD_LIBRARY_PATH", NULL);
+    teardown();
+
+    struct cdd_target t = {CDD_TARGET_CUDA, "/opt/cuda-x", "--cuda-root",
+                           {0, 0, 0, -1, ""}};
+    setup(0);
+    s.t = &t;
+    s.t_names = cdd_dr_linux_names;
+    s.t_libdir = dup("/opt/cuda-x/lib64");
+    s.t_libdir_real = dup("/opt/cuda-x/lib64");
+    /* The target's copy is reached through the ld.so cache. */
+    s.t_copy[0] = add_copy("libcudnn.so.8", "/opt/cuda-x/lib64/libcudnn.so.8",
+                           "8.9.7", CDD_COPY_SEARCH, "ld.so cache", 1);
+    set_winner(0, s.t_copy[0]);
+    run();
+    expect("target", CDD_CHECK_WARN, "of unknown version", NULL);
+    expect("target.search", CDD_CHECK_PASS, "is searched by the loader (the "
+           "ld.so cache", NULL);
+    teardown();
+}
+
 TEST_MAIN(TEST(test_two_cudas_on_path), TEST(test_two_cudas_target_windows),
           TEST(test_path_vs_libpath), TEST(test_toolkits_and_stale_vars),
           TEST(test_cudnn_path), TEST(test_driver), TEST(test_sub_libraries),
           TEST(test_search_copies), TEST(test_conda_shadow),
           TEST(test_python_copy), TEST(test_zlibwapi), TEST(test_vcruntime),
-          TEST(test_target_shadowed))
+          TEST(test_target_shadowed), TEST(test_shadow_reference),
+          TEST(test_toolkit_and_target_unknown))
