@@ -47,8 +47,10 @@ int cdd_checks_add(struct cdd_checks *c, const char *name,
 void cdd_checks_clear(struct cdd_checks *c);
 const char *cdd_cstatus_name(enum cdd_cstatus s);
 
+struct cdd_tree;
 struct cdd_verify_opts {
     const struct cdd_target *target;
+    struct cdd_tree *tree;        /* the target's tree, opened by the caller */
     /* NULL: the manifest recorded at install (.cudnn-deploy/manifest.json),
      * else the default shipped one for this platform. */
     const struct cdd_manifest *m;

@@ -25,6 +25,7 @@
 #include "cdd/mcreate.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
+#include "cdd/tree.h"
 #include "doctor_int.h"
 
 /* A version resource or file bigger than this is not scanned: the main
@@ -949,10 +950,15 @@ static void target_prepare(struct cdd_dscan *c)
 {
     const struct cdd_target *t = c->t;
     enum cdd_platform plat = cdd_platform_host();
-    if (cdd_receipt_load(t->root, &c->rc) != 0) {
+    /* The receipt is read through the tree (tree.h): beneath its root,
+     * no link followed in .cudnn-deploy. */
+    struct cdd_tree *tree = NULL;
+    if (cdd_tree_open(t->root, &tree) != 0 ||
+        cdd_receipt_load(tree, &c->rc) != 0) {
         c->rc_bad = 1;
         cdd_clear_error();
     }
+    cdd_tree_close(tree);
     if (c->rc && cdd_platform_parse(c->rc->platform, &plat) != 0)
         plat = cdd_platform_host();
     cdd_clear_error();

@@ -19,26 +19,25 @@ void cdd_status_result_clear(struct cdd_status_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int cdd_status(const struct cdd_target *t, int full_hash,
+int cdd_status(struct cdd_tree *tree, int full_hash,
                struct cdd_status_result *res)
 {
     memset(res, 0, sizeof *res);
-    char *journal = cdd_path_join(t->root, CDD_JOURNAL_FILE);
-    struct cdd_stat st;
-    int r = journal ? cdd_fs_lstat(journal, &st)
-                    : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    free(journal);
+    struct cdd_stat st = {0};
+    int r = cdd_tree_has_state(tree)
+                ? cdd_tree_lstat(tree, CDD_JOURNAL_FILE, &st)
+                : 0;
     if (r)
         return r;
     res->interrupted = st.type != CDD_FT_NONE;
-    r = cdd_receipt_load(t->root, &res->receipt);
+    r = cdd_receipt_load(tree, &res->receipt);
     if (r || !res->receipt)
         return r;
     const struct cdd_receipt *rc = res->receipt;
     for (size_t i = 0; i < rc->n_files; i++) {
         enum cdd_action a;
         char *detail = NULL;
-        r = cdd_check_installed(t->root, &rc->files[i], full_hash, &a, &detail);
+        r = cdd_check_installed(tree, &rc->files[i], full_hash, &a, &detail);
         if (r)
             return r;
         struct cdd_plan_item *it = cdd_plan_add(&res->plan, rc->files[i].path);
