@@ -64,6 +64,10 @@ struct cdd_extract_opts {
      * decides; a symlink's is always CDD_ROLE_SYMLINK. */
     int has_platform;
     enum cdd_platform platform;
+    /* Bound on the bytes of all files together (0: none beyond each
+     * entry's): `manifest create` has no manifest to bound them by. Over
+     * it: CDD_E_ARCHIVE. */
+    uint64_t max_total;
 };
 
 /* Bound on the number of entries (directories included): the per-entry
