@@ -286,10 +286,11 @@ static int pax_name(struct cdd_tarscan *s, const char *key,
 {
     char shown[200], pb[320];
     size_t o = 0;
-    for (size_t i = 0; i < n && o + 3 < sizeof shown; i++) {
+    for (size_t i = 0; i < n && o + 4 < sizeof shown; i++) {
         if (v[i] == 0) {
-            shown[o++] = '\\';
-            shown[o++] = '0';
+            shown[o++] = '\xE2'; /* U+2400 SYMBOL FOR NULL */
+            shown[o++] = '\x90';
+            shown[o++] = '\x80';
         } else {
             shown[o++] = (char)v[i];
         }
@@ -369,10 +370,14 @@ static int long_byte(struct cdd_tarscan *s, unsigned char b)
 {
     const char *what = s->kind == 'L' ? "name" : "link name";
     char pb[320];
-    if (s->long_len + 2 < sizeof s->long_shown) {
-        s->long_shown[s->long_len++] = b ? (char)b : '\\';
-        if (!b && s->long_len + 2 < sizeof s->long_shown)
-            s->long_shown[s->long_len++] = '0';
+    /* The name so far, for the message; a NUL shown as U+2400. */
+    if (s->long_len + 4 < sizeof s->long_shown) {
+        if (b) {
+            s->long_shown[s->long_len++] = (char)b;
+        } else {
+            memcpy(s->long_shown + s->long_len, "\xE2\x90\x80", 3);
+            s->long_len += 3;
+        }
         s->long_shown[s->long_len] = '\0';
     }
     if (s->long_nul && b)

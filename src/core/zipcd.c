@@ -105,10 +105,11 @@ static const char *shown(const unsigned char *name, size_t len, char *buf,
 {
     char raw[400];
     size_t o = 0;
-    for (size_t i = 0; i < len && o + 3 < sizeof raw; i++) {
+    for (size_t i = 0; i < len && o + 4 < sizeof raw; i++) {
         if (name[i] == 0) {
-            raw[o++] = '\\';
-            raw[o++] = '0';
+            raw[o++] = '\xE2'; /* U+2400 SYMBOL FOR NULL */
+            raw[o++] = '\x90';
+            raw[o++] = '\x80';
         } else {
             raw[o++] = (char)name[i];
         }
@@ -633,9 +634,12 @@ static int field_differs(struct zctx *c, const struct cdd_zipcd_entry *ze,
                          unsigned long long got, unsigned long long want)
 {
     char nb[320];
+    int hex = strcmp(field, "CRC-32") == 0 || strcmp(field, "flags") == 0;
     return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                    "zip: entry \"%s\": %s: %s %llu, the central directory "
-                    "says %llu",
+                    hex ? "zip: entry \"%s\": %s: %s 0x%llx, the central "
+                          "directory says 0x%llx"
+                        : "zip: entry \"%s\": %s: %s %llu, the central "
+                          "directory says %llu",
                     shown((const unsigned char *)ze->name, ze->name_len, nb,
                           sizeof nb),
                     where, field, got, want);
