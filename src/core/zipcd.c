@@ -320,9 +320,23 @@ static int read_end(struct zctx *c, struct eocd *e)
         }
     }
     if (e->cd_off > e->records_start ||
-        e->cd_size != e->records_start - e->cd_off) {
-        r = corrupt(c, "central directory (offset %llu, size %llu) does not "
-                       "end where the end records begin", (unsigned long long)e->cd_off,
+        e->cd_size > e->records_start - e->cd_off) {
+        r = corrupt(c, "central directory (offset %llu, size %llu) runs "
+                       "past the end records at %llu",
+                    (unsigned long long)e->cd_off,
+                    (unsigned long long)e->cd_size,
+                    (unsigned long long)e->records_start);
+        goto out;
+    }
+    if (e->cd_size != e->records_start - e->cd_off) {
+        /* Bytes put before a zip without adjusting its offsets look so:
+         * libarchive and unzip shift every offset to make up for them. */
+        r = corrupt(c, "%llu bytes between the central directory (offset "
+                       "%llu, size %llu) and the end records, or as many "
+                       "added before the zip",
+                    (unsigned long long)(e->records_start - e->cd_off -
+                                         e->cd_size),
+                    (unsigned long long)e->cd_off,
                     (unsigned long long)e->cd_size);
         goto out;
     }
