@@ -116,6 +116,7 @@ struct zopt {
     int eocd64;               /* zip64 end record and locator */
     int eocd64_count_add;     /* ... whose count disagrees */
     const char *between;      /* junk between the entries and the directory */
+    int reverse_cd;           /* central records in the opposite order */
 };
 
 static size_t nlen_of(const struct zent *e)
@@ -196,7 +197,8 @@ static void write_zip(const char *file, const struct zent *ents, size_t n,
     }
     if (o->between)
         put(&b, o->between, strlen(o->between));
-    for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < n; k++) {
+        size_t i = o->reverse_cd ? n - 1 - k : k;
         const struct zent *e = &ents[i];
         const struct zent *d = e->point_at ? &ents[e->point_at - 1] : e;
         size_t len = strlen(d->data), nl = nlen_of(e);
@@ -356,6 +358,35 @@ static void test_good_zip64_and_unicode_path(void)
     const struct zopt o = {.eocd64 = 1};
     write_zip(tmp_path("zip64.zip"), e, 3, &o);
     CHECK_INT(zread("zip64.zip", NULL), 0);
+}
+
+/* Central records in another order than the local headers: the records
+ * come in file order, which is the order libarchive yields them in. */
+static void test_central_order_differs(void)
+{
+    const struct zent e[] = {
+        {.name = A, .data = "alpha\n"},
+        {.name = B, .data = "bravo\n"},
+        {.name = C, .data = "charlie\n"},
+    };
+    const struct zopt o = {.reverse_cd = 1};
+    struct cdd_zipcd *z = NULL;
+    struct cdd_archive *a = NULL;
+    struct cdd_archive_entry ae;
+    write_zip(tmp_path("reversed.zip"), e, 3, &o);
+    CHECK_INT(zread("reversed.zip", &z), 0);
+    for (size_t i = 0; i < 3 && z; i++) {
+        CHECK_STR(cdd_zipcd_get(z, i)->name, e[i].name);
+        CHECK_INT(cdd_zipcd_get(z, i)->central_index, 2 - i);
+    }
+    cdd_zipcd_free(z);
+    CHECK_INT(cdd_archive_open(tmp_path("reversed.zip"), &a), 0);
+    for (size_t i = 0; i < 3 && a; i++) {
+        CHECK_INT(cdd_archive_next(a, &ae), 0);
+        CHECK_STR(ae.path, e[i].name);
+    }
+    CHECK_INT(a ? cdd_archive_next(a, &ae) : -1, 1);
+    cdd_archive_close(a);
 }
 
 /* Through libarchive: the entries it yields match the records; a FIFO's
@@ -526,8 +557,8 @@ static void test_names(void)
     };
     const struct zent ctl[] = {{.name = "top/include/a\x1b[2J.h", .data = "a"}};
     const struct zent del[] = {{.name = "top/include/a\x7f.h", .data = "a"}};
-    write_zip(tmp_path("nul.zip"), nul, 1, NULL);
-    refused("nul.zip", CDD_E_UNSAFE, "NUL", "a.h\xe2\x90\x80/");
+    write_zip(tmp_path("nul-name.zip"), nul, 1, NULL);
+    refused("nul-name.zip", CDD_E_UNSAFE, "NUL", "a.h\xe2\x90\x80/");
     write_zip(tmp_path("ctl.zip"), ctl, 1, NULL);
     refused("ctl.zip", CDD_E_UNSAFE, "control character", NULL);
     write_zip(tmp_path("del.zip"), del, 1, NULL);
@@ -596,7 +627,8 @@ static void test_sniff(void)
 }
 
 TEST_MAIN(TEST(test_good_zip), TEST(test_good_zip64_and_unicode_path),
-          TEST(test_archive_matches_records), TEST(test_local_name_differs),
+          TEST(test_archive_matches_records), TEST(test_central_order_differs),
+          TEST(test_local_name_differs),
           TEST(test_overlapping_entries), TEST(test_unicode_path_disagrees),
           TEST(test_lying_descriptors), TEST(test_local_fields_differ),
           TEST(test_junk_around), TEST(test_directory_fields_lie),
