@@ -542,6 +542,13 @@ static void test_directory_fields_lie(void)
     o.cd_off_add = -4;
     write_zip(tmp_path("cdoff.zip"), e, 2, &o);
     refused("cdoff.zip", CDD_E_CORRUPT, "central directory", NULL);
+    /* More records than any archive may hold: refused before a byte of
+     * the directory is read or a record allocated. */
+    memset(&o, 0, sizeof o);
+    o.eocd64 = 1;
+    o.eocd64_count_add = (int)CDD_ZIPCD_MAX_RECORDS;
+    write_zip(tmp_path("many.zip"), e, 2, &o);
+    refused("many.zip", CDD_E_ARCHIVE, "more than", NULL);
     memset(&o, 0, sizeof o);
     o.eocd64 = 1;
     o.eocd64_count_add = 1;
