@@ -39,6 +39,12 @@ struct cdd_tarscan {
     size_t pax_len, pax_want;
     int have_size;      /* a pax "size" record for the next member */
     uint64_t size;
+    /* What the extension headers before the next member said: how many of
+     * each ('L', 'K', 'x'), and whether the long name or the pax path they
+     * give it ends in '/' (then the tar reader takes it for a folder). */
+    int n_long, n_longlink, n_pax, have_path;
+    int long_slash, path_slash;
+    unsigned char long_last;
     int err;
 };
 
@@ -174,6 +180,14 @@ static void skip(struct cdd_tarscan *s, uint64_t n, uint64_t pad)
     s->st = s->left ? ST_SKIP : ST_HEADER;
 }
 
+/* A member header consumes what the extension headers before it said. */
+static void ext_reset(struct cdd_tarscan *s)
+{
+    s->have_size = 0;
+    s->n_long = s->n_longlink = s->n_pax = s->have_path = 0;
+    s->long_slash = s->path_slash = 0;
+}
+
 static int header(struct cdd_tarscan *s)
 {
     const unsigned char *h = s->hdr;
@@ -202,6 +216,14 @@ static int header(struct cdd_tarscan *s)
     switch (t) {
     case 'L':
     case 'K':
+        /* The tar reader applies one of two long names and ignores the
+         * other; which one is its business: refused. */
+        if ((t == 'L' ? s->n_long++ : s->n_longlink++) > 0)
+            return fail(s, CDD_E_CORRUPT,
+                        "tar: two GNU long %ss for one member (before "
+                        "\"%s\")",
+                        t == 'L' ? "name" : "link name",
+                        hname(s, nb, sizeof nb));
         if (size > CDD_TARSCAN_PAX_MAX)
             return fail(s, CDD_E_CORRUPT,
                         "tar: a GNU long %s of more than 1 MiB (before "
@@ -209,6 +231,7 @@ static int header(struct cdd_tarscan *s)
                         t == 'L' ? "name" : "link name", hname(s, nb, sizeof nb));
         s->kind = t;
         s->long_nul = 0;
+        s->long_last = 0;
         s->long_len = 0;
         s->long_shown[0] = '\0';
         s->left = size;
@@ -218,6 +241,11 @@ static int header(struct cdd_tarscan *s)
             skip(s, 0, s->pad);
         return 0;
     case 'x':
+        if (s->n_pax++ > 0)
+            return fail(s, CDD_E_CORRUPT,
+                        "tar: two pax headers for one member (before "
+                        "\"%s\")",
+                        hname(s, nb, sizeof nb));
         if (size > CDD_TARSCAN_PAX_MAX)
             return fail(s, CDD_E_CORRUPT,
                         "tar: pax header \"%s\" larger than 1 MiB",
@@ -245,12 +273,36 @@ static int header(struct cdd_tarscan *s)
                     hname(s, nb, sizeof nb));
     case '0':
     case '\0':
-    case '7':
+    case '7': {
+        int slash;
         if (s->have_size)
             size = s->size;
-        s->have_size = 0;
+        if (s->have_path && s->n_long)
+            return fail(s, CDD_E_CORRUPT,
+                        "tar: member \"%s\": both a GNU long name and a pax "
+                        "path",
+                        hname(s, nb, sizeof nb));
+        if (s->have_path)
+            slash = s->path_slash;
+        else if (s->n_long)
+            slash = s->long_slash;
+        else {
+            const unsigned char *z = memchr(h, 0, 100);
+            size_t nlen = z ? (size_t)(z - h) : 100;
+            slash = nlen && h[nlen - 1] == '/';
+        }
+        /* A regular member whose name ends in '/' is a folder to the tar
+         * reader, which then skips none of its "data": the two would part
+         * ways there. */
+        if (slash && size)
+            return fail(s, CDD_E_CORRUPT,
+                        "tar: member \"%s\": a folder (its name ends in '/') "
+                        "with a size",
+                        hname(s, nb, sizeof nb));
+        ext_reset(s);
         skip(s, size, padding(size));
         return 0;
+    }
     case '1':
     case '2':
     case '3':
@@ -259,7 +311,7 @@ static int header(struct cdd_tarscan *s)
     case '6':
         if (s->have_size)
             size = s->size;
-        s->have_size = 0;
+        ext_reset(s);
         /* The tar reader ignores the size of these types, or not (hard
          * links): any size could make two readers find different
          * headers. */
@@ -344,9 +396,14 @@ static int pax_records(struct cdd_tarscan *s)
                         "allowed",
                         pr(key, pb, sizeof pb));
         if (strcmp(key, "path") == 0 || strcmp(key, "linkpath") == 0) {
-            int r = pax_name(s, key, eq + 1, (size_t)(rec_end - (eq + 1)));
+            size_t vlen = (size_t)(rec_end - (eq + 1));
+            int r = pax_name(s, key, eq + 1, vlen);
             if (r < 0)
                 return r;
+            if (key[0] == 'p') {
+                s->have_path = 1;
+                s->path_slash = vlen && eq[vlen] == '/';
+            }
         } else if (strcmp(key, "size") == 0) {
             uint64_t v = 0;
             const unsigned char *q = eq + 1;
@@ -385,12 +442,17 @@ static int long_byte(struct cdd_tarscan *s, unsigned char b)
                     "tar: GNU long %s \"%s\": bytes after a NUL (readers "
                     "that stop there see another name)",
                     what, pr(s->long_shown, pb, sizeof pb));
-    if (!b)
+    if (!b) {
+        if (!s->long_nul && s->kind == 'L')
+            s->long_slash = s->long_last == '/';
         s->long_nul = 1;
-    else if (b < 0x20 || b == 0x7F)
+    } else if (b < 0x20 || b == 0x7F) {
         return fail(s, CDD_E_UNSAFE,
                     "tar: GNU long %s \"%s\": holds a control character", what,
                     pr(s->long_shown, pb, sizeof pb));
+    } else {
+        s->long_last = b;
+    }
     return 0;
 }
 
@@ -425,8 +487,12 @@ int cdd_tarscan_feed(struct cdd_tarscan *s, const void *buf, size_t len)
                 if ((r = long_byte(s, p[i])) < 0)
                     return r;
             s->left -= n;
-            if (!s->left)
+            if (!s->left) {
+                /* A long name without its NUL ends at the body's end. */
+                if (!s->long_nul && s->kind == 'L')
+                    s->long_slash = s->long_last == '/';
                 skip(s, 0, s->pad);
+            }
             break;
         case ST_PAX:
             n = s->pax_want - s->pax_len < len ? s->pax_want - s->pax_len

@@ -197,6 +197,47 @@ static void test_desync_refused(void)
     header(&B, "top/v", 5, 'V', 0);
     end(&B);
     scan(&B, CDD_E_CORRUPT, "type 'V'");
+    /* A regular member named like a folder is a folder to the tar reader,
+     * which skips none of its data: refused when it has any. */
+    B.n = 0;
+    file(&B, "top/include/", "hidden header");
+    end(&B);
+    scan(&B, CDD_E_CORRUPT, "folder");
+    B.n = 0;
+    {
+        static const char dir_rec[] = "21 path=top/lib/dir/\n";
+        pax(&B, dir_rec, sizeof dir_rec - 1);
+        file(&B, "top/lib/a.so", "data");
+        end(&B);
+        scan(&B, CDD_E_CORRUPT, "folder");
+    }
+    /* Two pax headers or two long names for one member: the tar reader
+     * picks one. */
+    B.n = 0;
+    {
+        static const char size_rec[] = "11 size=10\n";
+        pax(&B, size_rec, sizeof size_rec - 1);
+        pax(&B, size_rec, sizeof size_rec - 1);
+        file(&B, "top/lib/a.so", "data");
+        end(&B);
+        scan(&B, CDD_E_CORRUPT, "two pax headers");
+    }
+    B.n = 0;
+    {
+        static const char ln[] = "top/include/long-name.h";
+        header(&B, "././@LongLink", 13, 'L', sizeof ln);
+        body(&B, ln, sizeof ln);
+        header(&B, "././@LongLink", 13, 'L', sizeof ln);
+        body(&B, ln, sizeof ln);
+        file(&B, "top/include/long-name.h", "x");
+        end(&B);
+        scan(&B, CDD_E_CORRUPT, "two GNU long names");
+    }
+    /* A folder entry (empty) whose name ends in '/' is fine. */
+    B.n = 0;
+    header(&B, "top/include/", 12, '0', 0);
+    end(&B);
+    scan(&B, 0, NULL);
 }
 
 /* Through the reader: the scanner's error, on the right entry. */
