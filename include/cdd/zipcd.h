@@ -55,12 +55,15 @@ int cdd_zipcd_sniff(struct cdd_rfile *f, const char *path, uint64_t size,
                     int *is_zip);
 
 /* Read and validate the whole structure of the zip f (size bytes, path for
- * messages). CDD_E_CORRUPT for structural faults (end records, offsets,
- * sizes, overlaps, bytes outside the entries, disagreeing descriptors),
- * CDD_E_UNSAFE for names (NUL or control characters, a local or Unicode
- * Path name other than the central one, a member that is neither file,
- * folder nor symlink is NOT a fault here: its type is OTHER), CDD_E_NOMEM,
- * or the reading error. Each message names the entry and the field. */
+ * messages); docs/archives.md lists the rules. CDD_E_CORRUPT for structural
+ * faults (end records, offsets, sizes, overlaps, bytes outside the entries,
+ * disagreeing local headers or descriptors, encryption), CDD_E_UNSAFE for
+ * names (NUL or control characters, a local or Unicode Path name other than
+ * the central one, a folder bit that disagrees with a trailing '/'),
+ * CDD_E_ARCHIVE over the caps, CDD_E_NOMEM, or the reading error. Each
+ * message names the entry and the field. A member that is neither file,
+ * folder nor symlink is not a fault here: its type is CDD_ENTRY_OTHER, and
+ * cdd_extract() refuses it. */
 int cdd_zipcd_read(struct cdd_rfile *f, const char *path, uint64_t size,
                    struct cdd_zipcd **out);
 
