@@ -18,12 +18,12 @@
 #include "cdd/archive.h"
 #include "cdd/fsops.h"
 
-/* Bounds on what a central directory may hold: as many records as
- * cdd_extract() accepts entries (CDD_MAX_ENTRIES, checked at build time in
- * zipcd.c), and all names together at most 16 MiB, so a hostile directory
- * costs at most about 24 MiB of memory. */
-#define CDD_ZIPCD_MAX_RECORDS 100000u
-#define CDD_ZIPCD_MAX_NAME_BYTES (16u * 1024u * 1024u)
+/* Bounds on what a central directory may hold: as many records and name
+ * bytes as cdd_extract() accepts (CDD_MAX_ENTRIES, CDD_MAX_NAME_BYTES,
+ * checked at build time in zipcd.c), so a hostile directory costs at most
+ * about 6 MiB here, and is refused before libarchive reads it. */
+#define CDD_ZIPCD_MAX_RECORDS 20000u
+#define CDD_ZIPCD_MAX_NAME_BYTES (4u * 1024u * 1024u)
 
 struct cdd_zipcd_entry {
     const char *name;         /* the name's bytes as stored, NUL-terminated

@@ -53,6 +53,7 @@ struct xstate {
     size_t n_slots, used_slots;
     size_t n_headers;
     uint64_t total_bytes; /* of all files so far, against o->max_total */
+    size_t name_bytes;    /* of all names so far, against CDD_MAX_NAME_BYTES */
 };
 
 /* Quote an untrusted name into one of a few rotating buffers, so a message
@@ -613,6 +614,13 @@ int cdd_extract(const char *archive_path, const struct cdd_extract_opts *o,
         if (++x.n_headers > CDD_MAX_ENTRIES) {
             r = cdd_fail(CDD_E_ARCHIVE, archive_path, 0,
                          "more than %d entries", CDD_MAX_ENTRIES);
+            goto out;
+        }
+        x.name_bytes += strlen(e.path) + 1;
+        if (x.name_bytes > CDD_MAX_NAME_BYTES) {
+            r = cdd_fail(CDD_E_ARCHIVE, archive_path, 0,
+                         "entry names longer than %u bytes in all",
+                         CDD_MAX_NAME_BYTES);
             goto out;
         }
         if ((r = one_entry(&x, &e, strip)) < 0)

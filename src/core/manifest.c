@@ -20,8 +20,10 @@
 
 #define MANIFEST_MAX_BYTES (16u * 1024u * 1024u)
 /* Bounds checked before cJSON builds a node: real manifests hold a few
- * hundred values at a depth of 4 (docs/manifest.md). 100,000 values cost
- * cJSON under 10 MiB; 8 MB of "[0,0,0,...]" would cost 350 MB. */
+ * hundred values at a depth of 4 (docs/manifest.md); five values a file
+ * leave room for as many files as an archive may hold entries
+ * (CDD_MAX_ENTRIES). 100,000 values cost cJSON under 10 MiB; 8 MB of
+ * "[0,0,0,...]" would cost 350 MB. */
 #define MANIFEST_MAX_VALUES 100000u
 #define MANIFEST_MAX_DEPTH 32u
 #define MAX_SAFE_INT 9007199254740991.0 /* 2^53 - 1 */

@@ -33,9 +33,10 @@
 #include "cdd/extract.h"
 #include "cdd/pathsafe.h"
 
-_Static_assert(CDD_ZIPCD_MAX_RECORDS == CDD_MAX_ENTRIES,
-               "a zip may hold as many records as cdd_extract() takes "
-               "entries");
+_Static_assert(CDD_ZIPCD_MAX_RECORDS == CDD_MAX_ENTRIES &&
+                   CDD_ZIPCD_MAX_NAME_BYTES == CDD_MAX_NAME_BYTES,
+               "a zip may hold as many records and names as cdd_extract() "
+               "takes");
 
 #define EOCD_LEN 22u
 #define EOCD_TAIL (65535u + EOCD_LEN) /* end record + longest comment */

@@ -87,6 +87,27 @@ def main():
         ["--json", "manifest", "create", chain, "-o", os.path.join(folder, "c.json"),
          "--version", FIX.linux.version, "--cuda-major", "11"])))
 
+    # At the entry and name bounds (CDD_MAX_ENTRIES, CDD_MAX_NAME_BYTES): the
+    # most bookkeeping an archive can cause, and one entry over.
+    for n, name_len, kind in ((19990, 200, "zip"), (19990, 200, "tar.xz"),
+                              (4000, 1020, "tar.xz"), (4200, 1020, "tar.xz"),
+                              (20010, 60, "zip"), (100000, 60, "tar.xz")):
+        top = FIX.windows.top if kind == "zip" else FIX.linux.top
+        # Names of name_len bytes in all, in components under 255 bytes.
+        body = "x" * max(1, name_len - len(top) - 30)
+        body = "/".join(body[k:k + 200] for k in range(0, len(body), 200))
+        entries = [Entry("%s/include/d%03d/%s%06d.h" % (top, i % 1000, body, i),
+                         cddtest.FILE, b"") for i in range(n)]
+        data = (cddtest.zip_bytes(entries) if kind == "zip"
+                else cddtest.tar_xz_bytes(entries))
+        path = cddtest.write_bytes(os.path.join(folder, "many-%d-%d" % (n, name_len),
+                                                "many." + kind), data)
+        rows.append(("entries_%d_names_%d_%s" % (n, name_len, kind.replace(".", "")),
+                     "manifest create", measure(
+                         ["--json", "manifest", "create", path, "-o",
+                          os.path.join(folder, "many-%d-%d.json" % (n, name_len)),
+                          "--version", FIX.linux.version, "--cuda-major", "11"])))
+
     for name, what, (rc, rss, wall) in rows:
         over = rss is None or rss > LIMIT_MIB or wall >= TIMEOUT_S
         bad += over
