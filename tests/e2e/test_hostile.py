@@ -173,6 +173,22 @@ class HostileBounds(CddTestCase):
         j = run_json(["manifest", "show", path])
         self.assertError(j, 3, ("MANIFEST",))
 
+    def test_too_many_entries_refused(self):
+        # One over the bound (20,000): a zip from its end record, before
+        # libarchive reads the directory; a tar as the entries come.
+        for fx, make in ((FIX.windows, cddtest.zip_bytes), (FIX.linux, cddtest.tar_xz_bytes)):
+            with self.subTest(platform=fx.platform):
+                ctx = hostile_cases.Ctx(fx, "/nonexistent")
+                entries = [Entry(ctx.n("include/h%05d.h" % i), FILE, b"")
+                           for i in range(20001)]
+                archive = cddtest.write_bytes(
+                    os.path.join(self.scratch("many-" + fx.platform), fx.filename),
+                    make(entries))
+                j, elapsed, out = self.create(archive)
+                self.assertError(j, 3, ("ARCHIVE",))
+                self.assertIn("20000", j.doc["error"]["message"])
+                self.assertFalse(os.path.exists(out))
+
     def fifo(self, name):
         path = os.path.join(self.scratch("fifo"), name)
         os.mkfifo(path)
