@@ -74,6 +74,10 @@ size_t cdd_zipcd_count(const struct cdd_zipcd *z);
 const struct cdd_zipcd_entry *cdd_zipcd_get(const struct cdd_zipcd *z,
                                             size_t i);
 
+/* A copy of z, for another reader of the same file (a worker's): what was
+ * validated once need not be read again. CDD_E_NOMEM only. */
+int cdd_zipcd_dup(const struct cdd_zipcd *z, struct cdd_zipcd **out);
+
 void cdd_zipcd_free(struct cdd_zipcd *z);
 
 #endif

@@ -52,7 +52,7 @@ struct xstate {
     struct xslot *slots;
     size_t n_slots, used_slots;
     size_t n_headers;
-    uint64_t total_bytes; /* of all files so far, against o->max_total */
+    uint64_t bytes_all;   /* of all files so far, against o->max_total */
     size_t name_bytes;    /* of all names so far, against CDD_MAX_NAME_BYTES */
 };
 
@@ -336,8 +336,8 @@ static int file_data(struct xstate *x, const struct cdd_archive_entry *e,
 
     /* What is left of the bound on all files together, when it is
      * tighter than the entry's own. */
-    if (x->o->max_total && x->o->max_total - x->total_bytes < limit) {
-        limit = x->o->max_total - x->total_bytes;
+    if (x->o->max_total && x->o->max_total - x->bytes_all < limit) {
+        limit = x->o->max_total - x->bytes_all;
         by_total = 1;
     }
 
@@ -427,7 +427,7 @@ static int file_data(struct xstate *x, const struct cdd_archive_entry *e,
     if ((r = cdd_sha256_final(x->h, xe->sha256)) < 0)
         goto out;
     xe->size = total;
-    x->total_bytes += total;
+    x->bytes_all += total;
     if (mf && mf->has_sha256 &&
         memcmp(mf->sha256, xe->sha256, CDD_SHA256_LEN) != 0) {
         char got_hex[CDD_SHA256_HEX], want_hex[CDD_SHA256_HEX];

@@ -883,6 +883,29 @@ const struct cdd_zipcd_entry *cdd_zipcd_get(const struct cdd_zipcd *z,
     return z && i < z->n ? &z->v[i] : NULL;
 }
 
+int cdd_zipcd_dup(const struct cdd_zipcd *z, struct cdd_zipcd **out)
+{
+    struct cdd_zipcd *c = calloc(1, sizeof *c);
+    *out = NULL;
+    if (!c)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    if ((z->n && !(c->v = malloc(z->n * sizeof *c->v))) ||
+        (z->names_len && !(c->names = malloc(z->names_len)))) {
+        cdd_zipcd_free(c);
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    if (z->n)
+        memcpy(c->v, z->v, z->n * sizeof *c->v);
+    if (z->names_len)
+        memcpy(c->names, z->names, z->names_len);
+    c->n = z->n;
+    c->names_len = c->names_cap = z->names_len;
+    for (size_t i = 0; i < c->n; i++)
+        c->v[i].name = c->names + (z->v[i].name - z->names);
+    *out = c;
+    return 0;
+}
+
 void cdd_zipcd_free(struct cdd_zipcd *z)
 {
     if (!z)

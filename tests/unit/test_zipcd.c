@@ -344,6 +344,22 @@ static void test_good_zip(void)
             CHECK_INT(ze->end_offset, cdd_zipcd_get(z, i + 1)->local_offset);
     }
     CHECK(cdd_zipcd_get(z, 4) == NULL);
+    {
+        /* A worker's copy: the same records, its own names. */
+        struct cdd_zipcd *d = NULL;
+        CHECK_INT(z ? cdd_zipcd_dup(z, &d) : -1, 0);
+        CHECK_INT(cdd_zipcd_count(d), 4);
+        for (size_t i = 0; d && i < 4; i++) {
+            CHECK_STR(cdd_zipcd_get(d, i)->name, e[i].name);
+            CHECK(cdd_zipcd_get(d, i)->name != cdd_zipcd_get(z, i)->name);
+            CHECK_INT(cdd_zipcd_get(d, i)->local_offset,
+                      cdd_zipcd_get(z, i)->local_offset);
+        }
+        cdd_zipcd_free(z);
+        z = NULL;
+        CHECK_STR(d ? cdd_zipcd_get(d, 3)->name : NULL, C);
+        cdd_zipcd_free(d);
+    }
     cdd_zipcd_free(z);
 }
 
