@@ -5,9 +5,10 @@
  * value at its first NUL byte, silently, while other readers (Python's
  * tarfile for pax) keep the whole value, so "include/cudnn.h\0/../../x"
  * would be one name to us and another to them. The scanner also refuses
- * sparse members (GNU 'S' headers, GNU.sparse.* pax keys) before libarchive
- * reads their maps, and pax headers over 1 MiB, so that no member can make
- * the reader build a map of millions of entries.
+ * sparse members (GNU 'S' headers; GNU.sparse.*, SCHILY.realsize and
+ * SUN.holesdata pax keys) before libarchive reads their maps or pads their
+ * data with zeros, and pax headers over 1 MiB, so that no member can make
+ * the reader build a map of millions of entries or read GiBs out of KBs.
  *
  * It tracks member boundaries from the headers' own sizes (octal or
  * base-256, a pax "size" record overriding the next header's) exactly as the

@@ -194,7 +194,10 @@ static int header(struct cdd_tarscan *s)
     char nb[320];
     uint64_t size;
     char t = (char)h[156];
-    int ustar = memcmp(h + 257, "ustar\0", 6) == 0;
+    /* As libarchive tells them apart: GNU ("ustar  \0") keeps other
+     * fields where ustar ("ustar...") has the name's prefix. */
+    int ustar = memcmp(h + 257, "ustar", 5) == 0 &&
+                memcmp(h + 257, "ustar  \0", 8) != 0;
 
     s->hlen = 0;
     if (is_zero_block(h)) {
@@ -212,6 +215,16 @@ static int header(struct cdd_tarscan *s)
         return fail(s, CDD_E_UNSAFE,
                     "tar: member \"%s\": bytes after the NUL that ends a name "
                     "field",
+                    hname(s, nb, sizeof nb));
+    /* A GNU header of any type carries a sparse map (386), its extension
+     * flag (482) and a real size (483): the tar reader reads them whatever
+     * the type, builds the map, and pads the data with zeros to the real
+     * size. Sparse by another name: refused. */
+    if (memcmp(h + 257, "ustar  \0", 8) == 0 &&
+        (h[386] != 0 || h[482] != 0 || h[483] != 0))
+        return fail(s, CDD_E_UNSAFE,
+                    "tar: member \"%s\": GNU sparse map or real size in its "
+                    "header (sparse members are not allowed)",
                     hname(s, nb, sizeof nb));
     switch (t) {
     case 'L':
@@ -287,9 +300,11 @@ static int header(struct cdd_tarscan *s)
         else if (s->n_long)
             slash = s->long_slash;
         else {
+            /* ustar joins prefix, '/' and name: an empty name after a
+             * prefix ends in '/' too. */
             const unsigned char *z = memchr(h, 0, 100);
             size_t nlen = z ? (size_t)(z - h) : 100;
-            slash = nlen && h[nlen - 1] == '/';
+            slash = nlen ? h[nlen - 1] == '/' : ustar && h[345] != 0;
         }
         /* A regular member whose name ends in '/' is a folder to the tar
          * reader, which then skips none of its "data": the two would part
@@ -390,7 +405,13 @@ static int pax_records(struct cdd_tarscan *s)
         key[klen] = '\0';
         if (memchr(key, 0, klen))
             return fail(s, CDD_E_CORRUPT, "tar: pax key with a NUL byte");
-        if (strncmp(key, "GNU.sparse.", 11) == 0)
+        /* Sparse in all its spellings: GNU's, Solaris' holes, and
+         * SCHILY.realsize, with which the tar reader pads a member's few
+         * stored bytes with zeros up to any size (a bomb, and a file other
+         * readers extract short). */
+        if (strncmp(key, "GNU.sparse.", 11) == 0 ||
+            strcmp(key, "SCHILY.realsize") == 0 ||
+            strcmp(key, "SUN.holesdata") == 0)
             return fail(s, CDD_E_UNSAFE,
                         "tar: pax record \"%s\": sparse members are not "
                         "allowed",

@@ -282,6 +282,27 @@ def _sparse_pax(data, ctx):
                       forge.tar_end(), preset=6)
 
 
+def _pax_realsize(data, ctx):
+    # A listed header of a few bytes that libarchive pads with zeros to 1 GiB.
+    name = ctx.n("include/cudnn_backend.h")
+    return cddtest.xz(forge.tar_pax_bytes(
+        ctx.fixture.entries, {name: {"SCHILY.realsize": str(SPARSE_SIZE)}}))
+
+
+def _gnu_realsize(data, ctx):
+    # A regular GNU member whose header's real-size field says 1 GiB: the
+    # reader pads its few bytes with zeros (no 'S' type needed).
+    raw = bytearray(cddtest.tar_bytes(ctx.fixture.entries))
+    name = forge._b(ctx.n("include/cudnn_backend.h"))
+    pos = 0
+    while raw[pos:pos + len(name)] != name or raw[pos + 156:pos + 157] != b"0":
+        pos += 512
+    raw[pos + 483:pos + 495] = b"%011o\0" % SPARSE_SIZE
+    raw[pos + 148:pos + 156] = b" " * 8
+    raw[pos + 148:pos + 156] = b"%06o\0 " % sum(raw[pos:pos + 512])
+    return cddtest.xz(bytes(raw))
+
+
 SPARSE_MAP_ENTRIES = 4000000
 
 
@@ -565,6 +586,10 @@ CASES = [
          raw=_sparse_bomb, create=True, bomb=True, mention="sparse"),
     Case("sparse_pax", "linux", "a pax (1.0) sparse member of 1 GiB",
          raw=_sparse_pax, create=True, bomb=True, mention="sparse"),
+    Case("gnu_realsize_bomb", "linux", "a GNU header's real size pads a header to 1 GiB",
+         raw=_gnu_realsize, create=True, bomb=True, mention="real size"),
+    Case("pax_realsize_bomb", "linux", "SCHILY.realsize pads a header to 1 GiB of zeros",
+         raw=_pax_realsize, create=True, bomb=True, mention="SCHILY.realsize"),
     Case("sparse_huge_map", "linux", "a pax sparse map of 4 million entries",
          raw=_sparse_huge_map, codes=CORRUPT + UNSAFE, create=True, bomb=True),
     # ---- the archive pin -----------------------------------------------------------

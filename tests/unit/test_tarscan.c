@@ -165,6 +165,35 @@ static void test_sparse_refused(void)
     file(&B, "top/lib/big.a", "");
     end(&B);
     scan(&B, CDD_E_UNSAFE, "sparse");
+    /* A GNU header of a regular file with a real size (or a sparse map):
+     * the tar reader reads them whatever the type. */
+    for (int field = 0; field < 2; field++) {
+        unsigned char *h;
+        unsigned sum = 0;
+        char num[16];
+        B.n = 0;
+        file(&B, "top/include/a.h", "a");
+        h = B.p;
+        memcpy(h + 257, "ustar  \0", 8);
+        memcpy(h + (field ? 483 : 386), "07777777777", 11);
+        memset(h + 148, ' ', 8);
+        for (int i = 0; i < 512; i++)
+            sum += h[i];
+        snprintf(num, sizeof num, "%06o", sum);
+        memcpy(h + 148, num, 7);
+        end(&B);
+        scan(&B, CDD_E_UNSAFE, "GNU sparse map or real size");
+    }
+    /* SCHILY.realsize: the tar reader pads the stored bytes with zeros to
+     * it. */
+    {
+        static const char rs[] = "30 SCHILY.realsize=1073741824\n";
+        B.n = 0;
+        pax(&B, rs, sizeof rs - 1);
+        file(&B, "top/include/a.h", "a");
+        end(&B);
+        scan(&B, CDD_E_UNSAFE, "SCHILY.realsize");
+    }
     /* A pax header of 4 MiB (a sparse map of millions of entries) is
      * refused on its header, before a byte of it is kept. */
     B.n = 0;
@@ -233,6 +262,23 @@ static void test_desync_refused(void)
         end(&B);
         scan(&B, CDD_E_CORRUPT, "two GNU long names");
     }
+    /* ustar: a prefix and an empty name make a name ending in '/'. */
+    B.n = 0;
+    header(&B, "", 0, '0', 5);
+    memcpy(B.p + B.n - 512 + 345, "top/include", 11);
+    {
+        unsigned char *h = B.p + B.n - 512;
+        unsigned sum = 0;
+        char num[16];
+        memset(h + 148, ' ', 8);
+        for (int i = 0; i < 512; i++)
+            sum += h[i];
+        snprintf(num, sizeof num, "%06o", sum);
+        memcpy(h + 148, num, 7);
+    }
+    body(&B, "hides", 5);
+    end(&B);
+    scan(&B, CDD_E_CORRUPT, "folder");
     /* A folder entry (empty) whose name ends in '/' is fine. */
     B.n = 0;
     header(&B, "top/include/", 12, '0', 0);
