@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/compat_attr.h"
 #include "cdd/error.h"
 #include "cdd/pathsafe.h"
 
@@ -70,10 +71,7 @@ void cdd_tarscan_free(struct cdd_tarscan *s)
 }
 
 static int fail(struct cdd_tarscan *s, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+    CDD_PRINTF(3, 4);
 
 static int fail(struct cdd_tarscan *s, int code, const char *fmt, ...)
 {

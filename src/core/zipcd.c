@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/compat_attr.h"
 #include "cdd/error.h"
 #include "cdd/extract.h"
 #include "cdd/pathsafe.h"
@@ -120,10 +121,7 @@ static const char *shown(const unsigned char *name, size_t len, char *buf,
 }
 
 static int corrupt(struct zctx *c, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+    CDD_PRINTF(2, 3);
 
 static int corrupt(struct zctx *c, const char *fmt, ...)
 {

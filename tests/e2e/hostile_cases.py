@@ -1,8 +1,8 @@
-"""The table of hostile archives (BRIEF §6, issue 2): each case is the good
-Linux tarball or Windows zip with one thing changed. Used by test_hostile.py
-(install and `manifest create` must reject each one with exit 3 and leave
-everything untouched) and by test_fixtures.py (the builders themselves are
-checked without the binary).
+"""The table of hostile archives (docs/security.md, The archive checks;
+issue 2): each case is the good Linux tarball or Windows zip with one thing
+changed. Used by test_hostile.py (install and `manifest create` must reject
+each one with exit 3 and leave everything untouched) and by test_fixtures.py
+(the builders themselves are checked without the binary).
 
 A case is built by Case.build(fixture, folder, outside):
   mutate(entries, ctx) -> entries   change the list of members, and/or

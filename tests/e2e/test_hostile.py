@@ -1,10 +1,10 @@
-"""Hostile archives (BRIEF §6): every case of hostile_cases.CASES must be
-rejected by install with exit 3 and the right error code, the tree
-byte-identical to before (the lock excepted), the files beside the tree
-untouched and nothing left in .cudnn-deploy/. `manifest create` must reject
-the ones that are unsafe whatever the manifest says. Plus non-exact
-manifests (files_exact: false): unlisted entries only from a pinned archive,
-and never an unsafe one."""
+"""Hostile archives (docs/security.md, The archive checks): every case of
+hostile_cases.CASES must be rejected by install with exit 3 and the right
+error code, the tree byte-identical to before (the lock excepted), the files
+beside the tree untouched and nothing left in .cudnn-deploy/. `manifest
+create` must reject the ones that are unsafe whatever the manifest says.
+Plus non-exact manifests (files_exact: false): unlisted entries only from a
+pinned archive, and never an unsafe one."""
 
 import json
 import os
