@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "cdd/compat_attr.h"
 #include "cdd/cudatree.h"
 #include "cdd/gpu.h"
 #include "cdd/manifest.h"
@@ -42,10 +43,7 @@ struct cdd_checks {
 /* Append a check (printf-style detail). 0 or CDD_E_NOMEM. */
 int cdd_checks_add(struct cdd_checks *c, const char *name,
                    enum cdd_cstatus st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+    CDD_PRINTF(4, 5);
 void cdd_checks_clear(struct cdd_checks *c);
 const char *cdd_cstatus_name(enum cdd_cstatus s);
 

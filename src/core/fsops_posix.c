@@ -200,12 +200,31 @@ int cdd_fs_open_read(const char *path, struct cdd_rfile **out)
         free(f);
         return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
     }
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+     * writer, forever (strict9, issue 9: --archive and --manifest naming a
+     * FIFO hung). It has no effect on regular files. */
+    f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (f->fd < 0) {
         int e = errno;
         free(f->path);
         free(f);
         return cdd_fail_errno(path, e, "cannot open");
+    }
+    {
+        struct stat sb;
+        int e = fstat(f->fd, &sb) != 0 ? errno : 0;
+        /* Only what is read as data: a FIFO, device or socket is refused at
+         * once (a folder is left to the read, which fails with EISDIR). */
+        if (e || !(S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))) {
+            close(f->fd);
+            free(f->path);
+            free(f);
+            if (e)
+                return cdd_fail_errno(path, e, "cannot read file status");
+            return cdd_fail(CDD_E_UNSAFE, path, 0,
+                            "not a regular file (a FIFO, device or socket): "
+                            "refused");
+        }
     }
     *out = f;
     return 0;

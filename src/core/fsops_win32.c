@@ -343,6 +343,15 @@ int cdd_fs_open_read(const char *path, struct cdd_rfile **out)
         free(f);
         return cdd_fail_win32(path, e, "cannot open");
     }
+    /* Only disk files (strict9, issue 9): a named pipe or a device would
+     * block the first read or never end. */
+    if (GetFileType(f->h) != FILE_TYPE_DISK) {
+        CloseHandle(f->h);
+        free(f->path);
+        free(f);
+        return cdd_fail(CDD_E_UNSAFE, path, 0,
+                        "not a regular file (a pipe or device): refused");
+    }
     *out = f;
     return 0;
 }
