@@ -1445,8 +1445,21 @@ int cdd_lockfile_open_at(struct cdd_dir *d, const char *name,
                         NULL, OPEN_ALWAYS,
                         FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT,
                         NULL);
-        if (h == INVALID_HANDLE_VALUE)
-            r = cdd_fail_win32(p, GetLastError(), "cannot open lock file");
+        DWORD e = GetLastError();
+        WIN32_FILE_ATTRIBUTE_DATA ad;
+        DWORD tag = 0;
+        /* A folder (or a link to one) cannot be opened as a file at all:
+         * the same answer as when it is opened and looked at. */
+        if (h == INVALID_HANDLE_VALUE && attrs_of(w, &ad, &tag) == 0 &&
+            (ad.dwFileAttributes &
+             (FILE_ATTRIBUTE_REPARSE_POINT | FILE_ATTRIBUTE_DIRECTORY)))
+            r = cdd_fail(CDD_E_STATE, p, 0,
+                         (ad.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)
+                             ? "is a link, not a regular file; a lock file "
+                               "that is a link is not opened"
+                             : "is a folder, not a regular file");
+        else if (h == INVALID_HANDLE_VALUE)
+            r = cdd_fail_win32(p, e, "cannot open lock file");
     }
     BY_HANDLE_FILE_INFORMATION bi;
     if (!r && !GetFileInformationByHandle(h, &bi))
