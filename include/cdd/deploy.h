@@ -33,6 +33,8 @@ struct cdd_plan_item {
     char *detail;          /* status: what differs; may be NULL */
     int in_place;          /* install: the tree already holds these exact
                               bytes (manifest hash), so nothing was staged */
+    int64_t mtime_ns;      /* install: the staged file's modification time
+                              (for the receipt) */
 };
 
 struct cdd_plan {
@@ -58,6 +60,9 @@ struct cdd_install_opts {
     int dry_run;
     int force;               /* waive the CUDA version refusal */
     double lock_timeout;     /* seconds; 0 = fail at once */
+    int jobs;                /* extraction threads; 0: one per processor */
+    int check_tree;          /* the unchanged re-install re-hashes the
+                                tree instead of trusting its metadata */
     cdd_progress_fn progress;
     void *progress_ud;
 };

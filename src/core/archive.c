@@ -55,6 +55,7 @@ struct cdd_archive {
     char **special;            /* zip members whose Unix type is not a file,
                                   folder or symlink (names as stored) */
     size_t n_special;
+    int is_zip;                /* an end-of-central-directory record found */
 };
 
 static const char *la_msg(struct archive *a)
@@ -299,6 +300,7 @@ static int scan_zip_types(struct cdd_archive *ar, struct cdd_rfile *f)
     }
     if (eocd < 0)
         goto out; /* not a zip (or one libarchive will refuse) */
+    ar->is_zip = 1;
     count = le16(tail + eocd + 10);
     cd_size = le32(tail + eocd + 12);
     cd_off = le32(tail + eocd + 16);
@@ -359,7 +361,42 @@ static int is_special(const struct cdd_archive *ar, const char *name)
 
 /* ---- the reader ----------------------------------------------------------------- */
 
+static int open_reader(const char *path, const struct cdd_archive *like,
+                       struct cdd_archive **out);
+
 int cdd_archive_open(const char *path, struct cdd_archive **out)
+{
+    return open_reader(path, NULL, out);
+}
+
+/* A second reader shares what the first learnt from the file's own
+ * structure (the zip member types) instead of reading it again. */
+static int copy_structure(struct cdd_archive *ar,
+                          const struct cdd_archive *like)
+{
+    ar->is_zip = like->is_zip;
+    for (size_t i = 0; i < like->n_special; i++) {
+        int r = add_special(ar, (const unsigned char *)like->special[i],
+                            strlen(like->special[i]));
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+int cdd_archive_open_like(const struct cdd_archive *like,
+                          struct cdd_archive **out)
+{
+    return open_reader(like->path, like, out);
+}
+
+int cdd_archive_is_zip(const struct cdd_archive *ar)
+{
+    return ar->is_zip;
+}
+
+static int open_reader(const char *path, const struct cdd_archive *like,
+                       struct cdd_archive **out)
 {
     struct cdd_archive *ar = NULL;
     struct cdd_rfile *f = NULL;
@@ -383,7 +420,7 @@ int cdd_archive_open(const char *path, struct cdd_archive **out)
         goto out;
     }
     if ((r = cdd_rfile_size(f, &ar->file_size)) < 0 ||
-        (r = scan_zip_types(ar, f)) < 0)
+        (r = like ? copy_structure(ar, like) : scan_zip_types(ar, f)) < 0)
         goto out;
     cdd_rfile_close(f);
     f = NULL;

@@ -59,6 +59,8 @@ int cdd_fs_lstat(const char *path, struct cdd_stat *st)
         st->type = CDD_FT_OTHER;
     st->size = (uint64_t)sb.st_size;
     st->executable = (sb.st_mode & 0111) != 0;
+    st->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
+                   (int64_t)sb.st_mtim.tv_nsec;
     return 0;
 }
 

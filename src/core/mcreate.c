@@ -294,7 +294,7 @@ int cdd_manifest_create(const struct cdd_mcreate_opts *o,
     if (r)
         goto out;
     struct cdd_extract_opts xo = {.m = NULL, .strip_components = 0};
-    struct cdd_extract_sink sink = {&c, NULL, collect_end, NULL};
+    struct cdd_extract_sink sink = {&c, NULL, collect_end, NULL, NULL};
     r = cdd_extract(archive, &xo, &sink);
     if (r)
         goto out;
