@@ -118,8 +118,9 @@ struct cdd_status_result {
     int interrupted;             /* a journal is present */
 };
 
-/* Read-only. full_hash: compare sha256 too, not only size and type. */
-int cdd_status(const struct cdd_target *t, int full_hash,
+/* Read-only. full_hash: compare sha256 too, not only size and type, on
+ * `jobs` threads (0: one per processor). */
+int cdd_status(const struct cdd_target *t, int full_hash, int jobs,
                struct cdd_status_result *res);
 void cdd_status_result_clear(struct cdd_status_result *r);
 

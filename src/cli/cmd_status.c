@@ -13,7 +13,7 @@ int cdd_cmd_status(const struct cdd_args *a, struct cdd_report *rep)
     struct cdd_status_result st = {0};
     int r = cdd_cli_target(a, &t, rep);
     if (!r)
-        r = cdd_status(&t, a->check, &st);
+        r = cdd_status(&t, a->check, a->jobs, &st);
     if (r)
         goto out;
     if (st.interrupted)

@@ -841,6 +841,14 @@ static int run_workers(struct xstate *x)
         r = worker_init(&w[k], x);
     if (!r)
         r = assign(x, w, n_w);
+    /* A worker that carries far more than its share (the one holding the
+     * largest entry, when there are cores to spare) hashes and writes on a
+     * thread of its own, so its inflating alone is the critical path. */
+    for (size_t k = 0; !r && x->o->pipeline && (size_t)x->o->jobs > 2 &&
+                       k < n_w;
+         k++)
+        if (w[k].load > 2 * (x->total_bytes / n_w))
+            r = cdd_xpipe_new(&w[k].pipe);
     if (r)
         goto out;
     /* Workers 1.. on threads of their own, worker 0 on this one. */
