@@ -257,9 +257,10 @@ def unpacked_bytes(mpath):
 
 
 TIME = None  # GNU time, for each child's own peak RSS
+CHILD_ENV = None  # the children's environment (--lib-path)
 
 
-def timed(cmd):
+def timed(cmd, plain=False):
     """(seconds, peak RSS KiB) of one child. The RSS comes from GNU time
     (--time): a child forked from this Python process would inherit its
     high-water mark across exec, so wait4's figure only bounds it."""
@@ -269,7 +270,8 @@ def timed(cmd):
         cmd = [TIME, "-q", "-f", "%M", "-o", rss_file] + cmd
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
+                         stderr=subprocess.PIPE,
+                         env=None if plain else CHILD_ENV)
     err = p.stderr.read()
     _, status, ru = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t0
@@ -327,7 +329,7 @@ def bench_zip(a, scale, res):
                 continue
             shutil.rmtree(out, ignore_errors=True)
             os.makedirs(out)
-            s.add(name, *timed(cmd))
+            s.add(name, *timed(cmd, plain=cmd[0] == sys.executable))
         shutil.rmtree(out, ignore_errors=True)
         cuda_tree(tree, cddtest.WINDOWS)
         s.add("install --jobs 1", *timed(inst(1)))
@@ -427,11 +429,19 @@ def main():
     ap.add_argument("--work", default=None,
                     help="folder for the archives (kept and reused) and "
                          "the trees (default: a temporary one)")
+    ap.add_argument("--lib-path",
+                    help="LD_LIBRARY_PATH for the timed programs only (carried "
+                         "libraries on a machine without them)")
     ap.add_argument("--md", help="also write the tables here")
     a = ap.parse_args()
     a.bin = os.path.abspath(a.bin)
-    global TIME
+    global TIME, CHILD_ENV
     TIME = a.time
+    if a.lib_path:
+        CHILD_ENV = dict(os.environ)
+        CHILD_ENV["LD_LIBRARY_PATH"] = os.path.abspath(a.lib_path) + (
+            ":" + os.environ["LD_LIBRARY_PATH"]
+            if os.environ.get("LD_LIBRARY_PATH") else "")
     a.scale = a.scale or [1.0]
     a.xz_scale = a.xz_scale if a.xz_scale is not None else [0.25]
     own_work = a.work is None

@@ -81,7 +81,9 @@ struct cdd_extract_opts {
      * first failure the other workers stop and that failure is the one
      * returned. pipeline: on an archive read by one thread (tar, or zip
      * with jobs <= 1), hash and write on a second thread while the next
-     * block decodes. 0 and 1: everything on the calling thread. */
+     * block decodes; with workers and jobs > 2, the same for a worker that
+     * carries more than twice its share of the bytes (the one holding the
+     * largest entry). 0 and 1: everything on the calling thread. */
     int jobs;
     int pipeline;
 };

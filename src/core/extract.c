@@ -922,7 +922,10 @@ int cdd_extract(const char *archive_path, const struct cdd_extract_opts *o,
         }
         if ((r = one_entry(&x, &e, strip)) < 0)
             goto out;
-        progress(&x);
+        /* Parallel: the header pass reads little; progress is the
+         * workers' decoding. */
+        if (!x.parallel)
+            progress(&x);
     }
     r = check_missing(&x);
     if (!r)
