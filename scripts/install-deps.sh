@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install the Debian/Ubuntu packages that building and testing cudnn-deploy
 # needs. A no-op when they are all present. Works as root or through sudo.
+# (unicode-data: CaseFolding.txt, for the test that the committed
+# case-folding table is current.)
 #
 #   scripts/install-deps.sh            the Linux build (always)
 #   scripts/install-deps.sh --windows  the Windows cross build and its Wine
@@ -10,7 +12,7 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config libarchive-dev libcjson-dev
-libcurl4-openssl-dev libssl-dev python3 zip unzip xz-utils openssl"
+libcurl4-openssl-dev libssl-dev python3 zip unzip xz-utils openssl unicode-data"
 
 # The Windows cross build: the x86-64 mingw-w64 toolchain and its zlib, Wine
 # (64-bit; /usr/bin/wine) to run the tests, libgnutls30 which Wine's Schannel

@@ -33,15 +33,16 @@ int cdd_link_target_is_safe(const char *target, const char **why);
  * when path has n or fewer components (nothing left). */
 const char *cdd_path_strip(const char *path, int n);
 
-/* Case-insensitive comparison of whole paths, for the duplicate check that
- * Windows' case-insensitive filesystems need. Folds ASCII and the letters of
- * Latin-1, Latin Extended-A, Greek and Cyrillic (what NTFS folds in the
- * scripts real archives use); other characters compare exactly. */
+/* Case-insensitive comparison of whole paths, for the duplicate checks that
+ * Windows' case-insensitive filesystems need: every character compared by
+ * its Unicode simple case folding (casefold.h); invalid UTF-8 bytes compare
+ * as themselves, after every code point. */
 int cdd_path_casecmp(const char *a, const char *b);
 
-/* Fold a copy of path the way cdd_path_casecmp() compares (same length in
- * bytes; invalid UTF-8 is copied unchanged), for hashing names in duplicate
- * checks. malloc'd; NULL on out of memory. */
+/* Fold a copy of path the way cdd_path_casecmp() compares (invalid UTF-8 is
+ * copied unchanged; the length may change, '/' never moves between
+ * components, so the folded basename is the basename's folding), for hashing
+ * names in duplicate checks. malloc'd; NULL on out of memory. */
 char *cdd_path_fold(const char *path);
 
 /* Render an untrusted name for a message: C-style escapes for '"', '\\',

@@ -669,7 +669,7 @@ static int check_files_global(const struct pctx *c)
         goto out;
     }
 
-    /* Keys fold byte for byte, so a folded path's last component is the
+    /* Folding never moves a '/', so a folded path's last component is the
      * folded file name. */
     for (size_t i = 0; i < n; i++) {
         bases[i].index = order[i].index;

@@ -5,6 +5,8 @@
  * string code, no filesystem access. */
 #include "cdd/pathsafe.h"
 
+#include "cdd/casefold.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,34 +276,6 @@ const char *cdd_path_strip(const char *path, int n)
     return *p ? p : NULL;
 }
 
-/* Lower-case the letters NTFS folds in the scripts archive names use. Every
- * pair handled here has the same UTF-8 length in both cases, so folding
- * never changes a string's length. */
-static uint32_t fold_cp(uint32_t c)
-{
-    if (c < 0x80)
-        return (c >= 'A' && c <= 'Z') ? c + 32 : c;
-    if (c >= 0xC0 && c <= 0xDE && c != 0xD7)
-        return c + 32;
-    /* Latin Extended-A: upper/lower pairs; the dotted/dotless i (U+0130,
-     * U+0131) and U+0149 have no simple pair and stay as they are. */
-    if (((c >= 0x100 && c <= 0x12F) || (c >= 0x132 && c <= 0x137) ||
-         (c >= 0x14A && c <= 0x177)) &&
-        !(c & 1))
-        return c + 1;
-    if (((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) && (c & 1))
-        return c + 1;
-    if (c == 0x178)
-        return 0xFF;
-    if (c >= 0x391 && c <= 0x3AB && c != 0x3A2) /* Greek */
-        return c + 32;
-    if (c >= 0x410 && c <= 0x42F) /* Cyrillic */
-        return c + 32;
-    if (c >= 0x400 && c <= 0x40F)
-        return c + 80;
-    return c;
-}
-
 /* Decode leniently for comparison: a byte that starts no valid sequence
  * stands for itself (offset above any code point so it never equals one). */
 static size_t next_folded(const unsigned char *s, uint32_t *out)
@@ -313,7 +287,7 @@ static size_t next_folded(const unsigned char *s, uint32_t *out)
         *out = 0x110000u + s[0];
         return 1;
     }
-    *out = fold_cp(cp);
+    *out = cdd_casefold_cp(cp);
     return n;
 }
 
@@ -357,8 +331,10 @@ static size_t utf8_put(uint32_t c, unsigned char *o)
 
 char *cdd_path_fold(const char *path)
 {
+    /* Folding can lengthen a character's encoding (U+023A, 2 bytes, folds to
+     * U+2C65, 3 bytes) but never beyond 3/2 of it; ASCII stays ASCII. */
     size_t len = strlen(path);
-    char *out = malloc(len + 1);
+    char *out = malloc(len + len / 2 + 4);
     const unsigned char *s = (const unsigned char *)path;
     unsigned char *o = (unsigned char *)out;
     if (!out)
@@ -371,8 +347,7 @@ char *cdd_path_fold(const char *path)
             *o++ = *s++;
             continue;
         }
-        /* fold_cp keeps the encoded length, so o never overtakes s. */
-        o += utf8_put(fold_cp(cp), o);
+        o += utf8_put(cdd_casefold_cp(cp), o);
         s += n;
     }
     *o = '\0';

@@ -3,6 +3,7 @@
  * must all pass), plus the small path helpers of pathsafe.h. */
 #include "test.h"
 
+#include "cdd/casefold.h"
 #include "cdd/pathsafe.h"
 
 struct name_case {
@@ -392,6 +393,39 @@ static void test_casecmp_fold(void)
     free(f);
 }
 
+/* Full simple case folding (casefold.h), beyond the scripts of real
+ * archives: what NTFS takes for one name must be one name to us. */
+static void test_casefold_unicode(void)
+{
+    char *f;
+    CHECK(cdd_path_casecmp("\xd4\xb1", "\xd5\xa1") == 0);         /* Ա ա Armenian */
+    CHECK(cdd_path_casecmp("\xc7\x8d", "\xc7\x8e") == 0);         /* Ǎ ǎ Latin Ext-B */
+    CHECK(cdd_path_casecmp("\xce\x86", "\xce\xac") == 0);         /* Ά ά Greek tonos */
+    CHECK(cdd_path_casecmp("\xe2\x85\xa0", "\xe2\x85\xb0") == 0); /* Ⅰ ⅰ roman numeral */
+    CHECK(cdd_path_casecmp("\xe1\x82\xa0", "\xe2\xb4\x80") == 0); /* Ⴀ ⴀ Georgian */
+    CHECK(cdd_path_casecmp("\xf0\x90\x90\x80", "\xf0\x90\x90\xa8") == 0); /* Deseret */
+    CHECK(cdd_path_casecmp("\xef\xbc\xa1", "\xef\xbd\x81") == 0); /* Ａ ａ fullwidth */
+    CHECK(cdd_path_casecmp("\xe2\x84\xaa", "k") == 0);             /* Kelvin sign, k */
+    CHECK(cdd_path_casecmp("\xc5\xbf", "s") == 0);                  /* long s, s */
+    /* no simple folding: dotted capital I (Turkic, status T/F only) and
+     * sharp s (full folding only) stay themselves */
+    CHECK(cdd_path_casecmp("\xc4\xb0", "i") != 0);
+    CHECK(cdd_path_casecmp("\xc3\x9f", "ss") != 0);
+    CHECK(cdd_casefold_cp(0xD7) == 0xD7); /* × */
+    CHECK(cdd_casefold_cp(0x1E9E) == 0xDF); /* ẞ -> ß */
+    CHECK(cdd_casefold_cp(0x10FFFF) == 0x10FFFF);
+    CHECK_STR(cdd_casefold_version(), "15.0.0");
+
+    /* Folding may lengthen a name: U+023A (2 bytes) -> U+2C65 (3 bytes). */
+    f = cdd_path_fold("lib/\xc8\xba\xc8\xba\xc8\xba.dll");
+    CHECK_STR(f, "lib/\xe2\xb1\xa5\xe2\xb1\xa5\xe2\xb1\xa5.dll");
+    free(f);
+    /* ... or shorten it: Kelvin sign (3 bytes) -> k */
+    f = cdd_path_fold("\xe2\x84\xaa/X");
+    CHECK_STR(f, "k/x");
+    free(f);
+}
+
 static void test_printable(void)
 {
     char b[64];
@@ -443,4 +477,5 @@ static void test_helpers(void)
 
 TEST_MAIN(TEST(test_table), TEST(test_reasons), TEST(test_too_long_path),
           TEST(test_link_targets), TEST(test_strip), TEST(test_casecmp_fold),
+          TEST(test_casefold_unicode),
           TEST(test_printable), TEST(test_helpers))
