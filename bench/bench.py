@@ -267,7 +267,7 @@ def timed(cmd, plain=False):
     rss_file = None
     if TIME:
         rss_file = os.path.join(os.environ["CDD_TEST_TMP"], "rss.txt")
-        cmd = [TIME, "-q", "-f", "%M", "-o", rss_file] + cmd
+        cmd = [TIME, "-q", "-f", "%M %U %S", "-o", rss_file] + cmd
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE,
@@ -279,11 +279,12 @@ def timed(cmd, plain=False):
     if rc != 0:
         sys.exit("failed (%d): %s\n%s" % (rc, " ".join(cmd),
                                           err.decode(errors="replace")))
-    rss = ru.ru_maxrss
+    rss, cpu = ru.ru_maxrss, ru.ru_utime + ru.ru_stime
     if rss_file:
         with open(rss_file) as f:
-            rss = int(f.read().split()[-1])
-    return dt, rss
+            kib, user, sys_ = f.read().split()[-3:]
+        rss, cpu = int(kib), float(user) + float(sys_)
+    return dt, rss, cpu
 
 
 def cuda_tree(path, platform):
@@ -295,10 +296,11 @@ def cuda_tree(path, platform):
 
 class Series(object):
     def __init__(self):
-        self.t, self.rss = {}, {}
+        self.t, self.rss, self.cpu = {}, {}, {}
 
-    def add(self, name, dt, rss):
+    def add(self, name, dt, rss, cpu):
         self.t.setdefault(name, []).append(dt)
+        self.cpu.setdefault(name, []).append(cpu)
         self.rss[name] = max(self.rss.get(name, 0), rss)
 
     def med(self, name):
@@ -341,6 +343,9 @@ def bench_zip(a, scale, res):
                                         "--jobs", str(a.jobs)]))
         s.add("install --check-tree (unchanged)",
               *timed(inst(a.jobs, ["--check-tree"])))
+    # Memory at the most workers the tool runs (16), whatever the cores.
+    cuda_tree(tree, cddtest.WINDOWS)
+    s.add("install --jobs 16 (once: peak RSS)", *timed(inst(16)))
     shutil.rmtree(tree, ignore_errors=True)
     res.append(("zip", scale, size, inside, s))
 
@@ -382,13 +387,14 @@ def report(a, res):
         w("### %s x%g: archive %.1f MB, %.1f MB inside" % (
             kind, scale, size / MB, inside / MB))
         w("")
-        w("| command | median s | min-max s | s per GB inside | peak RSS MiB |")
-        w("|---|---|---|---|---|")
+        w("| command | median s | min-max s | s per GB inside | CPU s (user+sys, median) | peak RSS MiB |")
+        w("|---|---|---|---|---|---|")
         for name in s.t:
             v = s.t[name]
-            w("| %s | %.3f | %.3f-%.3f | %.2f | %.1f |" % (
+            w("| %s | %.3f | %.3f-%.3f | %.2f | %.2f | %.1f |" % (
                 name, s.med(name), min(v), max(v),
-                s.med(name) / (inside / 1e9), s.rss[name] / 1024))
+                s.med(name) / (inside / 1e9),
+                statistics.median(s.cpu[name]), s.rss[name] / 1024))
         w("")
         jn = "install --jobs %d" % a.jobs
         ratios = []

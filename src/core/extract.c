@@ -676,8 +676,10 @@ static int check_missing(struct xstate *x)
 /* ---- workers ------------------------------------------------------------------ */
 
 /* Bound on the workers, whatever --jobs says: each holds a reader and a
- * buffer (about 0.6 MiB), and beyond this the disk, not the cores, bounds. */
-#define MAX_WORKERS 32
+ * buffer (about 0.6 MiB), and 16 keep the peak RSS under 32 MiB
+ * (docs/performance.md); 31 entries, half the bytes in one, give more
+ * workers nothing to do anyway. */
+#define MAX_WORKERS 16
 
 static int worker_init(struct xworker *w, struct xstate *x)
 {

@@ -12,7 +12,7 @@
 #include "cdd/pathsafe.h"
 #include "cdd/thread.h"
 
-#define MAX_CHECKERS 32
+#define MAX_CHECKERS 16
 
 struct tcheck {
     const char *root;
