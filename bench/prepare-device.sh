@@ -21,9 +21,10 @@ rm -rf "$B" && mkdir -p "$B/bin" "$B/lib" "$B/debs"
 for d in "$B"/debs/*.deb; do dpkg -x "$d" "$B/unpacked"; done
 cp "$B/unpacked/usr/bin/unzip" "$B/unpacked/usr/bin/bsdtar" \
    "$B/unpacked/usr/bin/time" "$B/bin/"
-for l in "$B"/unpacked/usr/lib/x86_64-linux-gnu/*.so.* \
-         "$B"/unpacked/lib/x86_64-linux-gnu/*.so.*; do
-    [ -e "$l" ] && cp -L "$l" "$B/lib/" 2>/dev/null || true
+# Only the sonames the programs load (the carried tree is limited to 64 MiB).
+for so in libnettle.so.8 libacl.so.1 liblzma.so.5 libzstd.so.1 liblz4.so.1 \
+          libbz2.so.1.0 libxml2.so.2 libicuuc.so.72 libicudata.so.72; do
+    cp -L "$(find "$B/unpacked" -name "$so" | head -1)" "$B/lib/"
 done
 cp .device/lib/* "$B/lib/"
 rm -rf "$B/debs" "$B/unpacked"
