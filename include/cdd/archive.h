@@ -34,7 +34,8 @@ struct cdd_archive;
 int cdd_archive_init(void);
 
 /* Open an archive file. CDD_E_NOTFOUND/IO when it cannot be opened,
- * CDD_E_CORRUPT when it is not a readable zip or tar. */
+ * CDD_E_CORRUPT when it is not a readable zip or tar, CDD_E_CORRUPT or
+ * CDD_E_UNSAFE when a zip's structure fails its validation (zipcd.h). */
 int cdd_archive_open(const char *path, struct cdd_archive **out);
 /* Another reader of the file `like` reads, for a worker thread: it yields
  * the same entries in the same order (each reader is used by one thread at
@@ -48,9 +49,11 @@ int cdd_archive_open_like(const struct cdd_archive *like,
 int cdd_archive_is_zip(const struct cdd_archive *ar);
 /* Next entry header. Returns 0 with *e filled, 1 at the end of the archive,
  * CDD_E_CORRUPT (message says what libarchive said), or CDD_E_UNSAFE when
- * the entry's name is not valid in its declared character set. Zip members
- * whose Unix attributes say FIFO, device or socket come out as
- * CDD_ENTRY_OTHER. */
+ * the entry's name is not valid in its declared character set, when a zip
+ * entry differs from its central record (name, type, size), or when a tar
+ * header holds what libarchive would hide (tarscan.h: a NUL in a long name
+ * or pax path, a sparse member). Zip members whose Unix attributes say
+ * FIFO, device or socket come out as CDD_ENTRY_OTHER. */
 int cdd_archive_next(struct cdd_archive *a, struct cdd_archive_entry *e);
 /* Read the current entry's data; *got == 0 at its end. CDD_E_CORRUPT on a
  * truncated or damaged entry (CRC errors included). */
@@ -63,5 +66,11 @@ const char *cdd_archive_format(struct cdd_archive *a);
 uint64_t cdd_archive_bytes_read(struct cdd_archive *a);
 uint64_t cdd_archive_file_size(struct cdd_archive *a);
 void cdd_archive_close(struct cdd_archive *a);
+
+struct cdd_zipcd;
+/* A zip's validated central directory (zipcd.h; records in the order the
+ * entries come), for readers that work on several entries at once; NULL for
+ * a tar. Valid until cdd_archive_close(). */
+const struct cdd_zipcd *cdd_archive_zipcd(const struct cdd_archive *a);
 
 #endif

@@ -11,6 +11,8 @@
 #include "cdd/hash.h"
 #include "cdd/layout.h"
 #include "cdd/manifest.h"
+#include "cdd/journal.h"
+#include "cdd/tree.h"
 
 enum cdd_action {
     CDD_ACT_NEW = 0,  /* not in the tree yet */
@@ -35,6 +37,15 @@ struct cdd_plan_item {
                               bytes (manifest hash), so nothing was staged */
     int64_t mtime_ns;      /* install: the staged file's modification time
                               (for the receipt) */
+    char *staged;          /* install on a Windows layout whose folders
+                              exist under another case (BIN for bin): the
+                              manifest's path, as staged; path is then the
+                              tree's spelling of the folders */
+    char *on_disk;         /* install on a Windows layout: the name the
+                              tree holds under another case (replaced, and
+                              the file keeps the manifest's name) */
+    struct cdd_jprev prev; /* install: what a replaced or removed file was
+                              (type CDD_FT_NONE when nothing) */
 };
 
 struct cdd_plan {
@@ -52,6 +63,7 @@ typedef void (*cdd_progress_fn)(void *ud, const char *phase, uint64_t done,
 struct cdd_install_opts {
     const struct cdd_manifest *m;
     const struct cdd_target *target;
+    struct cdd_tree *tree;   /* the target's tree, opened by the caller */
     const char *archive_path;
     const char *sha256_hex;  /* --sha256, may be NULL */
     const char *sha256_source; /* where sha256_hex came from, for the
@@ -65,12 +77,6 @@ struct cdd_install_opts {
                                 tree instead of trusting its metadata */
     cdd_progress_fn progress;
     void *progress_ud;
-};
-
-struct cdd_recovery {
-    int found;
-    int rolled_back;
-    char *id;
 };
 
 struct cdd_install_result {
@@ -91,6 +97,7 @@ void cdd_install_result_clear(struct cdd_install_result *r);
 
 struct cdd_uninstall_opts {
     const struct cdd_target *target;
+    struct cdd_tree *tree;
     int force;               /* remove files changed since install too */
     int dry_run;
     double lock_timeout;
@@ -120,18 +127,17 @@ struct cdd_status_result {
 
 /* Read-only. full_hash: compare sha256 too, not only size and type, on
  * `jobs` threads (0: one per processor). */
-int cdd_status(const struct cdd_target *t, int full_hash, int jobs,
+int cdd_status(struct cdd_tree *tree, int full_hash, int jobs,
                struct cdd_status_result *res);
 void cdd_status_result_clear(struct cdd_status_result *r);
 
-int cdd_recover(const struct cdd_target *t, double lock_timeout,
+int cdd_recover(struct cdd_tree *tree, double lock_timeout,
                 struct cdd_recovery *res);
-void cdd_recovery_clear(struct cdd_recovery *r);
 
 /* Compare one receipt-listed path with the tree: 0 and *action set to
  * UNCHANGED, MISSING or MODIFIED (detail malloc'd when not NULL). */
 struct cdd_rfile_entry;
-int cdd_check_installed(const char *root, const struct cdd_rfile_entry *f,
+int cdd_check_installed(struct cdd_tree *tree, const struct cdd_rfile_entry *f,
                         int full_hash, enum cdd_action *action,
                         char **detail);
 

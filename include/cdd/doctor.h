@@ -1,6 +1,6 @@
 /* doctor: diagnose the CUDA / cuDNN environment of this host, with or
  * without a target tree. It answers the questions behind the failures users
- * meet (BRIEF §5): which CUDA toolkits exist and which one PATH reaches
+ * meet (docs/design.md, What users trip over): which CUDA toolkits exist and which one PATH reaches
  * first, every copy of cuDNN the loader could pick and which one wins, the
  * conda and Python package copies that programs load instead, variables the
  * loader ignores (CUDNN_PATH), the driver, and on Windows the DLLs cuDNN

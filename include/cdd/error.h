@@ -89,8 +89,17 @@ const char *cdd_err_message(int code);
 int cdd_err_exit_code(int code);
 
 /* Format the last error as one line: "<path>: <msg>: <os error text>" without
- * the category; the CLI prefixes it. Returns buf. */
+ * the category; the CLI prefixes it. Rendered by cdd_text_one_line, so the
+ * untrusted names in it cannot break the line or drive the terminal.
+ * Returns buf. */
 char *cdd_error_format(char *buf, size_t len);
+
+/* text as one printable line in buf (cut at a whole character when it does
+ * not fit): newline, carriage return and tab as \n \r \t, other C0
+ * controls and DEL as \xNN, C1 controls, line/paragraph separators and
+ * bidirectional controls as \u{NNNN}, bytes that are not UTF-8 as \xNN;
+ * everything else (backslashes included) as it is. Returns buf. */
+char *cdd_text_one_line(const char *text, char *buf, size_t len);
 
 /* The operating system's words for an os_err given to cdd_fail(): strerror()
  * on POSIX, the FormatMessage text of a GetLastError() value on Windows

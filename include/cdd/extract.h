@@ -73,6 +73,10 @@ struct cdd_extract_opts {
      * decides; a symlink's is always CDD_ROLE_SYMLINK. */
     int has_platform;
     enum cdd_platform platform;
+    /* Bound on the bytes of all files together (0: none beyond each
+     * entry's): `manifest create` has no manifest to bound them by. Over
+     * it: CDD_E_ARCHIVE. */
+    uint64_t max_total;
     /* Threads. jobs > 1 on a zip: the headers are checked first, on the
      * calling thread, then up to `jobs` workers, each with its own reader,
      * read the files' data, the largest first; begin() and end() of files
@@ -88,9 +92,14 @@ struct cdd_extract_opts {
     int pipeline;
 };
 
-/* Bound on the number of entries (directories included): the per-entry
- * bookkeeping for duplicate and symlink checks must stay small too. */
-#define CDD_MAX_ENTRIES 100000
+/* Bounds on the number of entries (directories included) and on their
+ * names' bytes in all: the per-entry bookkeeping for duplicate and symlink
+ * checks must stay small too (peak RSS under 64 MiB whatever the archive;
+ * real cuDNN archives have under 100 entries and 10 KB of names). A
+ * manifest cannot list more files either (at most 100,000 JSON values, five
+ * a file). Over them: CDD_E_ARCHIVE. */
+#define CDD_MAX_ENTRIES 20000
+#define CDD_MAX_NAME_BYTES (4u * 1024u * 1024u)
 
 /* Stream the whole archive. Errors: CDD_E_UNSAFE (name, hard link, device,
  * symlink target, duplicate or case-duplicate, file/folder clash, symlink

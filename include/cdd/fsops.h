@@ -100,15 +100,85 @@ int cdd_fs_write_atomic(const char *path, const void *buf, size_t len);
 /* Read a whole small file (at most max bytes, else CDD_E_STATE). */
 int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len);
 
+/* ---- directory handles ----------------------------------------------------
+ * The primitives under tree.c's beneath-resolution: a struct cdd_dir is an
+ * open folder (a descriptor on POSIX; a handle that forbids renaming or
+ * deleting the folder on Windows), and every *_at call names ONE component
+ * inside it (no '/'), never following a link in that component. So a path of
+ * the tree is resolved once, component by component, and the operation then
+ * happens relative to the folder that holds it: nothing is resolved twice.
+ * Errors are recorded with the folder's path and the name. */
+struct cdd_dir;
+
+/* Open a folder by path, following links (the root of a tree, resolved once
+ * at open). *real, when not NULL, receives its canonical absolute path. */
+int cdd_dir_open_path(const char *path, struct cdd_dir **out, char **real);
+/* Open the folder name inside d without following a link: a link or a
+ * non-folder there is CDD_E_UNSAFE (callers lstat first to tell why).
+ * path (may be NULL) is how messages name the new handle. */
+int cdd_dir_open_at(struct cdd_dir *d, const char *name, const char *path,
+                    struct cdd_dir **out);
+/* Where the kernel can do it alone (Linux openat2), open the folder rel
+ * (several components) beneath d: links are followed only while they stay
+ * beneath d, or none at all with no_links. Returns 0 with *out, 1 when this
+ * platform or kernel cannot decide (then the caller walks component by
+ * component with cdd_dir_open_at, which also explains failures), or an
+ * error. */
+int cdd_dir_open_beneath(struct cdd_dir *d, const char *rel, int no_links,
+                         const char *path, struct cdd_dir **out);
+/* Tests: turn the kernel's one-call resolution off (0) or back on (1), so
+ * that every case runs through the component walk too. */
+void cdd_dir_fast_path(int on);
+/* Is the open folder d still the folder whose canonical path is root_real
+ * or one beneath it? 1 yes, 0 no (Windows: GetFinalPathNameByHandleW; POSIX:
+ * always 1, the descriptor walk cannot leave it). */
+int cdd_dir_is_beneath(struct cdd_dir *d, const char *root_real);
+/* Is the entry name inside parent (not followed) the folder d holds? 1 yes,
+ * 0 no (it was replaced, or is a link, or is gone). Windows: always 1, a
+ * held folder cannot be renamed or deleted. */
+int cdd_dir_same_at(struct cdd_dir *parent, const char *name,
+                    struct cdd_dir *d);
+void cdd_dir_close(struct cdd_dir *d);
+/* The path the handle was opened as (for messages). */
+const char *cdd_dir_path(const struct cdd_dir *d);
+
+int cdd_dir_lstat(struct cdd_dir *d, const char *name, struct cdd_stat *st);
+int cdd_dir_readlink(struct cdd_dir *d, const char *name, char *buf,
+                     size_t len);
+int cdd_dir_create(struct cdd_dir *d, const char *name, int executable,
+                   struct cdd_file **out);
+/* Open a regular file for reading; a link or anything else is refused. */
+int cdd_dir_open_read(struct cdd_dir *d, const char *name,
+                      struct cdd_rfile **out);
+int cdd_dir_rename(struct cdd_dir *from_dir, const char *from,
+                   struct cdd_dir *to_dir, const char *to);
+int cdd_dir_unlink(struct cdd_dir *d, const char *name);
+/* A leftover of a killed run: no fault point, errors ignored. */
+void cdd_dir_unlink_quiet(struct cdd_dir *d, const char *name);
+int cdd_dir_rmdir(struct cdd_dir *d, const char *name);
+/* Create one folder; an existing folder (not a link) is not an error. */
+int cdd_dir_mkdir(struct cdd_dir *d, const char *name);
+int cdd_dir_symlink(const char *target, struct cdd_dir *d, const char *name);
+int cdd_dir_sync(struct cdd_dir *d);
+int cdd_dir_list(struct cdd_dir *d, int (*fn)(void *ud, const char *name),
+                 void *ud);
+/* cdd_fs_append_line inside d. */
+int cdd_dir_append_line(struct cdd_dir *d, const char *name,
+                        const char *line);
+
 /* Exclusive lock on a lock file (created if missing, never deleted).
  * timeout_s < 0: wait forever; 0: fail at once with CDD_E_LOCKED naming the
- * holder's pid in the message (and *holder_pid when not NULL). */
+ * holder's pid in the message (and *holder_pid when not NULL) when it is
+ * known to be a live process, else saying the holder is unknown (*holder_pid
+ * 0). An open-file-description lock on Linux, LockFileEx on Windows, so
+ * closing another descriptor of the file never drops it. */
 int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
                      struct cdd_lock **out);
 void cdd_lock_release(struct cdd_lock *l);
 /* The platform half of the lock (cdd_lock_acquire, in fsops.c, waits):
- * open/create the lock file; try once (0 taken, 1 held by another - its pid
- * from the file in *holder -, or an error); write our pid into it. */
+ * open/create the lock file; try once (0 taken, 1 held by another - in
+ * *holder its pid when the file names a live process that can hold it, else
+ * 0 -, or an error); write our pid into it. */
 int cdd_lockfile_open(const char *path, struct cdd_lock **out);
 int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder);
 void cdd_lockfile_note_pid(struct cdd_lock *l);

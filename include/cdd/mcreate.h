@@ -5,6 +5,8 @@
 #ifndef CDD_MCREATE_H
 #define CDD_MCREATE_H
 
+#include <stdint.h>
+
 #include "cdd/manifest.h"
 
 struct cdd_mcreate_opts {
@@ -13,6 +15,16 @@ struct cdd_mcreate_opts {
                              number from the file name when it agrees) */
     int cuda_major;       /* 0: from the file name ("_cuda11-") */
 };
+
+/* Without a manifest nothing sizes the entries, so the bytes read from the
+ * archive's files in all are bounded: at most CDD_MCREATE_MAX_TOTAL, and at
+ * most CDD_MCREATE_BASE_TOTAL plus CDD_MCREATE_RATIO times the archive's
+ * own size (a decompression bomb of a few KB stops after about 1 GiB; real
+ * cuDNN archives compress 1.5-3:1). Over it: CDD_E_ARCHIVE. See
+ * docs/manifest.md. */
+#define CDD_MCREATE_MAX_TOTAL (UINT64_C(16) << 30)
+#define CDD_MCREATE_BASE_TOTAL (UINT64_C(1) << 30)
+#define CDD_MCREATE_RATIO 64u
 
 int cdd_manifest_create(const struct cdd_mcreate_opts *o,
                         struct cdd_manifest **out);

@@ -1,6 +1,7 @@
 /* Validation of names that come from archives and manifests. Strict on every
  * OS, because a tree prepared on Linux may be used on Windows: a name that is
- * unsafe anywhere is unsafe everywhere (BRIEF §6). */
+ * unsafe anywhere is unsafe everywhere (docs/design.md, Archive check;
+ * docs/security.md, The archive checks). */
 #ifndef CDD_PATHSAFE_H
 #define CDD_PATHSAFE_H
 

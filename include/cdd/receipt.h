@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "cdd/hash.h"
+#include "cdd/journal.h"
 #include "cdd/manifest.h"
 #include "cdd/state.h"
 
@@ -47,15 +48,21 @@ struct cdd_receipt {
     struct cdd_rfile_entry *files;
     size_t n_files;
     char **backed_up;      /* dest paths moved to backup/<txn_id>/ */
+    struct cdd_jprev *backed_up_prev; /* what each was (type CDD_FT_NONE:
+                              not recorded, restored only as a regular
+                              file); NULL or n_backed_up entries */
     size_t n_backed_up;
     char **created_dirs;   /* folders this install created, outermost
                               first: uninstall removes them when empty */
     size_t n_created_dirs;
 };
 
-/* Read <root>/.cudnn-deploy/receipt.json. *out NULL (and 0 returned) when
- * there is none; CDD_E_STATE when it cannot be understood. */
-int cdd_receipt_load(const char *root, struct cdd_receipt **out);
+struct cdd_tree;
+/* Read .cudnn-deploy/receipt.json of the tree. *out NULL (and 0 returned)
+ * when there is none; CDD_E_STATE when it cannot be understood, is not a
+ * regular file, or names a path install would not write (the message names
+ * the record: "files[3]: ..."). */
+int cdd_receipt_load(struct cdd_tree *tree, struct cdd_receipt **out);
 int cdd_receipt_parse(const char *text, size_t len, const char *source,
                       struct cdd_receipt **out);
 int cdd_receipt_to_json(const struct cdd_receipt *r, char **out);
@@ -67,7 +74,7 @@ const struct cdd_rfile_entry *cdd_receipt_file(const struct cdd_receipt *r,
 
 /* Append one line to the log: {"time":..., "op":..., "txn":..., "detail":...}
  * (detail is a JSON object text or NULL). */
-int cdd_log_append(const char *root, const char *op, const char *txn_id,
+int cdd_log_append(struct cdd_tree *tree, const char *op, const char *txn_id,
                    const char *detail_json);
 
 /* ISO 8601 UTC time of now into buf (at least 21 bytes). */

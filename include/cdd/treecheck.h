@@ -13,11 +13,13 @@ enum cdd_tree_check_mode {
     CDD_TC_HASH      /* and the sha256 of every byte */
 };
 
-/* Compare every file of rc with root, on up to `jobs` threads (<= 1: this
+struct cdd_tree;
+
+/* Compare every file of rc with the tree, on up to `jobs` threads (<= 1: this
  * one). acts[i] and details[i] (malloc'd, may be NULL; details may be NULL
  * to skip them) receive receipt file i's UNCHANGED, MISSING or MODIFIED.
  * The first error stops the others and is returned. */
-int cdd_tree_check(const char *root, const struct cdd_receipt *rc,
+int cdd_tree_check(struct cdd_tree *tree, const struct cdd_receipt *rc,
                    enum cdd_tree_check_mode mode, int jobs,
                    enum cdd_action *acts, char **details);
 

@@ -10,33 +10,30 @@
  *   backup/<id>/<dest>    what transaction <id> replaced or removed
  *   receipt.json, manifest.json, log.jsonl
  *
- * All paths given to this interface are relative to the root and
- * '/'-separated. */
+ * All paths given to this interface are tree paths (relative to the root,
+ * '/'-separated), resolved beneath the root by the tree (tree.h); the
+ * journal's format is journal.h's. */
 #ifndef CDD_TXN_H
 #define CDD_TXN_H
 
 #include <stddef.h>
 
+#include "cdd/journal.h"
 #include "cdd/state.h"
 
-
-struct cdd_lock;
+struct cdd_tree;
 struct cdd_txn;
 
-/* Create <root>/.cudnn-deploy if missing (*created_state set to 1 then) and
- * take its lock (see cdd_lock_acquire for the timeout). */
-int cdd_state_lock(const char *root, double timeout_s, int *created_state,
-                   struct cdd_lock **out);
-
 /* Begin a transaction of the given kind ("install" / "uninstall"): picks an
- * id (UTC time + pid) and creates the stage folder. Requires the lock. */
-int cdd_txn_begin(const char *root, const char *kind, struct cdd_txn **out);
+ * id (UTC time + pid) and creates the stage folder. Requires the tree's
+ * lock (cdd_tree_lock). */
+int cdd_txn_begin(struct cdd_tree *tree, const char *kind,
+                  struct cdd_txn **out);
 const char *cdd_txn_id(const struct cdd_txn *t);
-/* Stage folder relative to root: ".cudnn-deploy/stage-<id>". */
+/* Stage folder, a tree path: ".cudnn-deploy/stage-<id>"; callers write the
+ * staged files there through the tree. */
 const char *cdd_txn_stage_rel(const struct cdd_txn *t);
-/* Absolute path of a relative path under root (malloc'd), for callers that
- * write staged files. */
-char *cdd_txn_abs(const struct cdd_txn *t, const char *rel);
+struct cdd_tree *cdd_txn_tree(const struct cdd_txn *t);
 
 /* Queue operations (nothing changes until commit):
  * put: move src (under .cudnn-deploy, e.g. the stage) to dest; an existing
@@ -47,13 +44,19 @@ char *cdd_txn_abs(const struct cdd_txn *t, const char *rel);
  *      creates it again (mode 0755). Lets uninstall remove the folders its
  *      install created in the same commit.
  * Paths are relative to root, '/'-separated, with no "." / ".." / empty
- * components, control characters, '\\' or ':'. src must be under this
+ * components, and each must pass cdd_path_is_safe (the shape install
+ * writes). src must be under this
  * transaction's stage or an earlier transaction's backup; dest outside
  * .cudnn-deploy except CDD_RECEIPT_FILE and CDD_MANIFEST_COPY. Each path
  * may be named once per transaction. CDD_E_UNSAFE otherwise. */
 int cdd_txn_put(struct cdd_txn *t, const char *src_rel, const char *dest_rel);
 int cdd_txn_del(struct cdd_txn *t, const char *dest_rel);
 int cdd_txn_rmdir(struct cdd_txn *t, const char *dir_rel);
+/* What the caller knows dest holds (it hashed it moments ago, under the
+ * lock): when type and size still agree at commit, the journal records this
+ * sha256 for dest's backup instead of hashing the file again. */
+int cdd_txn_expect(struct cdd_txn *t, const char *dest_rel,
+                   const struct cdd_jprev *prev);
 size_t cdd_txn_count(const struct cdd_txn *t);
 
 /* Commit: write and sync the journal, create missing folders (recorded so a
@@ -82,9 +85,11 @@ void cdd_txn_abort(struct cdd_txn *t);
  * journal, or a stage left by a process killed while staging); *rolled_back
  * to 1 when it was undone (a stray stage counts: the tree never changed).
  * *id, when not NULL, receives the interrupted transaction's id (malloc'd).
- * A journal that cannot be read as one: CDD_E_STATE naming it. Requires the
- * lock. */
-int cdd_txn_recover(const char *root, int *found, int *rolled_back,
+ * A journal that cannot be read as one, a record that breaks the rules of
+ * journal.h, or a backup that is not what its record says: CDD_E_STATE
+ * naming the journal and the record, nothing changed. Requires the lock
+ * (cdd_tree_lock calls it). */
+int cdd_txn_recover(struct cdd_tree *tree, int *found, int *rolled_back,
                     char **id);
 
 #endif

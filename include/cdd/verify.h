@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "cdd/compat_attr.h"
 #include "cdd/cudatree.h"
 #include "cdd/gpu.h"
 #include "cdd/manifest.h"
@@ -42,15 +43,14 @@ struct cdd_checks {
 /* Append a check (printf-style detail). 0 or CDD_E_NOMEM. */
 int cdd_checks_add(struct cdd_checks *c, const char *name,
                    enum cdd_cstatus st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+    CDD_PRINTF(4, 5);
 void cdd_checks_clear(struct cdd_checks *c);
 const char *cdd_cstatus_name(enum cdd_cstatus s);
 
+struct cdd_tree;
 struct cdd_verify_opts {
     const struct cdd_target *target;
+    struct cdd_tree *tree;        /* the target's tree, opened by the caller */
     /* NULL: the manifest recorded at install (.cudnn-deploy/manifest.json),
      * else the default shipped one for this platform. */
     const struct cdd_manifest *m;

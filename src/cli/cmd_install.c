@@ -44,6 +44,7 @@ int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
     struct cdd_install_result res = {0};
     struct cdd_progress_ui *ui = NULL;
     struct cdd_obtain_result got = {0};
+    struct cdd_tree *tree = NULL;
     const char *archive = a->archive, *pin_hex = a->sha256;
     int r;
 
@@ -58,6 +59,8 @@ int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
     }
     /* The target first: a wrong target must not cost a download. */
     r = cdd_cli_target(a, &t, rep);
+    if (!r)
+        r = cdd_tree_open(t.root, &tree);
     if (r)
         goto out;
     if (!archive) {
@@ -80,7 +83,7 @@ int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
 
     ui = cdd_progress_new(a->quiet);
     struct cdd_install_opts o = {
-        .m = m, .target = &t, .archive_path = archive,
+        .m = m, .target = &t, .tree = tree, .archive_path = archive,
         .sha256_hex = pin_hex,
         .sha256_source = got.pinned && strcmp(got.pin_source, "redistrib") == 0
                              ? "redistrib" : NULL,
@@ -117,11 +120,12 @@ int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
     /* The truth about the result: files stay installed if it fails (exit 1
      * through the failed checks). */
     if (!a->dry_run && !a->no_verify)
-        r = cdd_cli_verify(rep, &t, m, -1);
+        r = cdd_cli_verify(rep, &t, tree, m, -1);
 out:
     cdd_progress_free(ui);
     cdd_obtain_result_clear(&got);
     cdd_install_result_clear(&res);
+    cdd_tree_close(tree);
     cdd_target_clear(&t);
     cdd_manifest_free(m);
     return r;

@@ -7,9 +7,12 @@ int cdd_cmd_recover(const struct cdd_args *a, struct cdd_report *rep)
 {
     struct cdd_target t = {0};
     struct cdd_recovery rc = {0};
+    struct cdd_tree *tree = NULL;
     int r = cdd_cli_target(a, &t, rep);
     if (!r)
-        r = cdd_recover(&t, a->lock_timeout, &rc);
+        r = cdd_tree_open(t.root, &tree);
+    if (!r)
+        r = cdd_recover(tree, a->lock_timeout, &rc);
     if (!r) {
         cdd_report_changed(rep, rc.found);
         cdd_report_bool(rep, "found", rc.found);
@@ -26,6 +29,7 @@ int cdd_cmd_recover(const struct cdd_args *a, struct cdd_report *rep)
         }
     }
     cdd_recovery_clear(&rc);
+    cdd_tree_close(tree);
     cdd_target_clear(&t);
     return r;
 }

@@ -11,9 +11,12 @@ int cdd_cmd_status(const struct cdd_args *a, struct cdd_report *rep)
 {
     struct cdd_target t = {0};
     struct cdd_status_result st = {0};
+    struct cdd_tree *tree = NULL;
     int r = cdd_cli_target(a, &t, rep);
     if (!r)
-        r = cdd_status(&t, a->check, a->jobs, &st);
+        r = cdd_tree_open(t.root, &tree);
+    if (!r)
+        r = cdd_status(tree, a->check, a->jobs, &st);
     if (r)
         goto out;
     if (st.interrupted)
@@ -65,6 +68,7 @@ int cdd_cmd_status(const struct cdd_args *a, struct cdd_report *rep)
                          rc->n_files);
 out:
     cdd_status_result_clear(&st);
+    cdd_tree_close(tree);
     cdd_target_clear(&t);
     return r;
 }

@@ -9,10 +9,14 @@ int cdd_cmd_uninstall(const struct cdd_args *a, struct cdd_report *rep)
 {
     struct cdd_target t = {0};
     struct cdd_uninstall_result res = {0};
+    struct cdd_tree *tree = NULL;
     int r = cdd_cli_target(a, &t, rep);
+    if (!r)
+        r = cdd_tree_open(t.root, &tree);
     if (r)
         goto out;
-    struct cdd_uninstall_opts o = {.target = &t, .force = a->force,
+    struct cdd_uninstall_opts o = {.target = &t, .tree = tree,
+                                   .force = a->force,
                                    .dry_run = a->dry_run,
                                    .lock_timeout = a->lock_timeout};
     r = cdd_uninstall(&o, &res);
@@ -36,6 +40,7 @@ int cdd_cmd_uninstall(const struct cdd_args *a, struct cdd_report *rep)
     }
 out:
     cdd_uninstall_result_clear(&res);
+    cdd_tree_close(tree);
     cdd_target_clear(&t);
     return r;
 }

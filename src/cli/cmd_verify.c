@@ -7,11 +7,13 @@
 #include "report.h"
 
 int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
-                   const struct cdd_manifest *m, int level)
+                   struct cdd_tree *tree, const struct cdd_manifest *m,
+                   int level)
 {
     static const char *const levels[] = {"files", "load", "gpu", "bench"};
     struct cdd_verify_result res;
-    struct cdd_verify_opts o = {.target = t, .m = m, .level = level};
+    struct cdd_verify_opts o = {.target = t, .tree = tree, .m = m,
+                                .level = level};
     int r = cdd_verify(&o, &res);
     if (r) {
         cdd_verify_result_clear(&res);
@@ -52,11 +54,15 @@ int cdd_cmd_verify(const struct cdd_args *a, struct cdd_report *rep)
 {
     struct cdd_target t = {0};
     struct cdd_manifest *m = NULL;
+    struct cdd_tree *tree = NULL;
     int r = cdd_cli_target(a, &t, rep);
     if (!r && a->manifest)
         r = cdd_manifest_find(a->manifest, &m);
     if (!r)
-        r = cdd_cli_verify(rep, &t, m, a->level);
+        r = cdd_tree_open(t.root, &tree);
+    if (!r)
+        r = cdd_cli_verify(rep, &t, tree, m, a->level);
+    cdd_tree_close(tree);
     cdd_manifest_free(m);
     cdd_target_clear(&t);
     return r;

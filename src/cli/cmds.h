@@ -12,6 +12,7 @@ int cdd_cmd_verify(const struct cdd_args *a, struct cdd_report *rep);
 /* Run verify on a tree and put its checks in the report (install uses it
  * too). level -1: the default. */
 int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
+                   struct cdd_tree *tree,
                    const struct cdd_manifest *m, int level);
 int cdd_cmd_manifest(const struct cdd_args *a, struct cdd_report *rep);
 int cdd_cmd_fetch(const struct cdd_args *a, struct cdd_report *rep);

@@ -35,15 +35,24 @@ struct cdd_report *cdd_report_new(const char *command, int json, int quiet)
     return r;
 }
 
+/* Human lines carry names from archives, manifests and trees: each goes to
+ * the terminal as one printable line (cdd_text_one_line). */
+static void put_line(const char *text)
+{
+    char line[8192];
+    fprintf(stderr, "%s\n", cdd_text_one_line(text, line, sizeof line));
+}
+
 void cdd_say(struct cdd_report *r, const char *fmt, ...)
 {
+    char text[4096];
     if (r && r->quiet)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    put_line(text);
 }
 
 static void set(struct cdd_report *r, const char *key, cJSON *v)
@@ -127,8 +136,12 @@ void cdd_report_check(struct cdd_report *r, const char *name,
     if (st == CDD_FAIL)
         r->failed_checks++;
     /* Failures are shown even with --quiet: they are what the user needs. */
-    if (!r->quiet || st == CDD_FAIL)
-        fprintf(stderr, "  %-4s  %s: %s\n", status_name(st), name, detail);
+    if (!r->quiet || st == CDD_FAIL) {
+        char text[2200];
+        snprintf(text, sizeof text, "  %-4s  %s: %s", status_name(st), name,
+                 detail);
+        put_line(text);
+    }
 }
 
 void cdd_report_checks(struct cdd_report *r, const struct cdd_checks *c)
@@ -157,10 +170,13 @@ void cdd_report_plan(struct cdd_report *r, const char *key,
         if (it->detail)
             cJSON_AddStringToObject(o, "detail", it->detail);
         cJSON_AddItemToArray(a, o);
-        if (print && !r->quiet)
-            fprintf(stderr, "  %-9s %s%s%s\n", cdd_action_name(it->action),
-                    it->path, it->detail ? ": " : "",
-                    it->detail ? it->detail : "");
+        if (print && !r->quiet) {
+            char text[4096];
+            snprintf(text, sizeof text, "  %-9s %s%s%s",
+                     cdd_action_name(it->action), it->path,
+                     it->detail ? ": " : "", it->detail ? it->detail : "");
+            put_line(text);
+        }
     }
     set(r, key, a);
 }

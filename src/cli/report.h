@@ -1,11 +1,13 @@
 /* The report of one command: human lines on stderr as it goes, and, with
- * --json, exactly one JSON object on stdout at the end (BRIEF §8). The only
+ * --json, exactly one JSON object on stdout at the end (docs/design.md,
+ * Report). The only
  * CLI file that uses cJSON. */
 #ifndef CDD_REPORT_H
 #define CDD_REPORT_H
 
 #include <stdint.h>
 
+#include "cdd/compat_attr.h"
 #include "cdd/deploy.h"
 
 enum cdd_check_status { CDD_PASS, CDD_WARN, CDD_FAIL, CDD_SKIP };
@@ -15,18 +17,12 @@ struct cdd_report;
 struct cdd_report *cdd_report_new(const char *command, int json, int quiet);
 /* Human text (stderr), silenced by --quiet. */
 void cdd_say(struct cdd_report *r, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+    CDD_PRINTF(2, 3);
 void cdd_report_target(struct cdd_report *r, const char *root);
 void cdd_report_changed(struct cdd_report *r, int changed);
 void cdd_report_check(struct cdd_report *r, const char *name,
                       enum cdd_check_status st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+    CDD_PRINTF(4, 5);
 /* Every check a core operation collected (verify, doctor), in order. */
 struct cdd_checks;
 void cdd_report_checks(struct cdd_report *r, const struct cdd_checks *c);

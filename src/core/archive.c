@@ -13,9 +13,13 @@
  *
  * Entry names come out as the same UTF-8 on every platform: libarchive is
  * told that names without a declared character set are UTF-8, and the name
- * is taken from its wide form (entry_utf8). Its zip reader reports a member
- * whose Unix attributes say FIFO as a regular file, so the central
- * directory's attributes are read once more to find such members. */
+ * is taken from its wide form (entry_utf8).
+ *
+ * What libarchive does not check is checked around it, on the raw bytes: a
+ * zip's structure by zipcd.c before libarchive opens it, then each entry
+ * libarchive yields against the validated central record (zip_match); a
+ * tar's headers by tarscan.c, fed the decompressed stream on its way to the
+ * tar reader (tar_feed). */
 #include "cdd/archive.h"
 
 #include <errno.h>
@@ -31,6 +35,8 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
+#include "cdd/tarscan.h"
+#include "cdd/zipcd.h"
 #include "compat.h"
 
 /* libarchive reads the file in blocks of this size (at least 10240). Large
@@ -52,10 +58,11 @@ struct cdd_archive {
     char *path;                /* the archive file, for messages */
     uint64_t file_size;
     int failed;                /* a libarchive call failed: refuse more */
-    char **special;            /* zip members whose Unix type is not a file,
-                                  folder or symlink (names as stored) */
-    size_t n_special;
-    int is_zip;                /* an end-of-central-directory record found */
+    struct cdd_zipcd *zip;     /* a zip's validated records, else NULL */
+    size_t zip_next;           /* the record the next entry must match */
+    struct archive *raw;       /* tar: the decompressor feeding a */
+    struct cdd_tarscan *scan;  /* tar: the raw header check */
+    int scan_err;              /* the check refused: its error */
 };
 
 static const char *la_msg(struct archive *a)
@@ -224,142 +231,124 @@ int cdd_archive_init(void)
                     "non-ASCII names will be refused");
 }
 
-/* ---- zip member types ------------------------------------------------------- */
+/* ---- zip: libarchive's entries against the validated central directory --- */
 
-static uint32_t le16(const unsigned char *p)
+static const char *type_word(enum cdd_entry_type t)
 {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+    switch (t) {
+    case CDD_ENTRY_FILE:
+        return "regular file";
+    case CDD_ENTRY_DIR:
+        return "folder";
+    case CDD_ENTRY_SYMLINK:
+        return "symlink";
+    case CDD_ENTRY_HARDLINK:
+        return "hard link";
+    default:
+        return "device or FIFO";
+    }
 }
 
-static uint32_t le32(const unsigned char *p)
+/* libarchive's seekable reader yields the entries in the order of their
+ * local headers, which is the order of ar->zip: the i-th entry it yields
+ * must be the i-th record, with the same name, type and size. A record it
+ * skipped (it drops a second record at an offset already seen) or an entry
+ * it made up shows here. A member whose Unix mode says FIFO, device or
+ * socket (libarchive reads it as a regular file) becomes CDD_ENTRY_OTHER. */
+static int zip_match(struct cdd_archive *ar, struct cdd_archive_entry *e)
 {
-    return le16(p) | le16(p + 2) << 16;
-}
+    const struct cdd_zipcd_entry *ze = cdd_zipcd_get(ar->zip, ar->zip_next);
+    char nb[512], zb[512];
 
-static uint64_t le64(const unsigned char *p)
-{
-    return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-
-#define ZIP_TAIL (65535u + 22u) /* end record + longest comment */
-/* Far above what cdd_extract accepts (CDD_MAX_ENTRIES): a central directory
- * of millions of records is refused there anyway, so stop walking early. */
-#define ZIP_SCAN_MAX 1000000u
-#define UNIX_IFMT 0170000u
-#define UNIX_IFREG 0100000u
-#define UNIX_IFDIR 0040000u
-#define UNIX_IFLNK 0120000u
-
-static int add_special(struct cdd_archive *ar, const unsigned char *name,
-                       size_t len)
-{
-    char **n = realloc(ar->special, (ar->n_special + 1) * sizeof *n);
-    if (!n)
-        return cdd_fail(CDD_E_NOMEM, ar->path, 0, NULL);
-    ar->special = n;
-    if (!(n[ar->n_special] = malloc(len + 1)))
-        return cdd_fail(CDD_E_NOMEM, ar->path, 0, NULL);
-    memcpy(n[ar->n_special], name, len);
-    n[ar->n_special][len] = '\0';
-    ar->n_special++;
+    ar->failed = 1; /* until it matches */
+    if (!ze)
+        return cdd_fail(CDD_E_UNSAFE, ar->path, 0,
+                        "zip: libarchive yields entry \"%s\" beyond the %zu "
+                        "records of the central directory",
+                        cdd_path_printable(e->path, nb, sizeof nb),
+                        cdd_zipcd_count(ar->zip));
+    ar->zip_next++;
+    if (strcmp(e->path, ze->name) != 0)
+        return cdd_fail(CDD_E_UNSAFE, ar->path, 0,
+                        "zip: entry \"%s\": libarchive reads it as \"%s\" "
+                        "(a name other readers do not see)",
+                        cdd_path_printable(ze->name, zb, sizeof zb),
+                        cdd_path_printable(e->path, nb, sizeof nb));
+    if (ze->type == CDD_ENTRY_OTHER) {
+        e->type = CDD_ENTRY_OTHER;
+    } else if (ze->type != e->type) {
+        return cdd_fail(CDD_E_UNSAFE, ar->path, 0,
+                        "zip: entry \"%s\": libarchive reads a %s, the "
+                        "central directory says a %s",
+                        cdd_path_printable(ze->name, zb, sizeof zb),
+                        type_word(e->type), type_word(ze->type));
+    } else if (e->type == CDD_ENTRY_FILE &&
+               (!e->size_known || e->size != ze->usize)) {
+        return cdd_fail(CDD_E_CORRUPT, ar->path, 0,
+                        "zip: entry \"%s\": libarchive reads a size of "
+                        "%llu, the central directory says %llu",
+                        cdd_path_printable(ze->name, zb, sizeof zb),
+                        (unsigned long long)e->size,
+                        (unsigned long long)ze->usize);
+    }
+    ar->failed = 0;
     return 0;
 }
 
-/* Walk the zip central directory (when the file is a zip) and note members
- * made on Unix whose type is neither file, folder nor symlink. This can only
- * add refusals: a central directory this walk cannot follow is left to
- * libarchive, which rejects what it cannot read. */
-static int scan_zip_types(struct cdd_archive *ar, struct cdd_rfile *f)
+const struct cdd_zipcd *cdd_archive_zipcd(const struct cdd_archive *ar)
 {
-    unsigned char *tail = NULL, rec[56];
-    unsigned char *name = NULL;
-    size_t tail_len, got = 0;
-    uint64_t cd_off, cd_size, count, pos, end;
-    long eocd = -1;
-    int r = 0;
+    return ar ? ar->zip : NULL;
+}
 
-    if (ar->file_size < 22)
+/* ---- tar: one decompression, two readers ------------------------------------ */
+
+/* The tar reader's input: the next block of the decompressed stream, shown
+ * to the raw header check first (tarscan.h). The block stays valid until the
+ * next call, as libarchive requires: it is the raw reader's own buffer. */
+static la_ssize_t tar_feed(struct archive *a, void *ud, const void **buf)
+{
+    struct cdd_archive *ar = ud;
+    size_t size = 0;
+    la_int64_t off = 0;
+    int r = archive_read_data_block(ar->raw, buf, &size, &off);
+
+    if (r == ARCHIVE_EOF)
         return 0;
-    tail_len = ar->file_size < ZIP_TAIL ? (size_t)ar->file_size : ZIP_TAIL;
-    if (!(tail = malloc(tail_len)) || !(name = malloc(65536))) {
-        r = cdd_fail(CDD_E_NOMEM, ar->path, 0, NULL);
-        goto out;
+    if (r != ARCHIVE_OK) {
+        archive_set_error(a, archive_errno(ar->raw), "%s", la_msg(ar->raw));
+        return -1;
     }
-    if ((r = cdd_rfile_pread(f, ar->file_size - tail_len, tail, tail_len,
-                             &got)) < 0 ||
-        got != tail_len)
-        goto out;
-    /* The end record whose comment reaches exactly to the end of the file,
-     * searched from the end as zip readers do. */
-    for (size_t i = tail_len - 22 + 1; i-- > 0;) {
-        if (memcmp(tail + i, "PK\5\6", 4) == 0 &&
-            i + 22 + le16(tail + i + 20) == tail_len) {
-            eocd = (long)i;
-            break;
-        }
+    if ((r = cdd_tarscan_feed(ar->scan, *buf, size)) < 0) {
+        ar->scan_err = r;
+        archive_set_error(a, EINVAL, "refused by the tar header check");
+        return -1;
     }
-    if (eocd < 0)
-        goto out; /* not a zip (or one libarchive will refuse) */
-    ar->is_zip = 1;
-    count = le16(tail + eocd + 10);
-    cd_size = le32(tail + eocd + 12);
-    cd_off = le32(tail + eocd + 16);
-    if ((count == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_off == 0xFFFFFFFFu) &&
-        eocd >= 20 && memcmp(tail + eocd - 20, "PK\6\7", 4) == 0) {
-        /* zip64: the locator names the zip64 end record */
-        uint64_t z64 = le64(tail + eocd - 20 + 8);
-        if ((r = cdd_rfile_pread(f, z64, rec, 56, &got)) < 0)
-            goto out;
-        if (got != 56 || memcmp(rec, "PK\6\6", 4) != 0)
-            goto out;
-        count = le64(rec + 32);
-        cd_size = le64(rec + 40);
-        cd_off = le64(rec + 48);
-    }
-    if (cd_off > ar->file_size || cd_size > ar->file_size - cd_off)
-        goto out;
-    end = cd_off + cd_size;
-    if (count > ZIP_SCAN_MAX)
-        count = ZIP_SCAN_MAX;
-    for (pos = cd_off; count-- > 0 && pos + 46 <= end;) {
-        uint32_t made_by, name_len, extra_len, comment_len, mode;
-        if ((r = cdd_rfile_pread(f, pos, rec, 46, &got)) < 0)
-            goto out;
-        if (got != 46 || memcmp(rec, "PK\1\2", 4) != 0)
-            break;
-        made_by = le16(rec + 4) >> 8;
-        name_len = le16(rec + 28);
-        extra_len = le16(rec + 30);
-        comment_len = le16(rec + 32);
-        mode = le32(rec + 38) >> 16;
-        if (made_by == 3 /* Unix */ && (mode & UNIX_IFMT) != 0 &&
-            (mode & UNIX_IFMT) != UNIX_IFREG &&
-            (mode & UNIX_IFMT) != UNIX_IFDIR &&
-            (mode & UNIX_IFMT) != UNIX_IFLNK) {
-            if ((r = cdd_rfile_pread(f, pos + 46, name, name_len, &got)) < 0)
-                goto out;
-            if (got != name_len)
-                break;
-            if ((r = add_special(ar, name, name_len)) < 0)
-                goto out;
-        }
-        pos += 46u + name_len + extra_len + comment_len;
-    }
-out:
-    free(tail);
-    free(name);
-    return r;
+    return (la_ssize_t)size;
 }
 
-static int is_special(const struct cdd_archive *ar, const char *name)
+/* The scanner refused a block: its error, recorded when it refused, is the
+ * one to report, not the tar reader's "read error". */
+static int scan_refused(struct cdd_archive *ar)
 {
-    for (size_t i = 0; i < ar->n_special; i++)
-        if (strcmp(ar->special[i], name) == 0)
-            return 1;
-    return 0;
+    ar->failed = 1;
+    return ar->scan_err;
 }
 
 /* ---- the reader ----------------------------------------------------------------- */
+
+/* libarchive's open failed: the environment's fault or not an archive. */
+static int open_failed(struct archive *a, const char *path)
+{
+    int e = archive_errno(a);
+    /* libarchive reports "not an archive" with an errno too (EILSEQ or
+     * EFTYPE); only the errors of opening and reading a file are the
+     * environment's fault. */
+    if (e == ENOENT || e == ENOTDIR || e == EACCES || e == EPERM ||
+        e == EISDIR || e == EIO || e == ENOMEM || e == EMFILE || e == ENFILE)
+        return cdd_fail_errno(path, e, "cannot open archive: %s", la_msg(a));
+    return cdd_fail(CDD_E_CORRUPT, path, 0,
+                    "cannot be read as a zip or tar archive: %s", la_msg(a));
+}
 
 static int open_reader(const char *path, const struct cdd_archive *like,
                        struct cdd_archive **out);
@@ -367,21 +356,6 @@ static int open_reader(const char *path, const struct cdd_archive *like,
 int cdd_archive_open(const char *path, struct cdd_archive **out)
 {
     return open_reader(path, NULL, out);
-}
-
-/* A second reader shares what the first learnt from the file's own
- * structure (the zip member types) instead of reading it again. */
-static int copy_structure(struct cdd_archive *ar,
-                          const struct cdd_archive *like)
-{
-    ar->is_zip = like->is_zip;
-    for (size_t i = 0; i < like->n_special; i++) {
-        int r = add_special(ar, (const unsigned char *)like->special[i],
-                            strlen(like->special[i]));
-        if (r < 0)
-            return r;
-    }
-    return 0;
 }
 
 int cdd_archive_open_like(const struct cdd_archive *like,
@@ -392,15 +366,19 @@ int cdd_archive_open_like(const struct cdd_archive *like,
 
 int cdd_archive_is_zip(const struct cdd_archive *ar)
 {
-    return ar->is_zip;
+    return ar->zip != NULL;
 }
 
+/* like: another reader of the same zip (a worker's) takes a copy of the
+ * central directory it validated instead of reading it again; its entries
+ * are matched one to one against that copy (zip_match) like the first
+ * reader's. */
 static int open_reader(const char *path, const struct cdd_archive *like,
                        struct cdd_archive **out)
 {
     struct cdd_archive *ar = NULL;
     struct cdd_rfile *f = NULL;
-    int r = 0;
+    int r = 0, is_zip = 0;
 
     *out = NULL;
     /* Programs that never called cdd_archive_init() get it here, once. */
@@ -419,22 +397,28 @@ static int open_reader(const char *path, const struct cdd_archive *like,
         r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
         goto out;
     }
-    if ((r = cdd_rfile_size(f, &ar->file_size)) < 0 ||
-        (r = like ? copy_structure(ar, like) : scan_zip_types(ar, f)) < 0)
+    /* A zip is read through our own validation of its structure first
+     * (zipcd.h), and only as a zip; anything else only as a tar. */
+    if (like && like->zip) {
+        is_zip = 1;
+        if ((r = cdd_rfile_size(f, &ar->file_size)) < 0 ||
+            (r = cdd_zipcd_dup(like->zip, &ar->zip)) < 0)
+            goto out;
+    } else if ((r = cdd_rfile_size(f, &ar->file_size)) < 0 ||
+               (r = cdd_zipcd_sniff(f, path, ar->file_size, &is_zip)) < 0 ||
+               (is_zip &&
+                (r = cdd_zipcd_read(f, path, ar->file_size, &ar->zip)) < 0)) {
         goto out;
+    }
     cdd_rfile_close(f);
     f = NULL;
 
-    if (archive_read_support_format_zip_seekable(ar->a) != ARCHIVE_OK ||
-        archive_read_support_format_tar(ar->a) != ARCHIVE_OK) {
+    if (is_zip ? archive_read_support_format_zip_seekable(ar->a) != ARCHIVE_OK
+               : archive_read_support_format_tar(ar->a) != ARCHIVE_OK) {
         r = cdd_fail(CDD_E_NOTSUP, path, 0, "libarchive lacks zip or tar "
                                             "support: %s", la_msg(ar->a));
         goto out;
     }
-    add_filter(ar->a, archive_read_support_filter_gzip);
-    add_filter(ar->a, archive_read_support_filter_bzip2);
-    add_filter(ar->a, archive_read_support_filter_xz);
-    add_filter(ar->a, archive_read_support_filter_zstd);
     /* Names whose character set the archive does not declare are UTF-8:
      * ustar and GNU tar names, pax names marked hdrcharset=BINARY, and zip
      * names without the UTF-8 flag (zip's Unicode path field and pax path
@@ -447,30 +431,57 @@ static int open_reader(const char *path, const struct cdd_archive *like,
      * to be wrong. Every name then goes through libarchive's own converter
      * (which refuses invalid UTF-8 and composes to NFC) and comes out the
      * same on every platform; without the option libarchive would use the
-     * C runtime's locale, and on Windows the ANSI or OEM code page. */
+     * C runtime's locale, and on Windows the ANSI or OEM code page. A zip
+     * name the converter changes (decomposed accents) then differs from the
+     * central directory's bytes and is refused by zip_match(). */
     if (archive_read_set_options(ar->a, "hdrcharset=UTF-8") != ARCHIVE_OK) {
         r = cdd_fail(CDD_E_NOTSUP, path, 0, "libarchive cannot decode UTF-8 "
                                             "entry names: %s", la_msg(ar->a));
         goto out;
     }
 
-    /* The narrow-character open takes UTF-8 on Windows too: the executable's
-     * application manifest selects the UTF-8 code page. */
-    if (archive_read_open_filename(ar->a, path, READ_BLOCK) != ARCHIVE_OK) {
-        int e = archive_errno(ar->a);
-        /* libarchive reports "not an archive" with an errno too (EILSEQ or
-         * EFTYPE); only the errors of opening and reading a file are the
-         * environment's fault. */
-        if (e == ENOENT || e == ENOTDIR || e == EACCES || e == EPERM ||
-            e == EISDIR || e == EIO || e == ENOMEM || e == EMFILE ||
-            e == ENFILE)
-            r = cdd_fail_errno(path, e, "cannot open archive: %s",
-                               la_msg(ar->a));
-        else
-            r = cdd_fail(CDD_E_CORRUPT, path, 0,
-                         "cannot be read as a zip or tar archive: %s",
-                         la_msg(ar->a));
-        goto out;
+    if (is_zip) {
+        /* The narrow-character open takes UTF-8 on Windows too: the
+         * executable's application manifest selects the UTF-8 code page. */
+        if (archive_read_open_filename(ar->a, path, READ_BLOCK) != ARCHIVE_OK) {
+            r = open_failed(ar->a, path);
+            goto out;
+        }
+    } else {
+        /* A tar is decompressed once, by a raw reader, whose blocks go
+         * through the raw header check (tarscan.h) on their way to the tar
+         * reader: the check sees the very bytes the reader parses, which is
+         * the only sound way to find what libarchive's tar reader cuts at a
+         * NUL (GNU long names, pax paths) and to refuse sparse members
+         * before their maps are built. */
+        struct archive_entry *re = NULL;
+        if (!(ar->raw = archive_read_new()) ||
+            (r = cdd_tarscan_new(path, &ar->scan)) < 0) {
+            r = r ? r : cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+            goto out;
+        }
+        if (archive_read_support_format_raw(ar->raw) != ARCHIVE_OK) {
+            r = cdd_fail(CDD_E_NOTSUP, path, 0, "libarchive lacks raw "
+                                                "support: %s", la_msg(ar->raw));
+            goto out;
+        }
+        add_filter(ar->raw, archive_read_support_filter_gzip);
+        add_filter(ar->raw, archive_read_support_filter_bzip2);
+        add_filter(ar->raw, archive_read_support_filter_xz);
+        add_filter(ar->raw, archive_read_support_filter_zstd);
+        if (archive_read_open_filename(ar->raw, path, READ_BLOCK) !=
+            ARCHIVE_OK) {
+            r = open_failed(ar->raw, path);
+            goto out;
+        }
+        if (archive_read_next_header(ar->raw, &re) != ARCHIVE_OK) {
+            r = open_failed(ar->raw, path);
+            goto out;
+        }
+        if (archive_read_open(ar->a, ar, NULL, tar_feed, NULL) != ARCHIVE_OK) {
+            r = ar->scan_err ? ar->scan_err : open_failed(ar->a, path);
+            goto out;
+        }
     }
     *out = ar;
     ar = NULL;
@@ -510,8 +521,18 @@ int cdd_archive_next(struct cdd_archive *ar, struct cdd_archive_entry *e)
     ar->cur = NULL;
     ar->cur_path = NULL;
     r = archive_read_next_header(ar->a, &ae);
-    if (r == ARCHIVE_EOF)
+    if (ar->scan_err)
+        return scan_refused(ar);
+    if (r == ARCHIVE_EOF) {
+        if (ar->zip && ar->zip_next != cdd_zipcd_count(ar->zip)) {
+            ar->failed = 1;
+            return cdd_fail(CDD_E_CORRUPT, ar->path, 0,
+                            "zip: libarchive yields %zu entries, the central "
+                            "directory holds %zu",
+                            ar->zip_next, cdd_zipcd_count(ar->zip));
+        }
         return 1;
+    }
     /* Only OK and WARN carry an entry. RETRY (a damaged header bsdtar would
      * skip) sits numerically between them, so test by value, not order. */
     if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
@@ -575,14 +596,13 @@ int cdd_archive_next(struct cdd_archive *ar, struct cdd_archive_entry *e)
         default:
             e->type = CDD_ENTRY_OTHER;
         }
-        if (e->type == CDD_ENTRY_FILE && ar->n_special &&
-            is_special(ar, e->path))
-            e->type = CDD_ENTRY_OTHER;
     }
     if (archive_entry_size_is_set(ae) && archive_entry_size(ae) >= 0) {
         e->size_known = 1;
         e->size = (uint64_t)archive_entry_size(ae);
     }
+    if (ar->zip)
+        return zip_match(ar, e);
     return 0;
 }
 
@@ -599,6 +619,8 @@ int cdd_archive_read(struct cdd_archive *ar, void *buf, size_t len,
     /* Any negative result is fatal here, ARCHIVE_WARN included: zip reports
      * a CRC mismatch at the end of an entry as a warning. */
     n = archive_read_data(ar->a, buf, len);
+    if (ar->scan_err)
+        return scan_refused(ar);
     if (n < 0)
         return corrupt(ar, "cannot read data");
     *got = (size_t)n;
@@ -613,7 +635,8 @@ const char *cdd_archive_format(struct cdd_archive *ar)
 
 uint64_t cdd_archive_bytes_read(struct cdd_archive *ar)
 {
-    int64_t n = archive_filter_bytes(ar->a, -1);
+    /* For tar, the compressed bytes are the raw reader's. */
+    int64_t n = archive_filter_bytes(ar->raw ? ar->raw : ar->a, -1);
     if (n < 0)
         return 0;
     /* The seekable zip reader jumps around; never report past the end. */
@@ -631,9 +654,10 @@ void cdd_archive_close(struct cdd_archive *ar)
         return;
     if (ar->a)
         archive_read_free(ar->a);
-    for (size_t i = 0; i < ar->n_special; i++)
-        free(ar->special[i]);
-    free(ar->special);
+    if (ar->raw)
+        archive_read_free(ar->raw);
+    cdd_tarscan_free(ar->scan);
+    cdd_zipcd_free(ar->zip);
     free(ar->name.s);
     free(ar->link.s);
     free(ar->path);

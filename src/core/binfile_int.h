@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cdd/compat_attr.h"
+
 /* Windows of the cache: tables are scanned sequentially while names are
  * fetched from another part of the file, so a few windows avoid
  * re-reading. Reads larger than half a window bypass the cache. */
@@ -50,10 +52,7 @@ void cdd_binrd_fini(struct cdd_binrd *r);
 
 /* CDD_E_CORRUPT with "<what> ..." recorded against the file. */
 int cdd_binrd_corrupt(struct cdd_binrd *r, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+    CDD_PRINTF(2, 3);
 
 /* Is [off, off+len) inside the file? Overflow-safe. */
 int cdd_binrd_in_file(const struct cdd_binrd *r, uint64_t off, uint64_t len);

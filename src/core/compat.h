@@ -4,6 +4,9 @@
 #ifndef CDD_COMPAT_H
 #define CDD_COMPAT_H
 
+/* CDD_PRINTF, for the core files that include only this header. */
+#include "cdd/compat_attr.h"
+
 #ifdef _WIN32
 #define CDD_HOST_WINDOWS 1
 #else

@@ -12,6 +12,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/state.h"
+#include "env_int.h"
 
 const char *cdd_getenv(const char *name)
 {
@@ -241,21 +242,7 @@ int cdd_python_site_dirs(int (*fn)(void *ud, const char *path,
                                    const char *origin),
                          void *ud)
 {
-    int r = 0;
-    const char *pp = cdd_getenv("PYTHONPATH");
-    for (const char *p = pp; p && !r;) {
-        size_t len = strcspn(p, ":");
-        char dir[4096];
-        if (len > 0 && len < sizeof dir) {
-            memcpy(dir, p, len);
-            dir[len] = '\0';
-            if (dir[0] == '/' && is_dir(dir))
-                r = fn(ud, dir, "PYTHONPATH");
-        }
-        if (!p[len])
-            break;
-        p += len + 1;
-    }
+    int r = cdd_pythonpath_each(fn, ud, is_dir);
     if (!r)
         r = site_under("VIRTUAL_ENV", "VIRTUAL_ENV", fn, ud);
     if (!r)

@@ -121,23 +121,103 @@ void cdd_clear_error(void)
     memset(&last, 0, sizeof last);
 }
 
+/* ---- one line, whatever the text holds ---------------------------------- */
+
+/* The code point of the UTF-8 sequence at s (*n its length), or -1 for a
+ * byte that does not start a valid, shortest-form sequence. */
+static long utf8_at(const unsigned char *s, size_t *n)
+{
+    static const unsigned char need[] = {2, 3, 4};
+    static const long min[] = {0x80, 0x800, 0x10000};
+    unsigned char c = s[0];
+    int k = c >= 0xC2 && c <= 0xDF ? 0 : (c & 0xF0) == 0xE0 ? 1
+                                        : c >= 0xF0 && c <= 0xF4 ? 2 : -1;
+    *n = 1;
+    if (c < 0x80)
+        return c;
+    if (k < 0)
+        return -1;
+    long cp = c & (0x3F >> (k + 1));
+    for (int i = 1; i < need[k]; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return -1;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min[k] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return -1;
+    *n = need[k];
+    return cp;
+}
+
+/* Characters a terminal would act on rather than show: C0 and C1 controls,
+ * DEL, the Unicode line and paragraph separators, bidirectional overrides
+ * and isolates (which reorder what follows them on the line). */
+static int acts_on_terminal(long cp)
+{
+    return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) ||
+           cp == 0x2028 || cp == 0x2029 || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E || cp == 0x200F ||
+           cp == 0x061C;
+}
+
+char *cdd_text_one_line(const char *text, char *buf, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)(text ? text : "");
+    size_t o = 0;
+    if (len == 0)
+        return buf;
+    while (*s) {
+        char tmp[16];
+        size_t n;
+        long cp = utf8_at(s, &n);
+        if (cp < 0)
+            snprintf(tmp, sizeof tmp, "\\x%02x", s[0]);
+        else if (cp == '\n')
+            snprintf(tmp, sizeof tmp, "\\n");
+        else if (cp == '\r')
+            snprintf(tmp, sizeof tmp, "\\r");
+        else if (cp == '\t')
+            snprintf(tmp, sizeof tmp, "\\t");
+        else if (cp < 0x80 && acts_on_terminal(cp))
+            snprintf(tmp, sizeof tmp, "\\x%02lx", cp);
+        else if (acts_on_terminal(cp))
+            snprintf(tmp, sizeof tmp, "\\u{%04lx}", cp);
+        else {
+            memcpy(tmp, s, n);
+            tmp[n] = '\0';
+        }
+        size_t tn = strlen(tmp);
+        if (o + tn + 1 > len)
+            break; /* cut at a character, never inside an escape */
+        memcpy(buf + o, tmp, tn);
+        o += tn;
+        s += n;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 char *cdd_error_format(char *buf, size_t len)
 {
+    /* Built raw, then rendered on one line: the path and the message carry
+     * names from archives, manifests, trees and their state, any of which
+     * may hold a newline or an escape sequence. */
+    char raw[sizeof last.path + sizeof last.msg + 600];
     size_t n = 0;
-    buf[0] = '\0';
+    raw[0] = '\0';
     if (last.path[0])
-        n += (size_t)snprintf(buf + n, len - n, "%s: ", last.path);
-    if (n < len) {
+        n += (size_t)snprintf(raw + n, sizeof raw - n, "%s: ", last.path);
+    if (n < sizeof raw) {
         const char *m = last.msg[0] ? last.msg : cdd_err_message(last.code);
-        n += (size_t)snprintf(buf + n, len - n, "%s", m);
+        n += (size_t)snprintf(raw + n, sizeof raw - n, "%s", m);
     }
-    if (n < len && last.os_err && last.code != CDD_E_FAULT) {
+    if (n < sizeof raw && last.os_err && last.code != CDD_E_FAULT) {
         char os[512];
-        snprintf(buf + n, len - n, " (%s)",
+        snprintf(raw + n, sizeof raw - n, " (%s)",
                  last_is_errno ? strerror(last.os_err)
                                : cdd_os_error_text(last.os_err, os, sizeof os));
     }
-    return buf;
+    return cdd_text_one_line(raw, buf, len);
 }
 
 static volatile sig_atomic_t cancel_flag;

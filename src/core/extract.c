@@ -34,6 +34,9 @@ struct xrec {
     char *path;   /* after strip_components */
     char *target; /* symlinks */
     int is_symlink;
+    int chain;    /* check_symlinks: 0 not seen, 1 on the chain being
+                     followed, 2 known to end at a regular file */
+    size_t next;  /* check_symlinks: the entry this link names */
 };
 
 /* Open-addressing table keyed by the case-folded path. A slot is either an
@@ -84,6 +87,8 @@ struct xstate {
     struct xslot *slots;
     size_t n_slots, used_slots;
     size_t n_headers;
+    uint64_t bytes_all;   /* of all files so far, against o->max_total */
+    size_t name_bytes;    /* of all names so far, against CDD_MAX_NAME_BYTES */
     size_t n_given;      /* next cdd_xentry.index */
     /* parallel mode */
     int parallel;
@@ -379,17 +384,27 @@ static int match_entry(struct xstate *x, const char *raw,
     return 0;
 }
 
-/* The checks a file's header allows before a byte is read. */
-static int header_checks(struct xstate *x, const struct cdd_archive_entry *e,
-                         const struct cdd_mfile *mf)
+static int total_bound(struct xstate *x, const struct cdd_archive_entry *e)
 {
-    int sized = mf && mf->has_size;
-    uint64_t limit = sized ? mf->size : CDD_MAX_ENTRY_SIZE;
-    if (e->size_known && sized && e->size != mf->size)
+    return cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
+                    "entry \"%s\": the files hold more than %llu bytes in "
+                    "all, the bound on what this command reads",
+                    q(e->path), (unsigned long long)x->o->max_total);
+}
+
+/* The checks a file's header allows before a byte is read; limit is the
+ * entry's bound, by_total says it is what is left of max_total. */
+static int header_checks(struct xstate *x, const struct cdd_archive_entry *e,
+                         const struct cdd_mfile *mf, uint64_t limit,
+                         int by_total)
+{
+    if (e->size_known && mf && mf->has_size && e->size != mf->size)
         return cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
                         "entry \"%s\": size %llu bytes, the manifest says %llu",
                         q(e->path), (unsigned long long)e->size,
                         (unsigned long long)mf->size);
+    if (e->size_known && e->size > limit && by_total)
+        return total_bound(x, e);
     if (e->size_known && e->size > limit)
         return cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
                         "entry \"%s\": size %llu bytes is over the bound of "
@@ -421,10 +436,17 @@ static int file_data(struct xworker *w, const struct cdd_archive_entry *e,
     uint64_t limit = sized ? mf->size : CDD_MAX_ENTRY_SIZE;
     uint64_t total = 0;
     struct cdd_file *f = NULL;
-    int r, queued = 0;
+    int r, queued = 0, by_total = 0;
+
+    /* What is left of the bound on all files together, when it is
+     * tighter than the entry's own (one reader only: see cdd_extract). */
+    if (x->o->max_total && x->o->max_total - x->bytes_all < limit) {
+        limit = x->o->max_total - x->bytes_all;
+        by_total = 1;
+    }
 
     /* Refuse on the header's word before reading a byte. */
-    if ((r = header_checks(x, e, mf)) < 0)
+    if ((r = header_checks(x, e, mf, limit, by_total)) < 0)
         goto out;
     if ((r = cdd_sha256_reset(w->h)) < 0)
         goto out;
@@ -452,7 +474,9 @@ static int file_data(struct xworker *w, const struct cdd_archive_entry *e,
             break;
         total += got;
         if (total > limit) {
-            if (sized)
+            if (by_total)
+                r = total_bound(x, e);
+            else if (sized)
                 r = cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
                              "entry \"%s\": larger than the manifest says "
                              "(more than %llu bytes)",
@@ -500,6 +524,7 @@ static int file_data(struct xworker *w, const struct cdd_archive_entry *e,
     if ((r = cdd_sha256_final(w->h, xe->sha256)) < 0)
         goto out;
     xe->size = total;
+    x->bytes_all += total;
     if (mf && mf->has_sha256 &&
         memcmp(mf->sha256, xe->sha256, CDD_SHA256_LEN) != 0) {
         char got_hex[CDD_SHA256_HEX], want_hex[CDD_SHA256_HEX];
@@ -529,7 +554,11 @@ static int add_task(struct xstate *x, const struct cdd_archive_entry *e,
 {
     struct xtask *t;
     int r;
-    if ((r = header_checks(x, e, xe->mfile)) < 0)
+    if ((r = header_checks(x, e, xe->mfile,
+                           xe->mfile && xe->mfile->has_size
+                               ? xe->mfile->size
+                               : CDD_MAX_ENTRY_SIZE,
+                           0)) < 0)
         return r;
     if (x->n_tasks == x->cap_tasks) {
         size_t n = x->cap_tasks ? x->cap_tasks * 2 : 64;
@@ -619,45 +648,57 @@ static int one_entry(struct xstate *x, const struct cdd_archive_entry *e,
 
 /* Every symlink must name an entry of this archive in its own folder, and
  * following links from it must reach a regular file: a dangling link or a
- * loop installs something that does not load. */
+ * loop installs something that does not load. Linear in the number of
+ * entries: each link is followed once, and a chain that reaches a link
+ * already known to end well stops there (5,000 chained links once took
+ * seconds, the entry cap half an hour). */
 static int check_symlinks(struct xstate *x)
 {
     char *full = NULL;
     int r = 0;
 
     for (size_t i = 0; i < x->n_recs && !r; i++) {
-        const struct xrec *cur = &x->recs[i];
-        size_t hops = 0;
-        if (!cur->is_symlink)
+        size_t cur = i;
+        if (!x->recs[i].is_symlink || x->recs[i].chain == 2)
             continue;
-        while (cur->is_symlink) {
-            const char *base = cdd_path_basename(cur->path);
-            size_t dirlen = (size_t)(base - cur->path);
+        /* Follow the chain until a regular file, a link known to be good,
+         * or a link of this very chain (a loop). */
+        while (x->recs[cur].is_symlink && x->recs[cur].chain == 0) {
+            const struct xrec *rec = &x->recs[cur];
+            const char *base = cdd_path_basename(rec->path);
+            size_t dirlen = (size_t)(base - rec->path);
             const struct xrec *next;
 
             free(full);
-            if (!(full = malloc(dirlen + strlen(cur->target) + 1))) {
+            if (!(full = malloc(dirlen + strlen(rec->target) + 1))) {
                 r = nomem(x);
                 break;
             }
-            memcpy(full, cur->path, dirlen);
-            strcpy(full + dirlen, cur->target);
+            memcpy(full, rec->path, dirlen);
+            strcpy(full + dirlen, rec->target);
             next = find_rec(x, full);
             if (!next) {
                 r = cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
                              "symlink %s points to \"%s\", which is not an "
                              "entry of the archive",
-                             q(cur->path), q(cur->target));
+                             q(rec->path), q(rec->target));
                 break;
             }
-            if (++hops > x->n_recs) {
-                r = cdd_fail(CDD_E_UNSAFE, x->apath, 0,
-                             "symlink %s: the chain of links loops",
-                             q(x->recs[i].path));
-                break;
-            }
-            cur = next;
+            x->recs[cur].chain = 1;
+            x->recs[cur].next = (size_t)(next - x->recs);
+            cur = x->recs[cur].next;
         }
+        if (r)
+            break;
+        if (x->recs[cur].is_symlink && x->recs[cur].chain == 1) {
+            r = cdd_fail(CDD_E_UNSAFE, x->apath, 0,
+                         "symlink %s: the chain of links loops",
+                         q(x->recs[i].path));
+            break;
+        }
+        for (size_t c = i; x->recs[c].is_symlink && x->recs[c].chain == 1;
+             c = x->recs[c].next)
+            x->recs[c].chain = 2;
     }
     free(full);
     return r;
@@ -900,7 +941,9 @@ int cdd_extract(const char *archive_path, const struct cdd_extract_opts *o,
     if ((r = cdd_archive_open(archive_path, &x.ar)) < 0)
         goto out;
     x.w0.ar = x.ar;
-    x.parallel = o->jobs > 1 && cdd_archive_is_zip(x.ar);
+    /* Several readers only on a zip, and only without a bound on all
+     * files together (manifest create's), which one reader counts. */
+    x.parallel = o->jobs > 1 && !o->max_total && cdd_archive_is_zip(x.ar);
     if (x.parallel && (r = cdd_mutex_new(&x.mu)) < 0)
         goto out;
     if (!x.parallel && o->pipeline && (r = cdd_xpipe_new(&x.w0.pipe)) < 0)
@@ -920,6 +963,13 @@ int cdd_extract(const char *archive_path, const struct cdd_extract_opts *o,
         if (++x.n_headers > CDD_MAX_ENTRIES) {
             r = cdd_fail(CDD_E_ARCHIVE, archive_path, 0,
                          "more than %d entries", CDD_MAX_ENTRIES);
+            goto out;
+        }
+        x.name_bytes += strlen(e.path) + 1;
+        if (x.name_bytes > CDD_MAX_NAME_BYTES) {
+            r = cdd_fail(CDD_E_ARCHIVE, archive_path, 0,
+                         "entry names longer than %u bytes in all",
+                         CDD_MAX_NAME_BYTES);
             goto out;
         }
         if ((r = one_entry(&x, &e, strip)) < 0)

@@ -20,6 +20,7 @@
 #include <curl/curl.h>
 
 #include "cdd/cache.h"
+#include "cdd/compat_attr.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 
@@ -114,10 +115,7 @@ static int url_is_https(const char *url)
 }
 
 static void note(const struct cdd_net_opts *net, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+    CDD_PRINTF(2, 3);
 
 static void note(const struct cdd_net_opts *net, const char *fmt, ...)
 {

@@ -121,11 +121,18 @@ out:
     return r;
 }
 
+/* How often, and how long apart, a loser that does not know the holder
+ * looks again before it says so: the winner writes its pid just after it
+ * takes the lock. */
+#define HOLDER_RETRIES 10
+#define HOLDER_RETRY_MS 20
+
 int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
                      struct cdd_lock **out)
 {
     struct cdd_lock *l = NULL;
     long holder = 0;
+    int retries = 0;
     *out = NULL;
     int r = cdd_fs_fault_point("lock", path);
     if (!r)
@@ -140,12 +147,25 @@ int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
             break;
         }
         if (cdd_monotonic() >= deadline) {
+            /* The platform half names a holder only when it is a live
+             * process that has the lock file (never pid 0, never a stale
+             * pid); an unknown one may be a winner about to write its pid. */
+            if (holder <= 0 && retries++ < HOLDER_RETRIES) {
+                cdd_sleep_ms(HOLDER_RETRY_MS);
+                continue;
+            }
             if (holder_pid)
-                *holder_pid = holder;
-            r = cdd_fail(CDD_E_LOCKED, path, 0,
-                         "another cudnn-deploy (pid %ld) is working on this "
-                         "tree; wait for it or use --lock-timeout",
-                         holder);
+                *holder_pid = holder > 0 ? holder : 0;
+            if (holder > 0)
+                r = cdd_fail(CDD_E_LOCKED, path, 0,
+                             "locked by another cudnn-deploy (pid %ld); wait "
+                             "for it or use --lock-timeout",
+                             holder);
+            else
+                r = cdd_fail(CDD_E_LOCKED, path, 0,
+                             "locked by an unknown process (the lock file "
+                             "names no live holder); wait for it or use "
+                             "--lock-timeout");
             break;
         }
         cdd_sleep_ms(100);

@@ -349,6 +349,15 @@ int cdd_fs_open_read(const char *path, struct cdd_rfile **out)
         free(f);
         return cdd_fail_win32(path, e, "cannot open");
     }
+    /* Only disk files (strict9, issue 9): a named pipe or a device would
+     * block the first read or never end. */
+    if (GetFileType(f->h) != FILE_TYPE_DISK) {
+        CloseHandle(f->h);
+        free(f->path);
+        free(f);
+        return cdd_fail(CDD_E_UNSAFE, path, 0,
+                        "not a regular file (a pipe or device): refused");
+    }
     *out = f;
     return 0;
 }
@@ -1014,8 +1023,343 @@ void cdd_fs_unlink_quiet(const char *path)
     cdd_clear_error();
 }
 
+/* ---- directory handles (fsops.h) -------------------------------------------
+ * A folder handle opened without FILE_SHARE_DELETE: while we hold it, the
+ * folder cannot be renamed, moved or deleted (nor any folder above it,
+ * which Windows refuses to rename while something inside is open), so the
+ * final path read from the handle keeps naming it, and the *_at calls below
+ * act on "<final path>/<name>" with the path functions above, none of
+ * which follows a link in the final component. Each folder is opened with
+ * FILE_FLAG_OPEN_REPARSE_POINT (a junction or symlink is seen, never
+ * entered) and its final path must stay beneath the tree's root
+ * (cdd_dir_is_beneath, checked by tree.c at every step). */
+
+struct cdd_dir {
+    HANDLE h;
+    char *path; /* the final path of h: "C:/..." */
+};
+
+static char *dir_join(const struct cdd_dir *d, const char *name)
+{
+    size_t a = strlen(d->path), b = strlen(name);
+    char *p = malloc(a + b + 2);
+    if (!p) {
+        cdd_fail(CDD_E_NOMEM, d->path, 0, NULL);
+        return NULL;
+    }
+    memcpy(p, d->path, a);
+    size_t k = a;
+    if (!(a && d->path[a - 1] == '/'))
+        p[k++] = '/';
+    memcpy(p + k, name, b + 1);
+    return p;
+}
+
+static char *final_path(HANDLE h, const char *shown)
+{
+    DWORD n = GetFinalPathNameByHandleW(h, NULL, 0, VOLUME_NAME_DOS);
+    wchar_t *fw = n ? malloc(((size_t)n + 1) * sizeof *fw) : NULL;
+    char *out = NULL;
+    if (!n)
+        cdd_fail_win32(shown, GetLastError(), "cannot resolve path");
+    else if (!fw)
+        cdd_fail(CDD_E_NOMEM, shown, 0, NULL);
+    else if (GetFinalPathNameByHandleW(h, fw, n + 1, VOLUME_NAME_DOS) == 0)
+        cdd_fail_win32(shown, GetLastError(), "cannot resolve path");
+    else
+        out = cdd_path_from_w(fw);
+    free(fw);
+    return out;
+}
+
+/* Open a folder handle on path; follow: whether a final link is entered. */
+static int dir_open(const char *path, const char *shown, int follow,
+                    struct cdd_dir **out)
+{
+    *out = NULL;
+    wchar_t *w = cdd_w_path(path);
+    if (!w)
+        return cdd_last_error()->code;
+    HANDLE h = CreateFileW(w, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES |
+                                  SYNCHRONIZE,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                           OPEN_EXISTING,
+                           FILE_FLAG_BACKUP_SEMANTICS |
+                               (follow ? 0 : FILE_FLAG_OPEN_REPARSE_POINT),
+                           NULL);
+    DWORD e = GetLastError();
+    if (h == INVALID_HANDLE_VALUE) {
+        free(w);
+        if (is_not_found(e))
+            return cdd_fail(CDD_E_NOTFOUND, shown, 0, "no such folder");
+        return cdd_fail_win32(shown, e, "cannot open folder");
+    }
+    BY_HANDLE_FILE_INFORMATION bi;
+    int r = 0;
+    if (!GetFileInformationByHandle(h, &bi)) {
+        r = cdd_fail_win32(shown, GetLastError(), "cannot read folder status");
+    } else if (!(bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)) {
+        r = cdd_fail(CDD_E_UNSAFE, shown, 0, "is not a folder");
+    } else if (!follow && (bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)) {
+        WIN32_FILE_ATTRIBUTE_DATA ad;
+        DWORD tag = 0;
+        if (attrs_of(w, &ad, &tag) != 0 || is_link_tag(tag))
+            r = cdd_fail(CDD_E_UNSAFE, shown, 0,
+                         "is a link or junction; not followed");
+    }
+    free(w);
+    struct cdd_dir *d = NULL;
+    if (!r && (!(d = calloc(1, sizeof *d)) ||
+               !(d->path = final_path(h, shown)))) {
+        r = d ? cdd_last_error()->code : cdd_fail(CDD_E_NOMEM, shown, 0, NULL);
+        free(d);
+        d = NULL;
+    }
+    if (r) {
+        CloseHandle(h);
+        return r;
+    }
+    d->h = h;
+    *out = d;
+    return 0;
+}
+
+int cdd_dir_open_path(const char *path, struct cdd_dir **out, char **real)
+{
+    if (real)
+        *real = NULL;
+    int r = dir_open(path, path, 1, out);
+    if (!r && real && !(*real = str_dup((*out)->path))) {
+        cdd_dir_close(*out);
+        *out = NULL;
+        r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    }
+    return r;
+}
+
+int cdd_dir_open_at(struct cdd_dir *d, const char *name, const char *path,
+                    struct cdd_dir **out)
+{
+    *out = NULL;
+    char *p = strcmp(name, ".") == 0 ? str_dup(d->path) : dir_join(d, name);
+    if (!p)
+        return cdd_fail(CDD_E_NOMEM, d->path, 0, NULL);
+    int r = dir_open(p, path ? path : p, 0, out);
+    free(p);
+    return r;
+}
+
+int cdd_dir_open_beneath(struct cdd_dir *d, const char *rel, int no_links,
+                         const char *path, struct cdd_dir **out)
+{
+    (void)d;
+    (void)rel;
+    (void)no_links;
+    (void)path;
+    *out = NULL;
+    return 1; /* no kernel help: tree.c walks, handle by handle */
+}
+
+void cdd_dir_fast_path(int on)
+{
+    (void)on; /* there is no fast path here */
+}
+
+static int fold_eq(char a, char b)
+{
+    if (a >= 'A' && a <= 'Z')
+        a = (char)(a - 'A' + 'a');
+    if (b >= 'A' && b <= 'Z')
+        b = (char)(b - 'A' + 'a');
+    return a == b;
+}
+
+int cdd_dir_is_beneath(struct cdd_dir *d, const char *root_real)
+{
+    char *now = final_path(d->h, d->path);
+    int ok = 0;
+    if (now) {
+        size_t n = strlen(root_real);
+        while (n > 0 && root_real[n - 1] == '/')
+            n--;
+        ok = 1;
+        for (size_t i = 0; i < n && ok; i++)
+            ok = now[i] && fold_eq(now[i], root_real[i]);
+        ok = ok && (now[n] == '\0' || now[n] == '/');
+    }
+    free(now);
+    cdd_clear_error();
+    return ok;
+}
+
+int cdd_dir_same_at(struct cdd_dir *parent, const char *name,
+                    struct cdd_dir *d)
+{
+    (void)parent;
+    (void)name;
+    (void)d;
+    return 1; /* held without FILE_SHARE_DELETE: it cannot have moved */
+}
+
+void cdd_dir_close(struct cdd_dir *d)
+{
+    if (!d)
+        return;
+    CloseHandle(d->h);
+    free(d->path);
+    free(d);
+}
+
+const char *cdd_dir_path(const struct cdd_dir *d)
+{
+    return d->path;
+}
+
+int cdd_dir_lstat(struct cdd_dir *d, const char *name, struct cdd_stat *st)
+{
+    char *p = dir_join(d, name);
+    int r = p ? cdd_fs_lstat(p, st) : cdd_last_error()->code;
+    free(p);
+    return r;
+}
+
+int cdd_dir_readlink(struct cdd_dir *d, const char *name, char *buf,
+                     size_t len)
+{
+    char *p = dir_join(d, name);
+    int r = p ? cdd_fs_readlink(p, buf, len) : cdd_last_error()->code;
+    free(p);
+    return r;
+}
+
+int cdd_dir_create(struct cdd_dir *d, const char *name, int executable,
+                   struct cdd_file **out)
+{
+    *out = NULL;
+    char *p = dir_join(d, name);
+    int r = p ? cdd_fs_create(p, executable, out) : cdd_last_error()->code;
+    free(p);
+    return r;
+}
+
+int cdd_dir_open_read(struct cdd_dir *d, const char *name,
+                      struct cdd_rfile **out)
+{
+    *out = NULL;
+    char *p = dir_join(d, name);
+    if (!p)
+        return cdd_last_error()->code;
+    struct cdd_rfile *f = calloc(1, sizeof *f);
+    wchar_t *w = f ? cdd_w_path(p) : NULL;
+    int r = 0;
+    if (!f) {
+        r = cdd_fail(CDD_E_NOMEM, p, 0, NULL);
+    } else if (!w) {
+        r = cdd_last_error()->code;
+    } else {
+        /* As cdd_fs_open_read, but a link is opened as itself (and then
+         * refused), never followed. */
+        f->h = CreateFileW(w, GENERIC_READ,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE |
+                               FILE_SHARE_DELETE,
+                           NULL, OPEN_EXISTING,
+                           FILE_FLAG_SEQUENTIAL_SCAN |
+                               FILE_FLAG_OPEN_REPARSE_POINT,
+                           NULL);
+        if (f->h == INVALID_HANDLE_VALUE)
+            r = cdd_fail_win32(p, GetLastError(), "cannot open");
+        else if (check_plain_file(f->h, p, NULL) != 0)
+            r = cdd_fail(CDD_E_UNSAFE, p, 0,
+                         "is not a regular file (a link is not followed)");
+        if (r && f->h != INVALID_HANDLE_VALUE)
+            CloseHandle(f->h);
+    }
+    free(w);
+    if (!r) {
+        f->path = p;
+        *out = f;
+        return 0;
+    }
+    free(f);
+    free(p);
+    return r;
+}
+
+int cdd_dir_rename(struct cdd_dir *from_dir, const char *from,
+                   struct cdd_dir *to_dir, const char *to)
+{
+    char *a = dir_join(from_dir, from), *b = a ? dir_join(to_dir, to) : NULL;
+    int r = a && b ? cdd_fs_rename(a, b) : cdd_last_error()->code;
+    free(a);
+    free(b);
+    return r;
+}
+
+int cdd_dir_unlink(struct cdd_dir *d, const char *name)
+{
+    char *p = dir_join(d, name);
+    int r = p ? cdd_fs_unlink(p) : cdd_last_error()->code;
+    free(p);
+    return r;
+}
+
+void cdd_dir_unlink_quiet(struct cdd_dir *d, const char *name)
+{
+    char *p = dir_join(d, name);
+    if (p)
+        cdd_fs_unlink_quiet(p);
+    free(p);
+    cdd_clear_error();
+}
+
+int cdd_dir_rmdir(struct cdd_dir *d, const char *name)
+{
+    char *p = dir_join(d, name);
+    int r = p ? cdd_fs_rmdir(p) : cdd_last_error()->code;
+    free(p);
+    return r;
+}
+
+int cdd_dir_mkdir(struct cdd_dir *d, const char *name)
+{
+    char *p = dir_join(d, name);
+    int r = p ? cdd_fs_mkdir(p) : cdd_last_error()->code;
+    free(p);
+    return r;
+}
+
+int cdd_dir_symlink(const char *target, struct cdd_dir *d, const char *name)
+{
+    char *p = dir_join(d, name);
+    int r = p ? cdd_fs_symlink(target, p) : cdd_last_error()->code;
+    free(p);
+    return r;
+}
+
+int cdd_dir_sync(struct cdd_dir *d)
+{
+    return cdd_fs_sync_dir(d->path);
+}
+
+int cdd_dir_list(struct cdd_dir *d, int (*fn)(void *ud, const char *name),
+                 void *ud)
+{
+    return cdd_fs_list(d->path, fn, ud);
+}
+
+int cdd_dir_append_line(struct cdd_dir *d, const char *name,
+                        const char *line)
+{
+    char *p = dir_join(d, name);
+    int r = p ? cdd_fs_append_line(p, line) : cdd_last_error()->code;
+    free(p);
+    return r;
+}
+
 /* ---- the lock ----------------------------------------------------------- */
 
+/* The pid written in the lock file, or 0 when it holds none (the winner has
+ * not written it yet, or a damaged file). */
 static long read_holder(HANDLE h)
 {
     char buf[32];
@@ -1025,7 +1369,35 @@ static long read_holder(HANDLE h)
     if (!ReadFile(h, buf, sizeof buf - 1, &n, &ov))
         return 0;
     buf[n] = '\0';
-    return strtol(buf, NULL, 10);
+    char *end = NULL;
+    long pid = strtol(buf, &end, 10); /* an overflow names no process */
+    if (end == buf || (*end != '\n' && *end != '\0') || pid <= 0)
+        return 0;
+    return pid;
+}
+
+/* Is pid a running process? One that has exited cannot be opened, or is
+ * signalled; access denied means it exists (another user's). */
+static int process_alive(DWORD pid)
+{
+    HANDLE p = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE,
+                           FALSE, pid);
+    if (!p)
+        return GetLastError() == ERROR_ACCESS_DENIED;
+    int alive = WaitForSingleObject(p, 0) == WAIT_TIMEOUT;
+    CloseHandle(p);
+    return alive;
+}
+
+/* Who holds the lock, as far as can be known: the pid in the file when it
+ * names a running process, else 0 ("unknown") - never the
+ * stale pid of a process that has exited. */
+static long lock_holder(HANDLE h)
+{
+    long pid = read_holder(h);
+    if (pid <= 0 || !process_alive((DWORD)pid))
+        return 0;
+    return pid;
 }
 
 int cdd_lockfile_open(const char *path, struct cdd_lock **out)
@@ -1070,7 +1442,7 @@ int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder)
     DWORD e = GetLastError();
     if (e != ERROR_LOCK_VIOLATION && e != ERROR_IO_PENDING)
         return cdd_fail_win32(path, e, "cannot lock");
-    *holder = read_holder(l->h);
+    *holder = lock_holder(l->h);
     return 1;
 }
 
@@ -1078,12 +1450,17 @@ void cdd_lockfile_note_pid(struct cdd_lock *l)
 {
     char line[32];
     int n = snprintf(line, sizeof line, "%ld\n", cdd_getpid());
-    LARGE_INTEGER zero = {0};
-    DWORD wrote;
+    LARGE_INTEGER len;
+    DWORD wrote = 0;
     OVERLAPPED ov0;
     memset(&ov0, 0, sizeof ov0);
-    if (SetFilePointerEx(l->h, zero, NULL, FILE_BEGIN) && SetEndOfFile(l->h))
-        WriteFile(l->h, line, (DWORD)n, &wrote, &ov0); /* best effort */
+    len.QuadPart = n;
+    /* Written over the old pid, then cut to length: a reader never sees an
+     * empty file once a pid was there, and stops at the newline. Best
+     * effort: the lock holds; a waiter says the holder is unknown. */
+    if (WriteFile(l->h, line, (DWORD)n, &wrote, &ov0) && wrote == (DWORD)n &&
+        SetFilePointerEx(l->h, len, NULL, FILE_BEGIN))
+        SetEndOfFile(l->h);
 }
 
 void cdd_lock_release(struct cdd_lock *l)

@@ -16,6 +16,7 @@
 #include "cdd/receipt.h"
 #include "cdd/state.h"
 #include "cdd/thread.h"
+#include "cdd/tree.h"
 #include "cdd/treecheck.h"
 #include "cdd/txn.h"
 #include "plan_int.h"
@@ -25,8 +26,7 @@ struct inst {
     struct cdd_install_result *res;
     enum cdd_layout_id layout;
     struct cdd_txn *txn;        /* NULL in a dry run */
-    const char *root;
-    char *root_real;
+    struct cdd_tree *tree;
     uint64_t archive_size;
     int jobs;
 };
@@ -41,68 +41,23 @@ void cdd_install_result_clear(struct cdd_install_result *r)
     memset(r, 0, sizeof *r);
 }
 
-void cdd_recovery_clear(struct cdd_recovery *r)
-{
-    if (!r)
-        return;
-    free(r->id);
-    memset(r, 0, sizeof *r);
-}
-
-/* Refuse to write through a symlink that leads out of the tree: the nearest
- * existing ancestor of root/rel must resolve inside the real root. Real CUDA
- * trees link lib64 -> targets/x86_64-linux/lib, which stays inside. */
-static int check_inside(struct inst *c, const char *rel)
-{
-    char *p = cdd_path_join(c->root, rel), *real = NULL;
-    int r = 0;
-    if (!p)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    for (;;) {
-        char *slash = strrchr(p, '/');
-        if (!slash || slash == p)
-            break;
-        *slash = '\0';
-        struct cdd_stat st;
-        r = cdd_fs_lstat(p, &st);
-        if (r)
-            goto out;
-        if (st.type == CDD_FT_NONE)
-            continue;
-        r = cdd_fs_realpath(p, &real);
-        if (r)
-            goto out;
-        size_t n = strlen(c->root_real);
-        if (strncmp(real, c->root_real, n) != 0 ||
-            (real[n] != '\0' && real[n] != '/'))
-            r = cdd_fail(CDD_E_TARGET, p, 0,
-                         "leads out of the target tree (to %s); refusing to "
-                         "write %s through it", real, rel);
-        goto out;
-    }
-out:
-    free(real);
-    free(p);
-    return r;
-}
-
+/* A staged file's tree path: <stage>/<dest>. */
 static char *stage_path(struct inst *c, const char *dest)
 {
-    char *rel = cdd_path_join(cdd_txn_stage_rel(c->txn), dest);
-    char *abs = rel ? cdd_txn_abs(c->txn, rel) : NULL;
-    free(rel);
-    return abs;
+    return cdd_path_join(cdd_txn_stage_rel(c->txn), dest);
 }
 
-static int mkparent(const char *abs)
+/* Create the folder that will hold the tree path rel. */
+static int mkparent(struct inst *c, const char *rel)
 {
-    char *dir = strdup(abs);
+    const char *s = strrchr(rel, '/');
+    if (!s)
+        return 0;
+    char *dir = strdup(rel);
     if (!dir)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    char *s = strrchr(dir, '/');
-    if (s)
-        *s = '\0';
-    int r = s ? cdd_fs_mkdirs(dir, NULL) : 0;
+    dir[s - rel] = '\0';
+    int r = cdd_tree_mkdirs(c->tree, dir, NULL);
     free(dir);
     return r;
 }
@@ -152,7 +107,9 @@ out:
  * So the plan is built, with all its allocations, in entry(), and the
  * workers touch only their own item: items[e->index] (one item per entry,
  * in entry order), never the plan's array itself. Staging folders are made
- * in entry() too, so no two workers race to create one. */
+ * in entry() too, so no two workers race to create one. The tree handle is
+ * only read (lstat, hash) and used to create files under folders that
+ * exist, concurrently. */
 static struct cdd_plan_item *item_of(struct inst *c, const struct cdd_xentry *e)
 {
     return &c->res->plan.items[e->index];
@@ -168,11 +125,11 @@ static int sink_entry(void *ud, const struct cdd_xentry *e)
                         "entry \"%s\": out of order", e->raw_path);
     if ((r = plan_entry(c, e, &it)) < 0 || !c->txn)
         return r;
-    char *abs = stage_path(c, it->path);
-    if (!abs)
+    char *rel = stage_path(c, it->path);
+    if (!rel)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    r = mkparent(abs);
-    free(abs);
+    r = mkparent(c, rel);
+    free(rel);
     return r;
 }
 
@@ -188,38 +145,36 @@ static int sink_begin(void *ud, const struct cdd_xentry *e,
      * the manifest pins its bytes and the installed copy hashes to them,
      * the entry is only streamed through the check. */
     if (e->mfile && e->mfile->has_sha256 && e->mfile->has_size) {
-        char *dest = cdd_path_join(c->root, it->path);
         struct cdd_stat st;
         uint8_t got[CDD_SHA256_LEN];
-        int same = dest && cdd_fs_lstat(dest, &st) == 0 &&
+        int same = cdd_tree_lstat(c->tree, it->path, &st) == 0 &&
                    st.type == CDD_FT_FILE && st.size == e->mfile->size &&
-                   cdd_sha256_file(dest, got, NULL) == 0 &&
+                   cdd_tree_sha256(c->tree, it->path, got, NULL) == 0 &&
                    memcmp(got, e->mfile->sha256, CDD_SHA256_LEN) == 0;
-        free(dest);
         cdd_clear_error();
         if (same) {
             it->in_place = 1;
             return 0;
         }
     }
-    char *abs = stage_path(c, it->path);
-    if (!abs)
+    char *rel = stage_path(c, it->path);
+    if (!rel)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    r = cdd_fs_create(abs, e->role == CDD_ROLE_RUNTIME, out);
+    r = cdd_tree_create(c->tree, rel, e->role == CDD_ROLE_RUNTIME, out);
     if (!r && e->mfile && e->mfile->has_size)
         r = cdd_file_preallocate(*out, e->mfile->size);
-    free(abs);
+    free(rel);
     return r;
 }
 
 /* The modification time a file will have in the tree (rename keeps it),
  * for the receipt: the unchanged re-install compares it. */
-static int note_mtime(const char *abs, struct cdd_plan_item *it)
+static int note_mtime(struct inst *c, const char *rel, int64_t *mtime_ns)
 {
     struct cdd_stat st;
-    int r = abs ? cdd_fs_lstat(abs, &st) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
-    if (!r)
-        it->mtime_ns = st.mtime_ns;
+    int r = rel ? cdd_tree_lstat(c->tree, rel, &st)
+                : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
+    *mtime_ns = r ? 0 : st.mtime_ns;
     return r;
 }
 
@@ -231,11 +186,11 @@ static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
     if (e->type == CDD_ENTRY_SYMLINK) {
         if (!c->txn)
             return 0;
-        char *abs = stage_path(c, it->path);
-        if (!abs)
+        char *rel = stage_path(c, it->path);
+        if (!rel)
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-        r = cdd_fs_symlink(e->link_target, abs);
-        free(abs);
+        r = cdd_tree_symlink(c->tree, e->link_target, rel);
+        free(rel);
         return r;
     }
     if (f) {
@@ -249,9 +204,9 @@ static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
         r = cdd_file_close(f);
         if (r)
             return r;
-        char *abs = stage_path(c, it->path);
-        r = note_mtime(abs, it);
-        free(abs);
+        char *rel = stage_path(c, it->path);
+        r = note_mtime(c, rel, &it->mtime_ns);
+        free(rel);
         if (r)
             return r;
     }
@@ -357,6 +312,105 @@ static int check_unpinned(struct inst *c)
                     m->source, m->version);
 }
 
+static int is_windows_layout(enum cdd_layout_id l)
+{
+    return l == CDD_LAYOUT_CUDA_WINDOWS || l == CDD_LAYOUT_PREFIX_WINDOWS;
+}
+
+/* What a file that goes to backup is now (for the journal and receipt: a
+ * restore brings back only that). */
+static int record_prev(struct inst *c, const char *rel, struct cdd_jprev *pv)
+{
+    struct cdd_stat st;
+    char target[4096];
+    int r = cdd_tree_lstat(c->tree, rel, &st);
+    memset(pv, 0, sizeof *pv);
+    if (r || st.type == CDD_FT_NONE)
+        return r;
+    if (st.type == CDD_FT_SYMLINK) {
+        r = cdd_tree_readlink(c->tree, rel, target, sizeof target);
+        if (!r && !(pv->target = strdup(target)))
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        if (!r)
+            pv->type = CDD_FT_SYMLINK;
+        return r;
+    }
+    if (st.type != CDD_FT_FILE)
+        return 0;
+    r = cdd_tree_sha256(c->tree, rel, pv->sha256, &pv->size);
+    if (!r)
+        pv->type = CDD_FT_FILE;
+    return r;
+}
+
+/* On a Windows layout, a destination the tree holds under another case
+ * (bin/CUDNN64_8.DLL for bin/cudnn64_8.dll) is the file to replace: NTFS
+ * would open it by either name. A case-insensitive filesystem already finds
+ * it by the manifest's name; on a case-sensitive one (a tree prepared on
+ * Linux) the variant is looked up here. *on_disk: its tree path, or NULL. */
+static int find_case_variant(struct inst *c, const char *rel, char **on_disk)
+{
+    *on_disk = NULL;
+    if (!is_windows_layout(c->layout))
+        return 0;
+    const char *slash = strrchr(rel, '/');
+    char *dir = strdup(rel), *found = NULL;
+    if (!dir)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    dir[slash ? (size_t)(slash - rel) : 0] = '\0';
+    int r = cdd_tree_find_case(c->tree, dir, slash ? slash + 1 : rel, &found);
+    if (!r && found && strcmp(found, slash ? slash + 1 : rel) != 0) {
+        *on_disk = *dir ? cdd_path_join(dir, found) : strdup(found);
+        if (!*on_disk)
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    free(found);
+    free(dir);
+    return r;
+}
+
+/* On a Windows layout, folders of the destination that the tree holds
+ * under another case (BIN for bin) are the folders to install into: NTFS
+ * would open them by either name. On a case-insensitive filesystem they are
+ * found by the manifest's name already; on a case-sensitive one each
+ * missing folder is looked up by listing its parent, and the item's path
+ * takes the tree's spelling (the staged copy keeps the manifest's). */
+static int fold_case_dirs(struct inst *c, struct cdd_plan_item *it)
+{
+    if (!is_windows_layout(c->layout) || !strchr(it->path, '/'))
+        return 0;
+    char *disk = strdup(it->path);
+    int r = disk ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (char *s = disk ? strchr(disk, '/') : NULL; !r && s;
+         s = strchr(s + 1, '/')) {
+        struct cdd_stat st;
+        *s = '\0';
+        r = cdd_tree_lstat(c->tree, disk, &st);
+        if (!r && st.type == CDD_FT_NONE) {
+            char *slash = strrchr(disk, '/'), *found = NULL;
+            const char *name = slash ? slash + 1 : disk;
+            if (slash)
+                *slash = '\0';
+            r = cdd_tree_find_case(c->tree, slash ? disk : "", name, &found);
+            if (slash)
+                *slash = '/';
+            /* Same length in bytes is not given by case folding: only a
+             * variant of equal length is spliced in place. */
+            if (!r && found && strlen(found) == strlen(name))
+                memcpy((char *)name, found, strlen(found));
+            free(found);
+        }
+        *s = '/';
+    }
+    if (!r && strcmp(disk, it->path) != 0) {
+        it->staged = it->path;
+        it->path = disk;
+        disk = NULL;
+    }
+    free(disk);
+    return r;
+}
+
 /* Decide new / replace / unchanged for every entry, and plan the removal
  * of files an earlier install put here that this one does not bring. */
 static int plan_against_tree(struct inst *c, const struct cdd_receipt *prev)
@@ -365,40 +419,64 @@ static int plan_against_tree(struct inst *c, const struct cdd_receipt *prev)
     size_t n = p->n;
     for (size_t i = 0; i < n; i++) {
         struct cdd_plan_item *it = &p->items[i];
-        enum cdd_action a;
         struct cdd_stat st;
-        char *abs = cdd_path_join(c->root, it->path);
-        int r = abs ? cdd_fs_lstat(abs, &st) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
-        free(abs);
+        int r = fold_case_dirs(c, it);
+        if (!r)
+            r = cdd_tree_lstat(c->tree, it->path, &st);
         if (r)
             return r;
         if (st.type == CDD_FT_DIR || st.type == CDD_FT_OTHER)
-            return cdd_fail(CDD_E_TARGET, c->root, 0,
+            return cdd_fail(CDD_E_TARGET, cdd_tree_root(c->tree), 0,
                             "%s exists and is not a file; remove it first",
                             it->path);
-        r = check_inside(c, it->path);
-        if (!r && it->in_place) {
+        if (it->in_place) {
             it->action = CDD_ACT_UNCHANGED;
             continue;
         }
-        if (!r)
-            r = cdd_tree_compare(c->root, it->path, it->is_symlink,
-                                 it->link_target, it->size, it->sha256, 1, &a,
-                                 NULL);
+        if (st.type == CDD_FT_NONE) {
+            r = find_case_variant(c, it->path, &it->on_disk);
+            if (r)
+                return r;
+            if (it->on_disk) {
+                /* Replaced and backed up under its own name; the new file
+                 * takes the manifest's (docs: README, case variants). */
+                it->action = CDD_ACT_REPLACE;
+                r = record_prev(c, it->on_disk, &it->prev);
+                if (!r && it->prev.type == CDD_FT_NONE)
+                    r = cdd_fail(CDD_E_TARGET, cdd_tree_root(c->tree), 0,
+                                 "%s exists and is not a file; remove it "
+                                 "first", it->on_disk);
+                if (r)
+                    return r;
+                continue;
+            }
+        }
+        /* What is there, recorded once (hashed once): it decides new,
+         * replace or unchanged, and is the backup's record if replaced. */
+        if (st.type == CDD_FT_NONE) {
+            it->action = CDD_ACT_NEW;
+            continue;
+        }
+        r = record_prev(c, it->path, &it->prev);
         if (r)
             return r;
-        it->action = a == CDD_ACT_MISSING    ? CDD_ACT_NEW
-                     : a == CDD_ACT_MODIFIED ? CDD_ACT_REPLACE
-                                             : CDD_ACT_UNCHANGED;
+        int same = it->is_symlink
+                       ? it->prev.type == CDD_FT_SYMLINK &&
+                             strcmp(it->prev.target, it->link_target) == 0
+                       : it->prev.type == CDD_FT_FILE &&
+                             it->prev.size == it->size &&
+                             memcmp(it->prev.sha256, it->sha256,
+                                    CDD_SHA256_LEN) == 0;
+        it->action = same ? CDD_ACT_UNCHANGED : CDD_ACT_REPLACE;
+        if (same)
+            cdd_jprev_clear(&it->prev);
     }
     for (size_t i = 0; prev && i < prev->n_files; i++) {
         const struct cdd_rfile_entry *f = &prev->files[i];
         if (cdd_plan_find(p, f->path, 0))
             continue;
-        char *abs = cdd_path_join(c->root, f->path);
         struct cdd_stat st;
-        int r = abs ? cdd_fs_lstat(abs, &st) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
-        free(abs);
+        int r = cdd_tree_lstat(c->tree, f->path, &st);
         if (r)
             return r;
         if (st.type == CDD_FT_NONE)
@@ -411,6 +489,8 @@ static int plan_against_tree(struct inst *c, const struct cdd_receipt *prev)
         it->is_symlink = f->is_symlink;
         if (f->is_symlink && !(it->link_target = strdup(f->link_target)))
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        if ((r = record_prev(c, f->path, &it->prev)) != 0)
+            return r;
     }
     return 0;
 }
@@ -430,6 +510,25 @@ static int strv_add(char ***v, size_t *n, const char *s)
     return 0;
 }
 
+/* A backed-up path with its record. */
+static int backup_add(struct cdd_receipt *rc, const char *path,
+                      const struct cdd_jprev *pv)
+{
+    size_t n = rc->n_backed_up;
+    int r = strv_add(&rc->backed_up, &rc->n_backed_up, path);
+    if (r || rc->n_backed_up == n)
+        return r;
+    struct cdd_jprev *v =
+        realloc(rc->backed_up_prev, rc->n_backed_up * sizeof *v);
+    if (!v)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    rc->backed_up_prev = v;
+    memset(&v[n], 0, sizeof v[n]);
+    return pv ? (cdd_jprev_copy(&v[n], pv) ? cdd_fail(CDD_E_NOMEM, 0, 0, 0)
+                                           : 0)
+              : 0;
+}
+
 /* Folders the commit will create, outermost first (uninstall removes them
  * again when they end up empty). */
 static int note_missing_dirs(struct inst *c, const char *rel,
@@ -441,12 +540,10 @@ static int note_missing_dirs(struct inst *c, const char *rel,
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     for (char *s = strchr(d, '/'); s && !r; s = strchr(s + 1, '/')) {
         *s = '\0';
-        char *abs = cdd_path_join(c->root, d);
         struct cdd_stat st;
-        r = abs ? cdd_fs_lstat(abs, &st) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
+        r = cdd_tree_lstat(c->tree, d, &st);
         if (!r && st.type == CDD_FT_NONE)
             r = strv_add(&rc->created_dirs, &rc->n_created_dirs, d);
-        free(abs);
         *s = '/';
     }
     free(d);
@@ -497,7 +594,8 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
     for (size_t i = 0; i < p->n; i++) {
         const struct cdd_plan_item *it = &p->items[i];
         if (it->action == CDD_ACT_REPLACE || it->action == CDD_ACT_REMOVE) {
-            r = strv_add(&rc->backed_up, &rc->n_backed_up, it->path);
+            r = backup_add(rc, it->on_disk ? it->on_disk : it->path,
+                           &it->prev);
             if (r)
                 return r;
         }
@@ -515,16 +613,10 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
         f->preexisting = it->action == CDD_ACT_UNCHANGED;
         f->size = it->size;
         f->mtime_ns = it->mtime_ns;
-        if (!it->is_symlink && it->action == CDD_ACT_UNCHANGED) {
-            /* The tree's own copy stays: its time is the one to match. */
-            char *abs = cdd_path_join(c->root, it->path);
-            struct cdd_stat st;
-            r = abs ? cdd_fs_lstat(abs, &st) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
-            free(abs);
-            if (r)
-                return r;
-            f->mtime_ns = st.mtime_ns;
-        }
+        /* The tree's own copy stays: its time is the one to match. */
+        if (!it->is_symlink && it->action == CDD_ACT_UNCHANGED &&
+            (r = note_mtime(c, it->path, &f->mtime_ns)) < 0)
+            return r;
         memcpy(f->sha256, it->sha256, CDD_SHA256_LEN);
         if (!f->path || (it->is_symlink && !(f->link_target =
                                                  strdup(it->link_target))))
@@ -533,11 +625,16 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
     /* The previous receipt and manifest copy are replaced too: back them up
      * so uninstall brings the earlier install's record back with its files. */
     if (prev) {
-        r = strv_add(&rc->backed_up, &rc->n_backed_up, CDD_RECEIPT_FILE);
-        if (!r)
-            r = strv_add(&rc->backed_up, &rc->n_backed_up, CDD_MANIFEST_COPY);
-        if (r)
-            return r;
+        const char *state[] = {CDD_RECEIPT_FILE, CDD_MANIFEST_COPY};
+        for (size_t i = 0; i < 2; i++) {
+            struct cdd_jprev pv;
+            r = record_prev(c, state[i], &pv);
+            if (!r)
+                r = backup_add(rc, state[i], pv.type ? &pv : NULL);
+            cdd_jprev_clear(&pv);
+            if (r)
+                return r;
+        }
     }
     return 0;
 }
@@ -563,9 +660,9 @@ static int stage_text(struct inst *c, const char *dest, const char *text)
 {
     struct cdd_file *f = NULL;
     char *abs = stage_path(c, dest);
-    int r = abs ? mkparent(abs) : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    int r = abs ? mkparent(c, abs) : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     if (!r)
-        r = cdd_fs_create(abs, 0, &f);
+        r = cdd_tree_create(c->tree, abs, 0, &f);
     if (!r)
         r = cdd_file_write(f, text, strlen(text));
     if (!r)
@@ -596,17 +693,29 @@ static int queue_commit(struct inst *c, const struct cdd_receipt *prev)
         const struct cdd_plan_item *it = &p->items[i];
         if (it->action == CDD_ACT_REMOVE) {
             r = cdd_txn_del(c->txn, it->path);
+            if (!r && it->prev.type)
+                r = cdd_txn_expect(c->txn, it->path, &it->prev);
         } else if (it->action == CDD_ACT_UNCHANGED && it->in_place) {
             /* never staged */
         } else if (it->action == CDD_ACT_UNCHANGED) {
             /* Identical bytes are already in place: drop the staged copy. */
-            char *abs = stage_path(c, it->path);
-            r = abs ? cdd_fs_unlink(abs) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
+            char *abs = stage_path(c, it->staged ? it->staged : it->path);
+            r = abs ? cdd_tree_unlink(c->tree, abs)
+                    : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
             free(abs);
         } else {
-            char *src = cdd_path_join(cdd_txn_stage_rel(c->txn), it->path);
-            r = src ? cdd_txn_put(c->txn, src, it->path)
-                    : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            char *src = stage_path(c, it->staged ? it->staged : it->path);
+            /* A case variant goes to backup under its own name. */
+            if (it->on_disk) {
+                r = cdd_txn_del(c->txn, it->on_disk);
+                if (!r)
+                    r = cdd_txn_expect(c->txn, it->on_disk, &it->prev);
+            }
+            if (!r)
+                r = src ? cdd_txn_put(c->txn, src, it->path)
+                        : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            if (!r && !it->on_disk && it->prev.type)
+                r = cdd_txn_expect(c->txn, it->path, &it->prev);
             free(src);
         }
     }
@@ -640,7 +749,7 @@ static void log_install(struct inst *c)
              c->o->m->product, c->o->m->version, hex, n_new, n_rep, n_rm);
     /* The install is committed; a log that cannot be written must not undo
      * it. The receipt remains the authoritative record. */
-    cdd_log_append(c->root, "install", c->res->txn_id, detail);
+    cdd_log_append(c->tree, "install", c->res->txn_id, detail);
 }
 
 /* The unchanged re-install: the receipt says this very archive, read
@@ -660,7 +769,7 @@ static int unchanged_tree(struct inst *c, const struct cdd_receipt *prev,
         return 0;
     if (!(acts = calloc(prev->n_files ? prev->n_files : 1, sizeof *acts)))
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    r = cdd_tree_check(c->root, prev, c->o->check_tree ? CDD_TC_HASH
+    r = cdd_tree_check(c->tree, prev, c->o->check_tree ? CDD_TC_HASH
                                                        : CDD_TC_META,
                        c->jobs, acts, NULL);
     *same = !r;
@@ -694,14 +803,13 @@ static int plan_from_receipt(struct inst *c, const struct cdd_receipt *prev)
 int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res)
 {
     struct inst c = {0};
-    struct cdd_lock *lock = NULL;
     struct cdd_receipt *prev = NULL;
     struct cdd_bghash *bg = NULL;
-    int r, created_state = 0, pinned = 0, hashed = 0, same = 0;
+    int r, pinned = 0, hashed = 0, same = 0;
     memset(res, 0, sizeof *res);
     c.o = o;
     c.res = res;
-    c.root = o->target->root;
+    c.tree = o->tree;
     c.layout = cdd_layout_select(o->target->kind, o->m->platform);
     c.jobs = o->jobs > 0 ? o->jobs : cdd_cpu_count();
     res->layout = c.layout;
@@ -710,26 +818,18 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     /* A tree only an administrator may change is said so now, before the
      * archive is read, not when the first file fails to move. */
     if (!r && !o->dry_run)
-        r = cdd_check_write_access(c.root);
-    if (!r)
-        r = cdd_fs_realpath(c.root, &c.root_real);
+        r = cdd_tree_check_access(c.tree);
     if (!r)
         r = pin_expected(&c, &pinned);
     if (r)
         goto out;
 
     if (!o->dry_run) {
-        r = cdd_state_lock(c.root, o->lock_timeout, &created_state, &lock);
-        if (r)
-            goto out;
-        r = cdd_txn_recover(c.root, &res->recovery.found,
-                            &res->recovery.rolled_back, &res->recovery.id);
-        if (!r)
-            r = check_inside(&c, CDD_RECEIPT_FILE);
+        r = cdd_tree_lock(c.tree, o->lock_timeout, 1, NULL, &res->recovery);
         if (r)
             goto out;
     }
-    r = cdd_receipt_load(c.root, &prev);
+    r = cdd_receipt_load(c.tree, &prev);
     if (r)
         goto out;
 
@@ -756,7 +856,7 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     }
 
     if (!o->dry_run) {
-        r = cdd_txn_begin(c.root, "install", &c.txn);
+        r = cdd_txn_begin(c.tree, "install", &c.txn);
         if (r)
             goto out;
         if (!(res->txn_id = strdup(cdd_txn_id(c.txn)))) {
@@ -815,8 +915,8 @@ out:
     cdd_bghash_cancel(bg);
     if (c.txn)
         cdd_txn_abort(c.txn);
-    cdd_lock_release(lock);
+    /* The verify that follows reads the tree: others may change it again. */
+    cdd_tree_unlock(c.tree);
     cdd_receipt_free(prev);
-    free(c.root_real);
     return r;
 }

@@ -305,15 +305,6 @@ int cdd_lib_find_all(const char *soname, char ***paths, size_t *n)
     return search(soname, 0, paths, n);
 }
 
-void cdd_lib_paths_free(char **paths, size_t n)
-{
-    if (!paths)
-        return;
-    for (size_t i = 0; i < n; i++)
-        free(paths[i]);
-    free(paths);
-}
-
 int cdd_driver_library_path(char **out)
 {
     *out = NULL;

@@ -19,6 +19,13 @@
 #include "compat.h"
 
 #define MANIFEST_MAX_BYTES (16u * 1024u * 1024u)
+/* Bounds checked before cJSON builds a node: real manifests hold a few
+ * hundred values at a depth of 4 (docs/manifest.md); five values a file
+ * leave room for as many files as an archive may hold entries
+ * (CDD_MAX_ENTRIES). 100,000 values cost cJSON under 10 MiB; 8 MB of
+ * "[0,0,0,...]" would cost 350 MB. */
+#define MANIFEST_MAX_VALUES 100000u
+#define MANIFEST_MAX_DEPTH 32u
 #define MAX_SAFE_INT 9007199254740991.0 /* 2^53 - 1 */
 #define DEFAULT_STEM_PREFIX "cudnn-8.5.0.96-cuda11-"
 #define JP_MAX 128
@@ -198,10 +205,7 @@ struct pctx {
 
 /* Fail with "<json path>: <fault>"; the root object is "(root)". */
 static int bad(const struct pctx *c, const char *jp, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+    CDD_PRINTF(3, 4);
 
 static int bad(const struct pctx *c, const char *jp, const char *fmt, ...)
 {
@@ -967,6 +971,56 @@ static char *stem_of(const char *path)
     return s;
 }
 
+/* Count the values cJSON would make of text (at most 1 + commas + opening
+ * brackets, strings skipped) and their nesting, without allocating: a
+ * document over the bounds is refused before it is parsed. Malformed JSON
+ * is left to the parser, which names the position. */
+static int check_size_bounds(const struct pctx *c, const char *text,
+                             size_t len)
+{
+    size_t values = 1, depth = 0, max_depth = 0;
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (in_string) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_string = 0;
+            continue;
+        }
+        switch (ch) {
+        case '"':
+            in_string = 1;
+            break;
+        case '[':
+        case '{':
+            values++;
+            if (++depth > max_depth)
+                max_depth = depth;
+            break;
+        case ']':
+        case '}':
+            if (depth)
+                depth--;
+            break;
+        case ',':
+            values++;
+            break;
+        default:
+            break;
+        }
+        if (values > MANIFEST_MAX_VALUES)
+            return bad(c, "", "more than %u JSON values (a manifest holds a "
+                              "few hundred)",
+                       MANIFEST_MAX_VALUES);
+        if (max_depth > MANIFEST_MAX_DEPTH)
+            return bad(c, "", "nested deeper than %u levels",
+                       MANIFEST_MAX_DEPTH);
+    }
+    return 0;
+}
+
 static int parse_named(const char *text, size_t len, const char *source,
                        const char *name, struct cdd_manifest **out)
 {
@@ -995,6 +1049,8 @@ static int parse_named(const char *text, size_t len, const char *source,
         r = bad(&c, "", "not valid JSON: contains a NUL byte");
         goto out;
     }
+    if ((r = check_size_bounds(&c, text, len)) < 0)
+        goto out;
     /* cJSON gets its own terminated copy: 'text' need not end in NUL. */
     memcpy(copy, text, len);
     copy[len] = '\0';
@@ -1036,6 +1092,9 @@ int cdd_manifest_load_file(const char *path, struct cdd_manifest **out)
     if (r == CDD_E_STATE)
         r = cdd_fail(CDD_E_MANIFEST, path, 0,
                      "(root): larger than %u bytes", MANIFEST_MAX_BYTES);
+    if (r == CDD_E_UNSAFE) /* a FIFO or device (fsops): the manifest's fault */
+        r = cdd_fail(CDD_E_MANIFEST, path, 0,
+                     "(root): not a regular file (a FIFO, device or socket)");
     if (r == 0)
         r = parse_named(text, len, path, NULL, out);
     free(text);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/compat_attr.h"
 #include "cdd/error.h"
 
 struct sbuf {
@@ -45,10 +46,7 @@ static void sb_puts(struct sbuf *b, const char *s)
 }
 
 static void sb_printf(struct sbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+    CDD_PRINTF(2, 3);
 
 static void sb_printf(struct sbuf *b, const char *fmt, ...)
 {

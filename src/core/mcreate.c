@@ -294,6 +294,10 @@ int cdd_manifest_create(const struct cdd_mcreate_opts *o,
     if (r)
         goto out;
     struct cdd_extract_opts xo = {.m = NULL, .strip_components = 0};
+    xo.max_total = size > (CDD_MCREATE_MAX_TOTAL - CDD_MCREATE_BASE_TOTAL) /
+                              CDD_MCREATE_RATIO
+                       ? CDD_MCREATE_MAX_TOTAL
+                       : CDD_MCREATE_BASE_TOTAL + CDD_MCREATE_RATIO * size;
     struct cdd_extract_sink sink = {&c, NULL, collect_end, NULL, NULL};
     r = cdd_extract(archive, &xo, &sink);
     if (r)

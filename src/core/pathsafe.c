@@ -1,5 +1,5 @@
 /* The name validator that keeps archive entries and manifest paths inside
- * their tree (BRIEF §6), and the few string helpers on '/'-separated paths
+ * their tree (docs/design.md, Archive check), and the few string helpers on '/'-separated paths
  * that go with it. One rule set for every OS: a tree prepared on Linux may be
  * copied to Windows, so a name unsafe anywhere is unsafe everywhere. Pure
  * string code, no filesystem access. */

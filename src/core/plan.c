@@ -10,6 +10,7 @@
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
+#include "cdd/tree.h"
 #include "plan_int.h"
 
 const char *cdd_action_name(enum cdd_action a)
@@ -28,6 +29,9 @@ void cdd_plan_clear(struct cdd_plan *p)
         free(p->items[i].path);
         free(p->items[i].link_target);
         free(p->items[i].detail);
+        free(p->items[i].on_disk);
+        free(p->items[i].staged);
+        cdd_jprev_clear(&p->items[i].prev);
     }
     free(p->items);
     memset(p, 0, sizeof *p);
@@ -63,21 +67,18 @@ struct cdd_plan_item *cdd_plan_find(struct cdd_plan *p, const char *path,
     return NULL;
 }
 
-int cdd_tree_compare(const char *root, const char *rel, int is_symlink,
+int cdd_tree_compare(struct cdd_tree *tree, const char *rel, int is_symlink,
                      const char *link_target, uint64_t size,
                      const uint8_t *sha, int full_hash, enum cdd_action *act,
                      char **detail)
 {
-    char *abs = cdd_path_join(root, rel);
     struct cdd_stat st;
     char why[256] = "";
     int r;
     *act = CDD_ACT_UNCHANGED;
     if (detail)
         *detail = NULL;
-    if (!abs)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    r = cdd_fs_lstat(abs, &st);
+    r = cdd_tree_lstat(tree, rel, &st);
     if (r)
         goto out;
     if (st.type == CDD_FT_NONE) {
@@ -88,7 +89,7 @@ int cdd_tree_compare(const char *root, const char *rel, int is_symlink,
         if (st.type != CDD_FT_SYMLINK) {
             *act = CDD_ACT_MODIFIED;
             snprintf(why, sizeof why, "is no longer a symlink");
-        } else if ((r = cdd_fs_readlink(abs, target, sizeof target)) != 0) {
+        } else if ((r = cdd_tree_readlink(tree, rel, target, sizeof target)) != 0) {
             goto out;
         } else if (strcmp(target, link_target) != 0) {
             *act = CDD_ACT_MODIFIED;
@@ -104,7 +105,7 @@ int cdd_tree_compare(const char *root, const char *rel, int is_symlink,
                  (unsigned long long)st.size, (unsigned long long)size);
     } else if (full_hash) {
         uint8_t got[CDD_SHA256_LEN];
-        r = cdd_sha256_file(abs, got, NULL);
+        r = cdd_tree_sha256(tree, rel, got, NULL);
         if (r)
             goto out;
         if (memcmp(got, sha, CDD_SHA256_LEN) != 0) {
@@ -117,13 +118,12 @@ int cdd_tree_compare(const char *root, const char *rel, int is_symlink,
     if (detail && why[0] && !(*detail = strdup(why)))
         r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
 out:
-    free(abs);
     return r;
 }
 
-int cdd_check_installed(const char *root, const struct cdd_rfile_entry *f,
+int cdd_check_installed(struct cdd_tree *tree, const struct cdd_rfile_entry *f,
                         int full_hash, enum cdd_action *action, char **detail)
 {
-    return cdd_tree_compare(root, f->path, f->is_symlink, f->link_target,
+    return cdd_tree_compare(tree, f->path, f->is_symlink, f->link_target,
                             f->size, f->sha256, full_hash, action, detail);
 }

@@ -10,8 +10,10 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/journal.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
+#include "cdd/tree.h"
 
 #define RECEIPT_SCHEMA 1
 
@@ -55,9 +57,13 @@ void cdd_receipt_clear(struct cdd_receipt *r)
         free(r->files[i].link_target);
     }
     free(r->files);
-    for (size_t i = 0; i < r->n_backed_up; i++)
+    for (size_t i = 0; i < r->n_backed_up; i++) {
         free(r->backed_up[i]);
+        if (r->backed_up_prev)
+            cdd_jprev_clear(&r->backed_up_prev[i]);
+    }
     free(r->backed_up);
+    free(r->backed_up_prev);
     for (size_t i = 0; i < r->n_created_dirs; i++)
         free(r->created_dirs[i]);
     free(r->created_dirs);
@@ -137,8 +143,23 @@ int cdd_receipt_to_json(const struct cdd_receipt *r, char **out)
             cJSON_AddBoolToObject(e, "preexisting", 1);
     }
     bk = cJSON_AddArrayToObject(o, "backed_up");
-    for (size_t i = 0; bk && i < r->n_backed_up; i++)
-        cJSON_AddItemToArray(bk, cJSON_CreateString(r->backed_up[i]));
+    for (size_t i = 0; bk && i < r->n_backed_up; i++) {
+        const struct cdd_jprev *pv =
+            r->backed_up_prev ? &r->backed_up_prev[i] : NULL;
+        if (!pv || pv->type == CDD_FT_NONE) {
+            cJSON_AddItemToArray(bk, cJSON_CreateString(r->backed_up[i]));
+            continue;
+        }
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToArray(bk, e);
+        cJSON_AddStringToObject(e, "path", r->backed_up[i]);
+        if (pv->type == CDD_FT_SYMLINK) {
+            cJSON_AddStringToObject(e, "symlink", pv->target);
+        } else {
+            add_hex(e, "sha256", pv->sha256);
+            cJSON_AddNumberToObject(e, "size", (double)pv->size);
+        }
+    }
     cJSON *cd = cJSON_AddArrayToObject(o, "created_dirs");
     for (size_t i = 0; cd && i < r->n_created_dirs; i++)
         cJSON_AddItemToArray(cd, cJSON_CreateString(r->created_dirs[i]));
@@ -173,6 +194,72 @@ static int bad(struct rd *c, const char *what)
     return c->err;
 }
 
+/* A path as install writes it into this list (uninstall acts on them):
+ * files and created folders in the tree, never in .cudnn-deploy; backups
+ * the tree paths or the two state files install replaces. */
+static int path_fits(const char *key, const char *p)
+{
+    if (strcmp(key, "backed_up") == 0)
+        return cdd_jdest_ok(p);
+    return cdd_jdir_ok(p);
+}
+
+static int bad_record(struct rd *c, const char *key, size_t i,
+                      const char *why)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s[%zu]: %s", key, i, why);
+    return bad(c, msg);
+}
+
+static void get_hex(struct rd *c, const cJSON *o, const char *key,
+                    uint8_t *sha);
+static double get_num(struct rd *c, const cJSON *o, const char *key);
+
+/* backed_up: a path (receipts of earlier versions: unrecorded, restored only
+ * as a regular file) or {"path", "size" + "sha256" | "symlink"}. */
+static int get_backups(struct rd *c, const cJSON *o, struct cdd_receipt *r)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "backed_up"), *e;
+    if (!cJSON_IsArray(arr))
+        return bad(c, "backed_up: expected a list");
+    size_t cnt = (size_t)cJSON_GetArraySize(arr);
+    r->backed_up = calloc(cnt ? cnt : 1, sizeof *r->backed_up);
+    r->backed_up_prev = calloc(cnt ? cnt : 1, sizeof *r->backed_up_prev);
+    if (!r->backed_up || !r->backed_up_prev)
+        return bad(c, "out of memory");
+    cJSON_ArrayForEach(e, arr) {
+        size_t i = r->n_backed_up;
+        const cJSON *pth = cJSON_IsObject(e)
+                               ? cJSON_GetObjectItemCaseSensitive(e, "path")
+                               : e;
+        if (!cJSON_IsString(pth) || !path_fits("backed_up", pth->valuestring))
+            return bad_record(c, "backed_up", i,
+                              "not a path install backs up");
+        if (!(r->backed_up[i] = strdup(pth->valuestring)))
+            return bad(c, "out of memory");
+        r->n_backed_up++;
+        if (!cJSON_IsObject(e))
+            continue;
+        struct cdd_jprev *pv = &r->backed_up_prev[i];
+        const cJSON *lt = cJSON_GetObjectItemCaseSensitive(e, "symlink");
+        if (lt) {
+            if (!cJSON_IsString(lt) || !*lt->valuestring)
+                return bad_record(c, "backed_up", i, "bad symlink target");
+            pv->type = CDD_FT_SYMLINK;
+            if (!(pv->target = strdup(lt->valuestring)))
+                return bad(c, "out of memory");
+        } else {
+            pv->type = CDD_FT_FILE;
+            get_hex(c, e, "sha256", pv->sha256);
+            pv->size = (uint64_t)get_num(c, e, "size");
+            if (c->err)
+                return c->err;
+        }
+    }
+    return 0;
+}
+
 /* A list of safe relative paths (uninstall acts on them). */
 static int get_paths(struct rd *c, const cJSON *o, const char *key,
                      char ***out, size_t *n)
@@ -188,10 +275,8 @@ static int get_paths(struct rd *c, const cJSON *o, const char *key,
     if (!*out)
         return bad(c, "out of memory");
     cJSON_ArrayForEach(e, arr) {
-        if (!cJSON_IsString(e) || !cdd_path_is_safe(e->valuestring, 0, NULL)) {
-            snprintf(msg, sizeof msg, "%s: expected safe relative paths", key);
-            return bad(c, msg);
-        }
+        if (!cJSON_IsString(e) || !path_fits(key, e->valuestring))
+            return bad_record(c, key, *n, "not a path install writes");
         if (!((*out)[(*n)++] = strdup(e->valuestring)))
             return bad(c, "out of memory");
     }
@@ -265,7 +350,7 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
     r->tool_version = get_str(&c, o, "tool_version", 1);
     r->txn_id = get_str(&c, o, "transaction", 0);
     r->installed_at = get_str(&c, o, "installed_at", 1);
-    if (r->txn_id && !cdd_path_is_safe(r->txn_id, 0, NULL))
+    if (r->txn_id && !cdd_jid_ok(r->txn_id))
         bad(&c, "transaction: not a valid id");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "manifest");
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "target");
@@ -293,7 +378,7 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
         bad(&c, "files: expected a list");
         goto out;
     }
-    if (get_paths(&c, o, "backed_up", &r->backed_up, &r->n_backed_up) ||
+    if (get_backups(&c, o, r) ||
         get_paths(&c, o, "created_dirs", &r->created_dirs,
                   &r->n_created_dirs))
         goto out;
@@ -317,9 +402,11 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
         free(role);
         if (c.err)
             goto out;
-        /* Receipt paths are deleted by uninstall: they must stay inside. */
-        if (!cdd_path_is_safe(f->path, 0, NULL)) {
-            bad(&c, "files: unsafe path");
+        /* Receipt paths are deleted by uninstall: they must stay inside,
+         * and out of the state folder. */
+        if (!cdd_jdir_ok(f->path)) {
+            bad_record(&c, "files", r->n_files - 1,
+                       "not a path install writes");
             goto out;
         }
         f->preexisting =
@@ -356,32 +443,41 @@ out:
     return 0;
 }
 
-int cdd_receipt_load(const char *root, struct cdd_receipt **out)
+int cdd_receipt_load(struct cdd_tree *tree, struct cdd_receipt **out)
 {
-    char *path = cdd_path_join(root, CDD_RECEIPT_FILE), *text = NULL;
+    char *path = cdd_tree_abs(tree, CDD_RECEIPT_FILE), *text = NULL;
     size_t len = 0;
     struct cdd_stat st;
     int r;
     *out = NULL;
     if (!path)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    r = cdd_fs_lstat(path, &st);
+    if (!cdd_tree_has_state(tree))
+        goto ok;
+    r = cdd_tree_lstat(tree, CDD_RECEIPT_FILE, &st);
     if (r || st.type == CDD_FT_NONE)
         goto out;
     if (st.type != CDD_FT_FILE) {
-        r = cdd_fail(CDD_E_STATE, path, 0, "not a regular file");
+        r = cdd_fail(CDD_E_STATE, path, 0,
+                     "not a regular file (a link is not accepted)");
         goto out;
     }
-    r = cdd_fs_read_all(path, 64u << 20, &text, &len);
+    r = cdd_tree_read_all(tree, CDD_RECEIPT_FILE, 64u << 20, &text, &len);
+    if (r == CDD_E_UNSAFE)
+        r = cdd_fail(CDD_E_STATE, path, 0,
+                     "not a regular file (a link is not accepted)");
     if (!r)
         r = cdd_receipt_parse(text, len, path, out);
+    goto out;
+ok:
+    r = 0;
 out:
     free(text);
     free(path);
     return r;
 }
 
-int cdd_log_append(const char *root, const char *op, const char *txn_id,
+int cdd_log_append(struct cdd_tree *tree, const char *op, const char *txn_id,
                    const char *detail_json)
 {
     char when[32];
@@ -400,10 +496,8 @@ int cdd_log_append(const char *root, const char *op, const char *txn_id,
     }
     char *line = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
-    char *path = cdd_path_join(root, CDD_LOG_FILE);
-    int r = line && path ? cdd_fs_append_line(path, line)
-                         : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    int r = line ? cdd_tree_append_line(tree, CDD_LOG_FILE, line)
+                 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     cJSON_free(line);
-    free(path);
     return r;
 }

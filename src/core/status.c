@@ -21,19 +21,18 @@ void cdd_status_result_clear(struct cdd_status_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int cdd_status(const struct cdd_target *t, int full_hash, int jobs,
+int cdd_status(struct cdd_tree *tree, int full_hash, int jobs,
                struct cdd_status_result *res)
 {
     memset(res, 0, sizeof *res);
-    char *journal = cdd_path_join(t->root, CDD_JOURNAL_FILE);
-    struct cdd_stat st;
-    int r = journal ? cdd_fs_lstat(journal, &st)
-                    : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    free(journal);
+    struct cdd_stat st = {0};
+    int r = cdd_tree_has_state(tree)
+                ? cdd_tree_lstat(tree, CDD_JOURNAL_FILE, &st)
+                : 0;
     if (r)
         return r;
     res->interrupted = st.type != CDD_FT_NONE;
-    r = cdd_receipt_load(t->root, &res->receipt);
+    r = cdd_receipt_load(tree, &res->receipt);
     if (r || !res->receipt)
         return r;
     const struct cdd_receipt *rc = res->receipt;
@@ -46,7 +45,7 @@ int cdd_status(const struct cdd_target *t, int full_hash, int jobs,
         free(details);
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     }
-    r = cdd_tree_check(t->root, rc, full_hash ? CDD_TC_HASH : CDD_TC_SIZE,
+    r = cdd_tree_check(tree, rc, full_hash ? CDD_TC_HASH : CDD_TC_SIZE,
                        jobs > 0 ? jobs : cdd_cpu_count(), acts, details);
     for (size_t i = 0; !r && i < rc->n_files; i++) {
         struct cdd_plan_item *it = cdd_plan_add(&res->plan, rc->files[i].path);

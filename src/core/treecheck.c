@@ -11,11 +11,12 @@
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "cdd/thread.h"
+#include "cdd/tree.h"
 
 #define MAX_CHECKERS 16
 
 struct tcheck {
-    const char *root;
+    struct cdd_tree *tree;
     const struct cdd_receipt *rc;
     enum cdd_tree_check_mode mode;
     enum cdd_action *acts;
@@ -29,13 +30,11 @@ struct tcheck {
 
 /* The receipt's modification time still on the file: the re-install's
  * proof, short of hashing, that nobody rewrote it since. */
-static int same_mtime(const char *root, const struct cdd_rfile_entry *f,
+static int same_mtime(struct cdd_tree *tree, const struct cdd_rfile_entry *f,
                       int *same)
 {
-    char *abs = cdd_path_join(root, f->path);
     struct cdd_stat st;
-    int r = abs ? cdd_fs_lstat(abs, &st) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
-    free(abs);
+    int r = cdd_tree_lstat(tree, f->path, &st);
     *same = !r && f->mtime_ns > 0 && st.mtime_ns == f->mtime_ns;
     return r;
 }
@@ -44,12 +43,12 @@ static int check_one(struct tcheck *t, size_t i)
 {
     const struct cdd_rfile_entry *f = &t->rc->files[i];
     char **d = t->details ? &t->details[i] : NULL;
-    int r = cdd_check_installed(t->root, f, t->mode == CDD_TC_HASH,
+    int r = cdd_check_installed(t->tree, f, t->mode == CDD_TC_HASH,
                                 &t->acts[i], d);
     if (!r && t->mode == CDD_TC_META && !f->is_symlink &&
         t->acts[i] == CDD_ACT_UNCHANGED) {
         int same;
-        if ((r = same_mtime(t->root, f, &same)) == 0 && !same)
+        if ((r = same_mtime(t->tree, f, &same)) == 0 && !same)
             t->acts[i] = CDD_ACT_MODIFIED;
     }
     return r;
@@ -64,7 +63,7 @@ static int checker(void *arg)
         if (i >= t->rc->n_files || atomic_load(&t->stop))
             break;
         if (cdd_cancelled()) {
-            r = cdd_fail(CDD_E_INTERRUPTED, t->root, 0,
+            r = cdd_fail(CDD_E_INTERRUPTED, cdd_tree_root(t->tree), 0,
                          "interrupted while checking the tree");
         } else {
             r = check_one(t, i);
@@ -83,7 +82,7 @@ static int checker(void *arg)
     return r;
 }
 
-int cdd_tree_check(const char *root, const struct cdd_receipt *rc,
+int cdd_tree_check(struct cdd_tree *tree, const struct cdd_receipt *rc,
                    enum cdd_tree_check_mode mode, int jobs,
                    enum cdd_action *acts, char **details)
 {
@@ -93,7 +92,7 @@ int cdd_tree_check(const char *root, const struct cdd_receipt *rc,
     int r;
 
     memset(&t, 0, sizeof t);
-    t.root = root;
+    t.tree = tree;
     t.rc = rc;
     t.mode = mode;
     t.acts = acts;

@@ -1,11 +1,15 @@
 /* The transaction engine (txn.h): moves staged files into a tree under a
  * journal so that a failure, a crash or a kill at any point leaves the tree
  * exactly as before or exactly as after, and cdd_txn_recover() can tell which
- * and finish the job. Also the tree's lock (cdd_state_lock).
+ * and finish the job. The place it works on is the tree (tree.c): every path
+ * here is a tree path, resolved beneath the root there; the journal's text
+ * is journal.c's.
  *
- * Commit, step by step (every change goes through fsops.h, so the fault
- * injector can fail or kill each one):
- *   1. plan: which destinations exist, which folders must be created;
+ * Commit, step by step (every change goes through tree.c's operations, so
+ * the fault injector can fail or kill each one):
+ *   1. plan: which destinations exist (and what they are: type, size and
+ *      sha256, or link target - recorded, so a restore brings back only
+ *      that), which folders must be created;
  *   2. journal: the whole plan ending with an "E" line, written to
  *      journal.tmp, synced, renamed to journal, .cudnn-deploy synced;
  *   3. create the missing folders; for each operation move the file it
@@ -19,15 +23,6 @@
  * clean-up that fails still returns success (the tree is "after") and
  * leaves the journal for the next recover to finish.
  *
- * Journal (one record a line, tab-separated; paths relative to the root):
- *   cudnn-deploy-journal 1 <id> <kind> <purge-backup|keep-backup>
- *   M <dir>          folder the transaction creates (outermost first)
- *   P <src> <dest>   move src to dest (an existing dest goes to backup)
- *   D <dest>         move dest to backup
- *   R <dir>          remove dir if it is empty after the moves
- *   E                end of plan: nothing changes before this is on disk
- *   C                commit record
- *
  * Roll-back reads the state of the disk rather than a log of the steps
  * done, so an interrupted roll-back is simply run again:
  *   R (reverse): folder missing -> create it again;
@@ -38,9 +33,13 @@
  *   then the created folders (M, reverse) when empty, backup/<id>, sync,
  *   the journal, and only then the stage: while the journal exists the
  *   stage is whole, so "src missing" always means "moved into dest".
+ * Before any of it, every backup that would come back is checked against
+ * the journal's record of it (type and size; and sha256 when the journal
+ * was read from disk): a backup that is not what was recorded is tampered
+ * state, CDD_E_STATE, and nothing is touched.
  *
- * This file uses only fsops.h and standard C, so it is the same code on
- * every platform. */
+ * This file uses only tree.h, journal.h and standard C, so it is the same
+ * code on every platform. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,13 +47,16 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/journal.h"
+#include "cdd/pathsafe.h"
 #include "cdd/state.h"
+#include "cdd/tree.h"
 #include "cdd/txn.h"
 
-#define JOURNAL_MAGIC "cudnn-deploy-journal"
 #define JOURNAL_MAX ((size_t)256 << 20)
 #define STAGE_DIR_PREFIX CDD_STATE_DIR "/" CDD_STAGE_PREFIX
 #define BACKUP_PREFIX CDD_BACKUP_DIR "/"
+#define LINK_MAX_LEN 4096
 
 /* ---- small strings ---------------------------------------------------- */
 
@@ -80,7 +82,7 @@ static char *str_cat3(const char *a, const char *sep, const char *b)
     return d;
 }
 
-/* The folder part of a path ("a/b/c" -> "a/b"; "c" -> ""). */
+/* The folder part of a path ("a/b/c" -> "a/b"; "c" -> "", the root). */
 static char *parent_of(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -101,30 +103,6 @@ static int has_prefix(const char *s, const char *prefix)
 static int nomem(void)
 {
     return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-}
-
-/* A growing text buffer (the journal). */
-struct sbuf {
-    char *p;
-    size_t len, cap;
-};
-
-static int sbuf_add(struct sbuf *b, const char *s)
-{
-    size_t n = strlen(s);
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return nomem();
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n + 1);
-    b->len += n;
-    return 0;
 }
 
 /* A set of strings that remembers insertion order, so that what is done for
@@ -208,148 +186,32 @@ static void strset_free(struct strset *s)
     memset(s, 0, sizeof *s);
 }
 
-/* ---- paths -------------------------------------------------------------- */
-
-/* A relative, '/'-separated path that cannot leave the root and fits on a
- * journal line: no empty, "." or ".." components, no control characters,
- * no '\\' or ':' (separators and drive letters on Windows). */
-static int rel_ok(const char *p)
-{
-    if (!p || !*p || *p == '/')
-        return 0;
-    const char *c = p;
-    for (;;) {
-        const char *e = c;
-        while (*e && *e != '/') {
-            unsigned char ch = (unsigned char)*e;
-            if (ch < 0x20 || ch == 0x7f || ch == '\\' || ch == ':')
-                return 0;
-            e++;
-        }
-        size_t n = (size_t)(e - c);
-        if (n == 0 || (n == 1 && c[0] == '.') ||
-            (n == 2 && c[0] == '.' && c[1] == '.'))
-            return 0;
-        if (!*e)
-            return 1;
-        c = e + 1;
-    }
-}
-
-/* Is the first component the state folder? Compared without case, because
- * on a case-insensitive filesystem ".CUDNN-DEPLOY/x" is the same place. */
-static int in_state_dir(const char *p)
-{
-    const char *s = CDD_STATE_DIR;
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n; i++) {
-        char a = p[i], b = s[i];
-        if (a >= 'A' && a <= 'Z')
-            a = (char)(a - 'A' + 'a');
-        if (a != b)
-            return 0;
-    }
-    return p[n] == '/' || p[n] == '\0';
-}
-
-/* Destinations are tree paths, or one of the two state files that must
- * change in the same commit as the tree they describe. */
-static int dest_ok(const char *p)
-{
-    if (!rel_ok(p))
-        return 0;
-    if (!in_state_dir(p))
-        return 1;
-    return strcmp(p, CDD_RECEIPT_FILE) == 0 ||
-           strcmp(p, CDD_MANIFEST_COPY) == 0;
-}
-
-/* Sources are this transaction's staged files, or files in an earlier
- * transaction's backup (uninstall restores them). Nothing else: roll-back
- * assumes only this transaction moves a source away. */
-static int src_ok(const char *p, const char *id)
-{
-    if (!rel_ok(p))
-        return 0;
-    size_t nid = strlen(id);
-    if (has_prefix(p, STAGE_DIR_PREFIX)) {
-        const char *q = p + strlen(STAGE_DIR_PREFIX);
-        return strncmp(q, id, nid) == 0 && q[nid] == '/';
-    }
-    if (has_prefix(p, BACKUP_PREFIX)) {
-        const char *q = p + strlen(BACKUP_PREFIX);
-        const char *slash = strchr(q, '/');
-        if (!slash)
-            return 0;
-        return !((size_t)(slash - q) == nid && strncmp(q, id, nid) == 0);
-    }
-    return 0;
-}
-
-static int id_ok(const char *id)
-{
-    size_t n = strlen(id);
-    if (n == 0 || n > 64)
-        return 0;
-    for (const char *c = id; *c; c++)
-        if (!((*c >= '0' && *c <= '9') || (*c >= 'A' && *c <= 'Z') ||
-              (*c >= 'a' && *c <= 'z') || *c == '-'))
-            return 0;
-    return 1;
-}
-
-static int kind_ok(const char *k)
-{
-    size_t n = strlen(k);
-    if (n == 0 || n > 32)
-        return 0;
-    for (const char *c = k; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
-              *c == '-' || *c == '_'))
-            return 0;
-    return 1;
-}
-
 /* ---- the plan ----------------------------------------------------------- */
-
-struct txn_op {
-    char type;     /* 'P' put, 'D' delete, 'R' remove folder if empty */
-    char *src;     /* P only */
-    char *dest;    /* P, D: the file; R: the folder */
-    int journaled; /* part of the plan (D: dest existed; R: folder existed) */
-    int existed;   /* P: dest existed when planned, so it goes to backup */
-    size_t seq;    /* queue order, for a stable sort of R operations */
-};
 
 /* What commit and recover share: enough to roll forward or back. */
 struct txn_plan {
-    char *root;
-    char *id;
-    char *kind;
-    int purge;
-    struct txn_op *ops;
-    size_t nops, cap;
-    struct strset mdirs; /* folders created, outermost first */
+    struct cdd_tree *tree;
+    struct cdd_journal j;
+    int from_disk; /* read back by recover: check backups' sha256 too */
+};
+
+/* A caller's record of what a dest holds (cdd_txn_expect). */
+struct expect {
+    char *dest;
+    struct cdd_jprev prev;
 };
 
 struct cdd_txn {
     struct txn_plan p;
-    char *root_real;
     char *stage_rel;
     struct strset names; /* "d:<dest>", "s:<src>", used once each */
+    struct expect *exp;
+    size_t n_exp;
 };
 
 static void plan_clear(struct txn_plan *p)
 {
-    for (size_t i = 0; i < p->nops; i++) {
-        free(p->ops[i].src);
-        free(p->ops[i].dest);
-    }
-    free(p->ops);
-    free(p->root);
-    free(p->id);
-    free(p->kind);
-    strset_free(&p->mdirs);
+    cdd_journal_clear(&p->j);
     memset(p, 0, sizeof *p);
 }
 
@@ -358,39 +220,14 @@ static void txn_free(struct cdd_txn *t)
     if (!t)
         return;
     plan_clear(&t->p);
-    free(t->root_real);
     free(t->stage_rel);
     strset_free(&t->names);
+    for (size_t i = 0; i < t->n_exp; i++) {
+        free(t->exp[i].dest);
+        cdd_jprev_clear(&t->exp[i].prev);
+    }
+    free(t->exp);
     free(t);
-}
-
-static int plan_push(struct txn_plan *p, char type, const char *src,
-                     const char *dest)
-{
-    if (p->nops == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 32;
-        struct txn_op *ops = realloc(p->ops, cap * sizeof *ops);
-        if (!ops)
-            return nomem();
-        p->ops = ops;
-        p->cap = cap;
-    }
-    struct txn_op *op = &p->ops[p->nops];
-    memset(op, 0, sizeof *op);
-    op->type = type;
-    op->seq = p->nops;
-    op->journaled = 1;
-    if ((src && !(op->src = str_dup(src))) || !(op->dest = str_dup(dest))) {
-        free(op->src);
-        return nomem();
-    }
-    p->nops++;
-    return 0;
-}
-
-static char *abs_of(const struct txn_plan *p, const char *rel)
-{
-    return str_cat3(p->root, "/", rel);
 }
 
 static char *stage_rel_of(const char *id)
@@ -400,7 +237,7 @@ static char *stage_rel_of(const char *id)
 
 static char *backup_id_rel(const struct txn_plan *p)
 {
-    return str_cat3(BACKUP_PREFIX, "", p->id);
+    return str_cat3(BACKUP_PREFIX, "", p->j.id);
 }
 
 /* backup/<id>/<dest>, relative to the root. */
@@ -412,10 +249,11 @@ static char *backup_rel(const struct txn_plan *p, const char *dest)
     return r;
 }
 
-static int type_of(const char *abs, enum cdd_ftype *type)
+static int type_of(const struct txn_plan *p, const char *rel,
+                   enum cdd_ftype *type)
 {
     struct cdd_stat st;
-    int r = cdd_fs_lstat(abs, &st);
+    int r = cdd_tree_lstat(p->tree, rel, &st);
     *type = r ? CDD_FT_NONE : st.type;
     return r;
 }
@@ -430,97 +268,51 @@ static int stop_at_first(void *ud, const char *name)
 /* Remove a folder if it exists and is empty; anything else is left alone.
  * Emptiness is checked first rather than inferred from rmdir's error, which
  * differs between platforms. */
-static int rmdir_if_empty(const char *abs)
+static int rmdir_if_empty(const struct txn_plan *p, const char *rel)
 {
     enum cdd_ftype type;
-    int r = type_of(abs, &type);
+    int r = type_of(p, rel, &type);
     if (r || type != CDD_FT_DIR)
         return r;
-    r = cdd_fs_list(abs, stop_at_first, NULL);
+    r = cdd_tree_list(p->tree, rel, stop_at_first, NULL);
     if (r == 1)
         return 0;
     if (r)
         return r;
-    return cdd_fs_rmdir(abs);
+    return cdd_tree_rmdir(p->tree, rel);
 }
 
-static int unlink_if_present(const char *abs)
+static int unlink_if_present(const struct txn_plan *p, const char *rel)
 {
     enum cdd_ftype type;
-    int r = type_of(abs, &type);
+    int r = type_of(p, rel, &type);
     if (r || type == CDD_FT_NONE)
         return r;
-    return cdd_fs_remove_tree(abs);
+    return cdd_tree_remove_tree(p->tree, rel);
 }
 
-/* Sync each folder of the set that still exists. */
-static int sync_dirs(const struct strset *dirs)
+/* Sync each folder of the set that still exists ("" is the root). */
+static int sync_dirs(const struct txn_plan *p, const struct strset *dirs)
 {
     for (size_t i = 0; i < dirs->n; i++) {
-        enum cdd_ftype type;
-        int r = type_of(dirs->items[i], &type);
+        enum cdd_ftype type = CDD_FT_DIR;
+        int r = *dirs->items[i] ? type_of(p, dirs->items[i], &type) : 0;
         if (!r && type == CDD_FT_DIR)
-            r = cdd_fs_sync_dir(dirs->items[i]);
+            r = cdd_tree_sync_dir(p->tree, dirs->items[i]);
         if (r)
             return r;
     }
     return 0;
 }
 
-/* Add the folder that holds abs to the set of folders to sync. */
-static int add_parent(struct strset *dirs, const char *abs)
+/* Add the folder that holds rel to the set of folders to sync. */
+static int add_parent(struct strset *dirs, const char *rel)
 {
-    char *d = parent_of(abs);
+    char *d = parent_of(rel);
     if (!d)
         return nomem();
-    int r = strset_add(dirs, *d ? d : "/", NULL);
+    int r = strset_add(dirs, d, NULL);
     free(d);
-    return r;
-}
-
-/* ---- lock ---------------------------------------------------------------- */
-
-int cdd_state_lock(const char *root, double timeout_s, int *created_state,
-                   struct cdd_lock **out)
-{
-    char *state = str_cat3(root, "/", CDD_STATE_DIR);
-    char *lock = str_cat3(root, "/", CDD_LOCK_FILE);
-    enum cdd_ftype type;
-    int r, created = 0;
-    *out = NULL;
-    if (created_state)
-        *created_state = 0;
-    if (!state || !lock) {
-        r = nomem();
-        goto out;
-    }
-    r = type_of(state, &type);
-    if (r)
-        goto out;
-    if (type == CDD_FT_NONE) {
-        r = cdd_fs_mkdir(state);
-        if (r)
-            goto out;
-        created = 1;
-    } else if (type != CDD_FT_DIR) {
-        r = cdd_fail(CDD_E_STATE, state, 0,
-                     "exists and is not a folder (a symlink is not accepted)");
-        goto out;
-    }
-    r = cdd_lock_acquire(lock, timeout_s, NULL, out);
-    if (r && created) {
-        /* Leave the tree as it was; if another process got in between and
-         * put its lock file there, the folder is not empty and stays. */
-        struct cdd_errinfo e = *cdd_last_error();
-        rmdir_if_empty(state);
-        cdd_fail(e.code, e.path, e.os_err, "%s", e.msg);
-        created = 0;
-    }
-    if (!r && created_state)
-        *created_state = created;
-out:
-    free(state);
-    free(lock);
     return r;
 }
 
@@ -556,37 +348,24 @@ static void make_base_id(char *buf, size_t len)
              cdd_getpid());
 }
 
-int cdd_txn_begin(const char *root, const char *kind, struct cdd_txn **out)
+int cdd_txn_begin(struct cdd_tree *tree, const char *kind,
+                  struct cdd_txn **out)
 {
     struct cdd_txn *t = NULL;
-    char *state = NULL, *stage = NULL, *backup = NULL;
+    char *backup = NULL;
     char base[64], id[80];
-    enum cdd_ftype type;
     int r = 0;
     *out = NULL;
-    if (!kind_ok(kind))
+    if (!cdd_jkind_ok(kind))
         return cdd_fail(CDD_E_USAGE, NULL, 0, "bad transaction kind");
-    if (!(t = calloc(1, sizeof *t)) || !(t->p.root = str_dup(root)) ||
-        !(t->p.kind = str_dup(kind))) {
-        r = nomem();
-        goto out;
+    if (!cdd_tree_locked(tree) || !cdd_tree_has_state(tree))
+        return cdd_fail(CDD_E_STATE, cdd_tree_root(tree), 0,
+                        "take the tree's lock before a transaction");
+    if (!(t = calloc(1, sizeof *t)) || !(t->p.j.kind = str_dup(kind))) {
+        free(t);
+        return nomem();
     }
-    /* "tree/" and "tree" must give the same journal paths. */
-    for (size_t n = strlen(t->p.root); n > 1 && t->p.root[n - 1] == '/';)
-        t->p.root[--n] = '\0';
-    r = cdd_fs_realpath(t->p.root, &t->root_real);
-    if (r)
-        goto out;
-    if (!(state = abs_of(&t->p, CDD_STATE_DIR))) {
-        r = nomem();
-        goto out;
-    }
-    r = type_of(state, &type);
-    if (!r && type != CDD_FT_DIR)
-        r = cdd_fail(CDD_E_STATE, state, 0,
-                     "missing: take the tree's lock before a transaction");
-    if (r)
-        goto out;
+    t->p.tree = tree;
 
     /* Two transactions of one process within a second share time and pid;
      * the counter keeps their stage and backup folders apart. */
@@ -597,37 +376,33 @@ int cdd_txn_begin(const char *root, const char *kind, struct cdd_txn **out)
         else
             snprintf(id, sizeof id, "%s-%u", base, k);
         free(t->stage_rel);
-        free(stage);
         free(backup);
-        stage = backup = NULL;
+        backup = NULL;
         if (!(t->stage_rel = stage_rel_of(id)) ||
-            !(stage = abs_of(&t->p, t->stage_rel)) ||
-            !(backup = str_cat3(state, "/backup/", id))) {
+            !(backup = str_cat3(BACKUP_PREFIX, "", id))) {
             r = nomem();
             goto out;
         }
         enum cdd_ftype t1, t2;
-        r = type_of(stage, &t1);
+        r = type_of(&t->p, t->stage_rel, &t1);
         if (!r)
-            r = type_of(backup, &t2);
+            r = type_of(&t->p, backup, &t2);
         if (r)
             goto out;
         if (t1 == CDD_FT_NONE && t2 == CDD_FT_NONE)
             break;
         if (k >= 1000) {
-            r = cdd_fail(CDD_E_STATE, stage, 0,
+            r = cdd_fail(CDD_E_STATE, t->stage_rel, 0,
                          "cannot find a free transaction id");
             goto out;
         }
     }
-    if (!(t->p.id = str_dup(id))) {
+    if (!(t->p.j.id = str_dup(id))) {
         r = nomem();
         goto out;
     }
-    r = cdd_fs_mkdir(stage);
+    r = cdd_tree_mkdir(tree, t->stage_rel);
 out:
-    free(state);
-    free(stage);
     free(backup);
     if (r)
         txn_free(t);
@@ -638,7 +413,7 @@ out:
 
 const char *cdd_txn_id(const struct cdd_txn *t)
 {
-    return t->p.id;
+    return t->p.j.id;
 }
 
 const char *cdd_txn_stage_rel(const struct cdd_txn *t)
@@ -646,14 +421,14 @@ const char *cdd_txn_stage_rel(const struct cdd_txn *t)
     return t->stage_rel;
 }
 
-char *cdd_txn_abs(const struct cdd_txn *t, const char *rel)
+struct cdd_tree *cdd_txn_tree(const struct cdd_txn *t)
 {
-    return abs_of(&t->p, rel);
+    return t->p.tree;
 }
 
 size_t cdd_txn_count(const struct cdd_txn *t)
 {
-    return t->p.nops;
+    return t->p.j.nops;
 }
 
 /* Each name may be used once: a second put to one dest would back up the
@@ -681,138 +456,92 @@ static int claim(struct cdd_txn *t, const char *dest, const char *src)
 
 int cdd_txn_put(struct cdd_txn *t, const char *src_rel, const char *dest_rel)
 {
-    if (!dest_ok(dest_rel))
+    if (!cdd_jdest_ok(dest_rel))
         return cdd_fail(CDD_E_UNSAFE, dest_rel, 0,
                         "not a path the transaction may write");
-    if (!src_ok(src_rel, t->p.id))
+    if (!cdd_jsrc_ok(src_rel, t->p.j.id))
         return cdd_fail(CDD_E_UNSAFE, src_rel, 0,
                         "not a staged file or an earlier backup");
     int r = claim(t, dest_rel, src_rel);
     if (!r)
-        r = plan_push(&t->p, 'P', src_rel, dest_rel);
+        r = cdd_journal_push(&t->p.j, 'P', src_rel, dest_rel, NULL);
     return r;
 }
 
 int cdd_txn_del(struct cdd_txn *t, const char *dest_rel)
 {
-    if (!dest_ok(dest_rel))
+    if (!cdd_jdest_ok(dest_rel))
         return cdd_fail(CDD_E_UNSAFE, dest_rel, 0,
                         "not a path the transaction may remove");
     int r = claim(t, dest_rel, NULL);
     if (!r)
-        r = plan_push(&t->p, 'D', NULL, dest_rel);
+        r = cdd_journal_push(&t->p.j, 'D', NULL, dest_rel, NULL);
     return r;
 }
 
 int cdd_txn_rmdir(struct cdd_txn *t, const char *dir_rel)
 {
-    if (!rel_ok(dir_rel) || in_state_dir(dir_rel))
+    if (!cdd_jdir_ok(dir_rel))
         return cdd_fail(CDD_E_UNSAFE, dir_rel, 0,
                         "not a folder the transaction may remove");
     int r = claim(t, dir_rel, NULL);
     if (!r)
-        r = plan_push(&t->p, 'R', NULL, dir_rel);
+        r = cdd_journal_push(&t->p.j, 'R', NULL, dir_rel, NULL);
     return r;
+}
+
+int cdd_txn_expect(struct cdd_txn *t, const char *dest_rel,
+                   const struct cdd_jprev *prev)
+{
+    struct expect *e = realloc(t->exp, (t->n_exp + 1) * sizeof *e);
+    if (!e)
+        return nomem();
+    t->exp = e;
+    e = &t->exp[t->n_exp];
+    memset(e, 0, sizeof *e);
+    if (!(e->dest = str_dup(dest_rel)) || cdd_jprev_copy(&e->prev, prev)) {
+        free(e->dest);
+        return nomem();
+    }
+    t->n_exp++;
+    return 0;
 }
 
 /* ---- commit: planning --------------------------------------------------- */
 
-static int inside_root(const struct cdd_txn *t, const char *real)
+/* What dest holds now, for the journal: type and size (and the caller's
+ * sha256 when it says the same), else hashed here. */
+static int record_prev(struct cdd_txn *t, const char *dest,
+                       const struct cdd_stat *st, struct cdd_jprev *prev)
 {
-    size_t n = strlen(t->root_real);
-    if (n == 1 && t->root_real[0] == '/')
-        return 1;
-    return strncmp(real, t->root_real, n) == 0 &&
-           (real[n] == '/' || real[n] == '\0');
-}
-
-/* Check the folders above rel: each must be a folder, or a symlink to a
- * folder inside the tree (real CUDA trees have lib64 -> targets/...; one that
- * leads out of the tree is never written through). With mdirs, missing
- * folders are added to it, outermost first; *missing says one was missing.
- * *canon receives rel's absolute path with symlinked folders resolved, so two
- * names of one file are caught. */
-static int plan_parents(struct cdd_txn *t, const char *rel,
-                        struct strset *mdirs, int *missing, char **canon)
-{
-    char *pre = str_dup(rel), *abs = NULL, *real = NULL;
-    char *base = str_dup(t->root_real);
-    size_t rest = 0;
-    int r = 0;
-    *missing = 0;
-    *canon = NULL;
-    if (!pre || !base) {
-        r = nomem();
-        goto out;
-    }
-    for (size_t i = 0; rel[i]; i++) {
-        if (rel[i] != '/')
-            continue;
-        pre[i] = '\0';
-        if (*missing) {
-            r = mdirs ? strset_add(mdirs, pre, NULL) : 0;
-            pre[i] = '/';
-            if (r)
-                goto out;
-            continue;
-        }
-        enum cdd_ftype type;
-        free(abs);
-        if (!(abs = abs_of(&t->p, pre))) {
-            r = nomem();
-            goto out;
-        }
-        r = type_of(abs, &type);
+    char target[LINK_MAX_LEN];
+    memset(prev, 0, sizeof *prev);
+    prev->type = st->type;
+    if (st->type == CDD_FT_SYMLINK) {
+        int r = cdd_tree_readlink(t->p.tree, dest, target, sizeof target);
         if (r)
-            goto out;
-        if (type == CDD_FT_NONE) {
-            *missing = 1;
-            r = mdirs ? strset_add(mdirs, pre, NULL) : 0;
-        } else if (type == CDD_FT_SYMLINK) {
-            r = cdd_fs_realpath(abs, &real);
-            if (r) {
-                r = cdd_fail(CDD_E_TARGET, abs, 0,
-                             "is a symlink that leads nowhere");
-                goto out;
-            }
-            if (!inside_root(t, real)) {
-                r = cdd_fail(CDD_E_UNSAFE, abs, 0,
-                             "is a symlink that leads out of the tree (to %s);"
-                             " refusing to write through it", real);
-                goto out;
-            }
-            r = type_of(real, &type);
-            if (!r && type != CDD_FT_DIR)
-                r = cdd_fail(CDD_E_TARGET, abs, 0,
-                             "is a symlink to something that is not a folder");
-            if (r)
-                goto out;
-            free(base);
-            base = real;
-            real = NULL;
-            rest = i + 1;
-        } else if (type != CDD_FT_DIR) {
-            r = cdd_fail(CDD_E_TARGET, abs, 0,
-                         "exists and is not a folder; %s cannot go there",
-                         rel);
-        }
-        pre[i] = '/';
-        if (r)
-            goto out;
+            return r;
+        return (prev->target = str_dup(target)) ? 0 : nomem();
     }
-    if (!(*canon = str_cat3(base, "/", rel + rest)))
-        r = nomem();
-out:
-    free(pre);
-    free(abs);
-    free(real);
-    free(base);
+    prev->size = st->size;
+    for (size_t i = 0; i < t->n_exp; i++) {
+        const struct cdd_jprev *e = &t->exp[i].prev;
+        if (strcmp(t->exp[i].dest, dest) == 0 && e->type == CDD_FT_FILE &&
+            e->size == st->size) {
+            memcpy(prev->sha256, e->sha256, CDD_SHA256_LEN);
+            return 0;
+        }
+    }
+    uint64_t size = 0;
+    int r = cdd_tree_sha256(t->p.tree, dest, prev->sha256, &size);
+    if (!r && size != st->size)
+        r = cdd_fail(CDD_E_IO, dest, 0, "changed while it was read");
     return r;
 }
 
 static int deeper_first(const void *a, const void *b)
 {
-    const struct txn_op *x = a, *y = b;
+    const struct cdd_jop *x = a, *y = b;
     size_t dx = 0, dy = 0;
     for (const char *c = x->dest; *c; c++)
         dx += *c == '/';
@@ -823,153 +552,138 @@ static int deeper_first(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Folders of rel (its parents) that do not exist yet: the last n_missing,
+ * outermost first. */
+static int add_missing_dirs(struct txn_plan *p, const char *rel,
+                            size_t n_missing)
+{
+    size_t n_parents = 0;
+    for (const char *c = rel; *c; c++)
+        n_parents += *c == '/';
+    size_t first = n_parents - n_missing, k = 0;
+    int r = 0;
+    char *pre = str_dup(rel);
+    if (!pre)
+        return nomem();
+    for (size_t i = 0; pre[i] && !r; i++) {
+        if (pre[i] != '/')
+            continue;
+        if (k++ >= first) {
+            pre[i] = '\0';
+            r = cdd_journal_add_mdir(&p->j, pre);
+            pre[i] = '/';
+        }
+    }
+    free(pre);
+    return r;
+}
+
 /* Look at the tree and decide what commit will do: which dests exist (they
- * go to backup), which folders must be created, which deletes and folder
- * removals apply. Refuses plans that would replace a folder with a file,
- * write through a symlink out of the tree, or reach one file by two names.
- * Sorts folder removals last, deepest first. */
+ * go to backup, recorded), which folders must be created, which deletes and
+ * folder removals apply. Refuses plans that would replace a folder with a
+ * file, write through a link out of the tree, or reach one file by two
+ * names. Sorts folder removals last, deepest first. */
 static int plan_commit(struct cdd_txn *t)
 {
     struct strset canon = {0};
     struct txn_plan *p = &t->p;
-    char *abs = NULL, *cn = NULL;
+    char *cn = NULL;
     int r = 0;
-    strset_free(&p->mdirs);
-    for (size_t i = 0; i < p->nops && !r; i++) {
-        struct txn_op *op = &p->ops[i];
-        enum cdd_ftype type;
-        int missing = 0, added = 0;
-        free(abs);
+    for (size_t i = 0; i < p->j.n_mdirs; i++)
+        free(p->j.mdirs[i]);
+    p->j.n_mdirs = 0;
+    for (size_t i = 0; i < p->j.nops && !r; i++) {
+        struct cdd_jop *op = &p->j.ops[i];
+        struct cdd_stat st = {0};
+        size_t missing = 0;
+        int added = 0;
         free(cn);
         cn = NULL;
-        if (!(abs = abs_of(p, op->dest))) {
-            r = nomem();
-            break;
-        }
         if (op->type == 'R') {
-            /* Only a folder that is there (not a symlink) is removed, and
-             * never through a symlink out of the tree. */
-            r = plan_parents(t, op->dest, NULL, &missing, &cn);
-            type = CDD_FT_NONE;
+            /* Only a folder that is there (not a link) is removed, and
+             * never through a link out of the tree. */
+            r = cdd_tree_canon(p->tree, op->dest, &cn, &missing);
             if (!r && !missing)
-                r = type_of(abs, &type);
-            op->journaled = type == CDD_FT_DIR;
+                r = cdd_tree_lstat(p->tree, op->dest, &st);
+            op->journaled = !missing && st.type == CDD_FT_DIR;
             continue;
         }
         if (op->type == 'P') {
-            char *src = abs_of(p, op->src);
-            if (!src) {
-                r = nomem();
-                break;
-            }
-            r = type_of(src, &type);
+            enum cdd_ftype type;
+            r = type_of(p, op->src, &type);
             if (!r && type == CDD_FT_NONE)
-                r = cdd_fail(CDD_E_NOTFOUND, src, 0,
+                r = cdd_fail(CDD_E_NOTFOUND, op->src, 0,
                              "staged file is missing");
             else if (!r && type != CDD_FT_FILE && type != CDD_FT_SYMLINK)
-                r = cdd_fail(CDD_E_STATE, src, 0,
+                r = cdd_fail(CDD_E_STATE, op->src, 0,
                              "is neither a file nor a symlink");
-            free(src);
             if (r)
                 break;
         }
-        r = plan_parents(t, op->dest, op->type == 'P' ? &p->mdirs : NULL,
-                         &missing, &cn);
+        r = cdd_tree_canon(p->tree, op->dest, &cn, &missing);
+        if (!r && missing && op->type == 'P')
+            r = add_missing_dirs(p, op->dest, missing);
         if (r)
             break;
-        type = CDD_FT_NONE;
-        if (!missing && (r = type_of(abs, &type)) != 0)
+        if (!missing && (r = cdd_tree_lstat(p->tree, op->dest, &st)) != 0)
             break;
-        if (type == CDD_FT_DIR || type == CDD_FT_OTHER) {
-            r = cdd_fail(CDD_E_TARGET, abs, 0,
-                         type == CDD_FT_DIR
+        if (st.type == CDD_FT_DIR || st.type == CDD_FT_OTHER) {
+            char *abs = cdd_tree_abs(p->tree, op->dest);
+            r = cdd_fail(CDD_E_TARGET, abs ? abs : op->dest, 0,
+                         st.type == CDD_FT_DIR
                              ? "is a folder; refusing to replace it"
                              : "is not a regular file or symlink");
+            free(abs);
             break;
         }
-        if (op->type == 'P')
-            op->existed = type != CDD_FT_NONE;
-        else /* a file that is already gone needs no delete */
-            op->journaled = type != CDD_FT_NONE;
+        cdd_jprev_clear(&op->prev);
+        op->has_prev = st.type != CDD_FT_NONE;
+        if (op->type == 'D') /* a file that is already gone needs no delete */
+            op->journaled = op->has_prev;
+        if (op->has_prev && (r = record_prev(t, op->dest, &st, &op->prev)))
+            break;
         r = strset_add(&canon, cn, &added);
-        if (!r && !added)
-            r = cdd_fail(CDD_E_TARGET, abs, 0,
+        if (!r && !added) {
+            char *abs = cdd_tree_abs(p->tree, op->dest);
+            r = cdd_fail(CDD_E_TARGET, abs ? abs : op->dest, 0,
                          "is reached by two names in one transaction "
                          "(through a symlinked folder)");
+            free(abs);
+        }
     }
     /* A folder to create that is also a file to put: refuse, or the put
      * would fail half-way. */
-    for (size_t i = 0; !r && i < p->mdirs.n; i++) {
-        char *key = str_cat3("d:", "", p->mdirs.items[i]);
+    for (size_t i = 0; !r && i < p->j.n_mdirs; i++) {
+        char *key = str_cat3("d:", "", p->j.mdirs[i]);
         if (!key)
             r = nomem();
         else if (strset_has(&t->names, key))
-            r = cdd_fail(CDD_E_TARGET, p->mdirs.items[i], 0,
+            r = cdd_fail(CDD_E_TARGET, p->j.mdirs[i], 0,
                          "is both a file and a folder in one transaction");
         free(key);
     }
     if (!r) {
         /* Removals of folders come last (they must be empty by then) and
          * deepest first (a parent empties when its child goes). */
-        size_t k = 0;
-        struct txn_op *sorted = malloc((p->nops ? p->nops : 1) * sizeof *sorted);
+        size_t k = 0, n = p->j.nops;
+        struct cdd_jop *sorted = malloc((n ? n : 1) * sizeof *sorted);
         if (!sorted) {
             r = nomem();
         } else {
-            for (size_t i = 0; i < p->nops; i++)
-                if (p->ops[i].type != 'R')
-                    sorted[k++] = p->ops[i];
+            for (size_t i = 0; i < n; i++)
+                if (p->j.ops[i].type != 'R')
+                    sorted[k++] = p->j.ops[i];
             size_t first_r = k;
-            for (size_t i = 0; i < p->nops; i++)
-                if (p->ops[i].type == 'R')
-                    sorted[k++] = p->ops[i];
+            for (size_t i = 0; i < n; i++)
+                if (p->j.ops[i].type == 'R')
+                    sorted[k++] = p->j.ops[i];
             qsort(sorted + first_r, k - first_r, sizeof *sorted, deeper_first);
-            memcpy(p->ops, sorted, p->nops * sizeof *sorted);
+            memcpy(p->j.ops, sorted, n * sizeof *sorted);
             free(sorted);
         }
     }
-    free(abs);
     free(cn);
     strset_free(&canon);
-    return r;
-}
-
-static int journal_text(const struct txn_plan *p, struct sbuf *b)
-{
-    int r = sbuf_add(b, JOURNAL_MAGIC " 1 ");
-    if (!r)
-        r = sbuf_add(b, p->id);
-    if (!r)
-        r = sbuf_add(b, " ");
-    if (!r)
-        r = sbuf_add(b, p->kind);
-    if (!r)
-        r = sbuf_add(b, p->purge ? " purge-backup\n" : " keep-backup\n");
-    for (size_t i = 0; !r && i < p->mdirs.n; i++) {
-        r = sbuf_add(b, "M\t");
-        if (!r)
-            r = sbuf_add(b, p->mdirs.items[i]);
-        if (!r)
-            r = sbuf_add(b, "\n");
-    }
-    for (size_t i = 0; !r && i < p->nops; i++) {
-        const struct txn_op *op = &p->ops[i];
-        if (!op->journaled)
-            continue;
-        char tag[3] = {op->type, '\t', '\0'};
-        r = sbuf_add(b, tag);
-        if (!r && op->type == 'P') {
-            r = sbuf_add(b, op->src);
-            if (!r)
-                r = sbuf_add(b, "\t");
-        }
-        if (!r)
-            r = sbuf_add(b, op->dest);
-        if (!r)
-            r = sbuf_add(b, "\n");
-    }
-    if (!r)
-        r = sbuf_add(b, "E\n");
     return r;
 }
 
@@ -981,69 +695,54 @@ static int move_to_backup(const struct txn_plan *p, const char *dest,
                           struct strset *syncs)
 {
     char *bk_rel = backup_rel(p, dest);
-    char *bk = bk_rel ? abs_of(p, bk_rel) : NULL;
-    char *bk_dir = bk ? parent_of(bk) : NULL;
-    char *src = abs_of(p, dest);
+    char *bk_dir = bk_rel ? parent_of(bk_rel) : NULL;
     int r;
-    if (!bk_dir || !src) {
+    if (!bk_dir) {
         r = nomem();
         goto out;
     }
-    r = cdd_fs_mkdirs(bk_dir, NULL);
+    r = cdd_tree_mkdirs(p->tree, bk_dir, NULL);
     /* Each backup folder from .cudnn-deploy down may be new, and the last
      * one gains the file: sync them all (a set: once per commit each). */
     for (char *s = bk_rel; !r && (s = strchr(s, '/')) != NULL; s++) {
         *s = '\0';
-        char *a = abs_of(p, bk_rel);
-        r = a ? strset_add(syncs, a, NULL) : nomem();
-        free(a);
+        r = strset_add(syncs, bk_rel, NULL);
         *s = '/';
     }
     if (!r)
-        r = cdd_fs_rename(src, bk);
+        r = cdd_tree_rename(p->tree, dest, bk_rel);
     if (!r)
-        r = add_parent(syncs, src);
+        r = add_parent(syncs, dest);
 out:
     free(bk_rel);
-    free(bk);
     free(bk_dir);
-    free(src);
     return r;
 }
 
-static int apply_op(const struct txn_plan *p, const struct txn_op *op,
+static int apply_op(const struct txn_plan *p, const struct cdd_jop *op,
                     struct strset *syncs)
 {
-    char *dest = abs_of(p, op->dest), *src = NULL;
     int r = 0;
-    if (!dest)
-        return nomem();
     switch (op->type) {
     case 'P':
-        if (!(src = abs_of(p, op->src))) {
-            r = nomem();
-            break;
-        }
-        if (op->existed)
+        if (op->has_prev)
             r = move_to_backup(p, op->dest, syncs);
         if (!r)
-            r = cdd_fs_rename(src, dest);
+            r = cdd_tree_rename(p->tree, op->src, op->dest);
         if (!r)
-            r = add_parent(syncs, src);
+            r = add_parent(syncs, op->src);
         if (!r)
-            r = add_parent(syncs, dest);
+            r = add_parent(syncs, op->dest);
         break;
     case 'D':
         r = move_to_backup(p, op->dest, syncs);
         break;
     case 'R':
-        r = rmdir_if_empty(dest);
+        r = rmdir_if_empty(p, op->dest);
         if (!r)
-            r = add_parent(syncs, dest);
+            r = add_parent(syncs, op->dest);
         break;
     }
-    free(dest);
-    free(src);
     return r;
 }
 
@@ -1059,24 +758,17 @@ static int prune_backup_parents(const struct txn_plan *p, const char *src)
         return nomem();
     while (!r && strcmp(rel, CDD_STATE_DIR) != 0 &&
            has_prefix(rel, CDD_STATE_DIR "/")) {
-        char *abs = abs_of(p, rel);
         enum cdd_ftype type;
-        if (!abs) {
-            r = nomem();
-            break;
-        }
-        r = type_of(abs, &type);
+        r = type_of(p, rel, &type);
         if (!r && type == CDD_FT_DIR) {
-            r = cdd_fs_list(abs, stop_at_first, NULL);
+            r = cdd_tree_list(p->tree, rel, stop_at_first, NULL);
             if (r == 1) {
-                free(abs);
                 r = 0;
                 break;
             }
             if (!r)
-                r = cdd_fs_rmdir(abs);
+                r = cdd_tree_rmdir(p->tree, rel);
         }
-        free(abs);
         char *up = parent_of(rel);
         free(rel);
         rel = up;
@@ -1092,48 +784,150 @@ static int prune_backup_parents(const struct txn_plan *p, const char *src)
  * it again after a crash; the journal goes last. */
 static int txn_finish(const struct txn_plan *p)
 {
-    char *stage_rel = stage_rel_of(p->id);
-    char *stage = stage_rel ? abs_of(p, stage_rel) : NULL;
-    char *bk_rel = backup_id_rel(p);
-    char *bk = bk_rel ? abs_of(p, bk_rel) : NULL;
-    char *bk_top = abs_of(p, CDD_BACKUP_DIR);
-    char *state = abs_of(p, CDD_STATE_DIR);
-    char *journal = abs_of(p, CDD_JOURNAL_FILE);
+    char *stage = stage_rel_of(p->j.id);
+    char *bk = backup_id_rel(p);
     int r;
-    if (!stage || !bk || !bk_top || !state || !journal) {
+    if (!stage || !bk) {
         r = nomem();
         goto out;
     }
-    r = cdd_fs_remove_tree(stage);
-    for (size_t i = 0; !r && i < p->nops; i++)
-        if (p->ops[i].type == 'P' && has_prefix(p->ops[i].src, BACKUP_PREFIX))
-            r = prune_backup_parents(p, p->ops[i].src);
+    r = cdd_tree_remove_tree(p->tree, stage);
+    for (size_t i = 0; !r && i < p->j.nops; i++)
+        if (p->j.ops[i].type == 'P' && has_prefix(p->j.ops[i].src, BACKUP_PREFIX))
+            r = prune_backup_parents(p, p->j.ops[i].src);
     if (!r)
-        r = p->purge ? cdd_fs_remove_tree(bk) : rmdir_if_empty(bk);
+        r = p->j.purge ? cdd_tree_remove_tree(p->tree, bk)
+                       : rmdir_if_empty(p, bk);
     if (!r)
-        r = rmdir_if_empty(bk_top);
+        r = rmdir_if_empty(p, CDD_BACKUP_DIR);
     /* What was removed must stay removed before the journal that would
      * redo it goes. */
     if (!r) {
         enum cdd_ftype type;
-        r = type_of(bk_top, &type);
+        r = type_of(p, CDD_BACKUP_DIR, &type);
         if (!r && type == CDD_FT_DIR)
-            r = cdd_fs_sync_dir(bk_top);
+            r = cdd_tree_sync_dir(p->tree, CDD_BACKUP_DIR);
     }
     if (!r)
-        r = cdd_fs_sync_dir(state);
+        r = cdd_tree_sync_dir(p->tree, CDD_STATE_DIR);
     if (!r)
-        r = unlink_if_present(journal);
+        r = unlink_if_present(p, CDD_JOURNAL_FILE);
     if (!r)
-        r = cdd_fs_sync_dir(state);
+        r = cdd_tree_sync_dir(p->tree, CDD_STATE_DIR);
 out:
-    free(stage_rel);
     free(stage);
-    free(bk_rel);
     free(bk);
-    free(bk_top);
-    free(state);
+    return r;
+}
+
+/* Is the backup of op, which is there, what the journal recorded? 0, or
+ * CDD_E_STATE naming the journal and the record. */
+static int check_backup(const struct txn_plan *p, const struct cdd_jop *op,
+                        const char *bkf)
+{
+    struct cdd_stat st;
+    char why[160] = "", target[LINK_MAX_LEN];
+    int r = cdd_tree_lstat(p->tree, bkf, &st);
+    if (r)
+        return r;
+    if (!op->has_prev) {
+        snprintf(why, sizeof why, "no backup was recorded for it");
+    } else if (st.type != op->prev.type) {
+        snprintf(why, sizeof why, "recorded as a %s, found a %s",
+                 op->prev.type == CDD_FT_SYMLINK ? "link" : "file",
+                 st.type == CDD_FT_SYMLINK ? "link"
+                 : st.type == CDD_FT_FILE  ? "file"
+                 : st.type == CDD_FT_DIR   ? "folder"
+                                           : "special file");
+    } else if (st.type == CDD_FT_SYMLINK) {
+        r = cdd_tree_readlink(p->tree, bkf, target, sizeof target);
+        if (r)
+            return r;
+        if (strcmp(target, op->prev.target) != 0)
+            snprintf(why, sizeof why, "the link's target differs from the "
+                                      "recorded one");
+    } else if (st.size != op->prev.size) {
+        snprintf(why, sizeof why, "size %llu, recorded %llu",
+                 (unsigned long long)st.size,
+                 (unsigned long long)op->prev.size);
+    } else if (p->from_disk) {
+        uint8_t got[CDD_SHA256_LEN];
+        r = cdd_tree_sha256(p->tree, bkf, got, NULL);
+        if (r)
+            return r;
+        if (memcmp(got, op->prev.sha256, CDD_SHA256_LEN) != 0)
+            snprintf(why, sizeof why, "its sha256 differs from the recorded "
+                                      "one");
+    }
+    if (!why[0])
+        return 0;
+    char *journal = cdd_tree_abs(p->tree, CDD_JOURNAL_FILE);
+    char shown[200];
+    r = cdd_fail(CDD_E_STATE, journal ? journal : CDD_JOURNAL_FILE, 0,
+                 "record %c %s: its backup %s is not what was recorded (%s); "
+                 "nothing was changed: inspect the tree and remove the "
+                 "journal",
+                 op->type, cdd_path_printable(op->dest, shown, sizeof shown),
+                 bkf, why);
     free(journal);
+    return r;
+}
+
+/* Before a roll-back touches anything: every backup it would bring back is
+ * what was recorded. */
+static int check_backups(const struct txn_plan *p)
+{
+    int r = 0;
+    for (size_t i = 0; !r && i < p->j.nops; i++) {
+        const struct cdd_jop *op = &p->j.ops[i];
+        enum cdd_ftype type;
+        if (op->type == 'R' || !op->journaled)
+            continue;
+        char *bkf = backup_rel(p, op->dest);
+        if (!bkf)
+            return nomem();
+        r = type_of(p, bkf, &type);
+        if (!r && type != CDD_FT_NONE)
+            r = check_backup(p, op, bkf);
+        free(bkf);
+    }
+    return r;
+}
+
+/* Before a recovery acts on a journal read from disk: every path it names
+ * resolves beneath the root without a link that leaves the tree or leads
+ * into .cudnn-deploy. A record that does is tampered state, refused before
+ * anything moves (the walk would refuse the single operation anyway, but
+ * only after the records before it were acted on). */
+static int check_paths(const struct txn_plan *p, const char *journal)
+{
+    int r = 0;
+    for (size_t i = 0; !r && i <= p->j.nops; i++) {
+        const struct cdd_jop *op = i < p->j.nops ? &p->j.ops[i] : NULL;
+        size_t nm = op ? (op->type == 'P' ? 2 : 1) : p->j.n_mdirs;
+        for (size_t k = 0; !r && k < nm; k++) {
+            const char *path = !op ? p->j.mdirs[k]
+                               : op->type == 'P' && k == 0 ? op->src
+                                                           : op->dest;
+            char *canon = NULL;
+            r = cdd_tree_canon(p->tree, path, &canon, NULL);
+            free(canon);
+            if (r == CDD_E_TARGET) { /* a missing or odd folder: not ours */
+                cdd_clear_error();
+                r = 0;
+            }
+            if (r == CDD_E_UNSAFE || r == CDD_E_STATE) {
+                struct cdd_errinfo e = *cdd_last_error();
+                char shown[200];
+                r = cdd_fail(CDD_E_STATE, journal, 0,
+                             "record %c %s: %s: %s; nothing was changed: "
+                             "inspect the tree and remove the journal",
+                             op ? op->type : 'M',
+                             cdd_path_printable(path, shown, sizeof shown),
+                             e.path, e.msg);
+            }
+        }
+    }
     return r;
 }
 
@@ -1144,115 +938,84 @@ out:
 static int txn_rollback(const struct txn_plan *p)
 {
     struct strset syncs = {0};
-    char *stage_rel = stage_rel_of(p->id);
-    char *stage = stage_rel ? abs_of(p, stage_rel) : NULL;
-    char *bk_rel = backup_id_rel(p);
-    char *bk = bk_rel ? abs_of(p, bk_rel) : NULL;
-    char *bk_top = abs_of(p, CDD_BACKUP_DIR);
-    char *state = abs_of(p, CDD_STATE_DIR);
-    char *journal = abs_of(p, CDD_JOURNAL_FILE);
-    char *jtmp = journal ? str_cat3(journal, "", ".tmp") : NULL;
-    char *dest = NULL, *src = NULL, *bkf_rel = NULL, *bkf = NULL;
+    char *stage = stage_rel_of(p->j.id);
+    char *bk = backup_id_rel(p);
+    char *bkf = NULL;
     int r = 0;
-    if (!stage || !bk || !bk_top || !state || !journal || !jtmp) {
+    if (!stage || !bk) {
         r = nomem();
         goto out;
     }
+    r = check_backups(p);
     /* Folders the commit removed come back first (outermost first), so
      * that files deleted from them have somewhere to return to. Only
      * folders that existed are journaled, so a missing one was removed. */
-    for (size_t i = p->nops; !r && i-- > 0;) {
-        const struct txn_op *op = &p->ops[i];
+    for (size_t i = p->j.nops; !r && i-- > 0;) {
+        const struct cdd_jop *op = &p->j.ops[i];
         if (op->type != 'R' || !op->journaled)
             continue;
         enum cdd_ftype type;
-        free(dest);
-        if (!(dest = abs_of(p, op->dest))) {
-            r = nomem();
-            break;
-        }
-        r = type_of(dest, &type);
+        r = type_of(p, op->dest, &type);
         if (!r && type == CDD_FT_NONE)
-            r = cdd_fs_mkdir(dest);
+            r = cdd_tree_mkdir(p->tree, op->dest);
         if (!r)
-            r = add_parent(&syncs, dest);
+            r = add_parent(&syncs, op->dest);
     }
-    for (size_t i = p->nops; !r && i-- > 0;) {
-        const struct txn_op *op = &p->ops[i];
+    for (size_t i = p->j.nops; !r && i-- > 0;) {
+        const struct cdd_jop *op = &p->j.ops[i];
         enum cdd_ftype st_src = CDD_FT_NONE, st_dest, st_bk;
         if (op->type == 'R' || !op->journaled)
             continue;
-        free(dest);
-        free(src);
-        free(bkf_rel);
         free(bkf);
-        src = bkf = NULL;
-        dest = abs_of(p, op->dest);
-        bkf_rel = backup_rel(p, op->dest);
-        bkf = bkf_rel ? abs_of(p, bkf_rel) : NULL;
-        if (!dest || !bkf || (op->type == 'P' && !(src = abs_of(p, op->src)))) {
+        if (!(bkf = backup_rel(p, op->dest))) {
             r = nomem();
             break;
         }
         if (op->type == 'P') {
-            r = type_of(src, &st_src);
+            r = type_of(p, op->src, &st_src);
             if (!r)
-                r = type_of(dest, &st_dest);
+                r = type_of(p, op->dest, &st_dest);
             if (!r && st_src == CDD_FT_NONE && st_dest != CDD_FT_NONE)
-                r = cdd_fs_rename(dest, src);
+                r = cdd_tree_rename(p->tree, op->dest, op->src);
             if (!r)
-                r = add_parent(&syncs, src);
+                r = add_parent(&syncs, op->src);
         }
         if (!r)
-            r = type_of(bkf, &st_bk);
+            r = type_of(p, bkf, &st_bk);
         if (!r && st_bk != CDD_FT_NONE)
-            r = cdd_fs_rename(bkf, dest);
+            r = cdd_tree_rename(p->tree, bkf, op->dest);
         if (!r)
-            r = add_parent(&syncs, dest);
+            r = add_parent(&syncs, op->dest);
     }
-    for (size_t i = p->mdirs.n; !r && i-- > 0;) {
-        free(dest);
-        if (!(dest = abs_of(p, p->mdirs.items[i]))) {
-            r = nomem();
-            break;
-        }
-        r = rmdir_if_empty(dest);
+    for (size_t i = p->j.n_mdirs; !r && i-- > 0;) {
+        r = rmdir_if_empty(p, p->j.mdirs[i]);
         if (!r)
-            r = add_parent(&syncs, dest);
+            r = add_parent(&syncs, p->j.mdirs[i]);
     }
     if (!r)
-        r = cdd_fs_remove_tree(bk);
+        r = cdd_tree_remove_tree(p->tree, bk);
     if (!r)
-        r = rmdir_if_empty(bk_top);
+        r = rmdir_if_empty(p, CDD_BACKUP_DIR);
     if (!r)
-        r = strset_add(&syncs, state, NULL);
+        r = strset_add(&syncs, CDD_STATE_DIR, NULL);
     /* The undone moves must be on disk before the journal that would redo
      * the undo goes away. */
     if (!r)
-        r = sync_dirs(&syncs);
+        r = sync_dirs(p, &syncs);
     if (!r)
-        r = unlink_if_present(journal);
+        r = unlink_if_present(p, CDD_JOURNAL_FILE);
     if (!r)
-        r = unlink_if_present(jtmp);
+        r = unlink_if_present(p, CDD_JOURNAL_FILE ".tmp");
     if (!r)
-        r = cdd_fs_sync_dir(state);
+        r = cdd_tree_sync_dir(p->tree, CDD_STATE_DIR);
     /* Only now: while the journal existed, "src missing" had to mean
      * "moved into dest". */
     if (!r)
-        r = cdd_fs_remove_tree(stage);
+        r = cdd_tree_remove_tree(p->tree, stage);
 out:
     strset_free(&syncs);
-    free(stage_rel);
     free(stage);
-    free(bk_rel);
     free(bk);
-    free(bk_top);
-    free(state);
-    free(journal);
-    free(jtmp);
-    free(dest);
-    free(src);
-    free(bkf_rel);
     free(bkf);
     return r;
 }
@@ -1276,68 +1039,61 @@ static int fail_and_rollback(const struct txn_plan *p, int err)
 int cdd_txn_commit(struct cdd_txn *t, int purge_backup)
 {
     struct strset syncs = {0};
-    struct sbuf j = {0};
-    char *journal = NULL, *stage = NULL;
+    char *jtext = NULL;
+    size_t jlen = 0;
     struct txn_plan *p;
     int r = 0;
     if (!t)
         return cdd_fail(CDD_E_USAGE, NULL, 0, "no transaction");
     p = &t->p;
-    p->purge = purge_backup != 0;
-    if (!(journal = abs_of(p, CDD_JOURNAL_FILE)) ||
-        !(stage = abs_of(p, t->stage_rel))) {
-        r = nomem();
-        goto no_journal;
-    }
+    p->j.purge = purge_backup != 0;
     r = plan_commit(t);
     if (!r && cdd_cancelled())
-        r = cdd_fail(CDD_E_INTERRUPTED, p->root, 0,
+        r = cdd_fail(CDD_E_INTERRUPTED, cdd_tree_root(p->tree), 0,
                      "interrupted before the commit");
     if (r)
         goto no_journal;
     size_t n_journaled = 0;
-    for (size_t i = 0; i < p->nops; i++)
-        n_journaled += p->ops[i].journaled != 0;
-    if (n_journaled == 0 && p->mdirs.n == 0) {
+    for (size_t i = 0; i < p->j.nops; i++)
+        n_journaled += p->j.ops[i].journaled != 0;
+    if (n_journaled == 0 && p->j.n_mdirs == 0) {
         /* Nothing to change (say, deletes of files already gone). */
-        if (cdd_fs_remove_tree(stage) != 0)
+        if (cdd_tree_remove_tree(p->tree, t->stage_rel) != 0)
             cdd_clear_error(); /* a stray stage for the next recover */
         goto out;
     }
-    r = journal_text(p, &j);
+    r = cdd_journal_format(&p->j, &jtext, &jlen);
     if (r)
         goto no_journal;
 
     /* From here on a journal may be on disk: every failure goes through
      * the roll-back, which copes with any prefix of the steps. */
-    r = cdd_fs_write_atomic(journal, j.p, j.len);
-    for (size_t i = 0; !r && i < p->mdirs.n; i++) {
-        char *d = abs_of(p, p->mdirs.items[i]);
-        r = d ? cdd_fs_mkdir(d) : nomem();
+    r = cdd_tree_write_atomic(p->tree, CDD_JOURNAL_FILE, jtext, jlen);
+    for (size_t i = 0; !r && i < p->j.n_mdirs; i++) {
+        r = cdd_tree_mkdir(p->tree, p->j.mdirs[i]);
         if (!r)
-            r = add_parent(&syncs, d);
-        free(d);
+            r = add_parent(&syncs, p->j.mdirs[i]);
     }
-    for (size_t i = 0; !r && i < p->nops; i++) {
-        if (!p->ops[i].journaled)
+    for (size_t i = 0; !r && i < p->j.nops; i++) {
+        if (!p->j.ops[i].journaled)
             continue;
         if (cdd_cancelled())
-            r = cdd_fail(CDD_E_INTERRUPTED, p->root, 0,
+            r = cdd_fail(CDD_E_INTERRUPTED, cdd_tree_root(p->tree), 0,
                          "interrupted during the commit");
         else
-            r = apply_op(p, &p->ops[i], &syncs);
+            r = apply_op(p, &p->j.ops[i], &syncs);
     }
     if (!r)
-        r = sync_dirs(&syncs);
+        r = sync_dirs(p, &syncs);
     if (!r && cdd_cancelled())
-        r = cdd_fail(CDD_E_INTERRUPTED, p->root, 0,
+        r = cdd_fail(CDD_E_INTERRUPTED, cdd_tree_root(p->tree), 0,
                      "interrupted during the commit");
     if (r) {
         r = fail_and_rollback(p, r);
         goto out;
     }
 
-    r = cdd_fs_append_line(journal, "C");
+    r = cdd_tree_append_line(p->tree, CDD_JOURNAL_FILE, "C");
     if (r) {
         /* Was part of "C" written before the failure? Put the journal back
          * as it was, so the roll-back cannot be mistaken for a commit by a
@@ -1345,7 +1101,7 @@ int cdd_txn_commit(struct cdd_txn *t, int purge_backup)
          * finds the tree wholly "after" and reads whichever record is
          * there. */
         struct cdd_errinfo e = *cdd_last_error();
-        if (cdd_fs_write_atomic(journal, j.p, j.len) != 0) {
+        if (cdd_tree_write_atomic(p->tree, CDD_JOURNAL_FILE, jtext, jlen) != 0) {
             r = cdd_fail(r, e.path, e.os_err,
                          "%s; the commit record may be incomplete: run "
                          "`cudnn-deploy recover` to settle it", e.msg);
@@ -1362,17 +1118,14 @@ int cdd_txn_commit(struct cdd_txn *t, int purge_backup)
         cdd_clear_error();
     goto out;
 
-no_journal:
-    if (stage) {
+no_journal: {
         struct cdd_errinfo e = *cdd_last_error();
-        cdd_fs_remove_tree(stage);
+        cdd_tree_remove_tree(p->tree, t->stage_rel);
         cdd_fail(e.code, e.path, e.os_err, "%s", e.msg);
     }
 out:
     strset_free(&syncs);
-    free(j.p);
-    free(journal);
-    free(stage);
+    free(jtext);
     txn_free(t);
     return r;
 }
@@ -1381,135 +1134,15 @@ void cdd_txn_abort(struct cdd_txn *t)
 {
     if (!t)
         return;
-    char *stage = abs_of(&t->p, t->stage_rel);
-    if (stage) {
-        /* Keep the caller's error: abort follows a failure. A stage that
-         * cannot be removed is a stray for the next recover. */
-        struct cdd_errinfo e = *cdd_last_error();
-        cdd_fs_remove_tree(stage);
-        cdd_fail(e.code, e.path, e.os_err, "%s", e.msg);
-    }
-    free(stage);
+    /* Keep the caller's error: abort follows a failure. A stage that
+     * cannot be removed is a stray for the next recover. */
+    struct cdd_errinfo e = *cdd_last_error();
+    cdd_tree_remove_tree(t->p.tree, t->stage_rel);
+    cdd_fail(e.code, e.path, e.os_err, "%s", e.msg);
     txn_free(t);
 }
 
 /* ---- recover ------------------------------------------------------------ */
-
-/* Split the next line off *s (replacing '\n' with NUL). */
-static char *next_line(char **s)
-{
-    char *l = *s;
-    if (!l)
-        return NULL;
-    char *nl = strchr(l, '\n');
-    if (nl) {
-        *nl = '\0';
-        *s = nl + 1;
-    } else {
-        *s = NULL;
-    }
-    return l;
-}
-
-static int bad_journal(const char *path, size_t line, const char *why)
-{
-    return cdd_fail(CDD_E_STATE, path, 0,
-                    "line %zu: %s; the interrupted transaction cannot be "
-                    "finished automatically: inspect the tree and remove "
-                    "the journal", line, why);
-}
-
-/* Parse a journal into p. *acted: the plan was complete ("E" present), so
- * the tree may have changed; *committed: "C" present. Every path is checked
- * as when it was queued, so a damaged journal cannot steer the recovery
- * outside the tree. */
-static int journal_parse(const char *path, char *text, struct txn_plan *p,
-                         int *acted, int *committed)
-{
-    char *s = text, *l;
-    size_t ln = 1;
-    *acted = *committed = 0;
-    l = next_line(&s);
-    /* Header: magic, version, id, kind, backup mode. */
-    char *f[6] = {0};
-    size_t nf = 0;
-    for (char *c = l; c && nf < 6;) {
-        f[nf++] = c;
-        c = strchr(c, ' ');
-        if (c)
-            *c++ = '\0';
-    }
-    if (nf != 5 || strcmp(f[0], JOURNAL_MAGIC) != 0 || strcmp(f[1], "1") != 0 ||
-        !id_ok(f[2]) || !kind_ok(f[3]) ||
-        (strcmp(f[4], "purge-backup") != 0 && strcmp(f[4], "keep-backup") != 0))
-        return bad_journal(path, ln, "not a cudnn-deploy journal header");
-    if (!(p->id = str_dup(f[2])) || !(p->kind = str_dup(f[3])))
-        return nomem();
-    p->purge = strcmp(f[4], "purge-backup") == 0;
-
-    /* A plan without its end line never reached the disk whole, so the
-     * commit never started (it writes the journal atomically before any
-     * change): nothing to undo. */
-    for (char *c = s; c; c = strchr(c, '\n')) {
-        if (*c == '\n')
-            c++;
-        if (c[0] == 'E' && (c[1] == '\n' || c[1] == '\0')) {
-            *acted = 1;
-            break;
-        }
-    }
-    if (!*acted)
-        return 0;
-
-    int seen_e = 0;
-    while ((l = next_line(&s)) != NULL) {
-        ln++;
-        char *a = NULL, *b = NULL;
-        int r = 0;
-        if (*l == '\0') {
-            if (s && *s)
-                return bad_journal(path, ln, "empty line");
-            continue;
-        }
-        if (l[1] == '\0' && (l[0] == 'E' || l[0] == 'C')) {
-            if (l[0] == 'E' ? seen_e : (!seen_e || *committed))
-                return bad_journal(path, ln, "record out of order");
-            if (l[0] == 'E')
-                seen_e = 1;
-            else
-                *committed = 1;
-            continue;
-        }
-        if (seen_e || l[1] != '\t')
-            return bad_journal(path, ln, "unknown record");
-        a = l + 2;
-        if ((b = strchr(a, '\t')) != NULL)
-            *b++ = '\0';
-        switch (l[0]) {
-        case 'M':
-            if (b || !rel_ok(a) || in_state_dir(a))
-                return bad_journal(path, ln, "bad folder record");
-            r = strset_add(&p->mdirs, a, NULL);
-            break;
-        case 'P':
-            if (!b || strchr(b, '\t') || !src_ok(a, p->id) || !dest_ok(b))
-                return bad_journal(path, ln, "bad move record");
-            r = plan_push(p, 'P', a, b);
-            break;
-        case 'D':
-        case 'R':
-            if (b || (l[0] == 'D' ? !dest_ok(a) : (!rel_ok(a) || in_state_dir(a))))
-                return bad_journal(path, ln, "bad removal record");
-            r = plan_push(p, l[0], NULL, a);
-            break;
-        default:
-            return bad_journal(path, ln, "unknown record");
-        }
-        if (r)
-            return r;
-    }
-    return 0;
-}
 
 struct sweep {
     struct strset names;
@@ -1519,17 +1152,22 @@ static int sweep_one(void *ud, const char *name)
 {
     struct sweep *w = ud;
     size_t n = strlen(name);
+    /* Only names we could have made: anything else planted here is not
+     * ours to remove (nor a reason to stop every later command). */
+    if (!cdd_jpath_ok(name))
+        return 0;
     if (has_prefix(name, CDD_STAGE_PREFIX) ||
         (n > 4 && strcmp(name + n - 4, ".tmp") == 0))
         return strset_add(&w->names, name, NULL);
     return 0;
 }
 
-int cdd_txn_recover(const char *root, int *found, int *rolled_back, char **id)
+int cdd_txn_recover(struct cdd_tree *tree, int *found, int *rolled_back,
+                    char **id)
 {
     struct txn_plan p = {0};
     struct sweep w = {{0}};
-    char *state = NULL, *journal = NULL, *text = NULL, *stage = NULL;
+    char *text = NULL, *stage = NULL, *journal_abs = NULL;
     char *stray_id = NULL;
     enum cdd_ftype type;
     int r, had_journal = 0;
@@ -1537,38 +1175,44 @@ int cdd_txn_recover(const char *root, int *found, int *rolled_back, char **id)
     *rolled_back = 0;
     if (id)
         *id = NULL;
-    if (!(p.root = str_dup(root)) ||
-        !(state = abs_of(&p, CDD_STATE_DIR)) ||
-        !(journal = abs_of(&p, CDD_JOURNAL_FILE))) {
+    p.tree = tree;
+    p.from_disk = 1;
+    if (!cdd_tree_has_state(tree))
+        return 0;
+    if (!(journal_abs = cdd_tree_abs(tree, CDD_JOURNAL_FILE))) {
         r = nomem();
         goto out;
     }
-    r = type_of(state, &type);
-    if (r || type == CDD_FT_NONE)
-        goto out;
-    r = type_of(journal, &type);
+    r = type_of(&p, CDD_JOURNAL_FILE, &type);
     if (r)
         goto out;
     if (type != CDD_FT_NONE) {
-        int acted, committed;
         had_journal = 1;
-        r = cdd_fs_read_all(journal, JOURNAL_MAX, &text, NULL);
+        if (type != CDD_FT_FILE)
+            r = cdd_fail(CDD_E_STATE, journal_abs, 0,
+                         "is not a regular file (a link is not accepted)");
         if (!r)
-            r = journal_parse(journal, text, &p, &acted, &committed);
+            r = cdd_tree_read_all(tree, CDD_JOURNAL_FILE, JOURNAL_MAX, &text,
+                                  NULL);
+        if (r == CDD_E_UNSAFE) /* swapped for a link after the lstat */
+            r = cdd_fail(CDD_E_STATE, journal_abs, 0,
+                         "is not a regular file (a link is not accepted)");
+        if (!r)
+            r = cdd_journal_parse(journal_abs, text, &p.j);
+        if (!r && p.j.acted)
+            r = check_paths(&p, journal_abs);
         if (r)
             goto out;
         *found = 1;
-        if (!acted) {
-            char *srel = stage_rel_of(p.id);
-            stage = srel ? abs_of(&p, srel) : NULL;
-            free(srel);
-            r = stage ? cdd_fs_unlink(journal) : nomem();
+        if (!p.j.acted) {
+            stage = stage_rel_of(p.j.id);
+            r = stage ? cdd_tree_unlink(tree, CDD_JOURNAL_FILE) : nomem();
             if (!r)
-                r = cdd_fs_sync_dir(state);
+                r = cdd_tree_sync_dir(tree, CDD_STATE_DIR);
             if (!r)
-                r = cdd_fs_remove_tree(stage);
+                r = cdd_tree_remove_tree(tree, stage);
             *rolled_back = 1;
-        } else if (committed) {
+        } else if (p.j.committed) {
             r = txn_finish(&p);
         } else {
             r = txn_rollback(&p);
@@ -1580,11 +1224,11 @@ int cdd_txn_recover(const char *root, int *found, int *rolled_back, char **id)
     /* Stages of transactions killed before their journal, and *.tmp files
      * of interrupted atomic writes: nothing in the tree refers to them.
      * Listed first, removed after, so the listing sees a stable folder. */
-    r = cdd_fs_list(state, sweep_one, &w);
+    r = cdd_tree_list(tree, CDD_STATE_DIR, sweep_one, &w);
     for (size_t i = 0; !r && i < w.names.n; i++) {
         const char *name = w.names.items[i];
-        char *a = str_cat3(state, "/", name);
-        r = a ? cdd_fs_remove_tree(a) : nomem();
+        char *a = str_cat3(CDD_STATE_DIR, "/", name);
+        r = a ? cdd_tree_remove_tree(tree, a) : nomem();
         free(a);
         if (!r && has_prefix(name, CDD_STAGE_PREFIX) && !had_journal) {
             /* An install killed while staging: it never changed the tree,
@@ -1596,11 +1240,11 @@ int cdd_txn_recover(const char *root, int *found, int *rolled_back, char **id)
         }
     }
     if (!r && w.names.n)
-        r = cdd_fs_sync_dir(state);
-    if (!r && id && (p.id || stray_id)) {
-        if (p.id) {
-            *id = p.id;
-            p.id = NULL;
+        r = cdd_tree_sync_dir(tree, CDD_STATE_DIR);
+    if (!r && id && (p.j.id || stray_id)) {
+        if (p.j.id) {
+            *id = p.j.id;
+            p.j.id = NULL;
         } else {
             *id = stray_id;
             stray_id = NULL;
@@ -1609,10 +1253,9 @@ int cdd_txn_recover(const char *root, int *found, int *rolled_back, char **id)
 out:
     plan_clear(&p);
     strset_free(&w.names);
-    free(state);
-    free(journal);
     free(text);
     free(stage);
     free(stray_id);
+    free(journal_abs);
     return r;
 }

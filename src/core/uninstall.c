@@ -12,6 +12,7 @@
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 #include "cdd/state.h"
+#include "cdd/tree.h"
 #include "cdd/txn.h"
 #include "plan_int.h"
 
@@ -26,13 +27,66 @@ void cdd_uninstall_result_clear(struct cdd_uninstall_result *r)
     memset(r, 0, sizeof *r);
 }
 
-static int exists(const char *root, const char *rel, int *yes)
+static int exists(struct cdd_tree *tree, const char *rel, int *yes)
 {
-    char *abs = cdd_path_join(root, rel);
     struct cdd_stat st;
-    int r = abs ? cdd_fs_lstat(abs, &st) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
-    free(abs);
+    int r = cdd_tree_lstat(tree, rel, &st);
     *yes = !r && st.type != CDD_FT_NONE;
+    return r;
+}
+
+/* A backup that would come back: it must be what the receipt recorded (a
+ * regular file of the recorded size and sha256, or a link with the
+ * recorded target; an unrecorded one, from an older receipt, only a regular
+ * file). Anything else is tampered state: CDD_E_STATE naming the receipt
+ * and the record, before anything changes. */
+static int check_backup(struct cdd_tree *tree, const struct cdd_receipt *rc,
+                        size_t i, const char *src)
+{
+    static const struct cdd_jprev none = {0};
+    const struct cdd_jprev *pv =
+        rc->backed_up_prev ? &rc->backed_up_prev[i] : &none;
+    struct cdd_stat st;
+    char why[160] = "", target[4096];
+    int r = cdd_tree_lstat(tree, src, &st);
+    if (r)
+        return r;
+    enum cdd_ftype want = pv->type == CDD_FT_NONE ? CDD_FT_FILE : pv->type;
+    if (st.type != want) {
+        snprintf(why, sizeof why, "recorded as a %s, found a %s",
+                 want == CDD_FT_SYMLINK ? "link" : "regular file",
+                 st.type == CDD_FT_SYMLINK ? "link"
+                 : st.type == CDD_FT_FILE  ? "regular file"
+                 : st.type == CDD_FT_DIR   ? "folder"
+                                           : "special file");
+    } else if (want == CDD_FT_SYMLINK) {
+        r = cdd_tree_readlink(tree, src, target, sizeof target);
+        if (r)
+            return r;
+        if (strcmp(target, pv->target) != 0)
+            snprintf(why, sizeof why, "the link's target differs from the "
+                                      "recorded one");
+    } else if (pv->type == CDD_FT_FILE) {
+        uint8_t got[CDD_SHA256_LEN];
+        uint64_t size = 0;
+        if (st.size != pv->size)
+            snprintf(why, sizeof why, "size %llu, recorded %llu",
+                     (unsigned long long)st.size,
+                     (unsigned long long)pv->size);
+        else if ((r = cdd_tree_sha256(tree, src, got, &size)) != 0)
+            return r;
+        else if (memcmp(got, pv->sha256, CDD_SHA256_LEN) != 0)
+            snprintf(why, sizeof why, "its sha256 differs from the recorded "
+                                      "one");
+    }
+    if (!why[0])
+        return 0;
+    char *receipt = cdd_tree_abs(tree, CDD_RECEIPT_FILE);
+    r = cdd_fail(CDD_E_STATE, receipt ? receipt : CDD_RECEIPT_FILE, 0,
+                 "backed_up[%zu]: %s is not what was recorded (%s); nothing "
+                 "was changed",
+                 i, src, why);
+    free(receipt);
     return r;
 }
 
@@ -55,7 +109,7 @@ static char *backup_rel(const struct cdd_receipt *rc, const char *path)
 
 /* Decide, for every receipt file, remove or restore; refuse files changed
  * since install unless forced. */
-static int plan_uninstall(const char *root, const struct cdd_receipt *rc,
+static int plan_uninstall(struct cdd_tree *root, const struct cdd_receipt *rc,
                           int force, struct cdd_plan *plan, size_t *n_modified)
 {
     int r = 0;
@@ -95,6 +149,8 @@ static int plan_uninstall(const char *root, const struct cdd_receipt *rc,
         char *src = backup_rel(rc, path);
         int there = 0;
         r = src ? exists(root, src, &there) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
+        if (!r && there)
+            r = check_backup(root, rc, i, src);
         free(src);
         if (r || !there)
             continue;
@@ -107,7 +163,7 @@ static int plan_uninstall(const char *root, const struct cdd_receipt *rc,
     return r;
 }
 
-static int queue_uninstall(struct cdd_txn *t, const char *root,
+static int queue_uninstall(struct cdd_txn *t, struct cdd_tree *root,
                            const struct cdd_receipt *rc,
                            const struct cdd_plan *plan)
 {
@@ -115,7 +171,15 @@ static int queue_uninstall(struct cdd_txn *t, const char *root,
     for (size_t i = 0; i < plan->n && !r; i++) {
         const struct cdd_plan_item *it = &plan->items[i];
         if (it->action == CDD_ACT_REMOVE) {
+            /* Checked moments ago against the receipt's sha256: the
+             * journal records that for its backup, not a second hash. */
+            const struct cdd_rfile_entry *f = cdd_receipt_file(rc, it->path);
             r = cdd_txn_del(t, it->path);
+            if (!r && f && !f->is_symlink) {
+                struct cdd_jprev pv = {CDD_FT_FILE, f->size, {0}, NULL};
+                memcpy(pv.sha256, f->sha256, CDD_SHA256_LEN);
+                r = cdd_txn_expect(t, it->path, &pv);
+            }
         } else if (it->action == CDD_ACT_RESTORE) {
             char *src = backup_rel(rc, it->path);
             r = src ? cdd_txn_put(t, src, it->path)
@@ -144,24 +208,18 @@ static int queue_uninstall(struct cdd_txn *t, const char *root,
 int cdd_uninstall(const struct cdd_uninstall_opts *o,
                   struct cdd_uninstall_result *res)
 {
-    struct cdd_lock *lock = NULL;
     struct cdd_receipt *rc = NULL;
     struct cdd_txn *t = NULL;
-    const char *root = o->target->root;
-    int r, created = 0;
+    struct cdd_tree *root = o->tree;
+    const char *shown = cdd_tree_root(root);
+    int r, locked = 0;
     size_t n_modified = 0;
     memset(res, 0, sizeof *res);
 
     if (!o->dry_run) {
-        r = cdd_check_write_access(root);
-        if (r)
-            goto out;
-        r = cdd_state_lock(root, o->lock_timeout, &created, &lock);
-        if (r)
-            goto out;
-        r = cdd_txn_recover(root, &res->recovery.found,
-                            &res->recovery.rolled_back, &res->recovery.id);
-        if (r)
+        /* A tree with no state has nothing of ours: no state is created. */
+        r = cdd_tree_lock(root, o->lock_timeout, 0, &locked, &res->recovery);
+        if (r || !locked)
             goto out;
     }
     r = cdd_receipt_load(root, &rc);
@@ -179,7 +237,7 @@ int cdd_uninstall(const struct cdd_uninstall_opts *o,
         for (size_t i = 0; i < res->plan.n && !first; i++)
             if (res->plan.items[i].action == CDD_ACT_MODIFIED)
                 first = &res->plan.items[i];
-        r = cdd_fail(CDD_E_MODIFIED, root, 0,
+        r = cdd_fail(CDD_E_MODIFIED, shown, 0,
                      "%zu file(s) changed since install (first: %s: %s); "
                      "nothing was removed; use --force to remove them anyway",
                      n_modified, first->path,
@@ -208,37 +266,22 @@ int cdd_uninstall(const struct cdd_uninstall_opts *o,
 out:
     if (t)
         cdd_txn_abort(t);
-    cdd_lock_release(lock);
     cdd_receipt_free(rc);
     return r;
 }
 
-int cdd_recover(const struct cdd_target *t, double lock_timeout,
+int cdd_recover(struct cdd_tree *tree, double lock_timeout,
                 struct cdd_recovery *res)
 {
-    struct cdd_lock *lock = NULL;
-    char *state = cdd_path_join(t->root, CDD_STATE_DIR);
-    struct cdd_stat st;
-    int r, created = 0;
+    int locked = 0;
     memset(res, 0, sizeof *res);
-    if (!state)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     /* A tree we never touched has nothing to recover: don't create state. */
-    r = cdd_fs_lstat(state, &st);
-    free(state);
-    if (r || st.type == CDD_FT_NONE)
-        return r;
-    r = cdd_check_write_access(t->root);
-    if (!r)
-        r = cdd_state_lock(t->root, lock_timeout, &created, &lock);
-    if (!r)
-        r = cdd_txn_recover(t->root, &res->found, &res->rolled_back, &res->id);
+    int r = cdd_tree_lock(tree, lock_timeout, 0, &locked, res);
     if (!r && res->found) {
         char detail[64];
         snprintf(detail, sizeof detail, "{\"result\":\"%s\"}",
                  res->rolled_back ? "rolled back" : "completed");
-        cdd_log_append(t->root, "recover", res->id, detail);
+        cdd_log_append(tree, "recover", res->id, detail);
     }
-    cdd_lock_release(lock);
     return r;
 }

@@ -155,8 +155,7 @@ static void check_strays(struct vctx *c, char **known, size_t n_known)
     size_t total = 0;
     for (size_t k = 0; k < n_dirs; k++) {
         struct stray_ctx s = {c, dirs[k], known, n_known, 0, ""};
-        char *abs = cdd_path_join(c->root, dirs[k]);
-        if (abs && cdd_fs_list(abs, stray_one, &s) == 0 && s.found) {
+        if (cdd_tree_list(c->tree, dirs[k], stray_one, &s) == 0 && s.found) {
             VCHECK(c, "files.strays", CDD_CHECK_WARN,
                    "%zu cuDNN file(s) in %s/ that this install did not put "
                    "there: %s. Files of another cuDNN version beside these "
@@ -165,7 +164,6 @@ static void check_strays(struct vctx *c, char **known, size_t n_known)
                    s.found, dirs[k], s.list);
             total += s.found;
         }
-        free(abs);
         free(dirs[k]);
     }
     free(dirs);
@@ -181,12 +179,10 @@ static void check_chain(struct vctx *c, const char *rel, size_t *bad)
     char cur[4096], target[4096];
     snprintf(cur, sizeof cur, "%s", rel);
     for (int hops = 0; hops < 16; hops++) {
-        char *abs = cdd_path_join(c->root, cur);
         struct cdd_stat st;
-        int r = abs ? cdd_fs_lstat(abs, &st) : CDD_E_NOMEM;
+        int r = cdd_tree_lstat(c->tree, cur, &st);
         if (!r && st.type == CDD_FT_SYMLINK)
-            r = cdd_fs_readlink(abs, target, sizeof target);
-        free(abs);
+            r = cdd_tree_readlink(c->tree, cur, target, sizeof target);
         if (r || st.type == CDD_FT_NONE) {
             (*bad)++;
             VCHECK(c, "files.chain", CDD_CHECK_FAIL,
@@ -224,7 +220,7 @@ static int files_layer(struct vctx *c)
             enum cdd_action a;
             char *detail = NULL;
             known[i] = f->path;
-            r = cdd_check_installed(c->root, f, 1, &a, &detail);
+            r = cdd_check_installed(c->tree, f, 1, &a, &detail);
             if (r)
                 goto out;
             if (a != CDD_ACT_UNCHANGED) {
@@ -255,14 +251,12 @@ static int files_layer(struct vctx *c)
             known[i] = dest;
             int sym = f->role == CDD_ROLE_SYMLINK;
             if (sym || f->has_size) {
-                r = cdd_tree_compare(c->root, dest, sym, f->target, f->size,
+                r = cdd_tree_compare(c->tree, dest, sym, f->target, f->size,
                                      f->sha256, f->has_sha256, &a, &detail);
             } else {
                 /* Nothing to compare with: presence is all we can check. */
-                char *abs = cdd_path_join(c->root, dest);
                 struct cdd_stat st;
-                r = abs ? cdd_fs_lstat(abs, &st) : CDD_E_NOMEM;
-                free(abs);
+                r = cdd_tree_lstat(c->tree, dest, &st);
                 a = !r && st.type == CDD_FT_FILE ? CDD_ACT_UNCHANGED
                                                  : CDD_ACT_MISSING;
             }
@@ -300,14 +294,21 @@ out:
 
 /* ---- orchestration -------------------------------------------------------- */
 
-static int load_recorded_manifest(const char *root, struct cdd_manifest **out)
+static int load_recorded_manifest(struct cdd_tree *tree,
+                                  struct cdd_manifest **out)
 {
-    char *p = cdd_path_join(root, CDD_MANIFEST_COPY);
-    struct cdd_stat st;
-    int r = p ? cdd_fs_lstat(p, &st) : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    char *p = cdd_tree_abs(tree, CDD_MANIFEST_COPY), *text = NULL;
+    struct cdd_stat st = {0};
+    size_t len = 0;
+    int r = p ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     *out = NULL;
+    if (!r && cdd_tree_has_state(tree))
+        r = cdd_tree_lstat(tree, CDD_MANIFEST_COPY, &st);
     if (!r && st.type == CDD_FT_FILE)
-        r = cdd_manifest_load_file(p, out);
+        r = cdd_tree_read_all(tree, CDD_MANIFEST_COPY, 64u << 20, &text, &len);
+    if (!r && text)
+        r = cdd_manifest_parse(text, len, p, out);
+    free(text);
     free(p);
     return r;
 }
@@ -329,7 +330,9 @@ static int resolve_libs(struct vctx *c)
                                 l->archive_path, &dest);
         if (r)
             return r;
-        l->installed = cdd_path_join(c->root, dest);
+        /* The loader takes an absolute path; the files layer has resolved
+         * every folder on the way beneath the root already. */
+        l->installed = cdd_tree_abs(c->tree, dest);
         l->name = strdup(cdd_path_basename(dest));
         free(dest);
         c->n_libs++;
@@ -360,11 +363,12 @@ int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
     memset(res, 0, sizeof *res);
     c.o = o;
     c.res = res;
-    c.root = o->target->root;
+    c.tree = o->tree;
+    c.root = cdd_tree_root(o->tree);
 
-    r = cdd_receipt_load(c.root, &rc);
+    r = cdd_receipt_load(c.tree, &rc);
     if (!r && !o->m)
-        r = load_recorded_manifest(c.root, &recorded);
+        r = load_recorded_manifest(c.tree, &recorded);
     if (r)
         goto out;
     c.rc = rc;

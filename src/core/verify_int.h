@@ -24,7 +24,9 @@ struct vctx {
     const struct cdd_manifest *m;
     const struct cdd_receipt *rc; /* may be NULL */
     enum cdd_layout_id layout;
-    const char *root;
+    struct cdd_tree *tree;        /* every file check goes through it */
+    const char *root;             /* its canonical path: messages, and
+                                     loading a library by absolute path */
     struct vlib *libs;            /* [0] is the main library */
     size_t n_libs;
     int host_can_load;            /* manifest platform == host platform */

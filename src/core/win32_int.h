@@ -11,6 +11,8 @@
 
 #include <windows.h>
 
+#include "cdd/compat_attr.h"
+
 /* UTF-8 -> UTF-16 (malloc'd), strict: invalid UTF-8 is refused
  * (MB_ERR_INVALID_CHARS) rather than turned into U+FFFD, so two different
  * byte strings never name one file. NULL with the error recorded
@@ -44,10 +46,7 @@ int cdd_win32_err_code(unsigned long err);
  * elevated prompt when path is under a protected folder (Program Files, the
  * Windows folder, ProgramData). Returns the code. */
 int cdd_fail_win32(const char *path, unsigned long err, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+    CDD_PRINTF(3, 4);
 
 /* The advice cdd_fail_win32() adds for err at path: the elevated-prompt
  * hint when err is a permission error, the process is not elevated and path

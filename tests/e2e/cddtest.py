@@ -181,7 +181,7 @@ def parse_one_object(text):
 
 
 def check_envelope(doc, rc):
-    """The keys every --json answer has (BRIEF §8). Returns a list of
+    """The keys every --json answer has (docs/design.md, Report). Returns a list of
     problems (empty when fine)."""
     bad = []
     for key in ("command", "ok", "changed", "exit_code", "target", "checks"):

@@ -1,8 +1,8 @@
-"""The table of hostile archives (BRIEF §6, issue 2): each case is the good
-Linux tarball or Windows zip with one thing changed. Used by test_hostile.py
-(install and `manifest create` must reject each one with exit 3 and leave
-everything untouched) and by test_fixtures.py (the builders themselves are
-checked without the binary).
+"""The table of hostile archives (docs/security.md, The archive checks;
+issue 2): each case is the good Linux tarball or Windows zip with one thing
+changed. Used by test_hostile.py (install and `manifest create` must reject
+each one with exit 3 and leave everything untouched) and by test_fixtures.py
+(the builders themselves are checked without the binary).
 
 A case is built by Case.build(fixture, folder, outside):
   mutate(entries, ctx) -> entries   change the list of members, and/or
@@ -16,6 +16,7 @@ Cases with repin=False test that pin.
 import os
 
 import cddtest
+import forge
 from cddtest import CHARDEV, DIR, FIFO, FILE, HARDLINK, LINUX, SYMLINK, Entry
 
 UNSAFE = ("UNSAFE",)
@@ -184,6 +185,147 @@ def _windows_zip_bytes(data, ctx):
 W_DLL = "bin/cudnn64_8.dll"
 L_SO = "lib/libcudnn.so.8.5.0"
 
+
+# -- reader differentials (issue 9): archives built by forge.py -------------------
+# Each is a raw builder (the names in them are not what an honest reader
+# lists, so test_fixtures' name check does not apply).
+
+def forged_zip(change, prefix=b"", adjust=False, suffix=b""):
+    """The good zip's members, changed by change(members, ctx) in place."""
+    def raw(data, ctx):
+        ms = forge.members(ctx.fixture.entries)
+        change(ms, ctx)
+        return forge.zip_bytes(ms, prefix=prefix, adjust=adjust, suffix=suffix)
+    return raw
+
+
+def _member(ms, ctx, rel):
+    return ms[forge.find(ms, ctx.n(rel))]
+
+
+def _central_name_escape(ms, ctx):
+    # unzip and Explorer write the central name; libarchive 3.6 took the
+    # local one, a listed DLL.
+    m = _member(ms, ctx, W_DLL)
+    m["local_name"] = m["name"]
+    m["name"] = forge._b(ctx.n("bin/../../../outside/evil.dll"))
+
+
+def _overlapping(ms, ctx):
+    ms.append(dict(name=forge._b(ctx.n("bin/evil.dll")), data=b"", method=8,
+                   create_system=0, external_attr=0x20,
+                   point_at=forge.find(ms, ctx.n(W_DLL))))
+
+
+def _unicode_path(ms, ctx):
+    _member(ms, ctx, W_DLL)["upath"] = forge._b(ctx.n("bin/../../outside/evil.dll"))
+
+
+def _descriptor(**lie):
+    def change(ms, ctx):
+        m = _member(ms, ctx, "bin/cudnn_ops_infer64_8.dll")
+        m["desc"] = 1
+        m.update(lie)
+    return change
+
+
+def _nul_name(ms, ctx):
+    m = _member(ms, ctx, "include/cudnn.h")
+    m["name"] = forge._b(ctx.n("include/cudnn.h")) + b"\0/../../../outside/evil.h"
+
+
+def _fifo_with_bytes(ms, ctx):
+    # The listed header's own bytes, only the type differs.
+    m = _member(ms, ctx, "include/cudnn_backend.h")
+    m["create_system"], m["external_attr"] = 3, (0o010644) << 16
+
+
+def _nul_long_name(data, ctx):
+    # GNU long name 'include/cudnn.h\0/../..': libarchive cut it at the NUL
+    # and installed it as the listed header.
+    hostile = ctx.n("include/cudnn.h") + "\0" + "/.." * 40 + "/outside/evil.h"
+    entries = [e.copy(name=hostile) if e.name == ctx.n("include/cudnn.h") else e
+               for e in ctx.fixture.entries]
+    return cddtest.tar_xz_bytes(entries)
+
+
+def _nul_pax_path(data, ctx):
+    name = ctx.n("include/cudnn.h")
+    return cddtest.xz(forge.tar_pax_bytes(
+        ctx.fixture.entries, {name: {"path": name + "\0/../../../outside/evil.h"}}))
+
+
+SPARSE_MEMBERS = 20
+SPARSE_SIZE = 1 << 30
+
+
+def _sparse_bomb(data, ctx):
+    # 20 GNU sparse members of 1 GiB each (holes): a few KB of tar.xz.
+    raw = b"".join(forge.gnu_sparse_member(ctx.n("lib/libcudnn_sparse%d.a" % i),
+                                           SPARSE_SIZE)
+                   for i in range(SPARSE_MEMBERS))
+    return cddtest.xz(forge.tar_open(ctx.fixture.entries) + raw +
+                      forge.tar_end(), preset=6)
+
+
+def _sparse_pax(data, ctx):
+    # pax sparse 1.0: the map in the member's data, GNU.sparse.* records.
+    name = ctx.n("lib/libcudnn_sparse.a")
+    recs = [forge.pax_record("GNU.sparse.major", "1"),
+            forge.pax_record("GNU.sparse.minor", "0"),
+            forge.pax_record("GNU.sparse.name", name),
+            forge.pax_record("GNU.sparse.realsize", str(SPARSE_SIZE))]
+    member = forge._header(ctx.n("lib/GNUSparseFile.0/libcudnn_sparse.a"), b"0", 512)
+    body = b"1\n%d\n1\n" % (SPARSE_SIZE - 1)
+    return cddtest.xz(forge.tar_open(ctx.fixture.entries) +
+                      forge.pax_header(recs) + member + body.ljust(512, b"\0") +
+                      forge.tar_end(), preset=6)
+
+
+def _pax_realsize(data, ctx):
+    # A listed header of a few bytes that libarchive pads with zeros to 1 GiB.
+    name = ctx.n("include/cudnn_backend.h")
+    return cddtest.xz(forge.tar_pax_bytes(
+        ctx.fixture.entries, {name: {"SCHILY.realsize": str(SPARSE_SIZE)}}))
+
+
+def _gnu_realsize(data, ctx):
+    # A regular GNU member whose header's real-size field says 1 GiB: the
+    # reader pads its few bytes with zeros (no 'S' type needed).
+    raw = bytearray(cddtest.tar_bytes(ctx.fixture.entries))
+    name = forge._b(ctx.n("include/cudnn_backend.h"))
+    pos = 0
+    while raw[pos:pos + len(name)] != name or raw[pos + 156:pos + 157] != b"0":
+        pos += 512
+    raw[pos + 483:pos + 495] = b"%011o\0" % SPARSE_SIZE
+    raw[pos + 148:pos + 156] = b" " * 8
+    raw[pos + 148:pos + 156] = b"%06o\0 " % sum(raw[pos:pos + 512])
+    return cddtest.xz(bytes(raw))
+
+
+SPARSE_MAP_ENTRIES = 4000000
+
+
+def _sparse_huge_map(data, ctx):
+    # A pax sparse map of 4 million entries (libarchive once built it, 200 MB,
+    # before any name check).
+    smap = ",".join(["0,1"] * (SPARSE_MAP_ENTRIES // 2))
+    recs = [forge.pax_record("GNU.sparse.size", str(SPARSE_SIZE)),
+            forge.pax_record("GNU.sparse.numblocks", str(SPARSE_MAP_ENTRIES // 2)),
+            forge.pax_record("GNU.sparse.map", smap)]
+    return cddtest.xz(forge.tar_open(ctx.fixture.entries) +
+                      forge.pax_header(recs) +
+                      forge._header(ctx.n("lib/libcudnn_map.a"), b"0", 0) +
+                      forge.tar_end(), preset=6)
+
+
+def _junk_before(data, ctx):
+    return b"MZ" + b"\0" * 510 + data          # offsets left as they were
+
+
+def _junk_after(data, ctx):
+    return data + b"appended after the end record\n"
+
 CASES = [
     # ---- names that leave the tree ------------------------------------------
     Case("dotdot_escape", "linux", "'..' climbs out of include/",
@@ -325,6 +467,24 @@ CASES = [
          codes=UNSAFE_OR_UNLISTED, create=True),
     Case("zip_duplicate_exact", "windows", "the same DLL twice",
          duplicate(W_DLL), codes=UNSAFE_OR_UNLISTED, create=True),
+    # One name on NTFS by Unicode simple case folding, beyond ASCII (install
+    # may stop first at the unlisted name; manifest create must find the pair).
+    Case("zip_case_fold_armenian", "windows", "include/\u0531.h beside include/\u0561.h",
+         add(lambda c: Entry(c.n("include/\u0531.h"), FILE, b"/* one */\n"),
+             lambda c: Entry(c.n("include/\u0561.h"), FILE, b"/* two */\n")),
+         codes=UNSAFE_OR_UNLISTED, create=True),
+    Case("zip_case_fold_caron", "windows", "include/\u01cd.h beside include/\u01ce.h",
+         add(lambda c: Entry(c.n("include/\u01cd.h"), FILE, b"/* one */\n"),
+             lambda c: Entry(c.n("include/\u01ce.h"), FILE, b"/* two */\n")),
+         codes=UNSAFE_OR_UNLISTED, create=True),
+    Case("zip_case_fold_greek_tonos", "windows", "include/\u0386.h beside include/\u03ac.h",
+         add(lambda c: Entry(c.n("include/\u0386.h"), FILE, b"/* one */\n"),
+             lambda c: Entry(c.n("include/\u03ac.h"), FILE, b"/* two */\n")),
+         codes=UNSAFE_OR_UNLISTED, create=True),
+    Case("zip_case_fold_roman_numeral", "windows", "include/\u2160.h beside include/\u2170.h",
+         add(lambda c: Entry(c.n("include/\u2160.h"), FILE, b"/* one */\n"),
+             lambda c: Entry(c.n("include/\u2170.h"), FILE, b"/* two */\n")),
+         codes=UNSAFE_OR_UNLISTED, create=True),
     # ---- members that do not match the manifest ----------------------------------
     Case("unexpected_file", "linux", "a header the manifest does not list",
          add_file(lambda c: c.n("include/extra.h")), codes=MISMATCH, mention="extra.h"),
@@ -387,6 +547,51 @@ CASES = [
          raw=lambda d, c: b"", codes=CORRUPT),
     Case("zip_named_tar_xz", "linux", "the Windows zip given as the Linux tarball",
          raw=_windows_zip_bytes, codes=CORRUPT + UNSAFE),
+    # ---- reader differentials (issue 9) ---------------------------------------------
+    Case("zip_central_name_escape", "windows",
+         "central name bin/../../../outside/evil.dll, local header a listed DLL",
+         raw=forged_zip(_central_name_escape), create=True, mention="evil.dll"),
+    Case("zip_overlapping_entries", "windows",
+         "a second central record pointing at a listed DLL's data",
+         raw=forged_zip(_overlapping), codes=CORRUPT, create=True, mention="evil.dll"),
+    Case("zip_unicode_path_disagrees", "windows",
+         "a Unicode Path field naming ../../outside/evil.dll",
+         raw=forged_zip(_unicode_path), create=True, mention="Unicode Path"),
+    Case("zip_descriptor_lies_crc", "windows",
+         "a data descriptor whose CRC-32 differs from the central record's",
+         raw=forged_zip(_descriptor(desc_crc_xor=0x5A5A)), codes=CORRUPT,
+         create=True, mention="data descriptor"),
+    Case("zip_descriptor_lies_sizes", "windows",
+         "a data descriptor whose sizes differ from the central record's",
+         raw=forged_zip(_descriptor(desc_size_add=7)), codes=CORRUPT,
+         create=True, mention="data descriptor"),
+    Case("zip_junk_before", "windows", "512 bytes before the zip, offsets not adjusted",
+         raw=_junk_before, codes=CORRUPT, create=True),
+    Case("zip_junk_before_adjusted", "windows",
+         "a self-extractor stub before the zip, offsets adjusted",
+         raw=forged_zip(lambda ms, ctx: None, prefix=b"MZ stub\0" * 64, adjust=True),
+         codes=CORRUPT, create=True, mention="before the first local header"),
+    Case("zip_junk_after", "windows", "bytes after the end record",
+         raw=_junk_after, codes=CORRUPT, create=True, mention="after the end"),
+    Case("zip_nul_name", "windows", "include/cudnn.h\\0/../../../outside/evil.h",
+         raw=forged_zip(_nul_name), create=True, mention="NUL"),
+    Case("zip_fifo_with_bytes", "windows",
+         "a FIFO (Unix mode) carrying a listed header's exact bytes",
+         raw=forged_zip(_fifo_with_bytes), create=True, mention="cudnn_backend.h"),
+    Case("gnu_long_name_nul", "linux", "a GNU long name include/cudnn.h\\0/../..",
+         raw=_nul_long_name, create=True, mention="NUL"),
+    Case("pax_path_nul", "linux", "a pax path include/cudnn.h\\0/../..",
+         raw=_nul_pax_path, create=True, mention="NUL"),
+    Case("sparse_bomb", "linux", "20 GNU sparse members of 1 GiB each in a few KB",
+         raw=_sparse_bomb, create=True, bomb=True, mention="sparse"),
+    Case("sparse_pax", "linux", "a pax (1.0) sparse member of 1 GiB",
+         raw=_sparse_pax, create=True, bomb=True, mention="sparse"),
+    Case("gnu_realsize_bomb", "linux", "a GNU header's real size pads a header to 1 GiB",
+         raw=_gnu_realsize, create=True, bomb=True, mention="real size"),
+    Case("pax_realsize_bomb", "linux", "SCHILY.realsize pads a header to 1 GiB of zeros",
+         raw=_pax_realsize, create=True, bomb=True, mention="SCHILY.realsize"),
+    Case("sparse_huge_map", "linux", "a pax sparse map of 4 million entries",
+         raw=_sparse_huge_map, codes=CORRUPT + UNSAFE, create=True, bomb=True),
     # ---- the archive pin -----------------------------------------------------------
     Case("pin_mismatch_other_archive", "linux",
          "a valid but different archive (8.4.1) against the 8.5.0 pin",

@@ -1,11 +1,12 @@
-"""Hostile archives (BRIEF §6): every case of hostile_cases.CASES must be
-rejected by install with exit 3 and the right error code, the tree
-byte-identical to before (the lock excepted), the files beside the tree
-untouched and nothing left in .cudnn-deploy/. `manifest create` must reject
-the ones that are unsafe whatever the manifest says. Plus non-exact
-manifests (files_exact: false): unlisted entries only from a pinned archive,
-and never an unsafe one."""
+"""Hostile archives (docs/security.md, The archive checks): every case of
+hostile_cases.CASES must be rejected by install with exit 3 and the right
+error code, the tree byte-identical to before (the lock excepted), the files
+beside the tree untouched and nothing left in .cudnn-deploy/. `manifest
+create` must reject the ones that are unsafe whatever the manifest says.
+Plus non-exact manifests (files_exact: false): unlisted entries only from a
+pinned archive, and never an unsafe one."""
 
+import json
 import os
 import sys
 import time
@@ -104,6 +105,136 @@ class HostileOverAnInstall(CddTestCase):
                 self.assertNoLeftovers(ws.tree)
         self.assertOutsideUntouched(ws)
         self.cdd("status", "--check", *ws.target_args, expect=0)
+
+
+class HostileBounds(CddTestCase):
+    """Resource bounds (issue 9): inputs that are not regular files, the
+    symlink-chain check, the manifest parser's memory, Unicode case
+    duplicates of a Windows layout. Each is refused (exit 3) or finishes
+    within a bound far above the expected time, the tree unchanged."""
+
+    LIMIT = 20  # seconds; the refusals take milliseconds
+
+    def chain_archive(self, n, loop=False):
+        """The good tarball plus n symlinks lib/libcudnn_c<i>.so -> <i+1>,
+        the last to the real library (or back to the first)."""
+        ctx = hostile_cases.Ctx(FIX.linux, "/nonexistent")
+        links = []
+        for i in range(n):
+            target = ("libcudnn_lnk%d.so" % (i + 1) if i + 1 < n else
+                      "libcudnn_lnk0.so" if loop else "libcudnn.so.8.5.0")
+            links.append(Entry(ctx.n("lib/libcudnn_lnk%d.so" % i), SYMLINK, target=target))
+        data = cddtest.tar_xz_bytes(list(FIX.linux.entries) + links)
+        return cddtest.write_bytes(os.path.join(self.scratch("chain-%d-%d" % (n, loop)),
+                                                FIX.linux.filename), data)
+
+    def create(self, archive, timeout=None):
+        out = os.path.join(self.scratch("out"), "created.json")
+        t0 = time.monotonic()
+        j = run_json(["manifest", "create", archive, "-o", out, "--version",
+                      FIX.linux.version, "--cuda-major", str(FIX.linux.cuda_major)],
+                     timeout=timeout or self.LIMIT * 3)
+        return j, time.monotonic() - t0, out
+
+    def test_symlink_chain_of_15000_is_linear(self):
+        # Quadratic, 5,000 links took 4 s, so 15,000 would take 36 s: the
+        # bound tells the two apart.
+        j, elapsed, out = self.create(self.chain_archive(15000))
+        self.assertEqual(j.rc, 0, j.err)
+        self.assertLess(elapsed, self.LIMIT)
+        with open(out) as f:
+            self.assertEqual(sum(1 for e in json.load(f)["files"]
+                                 if e["path"].startswith("lib/libcudnn_lnk")), 15000)
+
+    def test_symlink_loop_of_5000_refused(self):
+        j, elapsed, out = self.create(self.chain_archive(5000, loop=True))
+        self.assertError(j, 3, ("UNSAFE",))
+        self.assertIn("loops", j.doc["error"]["message"])
+        self.assertLess(elapsed, self.LIMIT)
+        self.assertFalse(os.path.exists(out))
+
+    def test_huge_manifest_refused_at_once(self):
+        ws = self.workspace()
+        before = ws.snap(ignore=())
+        path = os.path.join(self.scratch("m"), "huge.json")
+        with open(path, "w") as f:
+            f.write("[" + ",".join(["0"] * 4000000) + "]")   # 8 MB, 4 M values
+        t0 = time.monotonic()
+        j = run_json(install_args(ws, FIX.linux, path), timeout=self.LIMIT * 3)
+        self.assertError(j, 3, ("MANIFEST",))
+        self.assertIn("JSON values", j.doc["error"]["message"])
+        self.assertLess(time.monotonic() - t0, self.LIMIT)
+        self.assertSameTree(before, ws.snap(IGNORE_LOCK))
+
+    def test_deep_manifest_refused(self):
+        path = os.path.join(self.scratch("m"), "deep.json")
+        with open(path, "w") as f:
+            f.write("[" * 100000 + "]" * 100000)
+        j = run_json(["manifest", "show", path])
+        self.assertError(j, 3, ("MANIFEST",))
+
+    def test_too_many_entries_refused(self):
+        # One over the bound (20,000): a zip from its end record, before
+        # libarchive reads the directory; a tar as the entries come.
+        for fx, make in ((FIX.windows, cddtest.zip_bytes), (FIX.linux, cddtest.tar_xz_bytes)):
+            with self.subTest(platform=fx.platform):
+                ctx = hostile_cases.Ctx(fx, "/nonexistent")
+                entries = [Entry(ctx.n("include/h%05d.h" % i), FILE, b"")
+                           for i in range(20001)]
+                archive = cddtest.write_bytes(
+                    os.path.join(self.scratch("many-" + fx.platform), fx.filename),
+                    make(entries))
+                j, elapsed, out = self.create(archive)
+                self.assertError(j, 3, ("ARCHIVE",))
+                self.assertIn("20000", j.doc["error"]["message"])
+                self.assertFalse(os.path.exists(out))
+
+    def fifo(self, name):
+        path = os.path.join(self.scratch("fifo"), name)
+        os.mkfifo(path)
+        return path
+
+    def test_fifo_archive_refused_at_once(self):
+        ws = self.workspace()
+        before = ws.snap(ignore=())
+        fifo = self.fifo(FIX.linux.filename)
+        j = run_json(install_args(ws, FIX.linux, None, fifo), timeout=self.LIMIT)
+        self.assertEqual(j.rc, 3, j.err)
+        self.assertIn(FIX.linux.filename, j.doc["error"]["message"] + j.err)
+        self.assertSameTree(before, ws.snap(IGNORE_LOCK))
+        j = run_json(["manifest", "create", fifo, "-o",
+                      os.path.join(self.scratch("o"), "m.json")], timeout=self.LIMIT)
+        self.assertEqual(j.rc, 3, j.err)
+
+    def test_fifo_manifest_refused_at_once(self):
+        ws = self.workspace()
+        before = ws.snap(ignore=())
+        fifo = self.fifo("manifest.json")
+        j = run_json(install_args(ws, FIX.linux, fifo), timeout=self.LIMIT)
+        self.assertError(j, 3, ("MANIFEST",))
+        self.assertIn("manifest.json", j.doc["error"]["message"] + j.err)
+        self.assertSameTree(before, ws.snap(IGNORE_LOCK))
+
+    # Pairs one name on NTFS (Unicode simple case folding) beyond ASCII.
+    CASE_PAIRS = (("\u0531", "\u0561"), ("\u01cd", "\u01ce"), ("\u0386", "\u03ac"),
+                  ("\u2160", "\u2170"))
+
+    def test_unicode_case_duplicates_in_a_windows_zip(self):
+        ctx = hostile_cases.Ctx(FIX.windows, "/nonexistent")
+        for upper, lower in self.CASE_PAIRS:
+            with self.subTest(pair=upper + lower):
+                entries = list(FIX.windows.entries) + [
+                    Entry(ctx.n("include/%s.h" % upper), FILE, b"/* one */\n"),
+                    Entry(ctx.n("include/%s.h" % lower), FILE, b"/* two */\n")]
+                archive = cddtest.write_bytes(
+                    os.path.join(self.scratch("u%x" % ord(upper)), FIX.windows.filename),
+                    cddtest.zip_bytes(entries))
+                out = os.path.join(self.scratch("uo%x" % ord(upper)), "m.json")
+                j = run_json(["manifest", "create", archive, "-o", out,
+                              "--version", FIX.windows.version, "--cuda-major", "11"])
+                self.assertError(j, 3, ("UNSAFE",))
+                self.assertIn("differ only in case", j.doc["error"]["message"])
+                self.assertFalse(os.path.exists(out))
 
 
 class NonExactManifest(CddTestCase):

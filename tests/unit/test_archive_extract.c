@@ -1374,7 +1374,10 @@ static void test_discovery(void)
  * UTF-8 flag) arrive as the same UTF-8 on every platform, whatever the
  * process locale (the tests run in "C"; msvcrt.dll has no UTF-8 locale):
  * Latin, CJK, Cyrillic, one outside the BMP (a surrogate pair in Windows'
- * wide form), and a decomposed one, which libarchive composes (NFC). */
+ * wide form), and a decomposed one, which libarchive composes (NFC) -- in
+ * tar only: in a zip, the composed name would differ from the central
+ * directory's bytes, which other readers use as they are, so it is refused
+ * (test_zipcd.c, test_nfd_name_refused). */
 static void test_unicode_names(void)
 {
     static const char *kinds[] = {"pax.xz", "pax", "zip", "ustar"};
@@ -1393,11 +1396,12 @@ static void test_unicode_names(void)
         char name[64];
         struct tsink t = {0};
         struct cdd_extract_sink s = {&t, ts_begin, ts_end, NULL, NULL};
+        int zip = strcmp(kinds[k], "zip") == 0;
         snprintf(name, sizeof name, "unicode.%s", kinds[k]);
         if (strncmp(kinds[k], "pax", 3) == 0)
             write_pax_by_hand(tmp_path(name), kinds[k][3] == '.', ents, 6);
         else
-            write_archive(tmp_path(name), kinds[k], ents, 6);
+            write_archive(tmp_path(name), kinds[k], ents, zip ? 5 : 6);
         CHECK_MSG(cdd_extract(tmp_path(name), &o, &s) == 0, "%s: %s", name,
                   cdd_last_error()->msg);
         CHECK_MSG(ts_find(&t, "include/caf\xc3\xa9.h") >= 0, "%s", name);
@@ -1405,8 +1409,9 @@ static void test_unicode_names(void)
         CHECK(ts_find(&t, "include/\xd0\xb4\xd0\xbe\xd0\xbc.h") >= 0);
         CHECK_MSG(ts_find(&t, "include/Zo\xc3\xab.h") >= 0, "%s", name);
         CHECK_MSG(ts_find(&t, "include/\xf0\x9f\x93\x90.h") >= 0, "%s", name);
-        CHECK_MSG(ts_find(&t, "include/nfd-caf\xc3\xa9.h") >= 0, "%s", name);
-        CHECK(t.n_end == 6 && t.role[0] == CDD_ROLE_HEADER);
+        CHECK_MSG(zip || ts_find(&t, "include/nfd-caf\xc3\xa9.h") >= 0, "%s",
+                  name);
+        CHECK(t.n_end == (zip ? 5 : 6) && t.role[0] == CDD_ROLE_HEADER);
     }
 }
 

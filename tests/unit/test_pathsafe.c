@@ -1,5 +1,5 @@
 /* The name validator against a large table of names: every unsafe form of
- * BRIEF §6 and issue 2, and the real names of cuDNN 8 and 9 archives (which
+ * docs/design.md (Archive check) and issue 2, and the real names of cuDNN 8 and 9 archives (which
  * must all pass), plus the small path helpers of pathsafe.h. */
 #include "test.h"
 

@@ -24,6 +24,7 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/state.h"
+#include "cdd/tree.h"
 #include "cdd/txn.h"
 #include "test.h"
 
@@ -446,24 +447,42 @@ static const struct spec uninstall_spec = {
     N(uninstall_rmdirs), 1,
 };
 
-/* Write one staged file the way install does (through fsops, so the fault
- * injector counts these operations too). */
+/* The tree at root with its state folder and lock (created when missing),
+ * as the commands take it but without the recovery (the tests drive that):
+ * what cdd_state_lock was before the tree handle. */
+static int state_lock(const char *root, double timeout, int *created,
+                      struct cdd_tree **out)
+{
+    struct cdd_tree *t = NULL;
+    *out = NULL;
+    int r = cdd_tree_open(root, &t);
+    if (!r)
+        r = cdd_tree_lock_state(t, timeout, 1, created);
+    if (r)
+        cdd_tree_close(t);
+    else
+        *out = t;
+    return r;
+}
+
+/* Write one staged file the way install does (through the tree, so the
+ * fault injector counts these operations too). */
 static int stage_item(struct cdd_txn *t, const struct sitem *it)
 {
     char rel[2048];
+    struct cdd_tree *tree = cdd_txn_tree(t);
     snprintf(rel, sizeof rel, "%s/%s", cdd_txn_stage_rel(t), it->dest);
-    char *abs = cdd_txn_abs(t, rel);
-    char *dir = strdup(abs);
+    char *dir = strdup(rel);
     *strrchr(dir, '/') = '\0';
     struct cdd_file *f = NULL;
-    int r = cdd_fs_mkdirs(dir, NULL);
+    int r = cdd_tree_mkdirs(tree, dir, NULL);
     if (!r && it->kind == 'l') {
-        r = cdd_fs_symlink(it->data, abs);
+        r = cdd_tree_symlink(tree, it->data, rel);
     } else if (!r) {
         size_t len = strlen(it->data);
         if (it->data == install_items[3].data)
             len = 8; /* carries a NUL byte */
-        r = cdd_fs_create(abs, it->exec, &f);
+        r = cdd_tree_create(tree, rel, it->exec, &f);
         if (!r)
             r = cdd_file_write(f, it->data, len);
         if (!r)
@@ -476,7 +495,6 @@ static int stage_item(struct cdd_txn *t, const struct sitem *it)
     }
     if (!r)
         r = cdd_txn_put(t, rel, it->dest);
-    free(abs);
     free(dir);
     return r;
 }
@@ -486,14 +504,14 @@ static int stage_item(struct cdd_txn *t, const struct sitem *it)
 static int run_txn(const char *root, const struct spec *sp, const char *from_id,
                    char **id_out)
 {
-    struct cdd_lock *lock = NULL;
+    struct cdd_tree *lock = NULL;
     struct cdd_txn *t = NULL;
     int found = 0, rb = 0, created = 0;
-    int r = cdd_state_lock(root, 0, &created, &lock);
+    int r = state_lock(root, 0, &created, &lock);
     if (!r)
-        r = cdd_txn_recover(root, &found, &rb, NULL);
+        r = cdd_txn_recover(lock, &found, &rb, NULL);
     if (!r)
-        r = cdd_txn_begin(root, sp->kind, &t);
+        r = cdd_txn_begin(lock, sp->kind, &t);
     if (!r && id_out)
         *id_out = strdup(cdd_txn_id(t));
     for (size_t i = 0; !r && i < sp->nstage; i++)
@@ -514,7 +532,7 @@ static int run_txn(const char *root, const struct spec *sp, const char *from_id,
         else
             r = cdd_txn_commit(t, sp->purge);
     }
-    cdd_lock_release(lock);
+    cdd_tree_close(lock);
     return r;
 }
 
@@ -590,12 +608,12 @@ static char *only_backup_id(const char *root)
 
 static int recover_now(const char *root, int *found, int *rb)
 {
-    struct cdd_lock *lock = NULL;
+    struct cdd_tree *lock = NULL;
     int f = 0, b = 0;
-    int r = cdd_state_lock(root, 0, NULL, &lock);
+    int r = state_lock(root, 0, NULL, &lock);
     if (!r)
-        r = cdd_txn_recover(root, &f, &b, NULL);
-    cdd_lock_release(lock);
+        r = cdd_txn_recover(lock, &f, &b, NULL);
+    cdd_tree_close(lock);
     if (found)
         *found = f;
     if (rb)
@@ -654,14 +672,14 @@ static void test_uninstall_commit(void)
 static void test_empty_and_missing(void)
 {
     char root[2048];
-    struct cdd_lock *lock = NULL;
+    struct cdd_tree *lock = NULL;
     struct cdd_txn *t = NULL;
     expect_states();
     fresh_tree(root, sizeof root, "empty");
-    CHECK_INT(cdd_state_lock(root, 0, NULL, &lock), 0);
+    CHECK_INT(state_lock(root, 0, NULL, &lock), 0);
     /* Deleting files that are gone and removing missing folders changes
      * nothing and writes no journal. */
-    CHECK_INT(cdd_txn_begin(root, "uninstall", &t), 0);
+    CHECK_INT(cdd_txn_begin(lock, "uninstall", &t), 0);
     CHECK_INT(cdd_txn_del(t, "no/such/file"), 0);
     CHECK_INT(cdd_txn_del(t, "bin/nothing.dll"), 0);
     CHECK_INT(cdd_txn_rmdir(t, "nodir"), 0);
@@ -670,13 +688,13 @@ static void test_empty_and_missing(void)
     CHECK_INT(cdd_txn_commit(t, 1), 0);
     CHECK(state_matches(root, &S0, 1));
     /* An empty folder is removed, and its mode comes back on roll-back. */
-    CHECK_INT(cdd_txn_begin(root, "uninstall", &t), 0);
+    CHECK_INT(cdd_txn_begin(lock, "uninstall", &t), 0);
     CHECK_INT(cdd_txn_rmdir(t, "emptydir"), 0);
     CHECK_INT(cdd_txn_commit(t, 1), 0);
     char p[4096];
     path_in(p, sizeof p, root, "emptydir");
     CHECK(access(p, F_OK) != 0);
-    cdd_lock_release(lock);
+    cdd_tree_close(lock);
 }
 
 /* ---- refusals ----------------------------------------------------------- */
@@ -684,12 +702,12 @@ static void test_empty_and_missing(void)
 static void test_validation(void)
 {
     char root[2048];
-    struct cdd_lock *lock = NULL;
+    struct cdd_tree *lock = NULL;
     struct cdd_txn *t = NULL;
     expect_states();
     fresh_tree(root, sizeof root, "validate");
-    CHECK_INT(cdd_state_lock(root, 0, NULL, &lock), 0);
-    CHECK_INT(cdd_txn_begin(root, "install", &t), 0);
+    CHECK_INT(state_lock(root, 0, NULL, &lock), 0);
+    CHECK_INT(cdd_txn_begin(lock, "install", &t), 0);
     char src[512], own_bk[512];
     snprintf(src, sizeof src, "%s/x", cdd_txn_stage_rel(t));
     snprintf(own_bk, sizeof own_bk, "%s/%s/x", CDD_BACKUP_DIR, cdd_txn_id(t));
@@ -725,7 +743,7 @@ static void test_validation(void)
     CHECK_INT(cdd_txn_put(t, ".cudnn-deploy/backup/old/y", CDD_RECEIPT_FILE), 0);
     CHECK_INT(cdd_txn_count(t), 3);
     cdd_txn_abort(t);
-    cdd_lock_release(lock);
+    cdd_tree_close(lock);
     CHECK(state_matches(root, &S0, 1));
 }
 
@@ -733,20 +751,20 @@ static void test_validation(void)
 static void refuse_case(const char *dest, int want, void (*prep)(const char *))
 {
     char root[2048];
-    struct cdd_lock *lock = NULL;
+    struct cdd_tree *lock = NULL;
     struct cdd_txn *t = NULL;
     fresh_tree(root, sizeof root, "refuse");
     if (prep)
         prep(root);
     char *before = snapshot(root, NULL);
-    CHECK_INT(cdd_state_lock(root, 0, NULL, &lock), 0);
-    CHECK_INT(cdd_txn_begin(root, "install", &t), 0);
+    CHECK_INT(state_lock(root, 0, NULL, &lock), 0);
+    CHECK_INT(cdd_txn_begin(lock, "install", &t), 0);
     struct sitem it = {dest, 'f', "data", 0};
     CHECK_INT(stage_item(t, &it), 0);
     int r = cdd_txn_commit(t, 0);
     CHECK_MSG(r == want, "%s: got %s (%s)", dest, cdd_err_name(r),
               cdd_last_error()->msg);
-    cdd_lock_release(lock);
+    cdd_tree_close(lock);
     char *after = snapshot(root, NULL);
     CHECK_MSG(strcmp(before, after) == 0, "%s: tree changed", dest);
     free(before);
@@ -774,18 +792,18 @@ static void test_refusals(void)
 
     /* Two names of one file (through the symlinked folder). */
     char root[2048];
-    struct cdd_lock *lock = NULL;
+    struct cdd_tree *lock = NULL;
     struct cdd_txn *t = NULL;
     fresh_tree(root, sizeof root, "refuse");
-    CHECK_INT(cdd_state_lock(root, 0, NULL, &lock), 0);
-    CHECK_INT(cdd_txn_begin(root, "install", &t), 0);
+    CHECK_INT(state_lock(root, 0, NULL, &lock), 0);
+    CHECK_INT(cdd_txn_begin(lock, "install", &t), 0);
     struct sitem a = {"lib/libz.so", 'f', "a", 0};
     struct sitem b = {"targets/x86_64-linux/lib/libz.so", 'f', "b", 0};
     CHECK_INT(stage_item(t, &a), 0);
     CHECK_INT(stage_item(t, &b), 0);
     CHECK_INT(cdd_txn_commit(t, 0), CDD_E_TARGET);
     /* A file and a folder of one name. */
-    CHECK_INT(cdd_txn_begin(root, "install", &t), 0);
+    CHECK_INT(cdd_txn_begin(lock, "install", &t), 0);
     struct sitem c = {"newthing", 'f', "a", 0};
     char src[4096];
     CHECK_INT(stage_item(t, &c), 0);
@@ -794,7 +812,7 @@ static void test_refusals(void)
     snprintf(src, sizeof src, "%s/inside", cdd_txn_stage_rel(t));
     CHECK_INT(cdd_txn_put(t, src, "newthing/inside"), 0);
     CHECK_INT(cdd_txn_commit(t, 0), CDD_E_TARGET);
-    cdd_lock_release(lock);
+    cdd_tree_close(lock);
     CHECK(state_matches(root, &S0, 1));
 }
 
@@ -1079,20 +1097,20 @@ static void test_lock(void)
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        struct cdd_lock *l = NULL;
+        struct cdd_tree *l = NULL;
         int created = 0;
-        int r = cdd_state_lock(root, 0, &created, &l);
+        int r = state_lock(root, 0, &created, &l);
         c = r == 0 && created ? 'y' : 'n';
         if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1)
             _exit(2);
         cdd_sleep_ms(300);
-        cdd_lock_release(l);
+        cdd_tree_close(l);
         _exit(0);
     }
     CHECK(read(up[0], &c, 1) == 1 && c == 'y');
-    struct cdd_lock *l = NULL;
+    struct cdd_tree *l = NULL;
     int created = 1;
-    int r = cdd_state_lock(root, 0, &created, &l);
+    int r = state_lock(root, 0, &created, &l);
     CHECK_INT(r, CDD_E_LOCKED);
     CHECK_INT(created, 0);
     char want[64];
@@ -1103,10 +1121,10 @@ static void test_lock(void)
     c = 'g';
     CHECK(write(down[1], &c, 1) == 1);
     double t0 = cdd_monotonic();
-    r = cdd_state_lock(root, 5.0, &created, &l);
+    r = state_lock(root, 5.0, &created, &l);
     CHECK_INT(r, 0);
     CHECK(cdd_monotonic() - t0 >= 0.1);
-    cdd_lock_release(l);
+    cdd_tree_close(l);
     int st;
     CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
           WEXITSTATUS(st) == 0);
@@ -1121,7 +1139,7 @@ static void test_lock(void)
     mkdir_p(root);
     path_in(p, sizeof p, root, CDD_STATE_DIR);
     write_raw(p, "x", 0644);
-    CHECK_INT(cdd_state_lock(root, 0, NULL, &l), CDD_E_STATE);
+    CHECK_INT(state_lock(root, 0, NULL, &l), CDD_E_STATE);
 }
 
 /* ---- recover ------------------------------------------------------------ */
@@ -1136,7 +1154,10 @@ static void test_recover_clean(void)
     snprintf(root, sizeof root, "%s/bare", scratch_dir());
     rm_rf(root);
     mkdir_p(root);
-    CHECK_INT(cdd_txn_recover(root, &found, &rb, &id), 0);
+    struct cdd_tree *bare = NULL;
+    CHECK_INT(cdd_tree_open(root, &bare), 0);
+    CHECK_INT(cdd_txn_recover(bare, &found, &rb, &id), 0);
+    cdd_tree_close(bare);
     CHECK_INT(found, 0);
     CHECK_INT(rb, 0);
     CHECK(id == NULL);
@@ -1155,7 +1176,7 @@ static void test_recover_strays(void)
     char root[2048], p[4096];
     int found = 0, rb = 0;
     char *id = NULL;
-    struct cdd_lock *lock = NULL;
+    struct cdd_tree *lock = NULL;
     expect_states();
     fresh_tree(root, sizeof root, "strays");
     path_in(p, sizeof p, root, CDD_STATE_DIR "/stage-20260101T000000Z-1/lib64");
@@ -1167,8 +1188,8 @@ static void test_recover_strays(void)
     write_raw(p, "{", 0644);
     path_in(p, sizeof p, root, CDD_STATE_DIR "/journal.tmp");
     write_raw(p, "cudnn-deploy-jour", 0644);
-    CHECK_INT(cdd_state_lock(root, 0, NULL, &lock), 0);
-    CHECK_INT(cdd_txn_recover(root, &found, &rb, &id), 0);
+    CHECK_INT(state_lock(root, 0, NULL, &lock), 0);
+    CHECK_INT(cdd_txn_recover(lock, &found, &rb, &id), 0);
     CHECK_INT(found, 1);
     CHECK_INT(rb, 1);
     CHECK_STR(id, "20260101T000000Z-1");
@@ -1178,12 +1199,12 @@ static void test_recover_strays(void)
 
     /* A journal whose plan never got its end line: never acted on. */
     path_in(p, sizeof p, root, CDD_JOURNAL_FILE);
-    write_raw(p, "cudnn-deploy-journal 1 20260101T000000Z-2 install "
+    write_raw(p, "cudnn-deploy-journal 2 20260101T000000Z-2 install "
                  "keep-backup\nP\t.cudnn-deploy/stage-20260101T000000Z-2/a\ta\n",
               0644);
     path_in(p, sizeof p, root, CDD_STATE_DIR "/stage-20260101T000000Z-2");
     mkdir_p(p);
-    CHECK_INT(cdd_txn_recover(root, &found, &rb, &id), 0);
+    CHECK_INT(cdd_txn_recover(lock, &found, &rb, &id), 0);
     CHECK_INT(found, 1);
     CHECK_STR(id, "20260101T000000Z-2");
     free(id);
@@ -1193,22 +1214,23 @@ static void test_recover_strays(void)
     /* Damaged journals are refused, naming the file, and left alone. */
     static const char *const bad[] = {
         "garbage\n",
-        "cudnn-deploy-journal 2 X install keep-backup\nE\n",
-        "cudnn-deploy-journal 1 ../x install keep-backup\nE\n",
-        "cudnn-deploy-journal 1 X install keep-backup\nP\t/etc/passwd\tx\nE\n",
-        "cudnn-deploy-journal 1 X install keep-backup\n"
+        "cudnn-deploy-journal 1 X install keep-backup\nE\n",
+        "cudnn-deploy-journal 3 X install keep-backup\nE\n",
+        "cudnn-deploy-journal 2 ../x install keep-backup\nE\n",
+        "cudnn-deploy-journal 2 X install keep-backup\nP\t/etc/passwd\tx\nE\n",
+        "cudnn-deploy-journal 2 X install keep-backup\n"
         "P\t.cudnn-deploy/stage-X/a\t../../a\nE\n",
-        "cudnn-deploy-journal 1 X install keep-backup\nD\t.cudnn-deploy/lock\nE\n",
-        "cudnn-deploy-journal 1 X install keep-backup\nM\t.cudnn-deploy/x\nE\n",
-        "cudnn-deploy-journal 1 X install keep-backup\nQ\tx\nE\n",
-        "cudnn-deploy-journal 1 X install keep-backup\nE\nD\tx\n",
-        "cudnn-deploy-journal 1 X install keep-backup\nE\nC\nC\n",
-        "cudnn-deploy-journal 1 X install keep-backup\nR\t.cudnn-deploy\nE\n",
+        "cudnn-deploy-journal 2 X install keep-backup\nD\t.cudnn-deploy/lock\nE\n",
+        "cudnn-deploy-journal 2 X install keep-backup\nM\t.cudnn-deploy/x\nE\n",
+        "cudnn-deploy-journal 2 X install keep-backup\nQ\tx\nE\n",
+        "cudnn-deploy-journal 2 X install keep-backup\nE\nD\tx\n",
+        "cudnn-deploy-journal 2 X install keep-backup\nE\nC\nC\n",
+        "cudnn-deploy-journal 2 X install keep-backup\nR\t.cudnn-deploy\nE\n",
     };
     for (size_t i = 0; i < N(bad); i++) {
         path_in(p, sizeof p, root, CDD_JOURNAL_FILE);
         write_raw(p, bad[i], 0644);
-        int r = cdd_txn_recover(root, &found, &rb, &id);
+        int r = cdd_txn_recover(lock, &found, &rb, &id);
         CHECK_MSG(r == CDD_E_STATE, "journal %zu: %s", i, cdd_err_name(r));
         CHECK_MSG(strstr(cdd_last_error()->path, "journal") != NULL,
                   "journal %zu: path %s", i, cdd_last_error()->path);
@@ -1217,8 +1239,65 @@ static void test_recover_strays(void)
         id = NULL;
     }
     unlink(p);
-    cdd_lock_release(lock);
+    cdd_tree_close(lock);
     CHECK(state_matches(root, &S0, 1));
+}
+
+/* A planted journal whose records reach through a folder that is a link
+ * out of the tree (or into the state folder): refused before anything
+ * moves, the journal kept, inside and outside unchanged. */
+static void test_recover_through_links(void)
+{
+    char root[2048], p[4096], out[2048];
+    int found = 0, rb = 0;
+    struct cdd_tree *lock = NULL;
+    expect_states();
+    fresh_tree(root, sizeof root, "planted");
+    snprintf(out, sizeof out, "%s/planted-outside", scratch_dir());
+    rm_rf(out);
+    mkdir_p(out);
+    path_in(p, sizeof p, out, "evil");
+    write_raw(p, "outside", 0644);
+    path_in(p, sizeof p, out, "dir");
+    mkdir_p(p);
+    path_in(p, sizeof p, root, "out");
+    CHECK(symlink(out, p) == 0);
+    path_in(p, sizeof p, root, "tostate");
+    CHECK(symlink(CDD_STATE_DIR, p) == 0);
+    path_in(p, sizeof p, root, CDD_STATE_DIR "/stage-X");
+    mkdir_p(p);
+    static const char *const planted[] = {
+        "P\t.cudnn-deploy/stage-X/a\tout/evil\n",
+        "D\tbin/old.dll\tf:11:14e78a26f30ad05810aee663185e2740f1d2dcc93e4497"
+        "770e2414c6a0f39654\nD\tout/evil\tf:7:14e78a26f30ad05810aee663185e27"
+        "40f1d2dcc93e4497770e2414c6a0f39654\n",
+        "M\tout/newdir\n",
+        "R\tout/dir\n",
+        "R\ttostate/backup\n",
+    };
+    for (size_t i = 0; i < N(planted); i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "cudnn-deploy-journal 2 X install keep-backup\n%sE\n",
+                 planted[i]);
+        path_in(p, sizeof p, root, CDD_JOURNAL_FILE);
+        write_raw(p, text, 0644);
+        char *before = snapshot(root, NULL), *obefore = snapshot(out, NULL);
+        CHECK_INT(state_lock(root, 0, NULL, &lock), 0);
+        int r = cdd_txn_recover(lock, &found, &rb, NULL);
+        CHECK_MSG(r == CDD_E_STATE, "planted %zu: %s", i, cdd_err_name(r));
+        CHECK_MSG(strstr(cdd_last_error()->path, "journal") != NULL,
+                  "planted %zu: %s", i, cdd_last_error()->path);
+        cdd_tree_close(lock);
+        char *after = snapshot(root, NULL), *oafter = snapshot(out, NULL);
+        CHECK_MSG(strcmp(before, after) == 0, "planted %zu: tree changed", i);
+        CHECK_MSG(strcmp(obefore, oafter) == 0, "planted %zu: outside changed",
+                  i);
+        free(before);
+        free(after);
+        free(obefore);
+        free(oafter);
+    }
 }
 
 /* A committed journal whose clean-up never ran rolls forward; an
@@ -1241,26 +1320,27 @@ static void handmade_mid_commit(char *root, size_t len)
 }
 
 static const char handmade_plan[] =
-    "cudnn-deploy-journal 1 T-1 install keep-backup\n"
-    "P\t.cudnn-deploy/stage-T-1/bin/old.dll\tbin/old.dll\n"
+    "cudnn-deploy-journal 2 T-1 install keep-backup\n"
+    "P\t.cudnn-deploy/stage-T-1/bin/old.dll\tbin/old.dll\t"
+    "f:11:14e78a26f30ad05810aee663185e2740f1d2dcc93e4497770e2414c6a0f39654\n"
     "E\n";
 
 static void test_recover_handmade(void)
 {
     char root[2048], p[4096], stage[4096];
     int found = 0, rb = 0;
-    struct cdd_lock *lock = NULL;
+    struct cdd_tree *lock = NULL;
     expect_states();
 
     handmade_mid_commit(root, sizeof root);
     path_in(p, sizeof p, root, CDD_JOURNAL_FILE);
     write_raw(p, handmade_plan, 0644);
-    CHECK_INT(cdd_state_lock(root, 0, NULL, &lock), 0);
-    CHECK_INT(cdd_txn_recover(root, &found, &rb, NULL), 0);
+    CHECK_INT(state_lock(root, 0, NULL, &lock), 0);
+    CHECK_INT(cdd_txn_recover(lock, &found, &rb, NULL), 0);
     CHECK_INT(found, 1);
     CHECK_INT(rb, 1);
     CHECK(state_matches(root, &S0, 1));
-    cdd_lock_release(lock);
+    cdd_tree_close(lock);
 
     handmade_mid_commit(root, sizeof root);
     path_in(stage, sizeof stage, root, CDD_STATE_DIR "/stage-T-1");
@@ -1270,8 +1350,8 @@ static void test_recover_handmade(void)
     snprintf(text, sizeof text, "%sC\n", handmade_plan);
     write_raw(p, text, 0644);
     mkdir_p(stage);
-    CHECK_INT(cdd_state_lock(root, 0, NULL, &lock), 0);
-    CHECK_INT(cdd_txn_recover(root, &found, &rb, NULL), 0);
+    CHECK_INT(state_lock(root, 0, NULL, &lock), 0);
+    CHECK_INT(cdd_txn_recover(lock, &found, &rb, NULL), 0);
     CHECK_INT(found, 1);
     CHECK_INT(rb, 0);
     char *got = snapshot(root, NULL);
@@ -1280,9 +1360,39 @@ static void test_recover_handmade(void)
         show_diff("tree", got, want);
     CHECK(strstr(got, ".cudnn-deploy/backup/T-1/bin/old.dll f 0755 old dll") !=
           NULL);
-    cdd_lock_release(lock);
+    cdd_tree_close(lock);
     free(want);
     free(got);
+
+    /* A backup that is not what the journal recorded (other bytes of the
+     * same size; a link) is tampered state: refused, nothing touched, the
+     * journal kept. */
+    static const char *const swaps[] = {"f", "l"};
+    for (size_t i = 0; i < N(swaps); i++) {
+        handmade_mid_commit(root, sizeof root);
+        path_in(p, sizeof p, root, CDD_JOURNAL_FILE);
+        write_raw(p, handmade_plan, 0644);
+        char bk[4096];
+        path_in(bk, sizeof bk, root, CDD_STATE_DIR "/backup/T-1/bin/old.dll");
+        unlink(bk);
+        if (swaps[i][0] == 'f')
+            write_raw(bk, "old dll v2\n", 0755);
+        else
+            CHECK(symlink("/etc/passwd", bk) == 0);
+        char *before = snapshot(root, NULL);
+        CHECK_INT(state_lock(root, 0, NULL, &lock), 0);
+        int r = cdd_txn_recover(lock, &found, &rb, NULL);
+        CHECK_MSG(r == CDD_E_STATE, "swap %s: %s", swaps[i], cdd_err_name(r));
+        CHECK(strstr(cdd_last_error()->path, "journal") != NULL);
+        CHECK(strstr(cdd_last_error()->msg, "bin/old.dll") != NULL);
+        cdd_tree_close(lock);
+        char *after = snapshot(root, NULL);
+        CHECK(strcmp(before, after) == 0);
+        if (strcmp(before, after) != 0)
+            show_diff("tree", after, before);
+        free(before);
+        free(after);
+    }
 }
 
 /* Last: remove the scratch trees, unless something failed (then they are
@@ -1297,7 +1407,8 @@ TEST_MAIN(TEST(test_install_commit), TEST(test_uninstall_commit),
           TEST(test_empty_and_missing), TEST(test_validation),
           TEST(test_refusals), TEST(test_cancel), TEST(test_lock),
           TEST(test_recover_clean), TEST(test_recover_strays),
-          TEST(test_recover_handmade), TEST(test_fault_loop_install),
+          TEST(test_recover_handmade), TEST(test_recover_through_links),
+          TEST(test_fault_loop_install),
           TEST(test_fault_loop_uninstall), TEST(test_kill_loop_install),
           TEST(test_kill_loop_uninstall),
           TEST(test_cleanup))

@@ -1,0 +1,1077 @@
+/* doctor's second phase (doctor_int.h): the checks, and the fix each
+ * states, computed from a scan. Nothing here reads a file, a variable or a
+ * library: what the host holds is in struct cdd_dscan, so each check can be
+ * tested on a synthetic scan (tests/unit/test_doctor_check.c). The checks
+ * are written in the report's order, each able to refer to what the scan
+ * found elsewhere (a toolkit's PATH position, the copy a conda copy
+ * shadows). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/doctor.h"
+#include "cdd/error.h"
+#include "cdd/gpu.h"
+#include "cdd/pathsafe.h"
+#include "cdd/receipt.h"
+#include "cdd/verify.h"
+#include "doctor_int.h"
+
+#define DCHECK(c, name, st, ...)                                               \
+    do {                                                                       \
+        if (cdd_checks_add(&(c)->res->checks, name, st, __VA_ARGS__))          \
+            (c)->err = CDD_E_NOMEM;                                            \
+    } while (0)
+
+static void nomem(struct cdd_dscan *c)
+{
+    c->err = CDD_E_NOMEM;
+}
+
+/* ---- a growing string ---------------------------------------------------- */
+
+void cdd_sb_printf(struct cdd_sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (k < 0 || b->oom)
+        return;
+    if (b->n + (size_t)k + 1 > b->cap) {
+        size_t cap = (b->n + (size_t)k + 1) * 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->oom = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)k;
+}
+
+const char *cdd_sb_str(const struct cdd_sbuf *b)
+{
+    return b->s ? b->s : "";
+}
+
+void cdd_sb_free(struct cdd_sbuf *b)
+{
+    free(b->s);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- string helpers ------------------------------------------------------ */
+
+int cdd_dr_same_path(const struct cdd_dscan *c, const char *a, const char *b)
+{
+    if (!a || !b)
+        return 0;
+    return c->windows ? cdd_path_casecmp(a, b) == 0 : strcmp(a, b) == 0;
+}
+
+char *cdd_dr_dir_of(const char *path)
+{
+    char *d = strdup(path);
+    char *s = d ? strrchr(d, '/') : NULL;
+    if (s && s == d)
+        s[1] = '\0'; /* "/lib" -> "/" */
+    else if (s)
+        *s = '\0';
+    return d;
+}
+
+static char *join(const char *a, const char *b)
+{
+    return cdd_path_join(a, b);
+}
+
+/* The path as its platform writes it, for text the user types. */
+static char *native(const struct cdd_dscan *c, const char *p)
+{
+    char *n = strdup(p);
+    for (char *s = n; c->windows && s && *s; s++)
+        if (*s == '/')
+            *s = '\\';
+    return n;
+}
+
+/* 1-based position of the folder (resolved) in the list, 0 when absent. */
+int cdd_dr_plist_pos(const struct cdd_dscan *c, const struct cdd_dr_plist *l,
+                     const char *real_dir)
+{
+    for (size_t i = 0; l && i < l->n; i++)
+        if (l->v[i].real && cdd_dr_same_path(c, l->v[i].real, real_dir))
+            return (int)i + 1;
+    return 0;
+}
+
+/* Versions compared on their first three components ("8.5.0" and
+ * "8.5.0.96" agree). 1 same, 0 different, -1 unknown. */
+static int ver_same(const char *a, const char *b)
+{
+    long ca[4], cb[4];
+    char x[40], y[40];
+    if (!a || !b || !*a || !*b)
+        return -1;
+    snprintf(x, sizeof x, "%s", a);
+    snprintf(y, sizeof y, "%s", b);
+    int na = cdd_dr_dotted(x, ca, 4), nb = cdd_dr_dotted(y, cb, 4);
+    if (na < 2 || nb < 2)
+        return -1;
+    int n = na < nb ? na : nb;
+    if (n > 3)
+        n = 3;
+    for (int i = 0; i < n; i++)
+        if (ca[i] != cb[i])
+            return 0;
+    return 1;
+}
+
+/* For "(8.5.0, PATH #2)" and for "cuDNN 8.5.0 at ...". */
+const char *cdd_dr_ver_text(const char *v)
+{
+    return v && *v ? v : "version unknown";
+}
+
+static const char *ver_cudnn(const char *v)
+{
+    return v && *v ? v : "(version unknown)";
+}
+
+
+/* Put dirs (already joined with the host's separator) first in var. */
+static void fix_prepend(const struct cdd_dscan *c, struct cdd_sbuf *b,
+                        const char *var, const char *dirs) {
+    char *n = native(c, dirs);
+    if (!n)
+        return;
+    if (c->windows)
+        cdd_sb_printf(b,
+                      "`set PATH=%s;%%PATH%%` (this console; to keep it: "
+                      "System Properties > Environment Variables > Path, move "
+                      "it to the top)",
+                      n);
+    else if (!strcmp(var, "LD_LIBRARY_PATH"))
+        cdd_sb_printf(b,
+                      "`export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:"
+                      "$LD_LIBRARY_PATH}` (this shell; add it to ~/.bashrc to "
+                      "keep it)",
+                      n);
+    else
+        cdd_sb_printf(b,
+                      "`export %s=%s:$%s` (this shell; add it to ~/.bashrc "
+                      "to keep it)",
+                      var, n, var);
+    free(n);
+}
+
+/* Make the library folder dir reachable by the loader. */
+static void fix_libdir(const struct cdd_dscan *c, struct cdd_sbuf *b,
+                       const char *dir) {
+    fix_prepend(c, b, c->lib->var, dir);
+    if (!c->windows)
+        cdd_sb_printf(b,
+                      ", or system-wide: `echo %s | sudo tee "
+                      "/etc/ld.so.conf.d/cudnn.conf && sudo ldconfig`",
+                      dir);
+}
+
+/* ---- PATH and LD_LIBRARY_PATH -------------------------------------------- */
+
+static void cuda_label(const struct cdd_doctor_toolkit *k, char *buf,
+                       size_t len)
+{
+    if (k->version.known)
+        snprintf(buf, len, "CUDA %d.%d", k->version.major, k->version.minor);
+    else
+        snprintf(buf, len, "CUDA of unknown version at %s", k->root);
+}
+
+/* Toolkits of a list with different versions count as different CUDAs;
+ * two names of one version (cuda -> cuda-11.6) do not. */
+static int same_cuda(const struct cdd_dscan *c, int a, int b)
+{
+    const struct cdd_doctor_toolkit *x = &c->res->toolkits[a];
+    const struct cdd_doctor_toolkit *y = &c->res->toolkits[b];
+    if (a == b)
+        return 1;
+    if (x->version.known && y->version.known)
+        return x->version.major == y->version.major &&
+               x->version.minor == y->version.minor;
+    return 0;
+}
+
+/* The first toolkit of a list, -1 when none. */
+static int first_toolkit(const struct cdd_dr_plist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].toolkit >= 0)
+            return l->v[i].toolkit;
+    return -1;
+}
+
+/* All the list's entries that belong to CUDAs like toolkit t, joined with
+ * the host's separator (bin and libnvvp both, say). */
+static void entries_of(const struct cdd_dscan *c, const struct cdd_dr_plist *l,
+                       int t, struct cdd_sbuf *b) {
+    size_t start = b->n;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].toolkit >= 0 && l->v[i].toolkit == t)
+            cdd_sb_printf(b, "%s%s",
+                          b->n > start ? (c->sep == ';' ? ";" : ":") : "",
+                          l->v[i].dir);
+}
+
+static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
+{
+    char name[64];
+    struct cdd_sbuf list = {0}, d = {0};
+    int groups[16], n_groups = 0;
+    snprintf(name, sizeof name, "path %s", l->var);
+    if (!l->set) {
+        DCHECK(c, name, CDD_CHECK_SKIP, "%s is not set%s", l->var,
+               is_lib ? ": libraries come from the ld.so cache "
+                        "(/etc/ld.so.conf.d) and the system folders"
+                      : "");
+        return;
+    }
+    int listed = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const struct cdd_dr_pentry *e = &l->v[i];
+        if (e->toolkit < 0 && !e->cudnn)
+            continue;
+        char lab[600] = "";
+        if (e->toolkit >= 0)
+            cuda_label(&c->res->toolkits[e->toolkit], lab, sizeof lab);
+        /* The report keeps a detail to 2 KiB: the first entries matter. */
+        if (++listed <= 10)
+            cdd_sb_printf(&list, "%s#%zu %s (%s%s%s)", list.n ? ", " : "",
+                          i + 1, e->dir, lab, *lab && e->cudnn ? "; " : "",
+                          e->cudnn ? e->cudnn : "");
+        else if (listed == 11)
+            cdd_sb_printf(&list, ", ...");
+        if (e->toolkit < 0)
+            continue;
+        int seen = 0;
+        for (int g = 0; g < n_groups; g++)
+            seen |= same_cuda(c, groups[g], e->toolkit);
+        if (!seen && n_groups < 16)
+            groups[n_groups++] = e->toolkit;
+    }
+    const char *what = is_lib       ? "libraries"
+                       : c->windows ? "nvcc, tools and DLLs"
+                                    : "nvcc and tools";
+    if (!list.n) {
+        DCHECK(c, name, CDD_CHECK_PASS, "no entry of %s holds CUDA or cuDNN",
+               l->var);
+    } else if (n_groups <= 1) {
+        char lab[600] = "";
+        if (n_groups)
+            cuda_label(&c->res->toolkits[groups[0]], lab, sizeof lab);
+        DCHECK(c, name, CDD_CHECK_PASS,
+               "entries holding CUDA or cuDNN, in order: %s%s%s%s",
+               cdd_sb_str(&list), n_groups ? "; " : "", lab,
+               n_groups ? " comes first" : "");
+    } else {
+        char first[600], lab[600];
+        const struct cdd_doctor_toolkit *t0 = &c->res->toolkits[groups[0]];
+        cuda_label(t0, first, sizeof first);
+        cdd_sb_printf(&d,
+                      "%d CUDA versions on %s: %s comes first (#%d), so "
+                      "programs get its %s",
+                      n_groups, l->var, first,
+                      is_lib ? t0->lib_path_pos : t0->path_pos, what);
+        for (int g = 1; g < n_groups; g++) {
+            const struct cdd_doctor_toolkit *tg =
+                &c->res->toolkits[groups[g]];
+            cuda_label(tg, lab, sizeof lab);
+            cdd_sb_printf(&d, "%s %s (#%d)", g == 1 ? ", not those of" : ",",
+                          lab, is_lib ? tg->lib_path_pos : tg->path_pos);
+        }
+        cdd_sb_printf(&d, ". ");
+        /* With a CUDA target, the fix is to put the target's first. */
+        const struct cdd_target *t = c->t;
+        int want = -1;
+        for (int g = 0; t && t->kind == CDD_TARGET_CUDA && g < n_groups; g++) {
+            const struct cdd_doctor_toolkit *tg =
+                &c->res->toolkits[groups[g]];
+            if (t->version.known && tg->version.known &&
+                tg->version.major == t->version.major &&
+                tg->version.minor == t->version.minor)
+                want = g;
+        }
+        if (want == 0) {
+            cdd_sb_printf(&d,
+                          "The target's CUDA comes first, as it should; "
+                          "remove the other CUDA's entries from %s to avoid "
+                          "surprises. ",
+                          l->var);
+        } else {
+            for (int g = want > 0 ? want : 1;
+                 g < (want > 0 ? want + 1 : n_groups); g++) {
+                struct cdd_sbuf dirs = {0};
+                cuda_label(&c->res->toolkits[groups[g]], lab, sizeof lab);
+                entries_of(c, l, groups[g], &dirs);
+                cdd_sb_printf(&d, "To use %s%s: ", lab,
+                              want > 0 ? " (the target's)" : " instead");
+                fix_prepend(c, &d, l->var, cdd_sb_str(&dirs));
+                cdd_sb_printf(&d, ". ");
+                cdd_sb_free(&dirs);
+            }
+            cdd_sb_printf(&d, "Or keep only one CUDA on %s. ", l->var);
+        }
+        cdd_sb_printf(&d, "Entries holding CUDA or cuDNN, in order: %s",
+                      cdd_sb_str(&list));
+        DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
+    }
+    if (list.oom || d.oom)
+        nomem(c);
+    cdd_sb_free(&list);
+    cdd_sb_free(&d);
+}
+
+/* Linux: nvcc from one CUDA and libraries from another is a classic
+ * mismatch (code built with one, run against the other's runtime). */
+static void check_path_vs_libpath(struct cdd_dscan *c)
+{
+    int a = first_toolkit(&c->path), b = first_toolkit(&c->libpath);
+    if (c->windows || a < 0 || b < 0 || same_cuda(c, a, b))
+        return;
+    char la[600], lb[600];
+    struct cdd_sbuf d = {0};
+    cuda_label(&c->res->toolkits[a], la, sizeof la);
+    cuda_label(&c->res->toolkits[b], lb, sizeof lb);
+    /* The libraries of PATH's first CUDA, so both agree. */
+    const struct cdd_doctor_toolkit *k = &c->res->toolkits[a];
+    char *lib = join(k->real, "lib64");
+    cdd_sb_printf(&d,
+                  "the first CUDA on PATH is %s but the first on "
+                  "LD_LIBRARY_PATH is %s: programs are built with one and run "
+                  "with the other's libraries. To use %s for both: ",
+                  la, lb, la);
+    fix_prepend(c, &d, "LD_LIBRARY_PATH", lib ? lib : k->real);
+    DCHECK(c, "path PATH vs LD_LIBRARY_PATH", CDD_CHECK_WARN, "%s",
+           cdd_sb_str(&d));
+    if (d.oom)
+        nomem(c);
+    free(lib);
+    cdd_sb_free(&d);
+}
+
+/* ---- checks: toolkits and driver ----------------------------------------- */
+
+/* The variables naming something wrong, in one detail. */
+static void describe_stale(const struct cdd_dscan *c, struct cdd_sbuf *b)
+{
+    const char *unset = c->windows
+                            ? "delete it (System Properties > Environment "
+                              "Variables)"
+                            : "unset it";
+    for (size_t i = 0; i < c->n_stale; i++) {
+        const struct cdd_dr_stale *s = &c->stale[i];
+        const char *sep = b->n ? "; " : "";
+        if (s->kind == CDD_DR_STALE_NO_FOLDER) {
+            cdd_sb_printf(b,
+                          "%s%s=%s names no folder: the CUDA it named was "
+                          "uninstalled or moved; %s, or point it at an "
+                          "installed toolkit",
+                          sep, s->name, s->value, unset);
+        } else if (s->kind == CDD_DR_STALE_HOME) {
+            cdd_sb_printf(b,
+                          "%s%s=%s names no folder: build systems that "
+                          "read it (PyTorch extensions, CMake) will fail; "
+                          "point it at an installed toolkit or unset it",
+                          sep, s->name, s->value);
+        } else {
+            const struct cdd_cuda_version *v =
+                &c->res->toolkits[s->toolkit].version;
+            int maj = s->want_major, min = s->want_minor;
+            cdd_sb_printf(b,
+                          "%s%s=%s is a CUDA %d.%d tree, not %d.%d: "
+                          "`--cuda v%d.%d` and build tools that read it get "
+                          "the wrong toolkit; point it at the CUDA %d.%d tree "
+                          "or %s",
+                          sep, s->name, s->value, v->major, v->minor, maj, min,
+                          maj, min, maj, min, unset);
+        }
+    }
+}
+
+static void check_toolkits(struct cdd_dscan *c)
+{
+    const struct cdd_doctor_result *res = c->res;
+    struct cdd_sbuf stale = {0};
+    describe_stale(c, &stale);
+    if (stale.n)
+        DCHECK(c, "env CUDA_PATH", CDD_CHECK_WARN, "%s", cdd_sb_str(&stale));
+    if (stale.oom)
+        nomem(c);
+    cdd_sb_free(&stale);
+    if (!res->n_toolkits) {
+        DCHECK(c, "cuda", CDD_CHECK_SKIP,
+               "no CUDA toolkit found (CUDA_PATH, CUDA_PATH_V*, CUDA_HOME "
+               "unset, none in the default folder%s, none on PATH): only "
+               "needed to build CUDA code or to install cuDNN into a "
+               "toolkit; name one with --cuda-root",
+               c->windows ? " %ProgramFiles%\\NVIDIA GPU Computing "
+                            "Toolkit\\CUDA"
+                          : "s /usr/local/cuda*");
+        return;
+    }
+    for (size_t i = 0; i < res->n_toolkits; i++) {
+        const struct cdd_doctor_toolkit *k = &res->toolkits[i];
+        char name[1100], where[200];
+        snprintf(name, sizeof name, "cuda %s", k->root);
+        if (k->path_pos)
+            snprintf(where, sizeof where, "on PATH (#%d)", k->path_pos);
+        else
+            snprintf(where, sizeof where, "not on PATH");
+        if (!c->windows) {
+            size_t u = strlen(where);
+            if (k->lib_path_pos)
+                snprintf(where + u, sizeof where - u,
+                         ", on LD_LIBRARY_PATH (#%d)", k->lib_path_pos);
+            else
+                snprintf(where + u, sizeof where - u,
+                         ", not on LD_LIBRARY_PATH");
+        }
+        int alias = !cdd_dr_same_path(c, k->root, k->real);
+        if (k->version.known) {
+            char v[48];
+            if (k->version.patch >= 0)
+                snprintf(v, sizeof v, "%d.%d.%d", k->version.major,
+                         k->version.minor, k->version.patch);
+            else
+                snprintf(v, sizeof v, "%d.%d", k->version.major,
+                         k->version.minor);
+            DCHECK(c, name, CDD_CHECK_PASS,
+                   "CUDA %s (from %s)%s%s; found by %s; %s", v,
+                   k->version.source, alias ? ", really " : "",
+                   alias ? k->real : "", k->found_by, where);
+        } else {
+            DCHECK(c, name, CDD_CHECK_WARN,
+                   "cannot tell which CUDA this is: no version.json, "
+                   "version.txt or include/cuda.h (a partial or damaged "
+                   "install? reinstall the toolkit)%s%s; found by %s; %s",
+                   alias ? "; really " : "", alias ? k->real : "",
+                   k->found_by, where);
+        }
+    }
+}
+
+static void check_driver(struct cdd_dscan *c)
+{
+    const struct cdd_doctor_result *res = c->res;
+    if (c->driver_rc == CDD_E_NOTFOUND) {
+        const char *why = c->driver_msg, *path = c->driver_path;
+        /* The loader's message starts with what we say anyway, or names
+         * the library itself. */
+        if (!strncmp(why, "no NVIDIA driver: ", 18))
+            why += 18;
+        int named = path[0] && strstr(why, path);
+        DCHECK(c, "driver", CDD_CHECK_SKIP,
+               "no NVIDIA driver found (%s%s%s): GPU programs cannot run on "
+               "this host; install the NVIDIA driver if it has a GPU (build "
+               "machines without one need none)",
+               named ? "" : path[0] ? path : "libcuda.so.1 / nvcuda.dll",
+               named || !*why ? "" : ": ", why);
+        return;
+    }
+    if (c->driver_rc) {
+        DCHECK(c, "driver", CDD_CHECK_WARN,
+               "the NVIDIA driver library is there but unusable: %s%s%s; "
+               "reinstall the NVIDIA driver", c->driver_path,
+               c->driver_path[0] ? ": " : "", c->driver_msg);
+        return;
+    }
+    char drv[16];
+    cdd_cuda_version_str(res->driver_cuda_version, drv, sizeof drv);
+    const char *rel = res->driver_release[0] ? res->driver_release : "";
+    /* Which CUDAs can this driver run? The target's decides pass/fail;
+     * other toolkits only warn. */
+    struct cdd_sbuf too_old = {0};
+    enum cdd_cstatus st = CDD_CHECK_PASS;
+    char target_note[300] = "";
+    const struct cdd_target *t = c->t;
+    if (t && t->kind == CDD_TARGET_CUDA && t->version.known) {
+        int tm = t->version.major, tn = t->version.minor;
+        const char *min = cdd_cuda_min_driver(tm, c->windows);
+        enum cdd_drv_fit fit = cdd_gpu_driver_fit(res->driver_cuda_version,
+                                                  rel, tm, tn);
+        if (fit == CDD_DRV_TOO_OLD) {
+            st = CDD_CHECK_FAIL;
+            snprintf(target_note, sizeof target_note,
+                     "; it cannot run the target's CUDA %d.%d: update the "
+                     "NVIDIA driver%s%s", tm, tn, min ? " to at least " : "",
+                     min ? min : "");
+        } else {
+            snprintf(target_note, sizeof target_note,
+                     "; the target's CUDA %d.%d runs%s", tm, tn,
+                     fit == CDD_DRV_MINOR_COMPAT
+                         ? " through minor-version compatibility"
+                         : "");
+        }
+    }
+    for (size_t i = 0; i < res->n_toolkits; i++) {
+        const struct cdd_doctor_toolkit *k = &res->toolkits[i];
+        if (!k->version.known ||
+            cdd_gpu_driver_fit(res->driver_cuda_version, rel, k->version.major,
+                               k->version.minor) != CDD_DRV_TOO_OLD)
+            continue;
+        const char *min = cdd_cuda_min_driver(k->version.major, c->windows);
+        cdd_sb_printf(&too_old, "%sCUDA %d.%d at %s (needs driver %s%s)",
+                      too_old.n ? ", " : "", k->version.major, k->version.minor,
+                      k->root, min ? ">= " : "newer", min ? min : "");
+    }
+    if (too_old.n && st == CDD_CHECK_PASS)
+        st = CDD_CHECK_WARN;
+    DCHECK(c, "driver", st,
+           "NVIDIA driver %s (%s) supports CUDA up to %s%s%s%s%s",
+           *rel ? rel : "of unknown release", res->driver_path, drv,
+           target_note, too_old.n ? "; too old for " : "", cdd_sb_str(&too_old),
+           too_old.n ? ": update the driver to use those" : "");
+    if (too_old.oom)
+        nomem(c);
+    cdd_sb_free(&too_old);
+}
+
+/* ---- checks: cuDNN on the search path ------------------------------------ */
+
+/* ---- checks: cuDNN on the search path ------------------------------------ */
+
+static void describe_copies(const struct cdd_dscan *c, const int *idx, size_t n,
+                            struct cdd_sbuf *b)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct cdd_doctor_copy *k = &c->res->copies[idx[i]];
+        if (i == 8) {
+            cdd_sb_printf(b, "; and %zu more", n - i);
+            break;
+        }
+        cdd_sb_printf(b, "%s%zu) %s (%s, %s)%s", i ? "; " : "", i + 1, k->path,
+                      cdd_dr_ver_text(k->version), k->origin,
+                      i == 0 ? " <- the loader picks this one" : "");
+    }
+}
+
+/* Sub-libraries against the main library's winner: the main library loads
+ * them by name on first use, so each must be the same version, best from
+ * the same folder; cuDNN 8 aborts when one is missing. */
+static void check_subs(struct cdd_dscan *c, int m)
+{
+    const struct cdd_dr_names *nm = &c->names[m];
+    const int wi = c->winner[m];
+    char *wdir = cdd_dr_dir_of(c->res->copies[wi].real), name[128];
+    char wver[32];
+    snprintf(wver, sizeof wver, "%s", c->res->copies[wi].version);
+    struct cdd_sbuf bad = {0}, elsewhere = {0};
+    int n_subs = 0, n_bad = 0;
+    snprintf(name, sizeof name, "cudnn %s sub-libraries", nm->main);
+    for (int s = 0; s < 8 && nm->subs[s]; s++) {
+        int first = c->search[m].sub_first[s];
+        n_subs++;
+        if (first < 0) {
+            cdd_sb_printf(&bad, "%s%s missing", bad.n ? "; " : "", nm->subs[s]);
+            n_bad++;
+            continue;
+        }
+        const struct cdd_doctor_copy *k = &c->res->copies[first];
+        char *kdir = cdd_dr_dir_of(k->real);
+        int same_dir = kdir && wdir && cdd_dr_same_path(c, kdir, wdir);
+        if (ver_same(k->version, wver) == 0) {
+            cdd_sb_printf(&bad, "%s%s is %s (%s)", bad.n ? "; " : "",
+                          nm->subs[s], k->version, k->path);
+            n_bad++;
+        } else if (!same_dir) {
+            cdd_sb_printf(&elsewhere, "%s%s from %s", elsewhere.n ? "; " : "",
+                          nm->subs[s], k->path);
+        }
+        free(kdir);
+    }
+    const struct cdd_doctor_copy *w = &c->res->copies[wi];
+    if (n_bad)
+        DCHECK(c, name, CDD_CHECK_FAIL,
+               "the winning %s (%s, %s) loads its sub-libraries by name, and "
+               "%d of %d would not match: %s. cuDNN then stops with a "
+               "version mismatch or a missing library at first use: install "
+               "the whole archive of one version into one folder (or remove "
+               "the stray copies)",
+               nm->main, cdd_dr_ver_text(w->version), w->path, n_bad, n_subs,
+               cdd_sb_str(&bad));
+    else if (elsewhere.n)
+        DCHECK(c, name, CDD_CHECK_WARN,
+               "all %d have the winner's version, but some come from another "
+               "folder than %s: %s; keep one cuDNN in one folder",
+               n_subs, wdir ? wdir : w->path, cdd_sb_str(&elsewhere));
+    else
+        DCHECK(c, name, CDD_CHECK_PASS,
+               "all %d found beside the winner in %s, version %s", n_subs,
+               wdir ? wdir : "?", cdd_dr_ver_text(w->version));
+    if (bad.oom || elsewhere.oom)
+        nomem(c);
+    cdd_sb_free(&bad);
+    cdd_sb_free(&elsewhere);
+    free(wdir);
+}
+
+static void check_search(struct cdd_dscan *c)
+{
+    int any = 0;
+    for (int m = 0; m < CDD_DR_MAJORS; m++) {
+        const struct cdd_dr_names *nm = &c->names[m];
+        const int *idx = c->search[m].idx;
+        char name[128];
+        size_t n = c->search[m].n;
+        if (!n)
+            continue;
+        any = 1;
+        struct cdd_sbuf d = {0};
+        int differ = 0;
+        for (size_t i = 1; i < n; i++)
+            if (ver_same(c->res->copies[idx[i]].version,
+                         c->res->copies[idx[0]].version) != 1)
+                differ = 1;
+        snprintf(name, sizeof name, "cudnn %s", nm->main);
+        if (n == 1) {
+            describe_copies(c, idx, n, &d);
+            DCHECK(c, name, CDD_CHECK_PASS, "one copy: %s", cdd_sb_str(&d));
+        } else {
+            cdd_sb_printf(&d, "%zu copies in the loader's order: ", n);
+            describe_copies(c, idx, n, &d);
+            if (differ) {
+                const struct cdd_doctor_copy *k = &c->res->copies[idx[1]];
+                char *dir = cdd_dr_dir_of(k->path);
+                cdd_sb_printf(&d, ". Programs get %s; to get %s (%s) instead: ",
+                              cdd_dr_ver_text(c->res->copies[idx[0]].version),
+                              k->path, cdd_dr_ver_text(k->version));
+                fix_prepend(c, &d, c->lib->var, dir ? dir : k->path);
+                cdd_sb_printf(&d, "; or remove the copies you do not want");
+                free(dir);
+            } else {
+                cdd_sb_printf(&d,
+                              ". All the same version: harmless, but "
+                              "removing the extra copies avoids surprises at "
+                              "the next upgrade");
+            }
+            DCHECK(c, name, differ ? CDD_CHECK_WARN : CDD_CHECK_PASS, "%s",
+                   cdd_sb_str(&d));
+        }
+        if (d.oom)
+            nomem(c);
+        cdd_sb_free(&d);
+        check_subs(c, m);
+    }
+    if (!any)
+        DCHECK(c, "cudnn", CDD_CHECK_WARN,
+               "no cuDNN (%s, %s) on the loader's search path (%s): a "
+               "program that loads cuDNN by name will not find one. Install "
+               "it (`cudnn-deploy install --cuda vX.Y`) and put its folder "
+               "on %s; Python packages that bring their own are listed "
+               "below", c->names[0].main, c->names[1].main,
+               c->windows ? "application folder, system folders, PATH"
+                          : "LD_LIBRARY_PATH, ld.so cache, system folders",
+               c->lib->var);
+}
+
+/* ---- checks: conda and Python package copies ----------------------------- */
+
+/* The copy a conda or Python copy competes with: the target's of that
+ * major, else the loader's winner. -1 when none. */
+static int reference_copy(const struct cdd_dscan *c, int m)
+{
+    if (c->t_copy[m] >= 0 && !c->t_windows == !c->windows)
+        return c->t_copy[m];
+    return c->winner[m];
+}
+
+static void report_shadow(struct cdd_dscan *c, const char *name, int k, int m,
+                          const char *who, const char *why, const char *fix)
+{
+    const struct cdd_doctor_copy *cp = &c->res->copies[k];
+    int ref = reference_copy(c, m);
+    if (ref < 0) {
+        DCHECK(c, name, CDD_CHECK_PASS,
+               "%s has cuDNN %s at %s; %s. Nothing on the search path%s "
+               "competes with it", who, ver_cudnn(cp->version), cp->path, why,
+               c->t ? " or in the target" : "");
+        return;
+    }
+    const struct cdd_doctor_copy *r = &c->res->copies[ref];
+    const char *rname = ref == c->t_copy[m] ? "the target's" : "the loader's "
+                                                               "winner";
+    if (cdd_dr_same_path(c, cp->real, r->real)) {
+        DCHECK(c, name, CDD_CHECK_PASS, "%s has cuDNN %s at %s: the same "
+               "file as %s copy", who, ver_cudnn(cp->version), cp->path,
+               rname);
+        return;
+    }
+    int same = ver_same(cp->version, r->version) == 1;
+    DCHECK(
+        c, name, same ? CDD_CHECK_PASS : CDD_CHECK_WARN,
+        "%s has its own cuDNN %s at %s; %s, so it shadows %s copy %s "
+        "(%s)%s%s",
+        who, ver_cudnn(cp->version), cp->path, why, rname, r->path,
+        cdd_dr_ver_text(r->version),
+        same ? ": the same version, so harmless" : ". Fix: ", same ? "" : fix);
+}
+
+static void check_conda(struct cdd_dscan *c)
+{
+    const char *cp = c->conda_prefix;
+    for (size_t i = 0; i < c->n_conda; i++) {
+        const struct cdd_dr_conda *f = &c->conda[i];
+        int m = f->m, k = f->k, pos = f->pos;
+        char name[128], fix[1200], who[1200];
+        snprintf(name, sizeof name, "conda %s", c->names[m].main);
+        snprintf(who, sizeof who, "the conda environment %s "
+                 "(CONDA_PREFIX)", cp);
+        snprintf(fix, sizeof fix,
+                 "remove the environment's cuDNN (`conda remove "
+                 "cudnn`), or install the cuDNN you want into it: "
+                 "`cudnn-deploy install --prefix %s`", cp);
+        if (f->is_target) {
+            DCHECK(c, name, CDD_CHECK_PASS, "%s is the target; its "
+                   "cuDNN %s is at %s", who,
+                   ver_cudnn(c->res->copies[k].version), f->path);
+        } else {
+            report_shadow(
+                c, name, k, m, who,
+                c->windows
+                    ? "activating the environment puts its "
+                      "Library\\bin first on PATH"
+                    : pos ? "its lib is on LD_LIBRARY_PATH, and conda "
+                            "packages load from it first (their "
+                            "RPATH)"
+                          : "conda packages load libraries from "
+                            "their environment's lib first (their "
+                            "RPATH)",
+                fix);
+        }
+    }
+}
+
+static void check_python(struct cdd_dscan *c)
+{
+    for (size_t i = 0; i < c->n_py; i++) {
+        const struct cdd_dr_py *f = &c->py[i];
+        char name[1200], who[1200];
+        const char *why, *fix;
+        snprintf(name, sizeof name, "python %s", f->dir);
+        if (!strcmp(cdd_dr_py_pkgs[f->pkg].label, "torch")) {
+            snprintf(who, sizeof who, "PyTorch in %s (%s)", f->site,
+                     f->origin);
+            why = "`import torch` loads its bundled copy by path, "
+                  "before anything on the search path";
+            fix = "this copy belongs to the torch wheel (replaced at "
+                  "its next upgrade); to run another cuDNN, install "
+                  "the torch build made for it rather than copying "
+                  "files into torch/lib";
+        } else {
+            snprintf(who, sizeof who, "pip's nvidia-cudnn package "
+                     "in %s (%s)", f->site, f->origin);
+            why = "PyTorch and TensorFlow wheels that depend on it "
+                  "load it by path";
+            fix = "`pip install` the nvidia-cudnn version you want "
+                  "in that environment, or uninstall it if nothing "
+                  "there needs it";
+        }
+        report_shadow(c, name, f->k, f->m, who, why, fix);
+    }
+}
+
+/* ---- checks: variables the loader ignores -------------------------------- */
+
+static void check_cudnn_path(struct cdd_dscan *c)
+{
+    const char *cp = c->cudnn_path, *libdir = c->cudnn_path_libdir;
+    struct cdd_sbuf d = {0};
+    int pos = c->cudnn_path_pos;
+    if (!cp || !c->cudnn_path_abs)
+        return;
+    if (!c->cudnn_path_is_dir) {
+        DCHECK(c, "env CUDNN_PATH", CDD_CHECK_WARN,
+               "CUDNN_PATH=%s names no folder: build systems that read it "
+               "(CMake's FindCUDNN, PyTorch's setup.py) will fail; point it "
+               "at a cuDNN folder or unset it", cp);
+        return;
+    }
+    if (c->windows)
+        cdd_sb_printf(
+            &d,
+            "CUDNN_PATH=%s is set, but the Windows DLL loader "
+            "ignores it: programs find cuDNN's DLLs only in their own "
+            "folder, the system folders and PATH. ",
+            cp);
+    else
+        cdd_sb_printf(
+            &d,
+            "CUDNN_PATH=%s is read by build systems (CMake's "
+            "FindCUDNN, PyTorch's setup.py) but ignored by the dynamic "
+            "loader: at run time cuDNN is found through "
+            "LD_LIBRARY_PATH, /etc/ld.so.conf.d or a program's RPATH. ",
+            cp);
+    if (pos)
+        cdd_sb_printf(&d, "Its %s is on %s (#%d), which is what counts.",
+                      libdir, c->lib->var, pos);
+    else if (libdir) {
+        cdd_sb_printf(&d, "Its %s is not on %s; fix: ", libdir, c->lib->var);
+        fix_libdir(c, &d, libdir);
+        cdd_sb_printf(&d, ", or install cuDNN into the CUDA tree: "
+                          "`cudnn-deploy install --cuda vX.Y`");
+    } else {
+        cdd_sb_printf(&d, "It holds no %s or %s under bin, lib64 or lib.",
+                      c->names[0].main, c->names[1].main);
+    }
+    DCHECK(c, "env CUDNN_PATH", pos ? CDD_CHECK_PASS : CDD_CHECK_WARN, "%s",
+           cdd_sb_str(&d));
+    if (d.oom)
+        nomem(c);
+    cdd_sb_free(&d);
+}
+
+/* ---- checks: Windows dependencies ---------------------------------------- */
+
+/* ---- checks: Windows dependencies ---------------------------------------- */
+
+/* cuDNN 8.3 to 9.1 import zlibwapi.dll (docs/windows.md). 1 yes, 0 no, -1
+ * unknown. */
+static int needs_zlibwapi(const char *version, int major)
+{
+    long v[4];
+    char b[40];
+    snprintf(b, sizeof b, "%s", version);
+    if (cdd_dr_dotted(b, v, 4) < 2)
+        return major == 8 ? -1 : 0; /* 9.x unknown: likely >= 9.2 */
+    return (v[0] == 8 && v[1] >= 3) || (v[0] == 9 && v[1] <= 1);
+}
+
+static void check_zlibwapi_for(struct cdd_dscan *c, int k, const char *label,
+                               int host_search, const struct cdd_dr_zlib *z)
+{
+    const struct cdd_doctor_copy *cp = &c->res->copies[k];
+    int major = cp->name[strlen(cp->name) - 5] - '0'; /* cudnn64_N.dll */
+    int need = needs_zlibwapi(cp->version, major);
+    char name[1200];
+    const char *found = z->beside ? z->beside : z->found;
+    if (!need || !z->looked)
+        return;
+    snprintf(name, sizeof name, "windows.zlibwapi %s", label);
+    if (found)
+        DCHECK(c, name, CDD_CHECK_PASS, "cuDNN %s at %s needs zlibwapi.dll: "
+               "found at %s", ver_cudnn(cp->version), cp->path, found);
+    else
+        DCHECK(c, name, need > 0 ? CDD_CHECK_FAIL : CDD_CHECK_WARN,
+               "cuDNN %s at %s %s zlibwapi.dll, and it is %s: loading "
+               "cuDNN's libraries fails with 'Could not locate ... error "
+               "126'. Fix: %s", ver_cudnn(cp->version), cp->path,
+               need > 0 ? "needs" : "may need (cuDNN 8.3 to 9.1 do)",
+               host_search ? "not beside it, in the system folders or on "
+                             "PATH"
+                           : "not beside it (a Windows tree: PATH cannot be "
+                             "searched from this host)",
+               cdd_dependency_hint("zlibwapi.dll"));
+}
+
+static void check_windows(struct cdd_dscan *c)
+{
+    if (c->windows) {
+        const char *sys = c->sysdir;
+        struct cdd_sbuf miss = {0};
+        for (size_t i = 0; sys && i < CDD_DR_N_VCRT; i++)
+            if (c->vc_missing[i])
+                cdd_sb_printf(&miss, "%s%s", miss.n ? ", " : "",
+                              cdd_dr_vc_runtime[i]);
+        if (sys && miss.n)
+            DCHECK(c, "windows.vcruntime", CDD_CHECK_FAIL,
+                   "%s missing from %s: cuDNN's DLLs need the Visual C++ "
+                   "runtime and fail to load with error 126 without it. "
+                   "Fix: install %s "
+                   "(https://aka.ms/vs/17/release/vc_redist.x64.exe)",
+                   cdd_sb_str(&miss), sys,
+                   cdd_dependency_hint("msvcp140.dll"));
+        else if (sys)
+            DCHECK(c, "windows.vcruntime", CDD_CHECK_PASS,
+                   "the Visual C++ runtime (msvcp140.dll, vcruntime140.dll, "
+                   "vcruntime140_1.dll) is in %s", sys);
+        if (miss.oom)
+            nomem(c);
+        cdd_sb_free(&miss);
+        for (int m = 0; m < CDD_DR_MAJORS; m++)
+            if (c->winner[m] >= 0)
+                check_zlibwapi_for(c, c->winner[m], "search path", 1,
+                                   &c->zlib_winner[m]);
+    }
+    for (int m = 0; m < CDD_DR_MAJORS; m++)
+        if (c->t_windows && c->t_copy[m] >= 0 && c->t_copy[m] != c->winner[m])
+            check_zlibwapi_for(c, c->t_copy[m], "target", c->windows,
+                               &c->zlib_target[m]);
+}
+
+/* ---- checks: the target -------------------------------------------------- */
+
+static void check_target(struct cdd_dscan *c)
+{
+    const struct cdd_target *t = c->t;
+    struct cdd_sbuf d = {0};
+    enum cdd_cstatus st = CDD_CHECK_PASS;
+    if (t->kind == CDD_TARGET_CUDA && t->version.known) {
+        cdd_sb_printf(&d, "CUDA %d.%d", t->version.major, t->version.minor);
+        if (t->version.patch >= 0)
+            cdd_sb_printf(&d, ".%d", t->version.patch);
+        cdd_sb_printf(&d, " tree (from %s) at %s, from %s", t->version.source,
+                      t->root, t->how);
+    } else if (t->kind == CDD_TARGET_CUDA) {
+        st = CDD_CHECK_WARN;
+        cdd_sb_printf(&d,
+                      "CUDA tree at %s (from %s) of unknown version: no "
+                      "version.json, version.txt or include/cuda.h; reinstall "
+                      "the toolkit or check the folder",
+                      t->root, t->how);
+    } else {
+        cdd_sb_printf(&d, "prefix %s (from %s)", t->root, t->how);
+    }
+    if (c->rc)
+        cdd_sb_printf(&d, "; %s %s (%s) installed by cudnn-deploy at %s",
+                      c->rc->product ? c->rc->product : "cuDNN",
+                      c->rc->version ? c->rc->version : "?",
+                      c->rc->platform ? c->rc->platform : "?",
+                      c->rc->installed_at ? c->rc->installed_at : "?");
+    else if (c->rc_bad) {
+        st = CDD_CHECK_WARN;
+        cdd_sb_printf(&d,
+                      "; its receipt (.cudnn-deploy/receipt.json) cannot be "
+                      "read: run `cudnn-deploy status` on it");
+    } else {
+        int any = 0;
+        for (int m = 0; m < CDD_DR_MAJORS; m++)
+            if (c->t_copy[m] >= 0) {
+                const struct cdd_doctor_copy *k = &c->res->copies[c->t_copy[m]];
+                cdd_sb_printf(&d, "%s%s %s", any ? ", " : "; holds ", k->name,
+                              cdd_dr_ver_text(k->version));
+                any = 1;
+            }
+        cdd_sb_printf(&d, "%s",
+                      any ? " not installed by cudnn-deploy"
+                          : "; no cuDNN in it yet");
+    }
+    DCHECK(c, "target", st, "%s", cdd_sb_str(&d));
+    if (d.oom)
+        nomem(c);
+    cdd_sb_free(&d);
+}
+
+/* Is the target's library folder where the loader looks? */
+static void check_target_search(struct cdd_dscan *c)
+{
+    struct cdd_sbuf d = {0};
+    if (!c->t_windows != !c->windows) {
+        DCHECK(c, "target.search", CDD_CHECK_SKIP,
+               "a %s tree: its search path is that of the machine it will "
+               "run on", c->t_windows ? "Windows" : "Linux");
+        return;
+    }
+    int pos = c->t_libdir_pos;
+    int cached = 0;
+    for (int m = 0; !pos && m < CDD_DR_MAJORS; m++)
+        if (c->t_copy[m] >= 0 && c->res->copies[c->t_copy[m]].where ==
+                                     CDD_COPY_SEARCH)
+            cached = 1;
+    if (pos)
+        DCHECK(c, "target.search", CDD_CHECK_PASS, "%s is on %s (#%d)",
+               c->t_libdir, c->lib->var, pos);
+    else if (cached)
+        DCHECK(c, "target.search", CDD_CHECK_PASS,
+               "%s is searched by the loader (%s)", c->t_libdir,
+               c->windows ? "a system or application folder"
+                          : "the ld.so cache: /etc/ld.so.conf.d");
+    else {
+        cdd_sb_printf(
+            &d,
+            "%s is not on the loader's search path: programs that "
+            "load cuDNN%s by name (PyTorch, TensorFlow) will not find "
+            "the target's libraries. Fix: ",
+            c->t_libdir,
+            c->t->kind == CDD_TARGET_CUDA ? " or CUDA libraries" : "");
+        fix_libdir(c, &d, c->t_libdir);
+        DCHECK(c, "target.search", CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
+    }
+    if (d.oom)
+        nomem(c);
+    cdd_sb_free(&d);
+}
+
+/* Does the loader pick the target's cuDNN, or another copy before it? */
+static void check_target_shadow(struct cdd_dscan *c)
+{
+    if (!c->t_windows != !c->windows)
+        return;
+    for (int m = 0; m < CDD_DR_MAJORS; m++) {
+        if (c->t_copy[m] < 0)
+            continue;
+        const struct cdd_doctor_copy *ours = &c->res->copies[c->t_copy[m]];
+        const char *by = c->rc ? " (installed by cudnn-deploy)" : "";
+        char name[128];
+        struct cdd_sbuf d = {0};
+        snprintf(name, sizeof name, "target.shadow %s", ours->name);
+        int w = c->winner[m];
+        if (w < 0) {
+            DCHECK(c, name, CDD_CHECK_WARN,
+                   "no copy of %s is on the search path, not even the "
+                   "target's%s: see target.search", ours->name, by);
+        } else if (w == c->t_copy[m]) {
+            DCHECK(c, name, CDD_CHECK_PASS,
+                   "the loader picks the target's %s (%s)%s", ours->path,
+                   cdd_dr_ver_text(ours->version), by);
+        } else {
+            const struct cdd_doctor_copy *win = &c->res->copies[w];
+            const char *off = "";
+            if (!ours->order)
+                off = c->t_libdir_pos
+                          ? ", which the loader passes over although its "
+                            "folder is searched (not a loadable library for "
+                            "this machine?)"
+                          : ", which is not on the search path";
+            cdd_sb_printf(&d,
+                          "the loader picks %s (%s, %s), not the target's "
+                          "%s (%s)%s%s: programs get that copy. Fix: ",
+                          win->path, cdd_dr_ver_text(win->version), win->origin,
+                          ours->path, cdd_dr_ver_text(ours->version), by, off);
+            fix_prepend(c, &d, c->lib->var, c->t_libdir);
+            cdd_sb_printf(&d, ", or remove %s", win->path);
+            DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
+        }
+        if (d.oom)
+            nomem(c);
+        cdd_sb_free(&d);
+    }
+}
+
+/* ---- the whole ----------------------------------------------------------- */
+
+void cdd_doctor_check(struct cdd_dscan *c)
+{
+    /* The target first: it is what the user asked about. */
+    if (c->t)
+        check_target(c);
+    check_toolkits(c);
+    check_list(c, &c->path, 0);
+    if (!c->windows) {
+        check_list(c, &c->libpath, 1);
+        check_path_vs_libpath(c);
+    }
+    check_driver(c);
+    check_search(c);
+    check_conda(c);
+    check_python(c);
+    check_cudnn_path(c);
+    check_windows(c);
+    if (c->t) {
+        check_target_search(c);
+        check_target_shadow(c);
+    }
+}

@@ -1,0 +1,202 @@
+/* doctor's phases (doctor.h), shared by its three files:
+ *   doctor_scan.c   discovery: reads variables, folders and files into a
+ *                   struct cdd_dscan (and the result's toolkits, copies and
+ *                   driver);
+ *   doctor_check.c  the checks and their fixes, computed from a scan alone:
+ *                   no file, variable or library is looked at, so they can
+ *                   be tested on synthetic scans (tests/unit/
+ *                   test_doctor_check.c);
+ *   doctor.c        the tables and the orchestration: scan, check, clear.
+ * See docs/design.md, "doctor". */
+#ifndef CDD_DOCTOR_INT_H
+#define CDD_DOCTOR_INT_H
+
+#include <stddef.h>
+
+#include "cdd/compat_attr.h"
+#include "cdd/doctor.h"
+#include "cdd/receipt.h"
+
+/* ---- tables (doctor.c) --------------------------------------------------- */
+
+/* A cuDNN major's libraries as the loader is asked for them: the main
+ * library loads the others by these names on first use. */
+struct cdd_dr_names {
+    int major;
+    const char *main;
+    const char *subs[8];
+};
+
+#define CDD_DR_MAJORS 2
+
+extern const struct cdd_dr_names cdd_dr_linux_names[CDD_DR_MAJORS];
+extern const struct cdd_dr_names cdd_dr_windows_names[CDD_DR_MAJORS];
+
+/* Where Python packages keep cuDNN: PyTorch's bundled copy, and pip's
+ * nvidia-cudnn-cuXX package (lib on Linux, bin on Windows). */
+struct cdd_dr_pypkg {
+    const char *sub;
+    const char *label;
+};
+
+#define CDD_DR_N_PYPKGS 3
+extern const struct cdd_dr_pypkg cdd_dr_py_pkgs[CDD_DR_N_PYPKGS];
+
+/* The Visual C++ runtime DLLs cuDNN imports (docs/windows.md). */
+#define CDD_DR_N_VCRT 3
+extern const char *const cdd_dr_vc_runtime[CDD_DR_N_VCRT];
+
+/* ---- a growing string, for details of any length (doctor_check.c) -------- */
+
+struct cdd_sbuf {
+    char *s;
+    size_t n, cap;
+    int oom;
+};
+
+void cdd_sb_printf(struct cdd_sbuf *b, const char *fmt, ...) CDD_PRINTF(2, 3);
+const char *cdd_sb_str(const struct cdd_sbuf *b);
+void cdd_sb_free(struct cdd_sbuf *b);
+
+/* ---- the scan ------------------------------------------------------------ */
+
+struct cdd_dr_pentry {
+    char *dir;     /* absolute, as written */
+    char *real;    /* symlinks resolved; NULL for entries naming no fixed
+                      folder (empty, $ORIGIN) */
+    int toolkit;   /* index into res->toolkits, -1 */
+    char *cudnn;   /* "libcudnn.so.8 8.5.0, ..." held here, or NULL */
+};
+
+struct cdd_dr_plist {
+    const char *var;       /* "PATH", "LD_LIBRARY_PATH"; NULL: not used */
+    int set;               /* the variable is set */
+    struct cdd_dr_pentry *v;
+    size_t n;
+};
+
+/* A CUDA variable that names something wrong. */
+enum cdd_dr_stale_kind {
+    CDD_DR_STALE_NO_FOLDER,     /* CUDA_PATH(_Vx_y)=value names no folder */
+    CDD_DR_STALE_WRONG_VERSION, /* CUDA_PATH_Vx_y names another CUDA */
+    CDD_DR_STALE_HOME           /* CUDA_HOME names no folder */
+};
+
+struct cdd_dr_stale {
+    enum cdd_dr_stale_kind kind;
+    char *name, *value;
+    int want_major, want_minor; /* from the name CUDA_PATH_Vx_y */
+    int toolkit;                /* WRONG_VERSION: what it names */
+};
+
+/* The loader's copies of one major: the main library, then (only when one
+ * was found) each sub-library's first copy. */
+struct cdd_dr_search {
+    size_t n;          /* copies of the main library, in the loader's order */
+    int idx[32];       /* their res->copies indexes (n of them, at most 32) */
+    int sub_first[8];  /* res->copies index of each sub-library's first
+                          copy, -1 when none was found */
+};
+
+/* A copy of cuDNN in the conda environment (CONDA_PREFIX). */
+struct cdd_dr_conda {
+    int m;           /* major index */
+    int k;           /* res->copies index */
+    char *path;      /* the file */
+    int pos;         /* its folder's position on the loader's list, 0 */
+    int is_target;   /* the environment is the target */
+};
+
+/* A copy of cuDNN in a Python package of a site folder. */
+struct cdd_dr_py {
+    int m, k;
+    size_t pkg;      /* cdd_dr_py_pkgs index */
+    char *site, *origin, *dir;
+};
+
+/* Where zlibwapi.dll is for one cuDNN copy: beside it, else the first on
+ * the host's search path (searched only when the host is Windows). */
+struct cdd_dr_zlib {
+    int looked;
+    char *beside;    /* the file beside the copy, when there */
+    char *found;     /* the search path's first, when not beside */
+};
+
+struct cdd_dscan {
+    struct cdd_doctor_result *res; /* toolkits, copies and driver are
+                                      written here; the checks add to its
+                                      checks */
+    int err;                 /* CDD_E_NOMEM once seen */
+    int windows;             /* host */
+    char sep;                /* list separator of PATH on this host */
+    const struct cdd_dr_names *names;
+    struct cdd_dr_plist path, libpath;
+    struct cdd_dr_plist *lib;  /* what the loader searches: LD_LIBRARY_PATH
+                                  on Linux, PATH on Windows */
+    struct cdd_dr_stale *stale;
+    size_t n_stale;
+    /* the driver: 0 loaded (res->driver_*), CDD_E_NOTFOUND none, another
+     * code: there but unusable; the error's path and message */
+    int driver_rc;
+    char driver_path[1024], driver_msg[1024];
+    struct cdd_dr_search search[CDD_DR_MAJORS];
+    int winner[CDD_DR_MAJORS];  /* res->copies index of the search winner of
+                                   each main library, -1 */
+    char *conda_prefix;         /* absolute, NULL when unset */
+    struct cdd_dr_conda *conda;
+    size_t n_conda;
+    struct cdd_dr_py *py;
+    size_t n_py;
+    /* CUDNN_PATH */
+    char *cudnn_path;           /* as set, NULL unset */
+    char *cudnn_path_abs;       /* absolute */
+    int cudnn_path_is_dir;
+    char *cudnn_path_libdir;    /* its folder holding a main library, NULL */
+    int cudnn_path_pos;         /* that folder's place on the loader's list */
+    /* Windows host: the system folder, the runtime DLLs missing from it */
+    char *sysdir;
+    int vc_missing[CDD_DR_N_VCRT];
+    struct cdd_dr_zlib zlib_winner[CDD_DR_MAJORS], zlib_target[CDD_DR_MAJORS];
+    /* the target */
+    const struct cdd_target *t;
+    struct cdd_receipt *rc;
+    int rc_bad;              /* a receipt exists but could not be read */
+    int t_windows;           /* the target's platform (receipt, else host) */
+    char *t_libdir, *t_libdir_real;
+    int t_libdir_pos;        /* t_libdir's place on the loader's list, 0 */
+    const struct cdd_dr_names *t_names;
+    int t_copy[CDD_DR_MAJORS]; /* res->copies index of the target's main
+                                  library of each major, -1 */
+};
+
+/* doctor.c: an empty scan for a host (windows 1: Windows conventions),
+ * writing into res, of target t (NULL: none). Allocates nothing. */
+void cdd_dscan_init(struct cdd_dscan *s, struct cdd_doctor_result *res,
+                    int windows, const struct cdd_target *t);
+/* Free what a scan holds (not res). */
+void cdd_dscan_clear(struct cdd_dscan *s);
+
+/* doctor_scan.c: look at everything. Problems seen are data in s; only
+ * running out of memory sets s->err. */
+void cdd_doctor_scan(struct cdd_dscan *s);
+
+/* doctor_check.c: append the checks that s calls for to s->res->checks, in
+ * the report's order. Reads nothing but s; sets s->err on CDD_E_NOMEM. */
+void cdd_doctor_check(struct cdd_dscan *s);
+
+/* ---- helpers both phases use (strings only, no filesystem access) ------- */
+
+/* Two paths equal (case-insensitively on a Windows host); NULLs differ. */
+int cdd_dr_same_path(const struct cdd_dscan *c, const char *a, const char *b);
+/* The folder of path ("/lib" -> "/"), malloc'd. */
+char *cdd_dr_dir_of(const char *path);
+/* 1-based position of the folder (resolved) in the list, 0 when absent. */
+int cdd_dr_plist_pos(const struct cdd_dscan *c, const struct cdd_dr_plist *l,
+                     const char *real_dir);
+/* (doctor_scan.c, with the version readers) "8.5.0" -> {8,5,0}: digits and
+ * single dots only, up to max components. Returns the count, or -1. */
+int cdd_dr_dotted(const char *s, long *comp, int max);
+/* For "(8.5.0, PATH #2)" and for "cuDNN 8.5.0 at ...". */
+const char *cdd_dr_ver_text(const char *v);
+
+#endif
