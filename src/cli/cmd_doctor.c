@@ -169,14 +169,14 @@ static void json_members(struct cdd_report *rep,
     free(j.s);
 }
 
-int cdd_cmd_doctor(const struct cdd_args *a, struct cdd_report *rep)
+int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_target t = {0};
     struct cdd_doctor_result res = {0};
     struct cdd_doctor_opts o = {NULL};
     int r = 0;
-    if (a->target.cuda || a->target.cuda_root || a->target.prefix) {
-        r = cdd_cli_target(a, &t, rep);
+    if (cdd_cli_target_given(&cl->target)) {
+        r = cdd_cli_target(&cl->target, &t, rep);
         if (r)
             goto out;
         o.target = &t;

@@ -230,14 +230,7 @@ static int check_unpinned(struct inst *c);
  * refuses the install afterwards if the pin does not match). */
 static int pin_expected(struct inst *c, int *pinned)
 {
-    uint8_t pin[CDD_SHA256_LEN];
-    if (c->o->sha256_hex &&
-        (strlen(c->o->sha256_hex) != 64 ||
-         cdd_hex_decode(c->o->sha256_hex, pin, CDD_SHA256_LEN) != 0))
-        return cdd_fail(CDD_E_USAGE, NULL, 0,
-                        "--sha256 %s: expected 64 hex digits",
-                        c->o->sha256_hex);
-    *pinned = c->o->m->archive.has_sha256 || c->o->sha256_hex;
+    *pinned = c->o->m->archive.has_sha256 || c->o->sha256;
     return *pinned ? 0 : check_unpinned(c);
 }
 
@@ -262,23 +255,18 @@ static int check_pins(struct inst *c)
                             "sha256 %s does not match %s's pin %s", got,
                             m->source, want);
         res->pinned = 1;
-        res->pin_source = "manifest";
+        res->pin_source = CDD_PIN_MANIFEST;
     }
-    if (c->o->sha256_hex) {
-        uint8_t pin[CDD_SHA256_LEN];
-        if (strlen(c->o->sha256_hex) != 64 ||
-            cdd_hex_decode(c->o->sha256_hex, pin, CDD_SHA256_LEN) != 0)
-            return cdd_fail(CDD_E_USAGE, NULL, 0,
-                            "--sha256 %s: expected 64 hex digits",
-                            c->o->sha256_hex);
-        if (memcmp(pin, res->archive_sha256, CDD_SHA256_LEN))
+    if (c->o->sha256) {
+        cdd_hex_encode(c->o->sha256, CDD_SHA256_LEN, want);
+        if (memcmp(c->o->sha256, res->archive_sha256, CDD_SHA256_LEN))
             return cdd_fail(CDD_E_CHECKSUM, c->o->archive_path, 0,
                             "sha256 %s does not match --sha256 %s", got,
-                            c->o->sha256_hex);
+                            want);
         if (!res->pinned) {
             res->pinned = 1;
-            res->pin_source =
-                c->o->sha256_source ? c->o->sha256_source : "--sha256";
+            res->pin_source = c->o->sha256_source ? c->o->sha256_source
+                                                  : CDD_PIN_OPTION;
         }
     }
     if (res->pinned)
@@ -297,11 +285,11 @@ static int check_unpinned(struct inst *c)
         if (m->files[i].role != CDD_ROLE_SYMLINK && !m->files[i].has_sha256)
             all_hashed = 0;
     if (all_hashed) {
-        res->pin_source = "per-file";
+        res->pin_source = CDD_PIN_PER_FILE;
         return 0;
     }
     if (c->o->allow_unpinned) {
-        res->pin_source = "unpinned";
+        res->pin_source = CDD_PIN_UNPINNED;
         return 0;
     }
     return cdd_fail(CDD_E_UNPINNED, c->o->archive_path, 0,
@@ -582,7 +570,7 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
     memcpy(rc->archive_sha256, c->res->archive_sha256, CDD_SHA256_LEN);
     rc->archive_size = c->res->archive_size;
     rc->archive_pinned = c->res->pinned;
-    rc->pin_source = strdup(c->res->pin_source);
+    rc->pin_source = strdup(cdd_pin_name(c->res->pin_source));
     if (!rc->tool_version || !rc->txn_id || !rc->installed_at ||
         !rc->manifest_name || !rc->product || !rc->version || !rc->platform ||
         !rc->layout || !rc->target_kind || !rc->archive_filename ||
