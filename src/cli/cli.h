@@ -163,6 +163,9 @@ int cdd_cmdline_parse(const struct cdd_command *cmd, int argc, char **argv,
 const char *cdd_exit_code_meaning(int exit_code);
 #define CDD_EXIT_CODE_MAX 4
 
+/* What the tool is for, two lines (the help and the man page). */
+extern const char cdd_tool_description[];
+
 void cdd_help_print(const struct cdd_command *cmd); /* NULL: tool help */
 /* "-q, --quiet" / "--level LEVEL": the option as --help shows it. */
 void cdd_option_synopsis(const struct cdd_option *o, char *buf, size_t len);

@@ -7,6 +7,10 @@
 #include "cdd/error.h"
 #include "cli.h"
 
+const char cdd_tool_description[] =
+    "Installs NVIDIA cuDNN from its official archives into CUDA toolkit "
+    "trees,\nchecked at every step, undoable, and verified.";
+
 const char *cdd_exit_code_meaning(int exit_code)
 {
     switch (exit_code) {
@@ -108,9 +112,7 @@ void cdd_help_print(const struct cdd_command *cmd)
         return;
     }
     printf("Usage: cudnn-deploy [--json] [--quiet] <command> [options]\n\n"
-           "Installs NVIDIA cuDNN from its official archives into CUDA "
-           "toolkit trees,\nchecked at every step, undoable, and verified.\n\n"
-           "Commands:\n");
+           "%s\n\nCommands:\n", cdd_tool_description);
     for (size_t i = 0; i < cdd_command_count; i++)
         printf("  %-10s %s\n", cdd_commands[i].name, cdd_commands[i].summary);
     printf("\nTargets (one of):\n");
