@@ -78,11 +78,4 @@ struct cdd_verify_result {
 int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res);
 void cdd_verify_result_clear(struct cdd_verify_result *r);
 
-/* "8.5.0" from 8500 (cuDNN 8 encoding) or 91400 (cuDNN >= 9 encoding). */
-char *cdd_cudnn_version_decode(long v, char *buf, size_t len);
-
-/* What provides a commonly missing dependency ("zlibwapi.dll" -> "zlib for
- * Windows ..."), or NULL. */
-const char *cdd_dependency_hint(const char *name);
-
 #endif

@@ -18,6 +18,7 @@
  *    64-bit hosts, the same in cuDNN 7.x, 8.x and 9.x. */
 #include "cdd/gpu.h"
 
+#include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/loader.h"
@@ -295,23 +296,6 @@ void cdd_gpu_env_close(struct cdd_gpu_env *g)
 }
 
 /* ---- driver versus CUDA ------------------------------------------------ */
-
-const char *cdd_cuda_min_driver(int cuda_major, int windows)
-{
-    /* NVIDIA's "minimum required driver version for CUDA minor version
-     * compatibility" table (CUDA Toolkit release notes; CUDA Compatibility
-     * guide). */
-    switch (cuda_major) {
-    case 11:
-        return windows ? "452.39" : "450.80.02";
-    case 12:
-        return windows ? "527.41" : "525.60.13";
-    case 13:
-        return "580";
-    default:
-        return NULL;
-    }
-}
 
 int cdd_driver_release_cmp(const char *a, const char *b)
 {

@@ -73,15 +73,6 @@ void cdd_verify_result_clear(struct cdd_verify_result *r)
     memset(r, 0, sizeof *r);
 }
 
-char *cdd_cudnn_version_decode(long v, char *buf, size_t len)
-{
-    if (v >= 90000)
-        snprintf(buf, len, "%ld.%ld.%ld", v / 10000, (v % 10000) / 100, v % 100);
-    else
-        snprintf(buf, len, "%ld.%ld.%ld", v / 1000, (v % 1000) / 100, v % 100);
-    return buf;
-}
-
 /* ---- files layer ---------------------------------------------------------- */
 
 #define MAX_FILE_FAILS 25

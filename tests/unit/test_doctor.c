@@ -5,6 +5,7 @@
  * scan itself is tested end to end (tests/e2e/test_doctor.py). */
 #include "test.h"
 
+#include "cdd/cudnn_facts.h"
 #include "cdd/doctor.h"
 
 static void test_from_name(void)
