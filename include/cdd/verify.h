@@ -40,7 +40,8 @@ struct cdd_checks {
     size_t n_fail, n_warn;
 };
 
-/* Append a check (printf-style detail). 0 or CDD_E_NOMEM. */
+/* The check list (checks.c). Append a check (printf-style detail). 0 or
+ * CDD_E_NOMEM. */
 int cdd_checks_add(struct cdd_checks *c, const char *name,
                    enum cdd_cstatus st, const char *fmt, ...)
     CDD_PRINTF(4, 5);
