@@ -77,6 +77,9 @@ int cdd_cudnn_version_cmp(long a, long b);
 
 /* ---- reading a version ------------------------------------------------------ */
 
+/* Where an archive (and a CUDA or cuDNN tree) keeps the version header. */
+#define CDD_CUDNN_VERSION_HEADER "include/cudnn_version.h"
+
 /* Up to max numeric components of "8.5.0.96" into comp: the count, or -1
  * when s is not digits separated by single dots (empty parts, a trailing
  * dot, other characters, a component over 9 digits). */
@@ -123,7 +126,12 @@ extern const char *const cdd_msvc_runtime[CDD_MSVC_RUNTIME_N];
  * (cublas64_12.dll, libcublas.so.12): the toolkit of that major. */
 const char *cdd_dependency_hint(const char *name);
 
-/* ---- the driver -------------------------------------------------------------- */
+/* ---- CUDA --------------------------------------------------------------------- */
+
+/* CUDA's version numbers (CUDA_VERSION in cuda.h, cuDriverGetVersion(),
+ * cudnnGetCudartVersion()): major*1000 + minor*10 (11080 is CUDA 11.8). */
+int cdd_cuda_version_major(long v);
+int cdd_cuda_version_minor(long v);
 
 /* The oldest driver release that runs a CUDA major's minor versions
  * (NVIDIA's minor-version compatibility table): 11 -> "450.80.02" (Linux)

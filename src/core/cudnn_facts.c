@@ -333,6 +333,18 @@ const char *cdd_dependency_hint(const char *name)
     return NULL;
 }
 
+/* ---- CUDA ---------------------------------------------------------------------- */
+
+int cdd_cuda_version_major(long v)
+{
+    return (int)(v / 1000);
+}
+
+int cdd_cuda_version_minor(long v)
+{
+    return (int)((v % 1000) / 10);
+}
+
 /* ---- the driver ------------------------------------------------------------------- */
 
 /* NVIDIA's "minimum required driver version for CUDA minor version

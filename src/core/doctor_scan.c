@@ -127,7 +127,7 @@ static void read_version(const char *path, const char *real, int major,
     const char *bases[2] = {real, path};
     for (int i = 0; i < 2; i++) {
         char *d = cdd_dr_dir_of(bases[i]), *p = d ? cdd_dr_dir_of(d) : NULL;
-        char *inc = p ? join(p, "include/cudnn_version.h") : NULL;
+        char *inc = p ? join(p, CDD_CUDNN_VERSION_HEADER) : NULL;
         char *text = NULL;
         size_t n = 0;
         int ok = inc && is_file(inc) &&

@@ -322,8 +322,8 @@ enum cdd_drv_fit cdd_gpu_driver_fit(int driver_cuda_version,
                                     const char *driver_release, int tree_major,
                                     int tree_minor)
 {
-    int dmaj = driver_cuda_version / 1000;
-    int dmin = (driver_cuda_version % 1000) / 10;
+    int dmaj = cdd_cuda_version_major(driver_cuda_version);
+    int dmin = cdd_cuda_version_minor(driver_cuda_version);
     if (driver_cuda_version <= 0 || tree_major <= 0 || dmaj < tree_major)
         return CDD_DRV_TOO_OLD;
     if (dmaj > tree_major || dmin >= tree_minor)
@@ -341,7 +341,8 @@ enum cdd_drv_fit cdd_gpu_driver_fit(int driver_cuda_version,
 
 char *cdd_cuda_version_str(int v, char *buf, size_t len)
 {
-    snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
+    snprintf(buf, len, "%d.%d", cdd_cuda_version_major(v),
+             cdd_cuda_version_minor(v));
     return buf;
 }
 

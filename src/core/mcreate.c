@@ -111,7 +111,7 @@ static int read_version_header(const char *archive, int strip, char **text)
     while (!r && (r = cdd_archive_next(a, &e)) == 0) {
         const char *p = cdd_path_strip(e.path, strip);
         if (!p || e.type != CDD_ENTRY_FILE ||
-            strcmp(p, "include/cudnn_version.h") != 0)
+            strcmp(p, CDD_CUDNN_VERSION_HEADER) != 0)
             continue;
         if (!(buf = malloc(cap + 1))) {
             r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
@@ -275,7 +275,7 @@ int cdd_manifest_create(const struct cdd_mcreate_opts *o,
         version_string(fname, ma, mi, pa, version, sizeof version);
     } else {
         r = cdd_fail(CDD_E_ARCHIVE, archive, 0,
-                     "no include/cudnn_version.h with CUDNN_MAJOR, "
+                     "no " CDD_CUDNN_VERSION_HEADER " with CUDNN_MAJOR, "
                      "CUDNN_MINOR and CUDNN_PATCHLEVEL; give --version");
         goto out;
     }

@@ -360,7 +360,8 @@ static void version_checks(struct vctx *c)
                    main_lib->name, v->cudart_symbol);
         } else if (cv) {
             long cr = (long)cv();
-            long major = cr / 1000, minor = (cr % 1000) / 10;
+            long major = cdd_cuda_version_major(cr);
+            long minor = cdd_cuda_version_minor(cr);
             if (major == tree_major)
                 VCHECK(c, "load.cudart", CDD_CHECK_PASS,
                        "built against CUDA %ld.%ld (%s() = %ld), matching the "

@@ -273,6 +273,16 @@ static void test_hints(void)
     CHECK(cdd_dependency_hint("libfoo.so.1") == NULL);
 }
 
+static void test_cuda_versions(void)
+{
+    CHECK_INT(cdd_cuda_version_major(11080), 11);
+    CHECK_INT(cdd_cuda_version_minor(11080), 8);
+    CHECK_INT(cdd_cuda_version_major(13000), 13);
+    CHECK_INT(cdd_cuda_version_minor(13000), 0);
+    CHECK_INT(cdd_cuda_version_major(12090), 12);
+    CHECK_INT(cdd_cuda_version_minor(12090), 9);
+}
+
 static void test_min_driver(void)
 {
     CHECK_STR(cdd_cuda_min_driver(11, 0), "450.80.02");
@@ -290,4 +300,5 @@ static void test_min_driver(void)
 TEST_MAIN(TEST(test_rows), TEST(test_majors_8_and_9), TEST(test_encode),
           TEST(test_decode), TEST(test_cmp), TEST(test_dotted),
           TEST(test_header), TEST(test_file_names), TEST(test_zlibwapi),
-          TEST(test_hints), TEST(test_min_driver))
+          TEST(test_hints), TEST(test_cuda_versions),
+          TEST(test_min_driver))
