@@ -837,11 +837,11 @@ static void check_cudnn_path(struct cdd_dscan *c)
 
 /* ---- checks: Windows dependencies ---------------------------------------- */
 
-static void check_zlibwapi_for(struct cdd_dscan *c, int k, const char *label,
-                               int host_search, const struct cdd_dr_zlib *z)
+static void check_zlibwapi_for(struct cdd_dscan *c, int k, int major,
+                               const char *label, int host_search,
+                               const struct cdd_dr_zlib *z)
 {
     const struct cdd_doctor_copy *cp = &c->res->copies[k];
-    int major = cp->name[strlen(cp->name) - 5] - '0'; /* cudnn64_N.dll */
     int need = cdd_cudnn_needs_zlibwapi(cp->version, major);
     char name[1200];
     const char *found = z->beside ? z->beside : z->found;
@@ -895,12 +895,14 @@ static void check_windows(struct cdd_dscan *c)
         cdd_sb_free(&all);
         for (int m = 0; m < CDD_DR_MAJORS; m++)
             if (c->winner[m] >= 0)
-                check_zlibwapi_for(c, c->winner[m], "search path", 1,
+                check_zlibwapi_for(c, c->winner[m], c->names[m].major,
+                                   "search path", 1,
                                    &c->zlib_winner[m]);
     }
     for (int m = 0; m < CDD_DR_MAJORS; m++)
         if (c->t_windows && c->t_copy[m] >= 0 && c->t_copy[m] != c->winner[m])
-            check_zlibwapi_for(c, c->t_copy[m], "target", c->windows,
+            check_zlibwapi_for(c, c->t_copy[m], c->t_names[m].major,
+                               "target", c->windows,
                                &c->zlib_target[m]);
 }
 
