@@ -195,9 +195,6 @@ char *cdd_dr_dir_of(const char *path);
 /* 1-based position of the folder (resolved) in the list, 0 when absent. */
 int cdd_dr_plist_pos(const struct cdd_dscan *c, const struct cdd_dr_plist *l,
                      const char *real_dir);
-/* (doctor_scan.c, with the version readers) "8.5.0" -> {8,5,0}: digits and
- * single dots only, up to max components. Returns the count, or -1. */
-int cdd_dr_dotted(const char *s, long *comp, int max);
 /* For "(8.5.0, PATH #2)" and for "cuDNN 8.5.0 at ...". */
 const char *cdd_dr_ver_text(const char *v);
 

@@ -8,8 +8,7 @@
  *
  * Portable: the platform's conventions come from env.h (toolkit folders,
  * Python site folders, System32) and loader.h (the loader's search order).
- * The version readers of cuDNN files live here too (doctor.h). */
-#include <ctype.h>
+ * The names looked for and the version readers are cudnn_facts.h's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +22,6 @@
 #include "cdd/layout.h"
 #include "cdd/loader.h"
 #include "cdd/manifest.h"
-#include "cdd/mcreate.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 #include "cdd/tree.h"
