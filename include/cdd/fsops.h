@@ -172,12 +172,21 @@ int cdd_dir_append_line(struct cdd_dir *d, const char *name,
  * closing another descriptor of the file never drops it. */
 int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
                      struct cdd_lock **out);
+/* The same on the lock file name inside the open folder d (a tree's state
+ * folder): opened relative to d's handle, never through a path, so a folder
+ * swapped or linked in after d was opened cannot make it create or lock a
+ * file elsewhere. A link (or anything but a regular file) there is not
+ * opened: CDD_E_STATE. */
+int cdd_lock_acquire_at(struct cdd_dir *d, const char *name, double timeout_s,
+                        long *holder_pid, struct cdd_lock **out);
 void cdd_lock_release(struct cdd_lock *l);
 /* The platform half of the lock (cdd_lock_acquire, in fsops.c, waits):
- * open/create the lock file; try once (0 taken, 1 held by another - in
- * *holder its pid when the file names a live process that can hold it, else
- * 0 -, or an error); write our pid into it. */
+ * open/create the lock file (by path, or by name inside d); try once (0
+ * taken, 1 held by another - in *holder its pid when the file names a live
+ * process that can hold it, else 0 -, or an error); write our pid into it. */
 int cdd_lockfile_open(const char *path, struct cdd_lock **out);
+int cdd_lockfile_open_at(struct cdd_dir *d, const char *name,
+                         struct cdd_lock **out);
 int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder);
 void cdd_lockfile_note_pid(struct cdd_lock *l);
 

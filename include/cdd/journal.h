@@ -43,6 +43,7 @@ struct cdd_jop {
     char *dest;             /* P, D: the file; R: the folder */
     int has_prev;           /* P: dest existed; D: always */
     struct cdd_jprev prev;
+    size_t line;            /* parse: its line in the journal (0: queued) */
     /* Engine state, not written: */
     int journaled;          /* part of the plan */
     size_t seq;             /* queue order */
@@ -52,6 +53,7 @@ struct cdd_journal {
     char *id, *kind;
     int purge;
     char **mdirs;           /* folders created, outermost first */
+    size_t *mdir_lines;     /* parse: each one's line (0: queued) */
     size_t n_mdirs, cap_mdirs;
     struct cdd_jop *ops;
     size_t nops, cap;

@@ -38,7 +38,10 @@ void cdd_recovery_clear(struct cdd_recovery *r);
 
 /* Open the tree at root (a folder; links in root itself are resolved now,
  * once). The state folder is opened too when it exists (a link or a
- * non-folder there: CDD_E_STATE). Takes no lock. */
+ * non-folder there: CDD_E_STATE), and its state files checked: the lock,
+ * journal, receipt, manifest copy and log must each be a regular file or
+ * absent (a link or folder: CDD_E_STATE naming it). Takes no lock; the lock
+ * file is later opened by name inside the state folder held here. */
 int cdd_tree_open(const char *root, struct cdd_tree **out);
 /* Release the lock (if taken) and every handle. Accepts NULL. */
 void cdd_tree_close(struct cdd_tree *t);

@@ -127,18 +127,13 @@ out:
 #define HOLDER_RETRIES 10
 #define HOLDER_RETRY_MS 20
 
-int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
-                     struct cdd_lock **out)
+/* Wait for the lock on the open lock file l (path: for messages); l is
+ * released on failure. */
+static int lock_wait(struct cdd_lock *l, const char *path, double timeout_s,
+                     long *holder_pid, struct cdd_lock **out)
 {
-    struct cdd_lock *l = NULL;
     long holder = 0;
-    int retries = 0;
-    *out = NULL;
-    int r = cdd_fs_fault_point("lock", path);
-    if (!r)
-        r = cdd_lockfile_open(path, &l);
-    if (r)
-        return r;
+    int retries = 0, r;
     double deadline = cdd_monotonic() + (timeout_s < 0 ? 1e18 : timeout_s);
     while ((r = cdd_lockfile_try(l, path, &holder)) == 1) {
         if (cdd_cancelled()) {
@@ -179,4 +174,36 @@ int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
     cdd_lockfile_note_pid(l);
     *out = l;
     return 0;
+}
+
+int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
+                     struct cdd_lock **out)
+{
+    struct cdd_lock *l = NULL;
+    *out = NULL;
+    int r = cdd_fs_fault_point("lock", path);
+    if (!r)
+        r = cdd_lockfile_open(path, &l);
+    return r ? r : lock_wait(l, path, timeout_s, holder_pid, out);
+}
+
+int cdd_lock_acquire_at(struct cdd_dir *d, const char *name, double timeout_s,
+                        long *holder_pid, struct cdd_lock **out)
+{
+    struct cdd_lock *l = NULL;
+    const char *dir = cdd_dir_path(d);
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *path = malloc(n);
+    int r;
+    *out = NULL;
+    if (!path)
+        return cdd_fail(CDD_E_NOMEM, dir, 0, NULL);
+    snprintf(path, n, "%s/%s", dir, name);
+    r = cdd_fs_fault_point("lock", path);
+    if (!r)
+        r = cdd_lockfile_open_at(d, name, &l);
+    if (!r)
+        r = lock_wait(l, path, timeout_s, holder_pid, out);
+    free(path);
+    return r;
 }

@@ -1066,6 +1066,45 @@ int cdd_lockfile_open(const char *path, struct cdd_lock **out)
     return 0;
 }
 
+int cdd_lockfile_open_at(struct cdd_dir *d, const char *name,
+                         struct cdd_lock **out)
+{
+    char *p = at_path(d, name);
+    const char *shown = p ? p : d->path;
+    struct stat sb;
+    int r = 0;
+    *out = NULL;
+    /* Relative to the held folder, the name not followed; O_NONBLOCK so a
+     * FIFO planted there cannot hang the open (no effect on a file). */
+    int fd = openat(d->fd, name,
+                    O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                    0644);
+    if (fd < 0 && errno == ELOOP)
+        r = cdd_fail(CDD_E_STATE, shown, 0,
+                     "is a link, not a regular file; a lock file that is a "
+                     "link is not opened");
+    else if (fd < 0 && errno == EISDIR)
+        r = cdd_fail(CDD_E_STATE, shown, 0, "is a folder, not a regular file");
+    else if (fd < 0)
+        r = cdd_fail_errno(shown, errno, "cannot open lock file");
+    else if (fstat(fd, &sb) != 0)
+        r = cdd_fail_errno(shown, errno, "cannot read file status");
+    else if (!S_ISREG(sb.st_mode))
+        r = cdd_fail(CDD_E_STATE, shown, 0, "is not a regular file");
+    struct cdd_lock *l = r ? NULL : malloc(sizeof *l);
+    if (!r && !l)
+        r = cdd_fail(CDD_E_NOMEM, shown, 0, NULL);
+    free(p);
+    if (r) {
+        if (fd >= 0)
+            close(fd);
+        return r;
+    }
+    l->fd = fd;
+    *out = l;
+    return 0;
+}
+
 int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder)
 {
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};

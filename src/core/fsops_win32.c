@@ -1425,6 +1425,82 @@ int cdd_lockfile_open(const char *path, struct cdd_lock **out)
     return 0;
 }
 
+int cdd_lockfile_open_at(struct cdd_dir *d, const char *name,
+                         struct cdd_lock **out)
+{
+    *out = NULL;
+    char *p = dir_join(d, name);
+    if (!p)
+        return cdd_last_error()->code;
+    wchar_t *w = cdd_w_path(p);
+    int r = w ? 0 : cdd_last_error()->code;
+    HANDLE h = INVALID_HANDLE_VALUE;
+    if (!r) {
+        /* The folder d is held without FILE_SHARE_DELETE, so the name is
+         * looked up in that very folder; a reparse point there is opened as
+         * itself (FILE_FLAG_OPEN_REPARSE_POINT) and refused, never entered.
+         * As cdd_lockfile_open otherwise. */
+        h = CreateFileW(w, GENERIC_READ | GENERIC_WRITE,
+                        FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                        NULL, OPEN_ALWAYS,
+                        FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT,
+                        NULL);
+        DWORD e = GetLastError();
+        WIN32_FILE_ATTRIBUTE_DATA ad;
+        DWORD tag = 0;
+        /* A folder (or a link to one) cannot be opened as a file at all:
+         * the same answer as when it is opened and looked at. */
+        if (h == INVALID_HANDLE_VALUE && attrs_of(w, &ad, &tag) == 0 &&
+            (ad.dwFileAttributes &
+             (FILE_ATTRIBUTE_REPARSE_POINT | FILE_ATTRIBUTE_DIRECTORY)))
+            r = cdd_fail(CDD_E_STATE, p, 0,
+                         (ad.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)
+                             ? "is a link, not a regular file; a lock file "
+                               "that is a link is not opened"
+                             : "is a folder, not a regular file");
+        else if (h == INVALID_HANDLE_VALUE)
+            r = cdd_fail_win32(p, e, "cannot open lock file");
+    }
+    BY_HANDLE_FILE_INFORMATION bi;
+    if (!r && !GetFileInformationByHandle(h, &bi))
+        r = cdd_fail_win32(p, GetLastError(), "cannot read file status");
+    if (!r && (bi.dwFileAttributes &
+               (FILE_ATTRIBUTE_REPARSE_POINT | FILE_ATTRIBUTE_DIRECTORY)))
+        r = cdd_fail(CDD_E_STATE, p, 0,
+                     (bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)
+                         ? "is a folder, not a regular file"
+                         : "is a link, not a regular file; a lock file that "
+                           "is a link is not opened");
+    /* And it is in d, by the system's own account of the handle. */
+    if (!r) {
+        char *fin = final_path(h, p);
+        size_t n = strlen(d->path);
+        int in = fin != NULL;
+        for (size_t i = 0; in && i < n; i++)
+            in = fin[i] && fold_eq(fin[i], d->path[i]);
+        in = in && (n && d->path[n - 1] == '/' ? 1 : fin[n] == '/');
+        if (!fin)
+            r = cdd_last_error()->code;
+        else if (!in)
+            r = cdd_fail(CDD_E_STATE, p, 0,
+                         "resolves outside its folder; not used as a lock");
+        free(fin);
+    }
+    struct cdd_lock *l = r ? NULL : malloc(sizeof *l);
+    if (!r && !l)
+        r = cdd_fail(CDD_E_NOMEM, p, 0, NULL);
+    free(w);
+    free(p);
+    if (r) {
+        if (h != INVALID_HANDLE_VALUE)
+            CloseHandle(h);
+        return r;
+    }
+    l->h = h;
+    *out = l;
+    return 0;
+}
+
 int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder)
 {
     OVERLAPPED ov;

@@ -155,6 +155,7 @@ void cdd_journal_clear(struct cdd_journal *j)
     for (size_t i = 0; i < j->n_mdirs; i++)
         free(j->mdirs[i]);
     free(j->mdirs);
+    free(j->mdir_lines);
     free(j->id);
     free(j->kind);
     memset(j, 0, sizeof *j);
@@ -204,10 +205,15 @@ int cdd_journal_add_mdir(struct cdd_journal *j, const char *dir)
         if (!v)
             return nomem();
         j->mdirs = v;
+        size_t *ln = realloc(j->mdir_lines, cap * sizeof *ln);
+        if (!ln)
+            return nomem();
+        j->mdir_lines = ln;
         j->cap_mdirs = cap;
     }
     if (!(j->mdirs[j->n_mdirs] = str_dup(dir)))
         return nomem();
+    j->mdir_lines[j->n_mdirs] = 0;
     j->n_mdirs++;
     return 0;
 }
@@ -440,6 +446,7 @@ int cdd_journal_parse(const char *source, char *text, struct cdd_journal *j)
         }
         struct cdd_jprev prev = {0};
         int pr = 0;
+        size_t n_mdirs_before = j->n_mdirs;
         switch (l[0]) {
         case 'M':
             if (n != 1 || !cdd_jdir_ok(fl[0]))
@@ -476,6 +483,12 @@ int cdd_journal_parse(const char *source, char *text, struct cdd_journal *j)
         free(rec);
         if (r)
             return r;
+        /* Where the record is, for the messages of later checks. */
+        if (l[0] == 'M') {
+            if (j->n_mdirs > n_mdirs_before) /* not a repeated folder */
+                j->mdir_lines[j->n_mdirs - 1] = ln;
+        } else
+            j->ops[j->nops - 1].line = ln;
     }
     return 0;
 }

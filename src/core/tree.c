@@ -114,6 +114,61 @@ static int bad_path(const struct cdd_tree *t, const char *rel)
 
 /* ---- open / close ------------------------------------------------------- */
 
+/* " (to <target>)" for a link name in d, printable, or "" when it cannot be
+ * read: what a message about a link found in the state says it leads to. */
+static const char *link_to(struct cdd_dir *d, const char *name, char *buf,
+                           size_t len)
+{
+    char target[LINK_MAX_LEN], shown[256];
+    buf[0] = '\0';
+    if (cdd_dir_readlink(d, name, target, sizeof target) != 0) {
+        cdd_clear_error();
+        return buf;
+    }
+    snprintf(buf, len, " (to %s)",
+             cdd_path_printable(target, shown, sizeof shown));
+    return buf;
+}
+
+/* The state files, by the names install gives them: each must be a regular
+ * file or absent. A link among them is tampered state whatever it leads to
+ * (nothing in .cudnn-deploy is followed, and no link there is ever
+ * expected): refused when the tree is opened, before any command reads or
+ * changes anything, one answer for all of them. (The folders - backup and
+ * the stages - are checked by the steps that use them, which can name the
+ * journal record or receipt that leads there.) */
+static int check_state_files(struct cdd_tree *t)
+{
+    static const char *const files[] = {CDD_LOCK_FILE, CDD_JOURNAL_FILE,
+                                        CDD_RECEIPT_FILE, CDD_MANIFEST_COPY,
+                                        CDD_LOG_FILE};
+    const size_t skip = sizeof CDD_STATE_DIR; /* ".cudnn-deploy/" */
+    int r = 0;
+    for (size_t i = 0; !r && i < sizeof files / sizeof files[0]; i++) {
+        const char *name = files[i] + skip;
+        struct cdd_stat st;
+        char to[300];
+        r = cdd_dir_lstat(t->state, name, &st);
+        if (r || st.type == CDD_FT_NONE || st.type == CDD_FT_FILE)
+            continue;
+        char *abs = cdd_tree_abs(t, files[i]);
+        if (!abs)
+            return nomem();
+        if (st.type == CDD_FT_SYMLINK)
+            r = cdd_fail(CDD_E_STATE, abs, 0,
+                         "is a link%s, not a regular file; nothing in %s is "
+                         "followed: inspect the tree",
+                         link_to(t->state, name, to, sizeof to),
+                         CDD_STATE_DIR);
+        else
+            r = cdd_fail(CDD_E_STATE, abs, 0,
+                         "is %s, not a regular file: inspect the tree",
+                         st.type == CDD_FT_DIR ? "a folder" : "a special file");
+        free(abs);
+    }
+    return r;
+}
+
 static int open_state(struct cdd_tree *t)
 {
     struct cdd_stat st;
@@ -127,6 +182,12 @@ static int open_state(struct cdd_tree *t)
     if (r == CDD_E_UNSAFE) /* replaced by a link between the two calls */
         r = cdd_fail(CDD_E_STATE, abs, 0,
                      "is not a folder (a link is not accepted)");
+    if (!r && t->state)
+        r = check_state_files(t);
+    if (r && t->state) {
+        cdd_dir_close(t->state);
+        t->state = NULL;
+    }
     free(abs);
     return r;
 }
@@ -492,8 +553,10 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
             continue;
         }
         if (st.type == CDD_FT_SYMLINK && state) {
+            char to[300];
             r = cdd_fail(CDD_E_STATE, shown, 0,
-                         "is a link; nothing in %s is followed", CDD_STATE_DIR);
+                         "is a link%s; nothing in %s is followed",
+                         link_to(cur, c, to, sizeof to), CDD_STATE_DIR);
             free(c);
             break;
         }
@@ -1114,11 +1177,14 @@ int cdd_tree_lock_state(struct cdd_tree *t, double timeout_s,
     if (!r && st.type != CDD_FT_NONE && st.type != CDD_FT_FILE)
         r = cdd_fail(CDD_E_STATE, lock, 0,
                      "is not a regular file (a link is not accepted)");
+    /* Opened inside the held state folder, by name, never through a path:
+     * a .cudnn-deploy swapped for a link after the open cannot make it
+     * create or lock a file elsewhere. */
     if (!r)
-        r = cdd_lock_acquire(lock, timeout_s, NULL, &t->lock);
-    /* The lock file is opened by path: if .cudnn-deploy was swapped after
-     * it was opened, the lock taken is not this tree's. Never go on with
-     * it (two runs could then both hold "the" lock). */
+        r = cdd_lock_acquire_at(t->state, "lock", timeout_s, NULL, &t->lock);
+    /* If .cudnn-deploy was swapped after the tree was opened, the folder
+     * held (and the lock taken in it) is no longer this tree's. Never go on
+     * with it (two runs could then both hold "the" lock). */
     if (!r && !cdd_dir_same_at(t->root, CDD_STATE_DIR, t->state)) {
         cdd_lock_release(t->lock);
         t->lock = NULL;

@@ -894,40 +894,113 @@ static int check_backups(const struct txn_plan *p)
     return r;
 }
 
-/* Before a recovery acts on a journal read from disk: every path it names
- * resolves beneath the root without a link that leaves the tree or leads
- * into .cudnn-deploy. A record that does is tampered state, refused before
- * anything moves (the walk would refuse the single operation anyway, but
- * only after the records before it were acted on). */
+/* A path a journal's record names, checked: it resolves beneath the root
+ * without a link that leaves the tree or leads into .cudnn-deploy, and
+ * (tree.c's rule for state paths) through no link at all inside
+ * .cudnn-deploy. A fault is tampered state naming the journal, the record
+ * (its line and kind) and what is wrong where. */
+static int check_one_path(const struct txn_plan *p, const char *journal,
+                          const struct cdd_jop *op, size_t line, char kind,
+                          const char *path)
+{
+    char *canon = NULL;
+    int r = cdd_tree_canon(p->tree, path, &canon, NULL);
+    free(canon);
+    if (r == CDD_E_TARGET) { /* a missing or odd folder: not ours */
+        cdd_clear_error();
+        return 0;
+    }
+    if (r == CDD_E_UNSAFE || r == CDD_E_STATE) {
+        /* op given: path is the backup of op's destination. */
+        struct cdd_errinfo e = *cdd_last_error();
+        char shown[200], bshown[200];
+        r = cdd_fail(CDD_E_STATE, journal, 0,
+                     "line %zu: record %c %s%s%s: %s: %s; nothing was "
+                     "changed: inspect the tree and remove the journal",
+                     line, kind,
+                     cdd_path_printable(op ? op->dest : path, shown,
+                                        sizeof shown),
+                     op ? ": its backup " : "",
+                     op ? cdd_path_printable(path, bshown, sizeof bshown) : "",
+                     e.path, e.msg);
+    }
+    return r;
+}
+
+/* A folder of the state the recovery moves files from or removes (the
+ * stage, backup, backup/<id>): a real folder or missing. A link there is
+ * tampered state even when it is only to be removed: none is ever
+ * expected. Named with the journal's header, which gives the id. */
+static int check_state_folder(const struct txn_plan *p, const char *journal,
+                              const char *rel, const char *what)
+{
+    struct cdd_stat st;
+    char target[LINK_MAX_LEN], shown[256], to[300] = "";
+    int r = cdd_tree_lstat(p->tree, rel, &st);
+    if (r == CDD_E_UNSAFE || r == CDD_E_STATE) {
+        struct cdd_errinfo e = *cdd_last_error();
+        return cdd_fail(CDD_E_STATE, journal, 0,
+                        "line 1: transaction %s: its %s %s: %s: %s; nothing "
+                        "was changed: inspect the tree and remove the journal",
+                        p->j.id, what, rel, e.path, e.msg);
+    }
+    if (r || st.type == CDD_FT_NONE || st.type == CDD_FT_DIR)
+        return r;
+    if (st.type == CDD_FT_SYMLINK &&
+        cdd_tree_readlink(p->tree, rel, target, sizeof target) == 0)
+        snprintf(to, sizeof to, " (to %s)",
+                 cdd_path_printable(target, shown, sizeof shown));
+    cdd_clear_error();
+    return cdd_fail(CDD_E_STATE, journal, 0,
+                    "line 1: transaction %s: its %s %s is %s%s, not a folder; "
+                    "nothing in %s is followed; nothing was changed: inspect "
+                    "the tree and remove the journal",
+                    p->j.id, what, rel,
+                    st.type == CDD_FT_SYMLINK ? "a link"
+                    : st.type == CDD_FT_FILE  ? "a file"
+                                              : "a special file",
+                    to, CDD_STATE_DIR);
+}
+
+/* Before a recovery acts on a journal read from disk (a whole plan or not):
+ * every path its records name - sources, destinations, the backup path of
+ * each moved or deleted file, folders - passes check_one_path, and the
+ * stage and backup folders it will use pass check_state_folder. A record
+ * that fails is tampered state, refused before anything moves (the walk
+ * would refuse the single operation anyway, but only after the records
+ * before it were acted on). */
 static int check_paths(const struct txn_plan *p, const char *journal)
 {
     int r = 0;
-    for (size_t i = 0; !r && i <= p->j.nops; i++) {
-        const struct cdd_jop *op = i < p->j.nops ? &p->j.ops[i] : NULL;
-        size_t nm = op ? (op->type == 'P' ? 2 : 1) : p->j.n_mdirs;
-        for (size_t k = 0; !r && k < nm; k++) {
-            const char *path = !op ? p->j.mdirs[k]
-                               : op->type == 'P' && k == 0 ? op->src
-                                                           : op->dest;
-            char *canon = NULL;
-            r = cdd_tree_canon(p->tree, path, &canon, NULL);
-            free(canon);
-            if (r == CDD_E_TARGET) { /* a missing or odd folder: not ours */
-                cdd_clear_error();
-                r = 0;
-            }
-            if (r == CDD_E_UNSAFE || r == CDD_E_STATE) {
-                struct cdd_errinfo e = *cdd_last_error();
-                char shown[200];
-                r = cdd_fail(CDD_E_STATE, journal, 0,
-                             "record %c %s: %s: %s; nothing was changed: "
-                             "inspect the tree and remove the journal",
-                             op ? op->type : 'M',
-                             cdd_path_printable(path, shown, sizeof shown),
-                             e.path, e.msg);
-            }
+    for (size_t i = 0; !r && i < p->j.n_mdirs; i++)
+        r = check_one_path(p, journal, NULL, p->j.mdir_lines[i], 'M',
+                           p->j.mdirs[i]);
+    for (size_t i = 0; !r && i < p->j.nops; i++) {
+        const struct cdd_jop *op = &p->j.ops[i];
+        if (op->type == 'P')
+            r = check_one_path(p, journal, NULL, op->line, 'P', op->src);
+        if (!r)
+            r = check_one_path(p, journal, NULL, op->line, op->type,
+                               op->dest);
+        if (!r && op->type != 'R') {
+            char *bkf = backup_rel(p, op->dest);
+            r = bkf ? check_one_path(p, journal, op, op->line, op->type, bkf)
+                    : nomem();
+            free(bkf);
         }
     }
+    char *stage = r ? NULL : stage_rel_of(p->j.id);
+    char *bk = r ? NULL : backup_id_rel(p);
+    if (!r && (!stage || !bk))
+        r = nomem();
+    if (!r)
+        r = check_state_folder(p, journal, stage, "stage");
+    if (!r)
+        r = check_state_folder(p, journal, CDD_BACKUP_DIR, "backup folder");
+    if (!r)
+        r = check_state_folder(p, journal, bk, "backup folder");
+    free(stage);
+    free(bk);
     return r;
 }
 
@@ -1199,7 +1272,7 @@ int cdd_txn_recover(struct cdd_tree *tree, int *found, int *rolled_back,
                          "is not a regular file (a link is not accepted)");
         if (!r)
             r = cdd_journal_parse(journal_abs, text, &p.j);
-        if (!r && p.j.acted)
+        if (!r)
             r = check_paths(&p, journal_abs);
         if (r)
             goto out;
@@ -1225,6 +1298,21 @@ int cdd_txn_recover(struct cdd_tree *tree, int *found, int *rolled_back,
      * of interrupted atomic writes: nothing in the tree refers to them.
      * Listed first, removed after, so the listing sees a stable folder. */
     r = cdd_tree_list(tree, CDD_STATE_DIR, sweep_one, &w);
+    /* A link among them was never ours (no link is made or followed in
+     * .cudnn-deploy): tampered state, refused before any is removed. */
+    for (size_t i = 0; !r && i < w.names.n; i++) {
+        char *a = str_cat3(CDD_STATE_DIR, "/", w.names.items[i]);
+        r = a ? type_of(&p, a, &type) : nomem();
+        if (!r && type == CDD_FT_SYMLINK) {
+            char *abs = cdd_tree_abs(tree, a);
+            r = cdd_fail(CDD_E_STATE, abs ? abs : a, 0,
+                         "is a link, left by no run of cudnn-deploy; nothing "
+                         "in %s is followed: inspect the tree",
+                         CDD_STATE_DIR);
+            free(abs);
+        }
+        free(a);
+    }
     for (size_t i = 0; !r && i < w.names.n; i++) {
         const char *name = w.names.items[i];
         char *a = str_cat3(CDD_STATE_DIR, "/", name);

@@ -61,10 +61,15 @@ static int stray_one(void *ud, const char *name)
     free(rel);
     if (known)
         return 0;
+    /* The name is whatever someone put in the tree: escaped, so it can
+     * neither break the line nor drive a terminal (nor hide as another
+     * name behind bidirectional controls). */
     size_t used = strlen(s->list);
+    char shown[256];
     if (used < sizeof s->list - 64)
         snprintf(s->list + used, sizeof s->list - used, "%s%s",
-                 s->found ? ", " : "", name);
+                 s->found ? ", " : "",
+                 cdd_path_printable(name, shown, sizeof shown));
     s->found++;
     return 0;
 }

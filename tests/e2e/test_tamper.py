@@ -517,6 +517,28 @@ class PlantedJournal(TamperCase):
             [("P", STATE + "/stage-" + TXN + "/new.h", "include/new.h")]))
         self.refuse(ws, command)
 
+    def backup_link_named_with_its_record(self, command):
+        # The refusal names the record that would use the link, and where
+        # the link leads: line 2 is the D record.
+        ws = self.fresh()
+        put(self.outside(ws, "bk/" + TXN + "/include/cuda.h"), PAYLOAD)
+        self.link(ws, BACKUP, self.outside(ws, "bk"))
+        self.plant_journal(ws, journal_text(
+            [("D", "include/cuda.h", prev_file(PAYLOAD))]))
+        self.assertRefused(ws, self.args_for(ws, command),
+                           (JOURNAL + ": line 2: record D include/cuda.h",))
+        r = run(["--quiet"] + self.args_for(ws, command))
+        self.assertIn("(to " + self.outside(ws, "bk") + ")", r.err)
+
+    def stray_stage_link_out(self, command):
+        # No journal, a stage that is a link: a stage left by a killed
+        # install is removed, but a link is none of ours - refused.
+        ws = self.fresh()
+        put(self.outside(ws, "stg/new.h"), PAYLOAD)
+        self.link(ws, STATE + "/stage-" + TXN, self.outside(ws, "stg"))
+        self.assertRefused(ws, self.args_for(ws, command),
+                           (STATE + "/stage-" + TXN,))
+
     def unended_journal_with_stage_link_out(self, command):
         # A plan without "E": recovery removes the stage - a link outside.
         ws = self.fresh()
@@ -536,7 +558,8 @@ generate(PlantedJournal, {
         "rollback_pulls_outside_file_via_backup_link",
         "committed_purge_through_backup_link",
         "committed_prunes_outside_folder",
-        "stage_is_a_link_out", "unended_journal_with_stage_link_out")})
+        "stage_is_a_link_out", "unended_journal_with_stage_link_out",
+        "backup_link_named_with_its_record", "stray_stage_link_out")})
 
 
 # ---------------------------------------------------------------------------

@@ -461,6 +461,31 @@ class InstallAndLevels(VerifyCase):
         # Files named otherwise are none of our business.
         self.assertNotIn("libcudart", self.check(j.doc, "files.strays")["detail"])
 
+    def test_stray_name_with_control_characters(self):
+        # A stray's name is the tree's, not ours: ESC, a newline and a
+        # bidirectional override are shown escaped, in --json and in the
+        # human lines, never raw.
+        tree, _ = self.install_fake()
+        stray = "libcudnn_ops_infer.so.8.4.1\x1b[2J\nFAKE: all passed\u202e"
+        with open(os.path.join(tree, "lib64", stray), "wb") as f:
+            f.write(b"\x7fELF left behind")
+        j = self.verify(tree, "--level", "files", expect=EXIT_OK)
+        detail = self.check(j.doc, "files.strays", "warn",
+                            "libcudnn_ops_infer.so.8.4.1\\x1b[2J\\nFAKE",
+                            "\\u{202e}")["detail"]
+        for raw in ("\x1b", "\n", "\u202e"):
+            self.assertNotIn(raw, detail)
+        res = run(["verify", "--cuda-root", tree, "--level", "files"],
+                  env=env_with(), expect=EXIT_OK)
+        for raw in ("\x1b", "\u202e"):
+            self.assertNotIn(raw, res.out + res.err)
+        lines = [ln for ln in (res.out + res.err).splitlines()
+                 if "libcudnn_ops_infer.so.8.4.1" in ln]
+        self.assertEqual(len(lines), 1, res.out + res.err)
+        self.assertNotIn("FAKE", "".join(
+            ln for ln in (res.out + res.err).splitlines()
+            if "libcudnn_ops_infer" not in ln))
+
     def test_level_files_changed_file(self):
         tree, _ = self.install_fake()
         with open(os.path.join(tree, "include/cudnn_version.h"), "ab") as f:

@@ -58,6 +58,13 @@ static void test_round_trip(void)
           memcmp(k.ops[0].prev.sha256, f.sha256, CDD_SHA256_LEN) == 0);
     CHECK(!k.ops[1].has_prev);
     CHECK(k.ops[2].prev.type == CDD_FT_SYMLINK);
+    /* Each record knows its line, for the messages of recovery's checks;
+     * queued ones have none. */
+    CHECK_INT(k.mdir_lines[0], 2);
+    CHECK_INT(k.ops[0].line, 3);
+    CHECK_INT(k.ops[3].line, 6);
+    CHECK_INT(j.ops[0].line, 0);
+    CHECK_INT(j.mdir_lines[0], 0);
     CHECK_STR(k.ops[2].prev.target, "libcudnn.so.8.5.0");
     CHECK(k.ops[3].type == 'R');
     cdd_journal_clear(&k);

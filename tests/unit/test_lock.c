@@ -239,10 +239,66 @@ static void test_lock_file_link_is_not_followed(void)
     CHECK_STR(buf, "precious\n");
 }
 
+/* The lock opened inside a held folder (cdd_lock_acquire_at, the tree's
+ * lock): the same lock as by path (they conflict), and a link planted as
+ * the lock file is tampered state, never opened: the file it leads to is
+ * neither created nor written. */
+static void test_lock_at_in_a_held_folder(void)
+{
+    struct cdd_dir *d = NULL;
+    struct cdd_lock *a = NULL, *b = NULL;
+    char target[1200], missing[1200], dirp[1200];
+    struct stat sb;
+    lock_path("x");
+    snprintf(dirp, sizeof dirp, "%s/held", scratch);
+    CHECK(mkdir(dirp, 0755) == 0 || errno == EEXIST);
+    CHECK_INT(cdd_dir_open_path(dirp, &d, NULL), 0);
+    CHECK_INT(cdd_lock_acquire_at(d, "lock", 0, NULL, &a), 0);
+    char path[1300];
+    snprintf(path, sizeof path, "%s/lock", dirp);
+    CHECK(stat(path, &sb) == 0 && S_ISREG(sb.st_mode));
+    long holder = -1;
+    CHECK_INT(cdd_lock_acquire(path, 0, &holder, &b), CDD_E_LOCKED);
+    CHECK(strstr(cdd_last_error()->path, "held/lock") != NULL);
+    cdd_lock_release(a);
+    CHECK(unlink(path) == 0);
+
+    snprintf(target, sizeof target, "%s", lock_path("at-target"));
+    write_file(target, "precious\n");
+    CHECK(symlink(target, path) == 0);
+    a = NULL;
+    CHECK_INT(cdd_lock_acquire_at(d, "lock", 0, NULL, &a), CDD_E_STATE);
+    CHECK(a == NULL);
+    CHECK(strstr(cdd_last_error()->msg, "link") != NULL);
+    char buf[32] = {0};
+    int fd = open(target, O_RDONLY);
+    CHECK(fd >= 0 && read(fd, buf, sizeof buf - 1) == 9);
+    if (fd >= 0)
+        close(fd);
+    CHECK_STR(buf, "precious\n");
+    CHECK(unlink(path) == 0);
+
+    snprintf(missing, sizeof missing, "%s", lock_path("at-missing"));
+    CHECK(symlink(missing, path) == 0);
+    CHECK_INT(cdd_lock_acquire_at(d, "lock", 0, NULL, &a), CDD_E_STATE);
+    CHECK(lstat(missing, &sb) != 0 && errno == ENOENT);
+    CHECK(unlink(path) == 0);
+
+    CHECK(mkdir(path, 0755) == 0);
+    CHECK_INT(cdd_lock_acquire_at(d, "lock", 0, NULL, &a), CDD_E_STATE);
+    CHECK(rmdir(path) == 0);
+    CHECK(mkfifo(path, 0644) == 0);
+    CHECK_INT(cdd_lock_acquire_at(d, "lock", 0, NULL, &a), CDD_E_STATE);
+    CHECK(unlink(path) == 0);
+    cdd_dir_close(d);
+    CHECK(rmdir(dirp) == 0);
+}
+
 TEST_MAIN(TEST(test_closing_another_descriptor_keeps_the_lock),
           TEST(test_second_open_in_the_same_process_is_refused),
           TEST(test_holder_without_pid_is_unknown),
           TEST(test_stale_pid_is_never_named),
           TEST(test_live_unrelated_pid_is_never_named),
           TEST(test_holder_that_wrote_its_pid_is_named),
-          TEST(test_lock_file_link_is_not_followed))
+          TEST(test_lock_file_link_is_not_followed),
+          TEST(test_lock_at_in_a_held_folder))

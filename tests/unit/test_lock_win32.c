@@ -94,7 +94,41 @@ static void test_garbage_is_unknown(void)
     check_holder("garbage", "12x\n", 0, "12");
 }
 
+/* The tree's lock, opened by name inside a held folder
+ * (cdd_lock_acquire_at): the same lock as by path, and a folder planted as
+ * the lock file is tampered state, not an I/O error. */
+static void test_lock_at_in_a_held_folder(void)
+{
+    char dirp[1200], lp[1300];
+    struct cdd_dir *d = NULL;
+    struct cdd_lock *a = NULL, *b = NULL;
+    long holder = -1;
+    snprintf(dirp, sizeof dirp, "%s", lock_path("held"));
+    CHECK_INT(cdd_fs_mkdirs(dirp, NULL), 0);
+    snprintf(lp, sizeof lp, "%s/lock", dirp);
+    cdd_fs_unlink_quiet(lp);
+    CHECK_INT(cdd_dir_open_path(dirp, &d, NULL), 0);
+    CHECK_INT(cdd_lock_acquire_at(d, "lock", 0, NULL, &a), 0);
+    struct cdd_stat st;
+    CHECK_INT(cdd_fs_lstat(lp, &st), 0);
+    CHECK_INT(st.type, CDD_FT_FILE);
+    CHECK_INT(cdd_lock_acquire(lp, 0, &holder, &b), CDD_E_LOCKED);
+    CHECK_INT(holder, cdd_getpid());
+    cdd_lock_release(a);
+    CHECK_INT(cdd_lock_acquire(lp, 0, NULL, &b), 0);
+    cdd_lock_release(b);
+    cdd_fs_unlink_quiet(lp);
+    CHECK_INT(cdd_fs_mkdirs(lp, NULL), 0);
+    a = NULL;
+    CHECK_INT(cdd_lock_acquire_at(d, "lock", 0, NULL, &a), CDD_E_STATE);
+    CHECK(a == NULL);
+    CHECK(strstr(cdd_last_error()->msg, "folder") != NULL);
+    CHECK_INT(cdd_fs_rmdir(lp), 0);
+    cdd_dir_close(d);
+}
+
 TEST_MAIN(TEST(test_running_holder_is_named),
           TEST(test_empty_lock_file_is_unknown),
           TEST(test_pid_of_no_process_is_never_named),
-          TEST(test_garbage_is_unknown))
+          TEST(test_garbage_is_unknown),
+          TEST(test_lock_at_in_a_held_folder))

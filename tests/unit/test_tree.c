@@ -367,10 +367,18 @@ static void test_root_and_state(void)
     CHECK(unlink(p) == 0);
     CHECK(rename(q, p) == 0);
 
+    /* The lock file as a link: refused when the tree is opened; planted
+     * after the open, refused by the lock. */
     snprintf(p, sizeof p, "%s/" CDD_LOCK_FILE, root);
     snprintf(q, sizeof q, "%s/sentinel", outside);
     CHECK(symlink(q, p) == 0);
+    CHECK_INT(cdd_tree_open(root, &t), CDD_E_STATE);
+    CHECK(t == NULL);
+    CHECK(strstr(cdd_last_error()->path, CDD_LOCK_FILE) != NULL);
+    CHECK(strstr(cdd_last_error()->msg, "is a link (to ") != NULL);
+    CHECK(unlink(p) == 0);
     CHECK_INT(cdd_tree_open(root, &t), 0);
+    CHECK(symlink(q, p) == 0);
     struct cdd_recovery rec;
     int locked = 1;
     CHECK_INT(cdd_tree_lock(t, 0, 1, &locked, &rec), CDD_E_STATE);
@@ -378,12 +386,38 @@ static void test_root_and_state(void)
     cdd_tree_close(t);
     CHECK(unlink(p) == 0);
 
-    /* The journal as a link: the recovery refuses it, exit 3. */
+    /* The journal, receipt, manifest copy and log as links, or folders:
+     * each refused at the open, naming it. */
+    static const char *const state_files[] = {
+        CDD_JOURNAL_FILE, CDD_RECEIPT_FILE, CDD_MANIFEST_COPY, CDD_LOG_FILE};
+    for (size_t i = 0; i < sizeof state_files / sizeof state_files[0]; i++) {
+        char saved[2048];
+        snprintf(p, sizeof p, "%s/%s", root, state_files[i]);
+        snprintf(saved, sizeof saved, "%s/saved-state-file", scratch);
+        int had = rename(p, saved) == 0;
+        CHECK(symlink(q, p) == 0);
+        t = NULL;
+        CHECK_INT(cdd_tree_open(root, &t), CDD_E_STATE);
+        CHECK(t == NULL);
+        CHECK(strstr(cdd_last_error()->path, state_files[i]) != NULL);
+        CHECK(unlink(p) == 0);
+        CHECK(mkdir(p, 0755) == 0);
+        CHECK_INT(cdd_tree_open(root, &t), CDD_E_STATE);
+        CHECK(strstr(cdd_last_error()->msg, "a folder") != NULL);
+        CHECK(rmdir(p) == 0);
+        if (had)
+            CHECK(rename(saved, p) == 0);
+    }
+    CHECK(sentinel_intact());
+
+    /* The journal as a link planted after the open: the recovery refuses
+     * it, exit 3. */
     snprintf(p, sizeof p, "%s/" CDD_JOURNAL_FILE, root);
-    CHECK(unlink(p) == 0);
-    CHECK(symlink(q, p) == 0);
+    (void)unlink(p); /* the earlier tests' journal, if any */
     CHECK_INT(cdd_tree_open(root, &t), 0);
+    CHECK(symlink(q, p) == 0);
     CHECK_INT(cdd_tree_lock(t, 0, 1, &locked, &rec), CDD_E_STATE);
+    CHECK(strstr(cdd_last_error()->path, CDD_JOURNAL_FILE) != NULL);
     cdd_recovery_clear(&rec);
     cdd_tree_close(t);
     CHECK(unlink(p) == 0);
@@ -442,6 +476,45 @@ static void test_setup(void)
     build();
 }
 
+/* The lock is opened inside the state folder the tree holds, by name, never
+ * by path: a .cudnn-deploy swapped for a link to outside after the open
+ * creates no lock file outside (open("<root>/.cudnn-deploy/lock") would
+ * follow the new link), and the lock taken in the folder that moved away is
+ * not used: tampered state. */
+static void test_lock_through_swapped_state(void)
+{
+    struct cdd_tree *t = NULL;
+    struct stat sb;
+    char p[2048], moved[2048], lock[2100], out_lock[2048];
+    snprintf(p, sizeof p, "%s/" CDD_STATE_DIR, root);
+    snprintf(moved, sizeof moved, "%s/real/moved-state", root);
+    snprintf(lock, sizeof lock, "%s/" CDD_LOCK_FILE, root);
+    snprintf(out_lock, sizeof out_lock, "%s/lock", outside);
+    (void)unlink(lock); /* so that the lock must create its file */
+    CHECK_INT(cdd_tree_open(root, &t), 0);
+    CHECK(rename(p, moved) == 0);
+    CHECK(symlink(outside, p) == 0);
+    CHECK_INT(cdd_tree_lock_state(t, 0, 0, NULL), CDD_E_STATE);
+    CHECK(strstr(cdd_last_error()->path, CDD_STATE_DIR) != NULL);
+    CHECK(!cdd_tree_locked(t));
+    CHECK(lstat(out_lock, &sb) != 0 && errno == ENOENT);
+    CHECK(sentinel_intact());
+    /* The file was made in the folder held, wherever that is now. */
+    snprintf(lock, sizeof lock, "%s/lock", moved);
+    CHECK(lstat(lock, &sb) == 0 && S_ISREG(sb.st_mode));
+    cdd_tree_close(t);
+    CHECK(unlink(p) == 0);
+    CHECK(rename(moved, p) == 0);
+
+    /* Not swapped: the lock is taken, in the tree's own state folder. */
+    CHECK_INT(cdd_tree_open(root, &t), 0);
+    CHECK_INT(cdd_tree_lock_state(t, 0, 0, NULL), 0);
+    CHECK(cdd_tree_locked(t));
+    cdd_tree_close(t);
+    CHECK(lstat(out_lock, &sb) != 0 && errno == ENOENT);
+}
+
 TEST_MAIN(TEST(test_setup), TEST(test_lstat_positions), TEST(test_canon),
-          TEST(test_writes), TEST(test_root_and_state), TEST(test_find_case),
+          TEST(test_writes), TEST(test_root_and_state),
+          TEST(test_lock_through_swapped_state), TEST(test_find_case),
           TEST(test_cleanup))

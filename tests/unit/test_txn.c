@@ -49,9 +49,15 @@ static const char *scratch_dir(void)
     return scratch;
 }
 
+/* root/rel into buf; a path that does not fit stops the test (a cut path
+ * would name another file). */
 static void path_in(char *buf, size_t len, const char *root, const char *rel)
 {
-    snprintf(buf, len, "%s/%s", root, rel);
+    int n = snprintf(buf, len, "%s/%s", root, rel);
+    if (n < 0 || (size_t)n >= len) {
+        fprintf(stderr, "path too long: %s/%s\n", root, rel);
+        exit(2);
+    }
 }
 
 static void rm_rf(const char *path)
