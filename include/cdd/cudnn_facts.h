@@ -75,7 +75,7 @@ char *cdd_cudnn_version_decode(long v, char *buf, size_t len);
 /* <0, 0, >0 as the versions a and b (cudnnGetVersion() values) compare. */
 int cdd_cudnn_version_cmp(long a, long b);
 
-/* ---- reading a version ------------------------------------------------------ */
+/* ---- reading a version ------------------------------------------------- */
 
 /* Where an archive (and a CUDA or cuDNN tree) keeps the version header. */
 #define CDD_CUDNN_VERSION_HEADER "include/cudnn_version.h"
@@ -105,7 +105,7 @@ int cdd_cudnn_version_from_header_text(const char *text, int major,
 int cdd_cudnn_version_from_resource(const unsigned char *data, size_t n,
                                     int major, char *buf, size_t len);
 
-/* ---- dependencies ------------------------------------------------------------ */
+/* ---- dependencies ------------------------------------------------------ */
 
 /* The cuDNN versions that import zlibwapi.dll on Windows, for messages;
  * the same range as the table's zlib_from / zlib_to. */
@@ -126,7 +126,7 @@ extern const char *const cdd_msvc_runtime[CDD_MSVC_RUNTIME_N];
  * (cublas64_12.dll, libcublas.so.12): the toolkit of that major. */
 const char *cdd_dependency_hint(const char *name);
 
-/* ---- CUDA --------------------------------------------------------------------- */
+/* ---- CUDA -------------------------------------------------------------- */
 
 /* CUDA's version numbers (CUDA_VERSION in cuda.h, cuDriverGetVersion(),
  * cudnnGetCudartVersion()): major*1000 + minor*10 (11080 is CUDA 11.8). */

@@ -9,7 +9,7 @@
 
 #include "cdd/cudnn_facts.h"
 
-/* ---- the table ------------------------------------------------------------ */
+/* ---- the table --------------------------------------------------------- */
 
 const struct cdd_cudnn_major cdd_cudnn_majors[CDD_CUDNN_N_MAJORS] = {
     {8, "libcudnn.so.8", "cudnn64_8.dll", 1000, "cudnnGetVersion",
@@ -62,7 +62,7 @@ const char *cdd_cudnn_sub_name(const struct cdd_cudnn_sublib *s, int windows)
     return windows ? s->windows_name : s->linux_name;
 }
 
-/* ---- the encoding ----------------------------------------------------------- */
+/* ---- the encoding ------------------------------------------------------ */
 
 /* The row whose encoding a major uses: its own, else the nearest below,
  * else the first. */
@@ -118,7 +118,7 @@ int cdd_cudnn_version_cmp(long a, long b)
     return 0;
 }
 
-/* ---- the readers -------------------------------------------------------------- */
+/* ---- the readers ------------------------------------------------------- */
 
 int cdd_version_dotted(const char *s, long *comp, int max)
 {
@@ -267,7 +267,7 @@ int cdd_cudnn_version_from_header_text(const char *text, int major,
     return format_version(v, 3, major, buf, len);
 }
 
-/* ---- dependencies ---------------------------------------------------------------- */
+/* ---- dependencies ------------------------------------------------------ */
 
 int cdd_cudnn_needs_zlibwapi(const char *version, int major)
 {
@@ -333,7 +333,7 @@ const char *cdd_dependency_hint(const char *name)
     return NULL;
 }
 
-/* ---- CUDA ---------------------------------------------------------------------- */
+/* ---- CUDA -------------------------------------------------------------- */
 
 int cdd_cuda_version_major(long v)
 {
@@ -345,7 +345,7 @@ int cdd_cuda_version_minor(long v)
     return (int)((v % 1000) / 10);
 }
 
-/* ---- the driver ------------------------------------------------------------------- */
+/* ---- the driver -------------------------------------------------------- */
 
 /* NVIDIA's "minimum required driver version for CUDA minor version
  * compatibility" table (CUDA Toolkit release notes; CUDA Compatibility
