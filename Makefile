@@ -35,10 +35,19 @@ test-windows:
 demo: build
 	@sh scripts/demo.sh $(BUILD)/cudnn-deploy
 
-# By hand: install vs `unzip -o` on a generated archive (medians, ratio,
-# peak RSS). MB=... ROUNDS=... to change the size and repeats.
+# By hand, never in CI: cudnn-deploy against unzip, bsdtar, Python's zipfile
+# and tar -xJf on look-alikes of the real archives (bench/README.md).
+# SCALES=... (1 = the real ~1.1 GB inside), XZ_SCALE=..., ROUNDS=...,
+# BENCH_JOBS=... (default: the cores); baselines via install-deps --bench.
+SCALES ?= 0.25 0.5 1
+XZ_SCALE ?= 0.1
+ROUNDS ?= 5
+BENCH_JOBS ?= $(JOBS)
 bench: build
-	@python3 bench/install_bench.py $(BUILD)/cudnn-deploy --mb $${MB:-200} --rounds $${ROUNDS:-5}
+	@sh scripts/install-deps.sh --bench
+	@python3 bench/bench.py $(BUILD)/cudnn-deploy $(foreach s,$(SCALES),--scale $(s)) \
+	    --xz-scale $(XZ_SCALE) --rounds $(ROUNDS) --jobs $(BENCH_JOBS) \
+	    $(if $(BENCH_MD),--md $(BENCH_MD),)
 
 clean:
 	rm -rf $(BUILD) build-win

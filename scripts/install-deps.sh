@@ -7,6 +7,8 @@
 #   scripts/install-deps.sh            the Linux build (always)
 #   scripts/install-deps.sh --windows  the Windows cross build and its Wine
 #                                      test suite (optional, see docs/windows.md)
+#   scripts/install-deps.sh --bench    the baselines `make bench` times us
+#                                      against (unzip, bsdtar, tar, xz, time)
 set -eu
 
 PKGS="build-essential cmake pkg-config libarchive-dev libcjson-dev
@@ -23,8 +25,13 @@ WIN_PKGS="gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64
 mingw-w64-x86-64-dev libz-mingw-w64-dev wine wine64 libgnutls30 dpkg-dev
 cmake make zip unzip python3 ca-certificates"
 
+# The benchmark's baselines (bench/README.md): bsdtar is libarchive-tools.
+BENCH_PKGS="unzip libarchive-tools tar xz-utils time python3"
+
 if [ "${1:-}" = "--windows" ]; then
     PKGS="$WIN_PKGS"
+elif [ "${1:-}" = "--bench" ]; then
+    PKGS="$BENCH_PKGS"
 fi
 
 missing=""

@@ -37,6 +37,16 @@ int cdd_archive_init(void);
  * CDD_E_CORRUPT when it is not a readable zip or tar, CDD_E_CORRUPT or
  * CDD_E_UNSAFE when a zip's structure fails its validation (zipcd.h). */
 int cdd_archive_open(const char *path, struct cdd_archive **out);
+/* Another reader of the file `like` reads, for a worker thread: it yields
+ * the same entries in the same order (each reader is used by one thread at
+ * a time). What `like` validated about the file's structure is shared, not
+ * read again. */
+int cdd_archive_open_like(const struct cdd_archive *like,
+                          struct cdd_archive **out);
+/* 1 when the file is a zip: its entries can be read by several readers
+ * at once, each skipping to its own (the seekable reader jumps over the
+ * data it is not asked for). */
+int cdd_archive_is_zip(const struct cdd_archive *ar);
 /* Next entry header. Returns 0 with *e filled, 1 at the end of the archive,
  * CDD_E_CORRUPT (message says what libarchive said), or CDD_E_UNSAFE when
  * the entry's name is not valid in its declared character set, when a zip

@@ -35,6 +35,8 @@ struct cdd_plan_item {
     char *detail;          /* status: what differs; may be NULL */
     int in_place;          /* install: the tree already holds these exact
                               bytes (manifest hash), so nothing was staged */
+    int64_t mtime_ns;      /* install: the staged file's modification time
+                              (for the receipt) */
     char *staged;          /* install on a Windows layout whose folders
                               exist under another case (BIN for bin): the
                               manifest's path, as staged; path is then the
@@ -70,6 +72,9 @@ struct cdd_install_opts {
     int dry_run;
     int force;               /* waive the CUDA version refusal */
     double lock_timeout;     /* seconds; 0 = fail at once */
+    int jobs;                /* extraction threads; 0: one per processor */
+    int check_tree;          /* the unchanged re-install re-hashes the
+                                tree instead of trusting its metadata */
     cdd_progress_fn progress;
     void *progress_ud;
 };
@@ -120,8 +125,9 @@ struct cdd_status_result {
     int interrupted;             /* a journal is present */
 };
 
-/* Read-only. full_hash: compare sha256 too, not only size and type. */
-int cdd_status(struct cdd_tree *tree, int full_hash,
+/* Read-only. full_hash: compare sha256 too, not only size and type, on
+ * `jobs` threads (0: one per processor). */
+int cdd_status(struct cdd_tree *tree, int full_hash, int jobs,
                struct cdd_status_result *res);
 void cdd_status_result_clear(struct cdd_status_result *r);
 

@@ -73,6 +73,16 @@ int cdd_fail_errno(const char *path, int os_err, const char *fmt, ...)
 const struct cdd_errinfo *cdd_last_error(void);
 void cdd_clear_error(void);
 
+/* The last failure of this thread, saved to be taken over by another thread
+ * (extraction workers report to the thread that started them). */
+struct cdd_errsave {
+    struct cdd_errinfo info;
+    int is_errno;
+};
+void cdd_error_save(struct cdd_errsave *s);
+/* Make s this thread's last failure; returns its code. */
+int cdd_error_restore(const struct cdd_errsave *s);
+
 /* Name ("MANIFEST"), message and exit code for a CDD_E_* code. */
 const char *cdd_err_name(int code);
 const char *cdd_err_message(int code);

@@ -26,6 +26,9 @@ struct cdd_xentry {
     const char *link_target;   /* symlinks */
     uint64_t size;             /* files: bytes read (valid in end()) */
     uint8_t sha256[CDD_SHA256_LEN]; /* files: valid in end() */
+    size_t index;              /* 0, 1, 2... over the files and symlinks in
+                                  archive order: the same for an entry in
+                                  every callback, whatever thread calls */
 };
 
 /* Who owns the file: a non-NULL *out from begin() belongs to cdd_extract()
@@ -45,9 +48,15 @@ struct cdd_extract_sink {
      * its target; nothing counts until cdd_extract() returns 0. */
     int (*end)(void *ud, const struct cdd_xentry *e, struct cdd_file *f);
     /* Progress: bytes of the archive file consumed so far (approximate for
-     * zip, whose reader seeks) against the archive file's size; called after
-     * each header and each data block. Optional. */
+     * zip, whose reader seeks; with several workers, the share of the data
+     * decoded, scaled to the file's size) against the archive file's size;
+     * called after each header and each data block, never from two threads
+     * at once. Optional. */
     void (*progress)(void *ud, uint64_t done, uint64_t total);
+    /* Every file and symlink, in archive order, on the thread that called
+     * cdd_extract(), once its name and manifest checks passed and before
+     * its begin() or end(). Optional. */
+    int (*entry)(void *ud, const struct cdd_xentry *e);
 };
 
 struct cdd_extract_opts {
@@ -68,6 +77,19 @@ struct cdd_extract_opts {
      * entry's): `manifest create` has no manifest to bound them by. Over
      * it: CDD_E_ARCHIVE. */
     uint64_t max_total;
+    /* Threads. jobs > 1 on a zip: the headers are checked first, on the
+     * calling thread, then up to `jobs` workers, each with its own reader,
+     * read the files' data, the largest first; begin() and end() of files
+     * are then called from the workers, concurrently for different entries
+     * (entry() and symlinks' end() stay on the calling thread). On the
+     * first failure the other workers stop and that failure is the one
+     * returned. pipeline: on an archive read by one thread (tar, or zip
+     * with jobs <= 1), hash and write on a second thread while the next
+     * block decodes; with workers and jobs > 2, the same for a worker that
+     * carries more than twice its share of the bytes (the one holding the
+     * largest entry). 0 and 1: everything on the calling thread. */
+    int jobs;
+    int pipeline;
 };
 
 /* Bounds on the number of entries (directories included) and on their

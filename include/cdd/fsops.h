@@ -25,6 +25,8 @@ struct cdd_stat {
     enum cdd_ftype type;
     uint64_t size;
     int executable; /* POSIX: any x bit */
+    int64_t mtime_ns; /* last modification, ns since 1970 (the re-install's
+                         metadata check; 0 where unknown) */
 };
 
 struct cdd_file;  /* an open file being written */

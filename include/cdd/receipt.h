@@ -23,6 +23,9 @@ struct cdd_rfile_entry {
     uint8_t sha256[CDD_SHA256_LEN];
     int preexisting;       /* identical file was already there: uninstall
                               leaves it, as it was before the install */
+    int64_t mtime_ns;      /* files: modification time once installed (0:
+                              unknown); the unchanged re-install compares
+                              type, size and this */
 };
 
 struct cdd_receipt {

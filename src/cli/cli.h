@@ -35,6 +35,8 @@ struct cdd_args {
     const char *version;      /* manifest create --version */
     int cuda_major;           /* manifest create --cuda-major, 0 = detect */
     int allow_unpinned, dry_run, force, check, no_verify;
+    int check_tree;           /* install --check-tree */
+    int jobs;                 /* --jobs; 0: one per processor */
     int level;                /* verify --level; -1 = default */
     double lock_timeout;
     /* Downloads (install without --archive, fetch). */

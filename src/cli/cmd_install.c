@@ -90,6 +90,7 @@ int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
         .allow_unpinned = a->allow_unpinned,
         .dry_run = a->dry_run, .force = a->force,
         .lock_timeout = a->lock_timeout,
+        .jobs = a->jobs, .check_tree = a->check_tree,
         .progress = cdd_progress_cb, .progress_ud = ui};
     r = cdd_install(&o, &res);
     cdd_progress_free(ui);

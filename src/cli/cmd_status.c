@@ -16,7 +16,7 @@ int cdd_cmd_status(const struct cdd_args *a, struct cdd_report *rep)
     if (!r)
         r = cdd_tree_open(t.root, &tree);
     if (!r)
-        r = cdd_status(tree, a->check, &st);
+        r = cdd_status(tree, a->check, a->jobs, &st);
     if (r)
         goto out;
     if (st.interrupted)

@@ -13,7 +13,7 @@ enum opt_id {
     O_ARCHIVE, O_SHA256, O_ALLOW_UNPINNED, O_DRY_RUN, O_FORCE,
     O_LOCK_TIMEOUT, O_NO_VERIFY, O_LEVEL, O_CHECK, O_OUTPUT, O_VERSION, O_CUDA_MAJOR,
     O_URL, O_REDISTRIB, O_CACHE_DIR, O_CACERT, O_CONNECT_TIMEOUT,
-    O_LOW_SPEED_TIME, O_LOW_SPEED_LIMIT, O_RETRIES
+    O_LOW_SPEED_TIME, O_LOW_SPEED_LIMIT, O_RETRIES, O_JOBS, O_CHECK_TREE
 };
 
 struct opt {
@@ -76,6 +76,11 @@ static const struct opt opts[] = {
      "do not verify after installing"},
     {O_CHECK, "check", 0, NULL, CMD_STATUS,
      "compare sha256 of every file, not only size and type"},
+    {O_JOBS, "jobs", 'j', "N", CMD_INSTALL | CMD_STATUS,
+     "threads for extraction and hashing (default: one per processor)"},
+    {O_CHECK_TREE, "check-tree", 0, NULL, CMD_INSTALL,
+     "re-installing the same archive: re-hash the installed files instead "
+     "of trusting their size and modification time"},
     {O_OUTPUT, "output", 'o', "FILE", CMD_MANIFEST,
      "manifest create: write here instead of stdout"},
     {O_VERSION, "version", 0, "V", CMD_MANIFEST,
@@ -159,6 +164,13 @@ static int apply(const struct opt *o, const char *val, struct cdd_args *a)
                       "");
         break;
     case O_CHECK: a->check = 1; break;
+    case O_CHECK_TREE: a->check_tree = 1; break;
+    case O_JOBS:
+        r = parse_number(o->lname, val, 1, 1024, &d);
+        if (!r && d != (int)d)
+            r = usage("--%s %s: expected a whole number", o->lname, val);
+        a->jobs = (int)d;
+        break;
     case O_OUTPUT: a->output = val; break;
     case O_VERSION: a->version = val; break;
     case O_LOCK_TIMEOUT:

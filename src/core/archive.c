@@ -350,7 +350,31 @@ static int open_failed(struct archive *a, const char *path)
                     "cannot be read as a zip or tar archive: %s", la_msg(a));
 }
 
+static int open_reader(const char *path, const struct cdd_archive *like,
+                       struct cdd_archive **out);
+
 int cdd_archive_open(const char *path, struct cdd_archive **out)
+{
+    return open_reader(path, NULL, out);
+}
+
+int cdd_archive_open_like(const struct cdd_archive *like,
+                          struct cdd_archive **out)
+{
+    return open_reader(like->path, like, out);
+}
+
+int cdd_archive_is_zip(const struct cdd_archive *ar)
+{
+    return ar->zip != NULL;
+}
+
+/* like: another reader of the same zip (a worker's) takes a copy of the
+ * central directory it validated instead of reading it again; its entries
+ * are matched one to one against that copy (zip_match) like the first
+ * reader's. */
+static int open_reader(const char *path, const struct cdd_archive *like,
+                       struct cdd_archive **out)
 {
     struct cdd_archive *ar = NULL;
     struct cdd_rfile *f = NULL;
@@ -375,10 +399,17 @@ int cdd_archive_open(const char *path, struct cdd_archive **out)
     }
     /* A zip is read through our own validation of its structure first
      * (zipcd.h), and only as a zip; anything else only as a tar. */
-    if ((r = cdd_rfile_size(f, &ar->file_size)) < 0 ||
-        (r = cdd_zipcd_sniff(f, path, ar->file_size, &is_zip)) < 0 ||
-        (is_zip && (r = cdd_zipcd_read(f, path, ar->file_size, &ar->zip)) < 0))
+    if (like && like->zip) {
+        is_zip = 1;
+        if ((r = cdd_rfile_size(f, &ar->file_size)) < 0 ||
+            (r = cdd_zipcd_dup(like->zip, &ar->zip)) < 0)
+            goto out;
+    } else if ((r = cdd_rfile_size(f, &ar->file_size)) < 0 ||
+               (r = cdd_zipcd_sniff(f, path, ar->file_size, &is_zip)) < 0 ||
+               (is_zip &&
+                (r = cdd_zipcd_read(f, path, ar->file_size, &ar->zip)) < 0)) {
         goto out;
+    }
     cdd_rfile_close(f);
     f = NULL;
 

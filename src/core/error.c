@@ -236,3 +236,18 @@ void cdd_cancel_reset(void)
 {
     cancel_flag = 0;
 }
+
+/* Threads: a worker's failure is recorded in its own thread; the caller
+ * takes it over with these two so that it is reported exactly as made. */
+void cdd_error_save(struct cdd_errsave *s)
+{
+    s->info = last;
+    s->is_errno = last_is_errno;
+}
+
+int cdd_error_restore(const struct cdd_errsave *s)
+{
+    last = s->info;
+    last_is_errno = s->is_errno;
+    return last.code;
+}

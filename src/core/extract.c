@@ -6,15 +6,26 @@
  * missing entries, where each symlink chain ends -- is checked after the last
  * entry; the caller discards whatever the sink wrote unless everything
  * passed. Memory is one 256 KiB buffer plus a small record per entry,
- * whatever the size of the archive. */
+ * whatever the size of the archive (per worker, with several).
+ *
+ * A zip can be read by several readers at once (opts.jobs): then the first
+ * pass reads only the headers and makes every check that needs no data,
+ * and workers, each with its own reader on the same file, stream the files
+ * assigned to them (the largest first, spread so that each gets about the
+ * same number of bytes), skipping the others' entries. An archive read in
+ * one stream (tar) can hand hashing and writing to a second thread
+ * (opts.pipeline, xpipe.c) while the next block decodes. */
 #include "cdd/extract.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cdd/error.h"
 #include "cdd/hash.h"
 #include "cdd/pathsafe.h"
+#include "cdd/thread.h"
+#include "xpipe_int.h"
 
 #define XBLOCK (256u * 1024u)
 
@@ -38,14 +49,38 @@ struct xslot {
     long rec;
 };
 
+/* A file whose data a worker reads (parallel mode). */
+struct xtask {
+    size_t header;     /* ordinal of its header in the archive */
+    char *raw;         /* its name as stored */
+    size_t strip_off;  /* where the stripped path starts in raw */
+    enum cdd_role role;
+    const struct cdd_mfile *mfile;
+    size_t index;      /* cdd_xentry.index */
+    uint64_t bytes;    /* expected size: what the assignment balances */
+};
+
+struct xstate;
+
+/* One reader and what streaming a file needs: one per thread. */
+struct xworker {
+    struct xstate *x;
+    struct cdd_archive *ar;
+    struct cdd_sha256 *h;
+    unsigned char *buf;
+    struct cdd_xpipe *pipe;  /* hash and write on another thread */
+    size_t *mine;            /* parallel: task numbers, in archive order */
+    size_t n_mine;
+    uint64_t load;
+};
+
 struct xstate {
     const char *apath;
     const struct cdd_extract_opts *o;
     const struct cdd_manifest *m;
     const struct cdd_extract_sink *sink;
     struct cdd_archive *ar;
-    struct cdd_sha256 *h;
-    unsigned char *buf;
+    struct xworker w0;   /* the calling thread's, in one-reader mode */
     unsigned char *seen; /* per manifest file */
     struct xrec *recs;
     size_t n_recs, cap_recs;
@@ -54,6 +89,17 @@ struct xstate {
     size_t n_headers;
     uint64_t bytes_all;   /* of all files so far, against o->max_total */
     size_t name_bytes;    /* of all names so far, against CDD_MAX_NAME_BYTES */
+    size_t n_given;      /* next cdd_xentry.index */
+    /* parallel mode */
+    int parallel;
+    struct xtask *tasks;
+    size_t n_tasks, cap_tasks;
+    struct cdd_mutex *mu; /* the first failure; progress calls */
+    atomic_int stop;      /* a worker failed: the others stop */
+    int failed;
+    struct cdd_errsave err;
+    atomic_uint_fast64_t done_bytes;
+    uint64_t total_bytes;
 };
 
 /* Quote an untrusted name into one of a few rotating buffers, so a message
@@ -234,6 +280,29 @@ static void progress(struct xstate *x)
                           cdd_archive_file_size(x->ar));
 }
 
+/* Workers: the share of all files' bytes decoded so far, scaled to the
+ * archive's size, so the sink sees one measure whatever the mode. */
+static void progress_data(struct xworker *w, size_t got)
+{
+    struct xstate *x = w->x;
+    if (!x->parallel) {
+        progress(x);
+        return;
+    }
+    uint64_t done = atomic_fetch_add(&x->done_bytes, got) + got;
+    if (!x->sink || !x->sink->progress)
+        return;
+    uint64_t size = cdd_archive_file_size(x->ar);
+    uint64_t total = x->total_bytes ? x->total_bytes : 1;
+    if (done > total)
+        done = total;
+    cdd_mutex_lock(x->mu);
+    x->sink->progress(x->sink->ud,
+                      (uint64_t)((double)size * ((double)done / (double)total)),
+                      size);
+    cdd_mutex_unlock(x->mu);
+}
+
 /* The manifest's say on an entry, or the layout rules' for an unlisted one
  * of a pinned, non-exact manifest. Fills xe->role and xe->mfile. */
 static int match_entry(struct xstate *x, const char *raw,
@@ -323,50 +392,71 @@ static int total_bound(struct xstate *x, const struct cdd_archive_entry *e)
                     q(e->path), (unsigned long long)x->o->max_total);
 }
 
+/* The checks a file's header allows before a byte is read; limit is the
+ * entry's bound, by_total says it is what is left of max_total. */
+static int header_checks(struct xstate *x, const struct cdd_archive_entry *e,
+                         const struct cdd_mfile *mf, uint64_t limit,
+                         int by_total)
+{
+    if (e->size_known && mf && mf->has_size && e->size != mf->size)
+        return cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
+                        "entry \"%s\": size %llu bytes, the manifest says %llu",
+                        q(e->path), (unsigned long long)e->size,
+                        (unsigned long long)mf->size);
+    if (e->size_known && e->size > limit && by_total)
+        return total_bound(x, e);
+    if (e->size_known && e->size > limit)
+        return cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
+                        "entry \"%s\": size %llu bytes is over the bound of "
+                        "%llu for an entry the manifest does not size",
+                        q(e->path), (unsigned long long)e->size,
+                        (unsigned long long)limit);
+    return 0;
+}
+
+static int stopped(struct xworker *w, const char *path)
+{
+    if (cdd_cancelled())
+        return cdd_fail(CDD_E_INTERRUPTED, w->x->apath, 0,
+                        "interrupted while reading entry \"%s\"", q(path));
+    if (atomic_load(&w->x->stop))
+        return cdd_fail(CDD_E_INTERRUPTED, w->x->apath, 0,
+                        "stopped reading entry \"%s\": another worker failed",
+                        q(path));
+    return 0;
+}
+
 /* Stream one regular file's data: bounded, hashed, written, compared. */
-static int file_data(struct xstate *x, const struct cdd_archive_entry *e,
+static int file_data(struct xworker *w, const struct cdd_archive_entry *e,
                      struct cdd_xentry *xe)
 {
+    struct xstate *x = w->x;
     const struct cdd_mfile *mf = xe->mfile;
     int sized = mf && mf->has_size;
     uint64_t limit = sized ? mf->size : CDD_MAX_ENTRY_SIZE;
     uint64_t total = 0;
     struct cdd_file *f = NULL;
-    int r, by_total = 0;
+    int r, queued = 0, by_total = 0;
 
     /* What is left of the bound on all files together, when it is
-     * tighter than the entry's own. */
+     * tighter than the entry's own (one reader only: see cdd_extract). */
     if (x->o->max_total && x->o->max_total - x->bytes_all < limit) {
         limit = x->o->max_total - x->bytes_all;
         by_total = 1;
     }
 
     /* Refuse on the header's word before reading a byte. */
-    if (e->size_known && sized && e->size != mf->size) {
-        r = cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
-                     "entry \"%s\": size %llu bytes, the manifest says %llu",
-                     q(e->path), (unsigned long long)e->size,
-                     (unsigned long long)mf->size);
+    if ((r = header_checks(x, e, mf, limit, by_total)) < 0)
         goto out;
-    }
-    if (e->size_known && e->size > limit && by_total) {
-        r = total_bound(x, e);
-        goto out;
-    }
-    if (e->size_known && e->size > limit) {
-        r = cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
-                     "entry \"%s\": size %llu bytes is over the bound of %llu "
-                     "for an entry the manifest does not size",
-                     q(e->path), (unsigned long long)e->size,
-                     (unsigned long long)limit);
-        goto out;
-    }
-
-    if ((r = cdd_sha256_reset(x->h)) < 0)
+    if ((r = cdd_sha256_reset(w->h)) < 0)
         goto out;
     if (x->sink && x->sink->begin &&
         (r = x->sink->begin(x->sink->ud, xe, &f)) < 0)
         goto out;
+    if (w->pipe) {
+        cdd_xpipe_target(w->pipe, w->h, f);
+        queued = 1;
+    }
 
     for (;;) {
         /* Ask for no more than one byte past the bound: the bomb's bytes
@@ -374,14 +464,11 @@ static int file_data(struct xstate *x, const struct cdd_archive_entry *e,
         uint64_t room = limit + 1 - total;
         size_t want = room < XBLOCK ? (size_t)room : XBLOCK;
         size_t got = 0;
+        unsigned char *buf = w->pipe ? cdd_xpipe_get(w->pipe) : w->buf;
 
-        if (cdd_cancelled()) {
-            r = cdd_fail(CDD_E_INTERRUPTED, x->apath, 0,
-                         "interrupted while reading entry \"%s\"",
-                         q(e->path));
+        if ((r = stopped(w, e->path)) < 0)
             goto out;
-        }
-        if ((r = cdd_archive_read(x->ar, x->buf, want, &got)) < 0)
+        if ((r = cdd_archive_read(w->ar, buf, want, &got)) < 0)
             goto out;
         if (got == 0)
             break;
@@ -401,11 +488,21 @@ static int file_data(struct xstate *x, const struct cdd_archive_entry *e,
                              q(e->path), (unsigned long long)limit);
             goto out;
         }
-        if ((r = cdd_sha256_update(x->h, x->buf, got)) < 0)
+        if (w->pipe) {
+            if ((r = cdd_xpipe_put(w->pipe, got)) < 0)
+                goto out;
+        } else {
+            if ((r = cdd_sha256_update(w->h, buf, got)) < 0)
+                goto out;
+            if (f && (r = cdd_file_write(f, buf, got)) < 0)
+                goto out;
+        }
+        progress_data(w, got);
+    }
+    if (queued) {
+        queued = 0;
+        if ((r = cdd_xpipe_drain(w->pipe, 1)) < 0)
             goto out;
-        if (f && (r = cdd_file_write(f, x->buf, got)) < 0)
-            goto out;
-        progress(x);
     }
 
     if (sized && total < mf->size) {
@@ -424,7 +521,7 @@ static int file_data(struct xstate *x, const struct cdd_archive_entry *e,
                      (unsigned long long)e->size);
         goto out;
     }
-    if ((r = cdd_sha256_final(x->h, xe->sha256)) < 0)
+    if ((r = cdd_sha256_final(w->h, xe->sha256)) < 0)
         goto out;
     xe->size = total;
     x->bytes_all += total;
@@ -444,8 +541,48 @@ static int file_data(struct xstate *x, const struct cdd_archive_entry *e,
         r = x->sink->end(x->sink->ud, xe, handed);
     }
 out:
+    /* The consumer must be done with f before it is thrown away. */
+    if (queued)
+        (void)cdd_xpipe_drain(w->pipe, 0);
     cdd_file_abort(f);
     return r;
+}
+
+/* Parallel mode, first pass: note a file for the workers. */
+static int add_task(struct xstate *x, const struct cdd_archive_entry *e,
+                    const struct cdd_xentry *xe)
+{
+    struct xtask *t;
+    int r;
+    if ((r = header_checks(x, e, xe->mfile,
+                           xe->mfile && xe->mfile->has_size
+                               ? xe->mfile->size
+                               : CDD_MAX_ENTRY_SIZE,
+                           0)) < 0)
+        return r;
+    if (x->n_tasks == x->cap_tasks) {
+        size_t n = x->cap_tasks ? x->cap_tasks * 2 : 64;
+        struct xtask *nt = realloc(x->tasks, n * sizeof *nt);
+        if (!nt)
+            return nomem(x);
+        x->tasks = nt;
+        x->cap_tasks = n;
+    }
+    t = &x->tasks[x->n_tasks];
+    memset(t, 0, sizeof *t);
+    if (!(t->raw = strdup(e->path)))
+        return nomem(x);
+    x->n_tasks++;
+    t->header = x->n_headers - 1;
+    t->strip_off = (size_t)(xe->path - e->path);
+    t->role = xe->role;
+    t->mfile = xe->mfile;
+    t->index = xe->index;
+    t->bytes = xe->mfile && xe->mfile->has_size ? xe->mfile->size
+               : e->size_known                  ? e->size
+                                                : 0;
+    x->total_bytes += t->bytes;
+    return 0;
 }
 
 static int one_entry(struct xstate *x, const struct cdd_archive_entry *e,
@@ -497,8 +634,11 @@ static int one_entry(struct xstate *x, const struct cdd_archive_entry *e,
         return r;
     if ((r = match_entry(x, e->path, &xe)) < 0)
         return r;
+    xe.index = x->n_given++;
+    if (x->sink && x->sink->entry && (r = x->sink->entry(x->sink->ud, &xe)) < 0)
+        return r;
     if (e->type == CDD_ENTRY_FILE)
-        return file_data(x, e, &xe);
+        return x->parallel ? add_task(x, e, &xe) : file_data(&x->w0, e, &xe);
     if (x->sink && x->sink->end)
         return x->sink->end(x->sink->ud, &xe, NULL);
     return 0;
@@ -574,6 +714,206 @@ static int check_missing(struct xstate *x)
     return 0;
 }
 
+/* ---- workers ------------------------------------------------------------------ */
+
+/* Bound on the workers, whatever --jobs says: each holds a reader and a
+ * buffer (about 0.6 MiB), and 16 keep the peak RSS under 32 MiB
+ * (docs/performance.md); 31 entries, half the bytes in one, give more
+ * workers nothing to do anyway. */
+#define MAX_WORKERS 16
+
+static int worker_init(struct xworker *w, struct xstate *x)
+{
+    int r;
+    w->x = x;
+    if ((r = cdd_sha256_new(&w->h)) < 0)
+        return r;
+    if (!(w->buf = malloc(XBLOCK)))
+        return nomem(x);
+    return 0;
+}
+
+static void worker_clear(struct xworker *w)
+{
+    cdd_xpipe_free(w->pipe);
+    cdd_sha256_free(w->h);
+    free(w->buf);
+    free(w->mine);
+    memset(w, 0, sizeof *w);
+}
+
+static void note_failure(struct xstate *x)
+{
+    cdd_mutex_lock(x->mu);
+    if (!x->failed) {
+        x->failed = 1;
+        cdd_error_save(&x->err);
+    }
+    atomic_store(&x->stop, 1);
+    cdd_mutex_unlock(x->mu);
+}
+
+/* One worker: its own reader walks the headers and streams the entries
+ * assigned to it; the seekable zip reader jumps over the others' data.
+ * Each entry is the one the first pass checked: same position, same name,
+ * same type, or the file changed under us. */
+static int work(void *arg)
+{
+    struct xworker *w = arg;
+    struct xstate *x = w->x;
+    struct cdd_archive_entry e;
+    size_t header = 0, next = 0;
+    int r;
+
+    if ((r = cdd_archive_open_like(x->ar, &w->ar)) < 0)
+        goto out;
+    while (next < w->n_mine) {
+        const struct xtask *t = &x->tasks[w->mine[next]];
+        struct cdd_xentry xe;
+        if ((r = stopped(w, t->raw)) < 0)
+            goto out;
+        if ((r = cdd_archive_next(w->ar, &e)) < 0)
+            goto out;
+        if (r == 1) {
+            r = cdd_fail(CDD_E_CORRUPT, x->apath, 0,
+                         "entry \"%s\": not found when read again (did the "
+                         "file change while being read?)",
+                         q(t->raw));
+            goto out;
+        }
+        if (header++ != t->header)
+            continue;
+        next++;
+        if (e.type != CDD_ENTRY_FILE || strcmp(e.path, t->raw) != 0) {
+            r = cdd_fail(CDD_E_CORRUPT, x->apath, 0,
+                         "entry \"%s\": another entry (\"%s\") is there when "
+                         "read again (did the file change while being read?)",
+                         q(t->raw), q(e.path));
+            goto out;
+        }
+        memset(&xe, 0, sizeof xe);
+        xe.raw_path = e.path;
+        xe.path = e.path + t->strip_off;
+        xe.type = CDD_ENTRY_FILE;
+        xe.role = t->role;
+        xe.mfile = t->mfile;
+        xe.index = t->index;
+        if ((r = file_data(w, &e, &xe)) < 0)
+            goto out;
+    }
+    r = 0;
+out:
+    if (r < 0)
+        note_failure(x);
+    cdd_archive_close(w->ar);
+    w->ar = NULL;
+    return r;
+}
+
+/* Largest first, each to the worker with the fewest bytes so far: the
+ * largest entry starts at once and the others fill in around it. */
+static int cmp_task_size(const void *a, const void *b, void *ctx)
+{
+    const struct xtask *t = ctx;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    if (t[i].bytes != t[j].bytes)
+        return t[i].bytes > t[j].bytes ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+static int assign(struct xstate *x, struct xworker *w, size_t n_w)
+{
+    size_t *order = malloc((x->n_tasks ? x->n_tasks : 1) * sizeof *order);
+    if (!order)
+        return nomem(x);
+    for (size_t i = 0; i < x->n_tasks; i++)
+        order[i] = i;
+    /* Insertion sort: the entry count is bounded and qsort has no context
+     * argument everywhere. */
+    for (size_t i = 1; i < x->n_tasks; i++)
+        for (size_t j = i; j > 0 && cmp_task_size(&order[j], &order[j - 1],
+                                                  x->tasks) < 0;
+             j--) {
+            size_t tmp = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = tmp;
+        }
+    for (size_t k = 0; k < n_w; k++)
+        if (!(w[k].mine = malloc(x->n_tasks * sizeof *w[k].mine))) {
+            free(order);
+            return nomem(x);
+        }
+    for (size_t i = 0; i < x->n_tasks; i++) {
+        size_t best = 0;
+        for (size_t k = 1; k < n_w; k++)
+            if (w[k].load < w[best].load)
+                best = k;
+        w[best].mine[w[best].n_mine++] = order[i];
+        w[best].load += x->tasks[order[i]].bytes;
+    }
+    free(order);
+    /* Each worker walks the archive once: its entries in archive order. */
+    for (size_t k = 0; k < n_w; k++)
+        for (size_t i = 1; i < w[k].n_mine; i++)
+            for (size_t j = i; j > 0 && w[k].mine[j] < w[k].mine[j - 1]; j--) {
+                size_t tmp = w[k].mine[j];
+                w[k].mine[j] = w[k].mine[j - 1];
+                w[k].mine[j - 1] = tmp;
+            }
+    return 0;
+}
+
+static int run_workers(struct xstate *x)
+{
+    size_t n_w = (size_t)x->o->jobs;
+    struct xworker *w = NULL;
+    struct cdd_thread **thr = NULL;
+    int r = 0;
+
+    if (n_w > MAX_WORKERS)
+        n_w = MAX_WORKERS;
+    if (n_w > x->n_tasks)
+        n_w = x->n_tasks;
+    if (n_w == 0)
+        return 0;
+    if (!(w = calloc(n_w, sizeof *w)) || !(thr = calloc(n_w, sizeof *thr))) {
+        r = nomem(x);
+        goto out;
+    }
+    for (size_t k = 0; k < n_w && !r; k++)
+        r = worker_init(&w[k], x);
+    if (!r)
+        r = assign(x, w, n_w);
+    /* A worker that carries far more than its share (the one holding the
+     * largest entry, when there are cores to spare) hashes and writes on a
+     * thread of its own, so its inflating alone is the critical path. */
+    for (size_t k = 0; !r && x->o->pipeline && (size_t)x->o->jobs > 2 &&
+                       k < n_w;
+         k++)
+        if (w[k].load > 2 * (x->total_bytes / n_w))
+            r = cdd_xpipe_new(&w[k].pipe);
+    if (r)
+        goto out;
+    /* Workers 1.. on threads of their own, worker 0 on this one. */
+    for (size_t k = 1; k < n_w; k++)
+        if ((r = cdd_thread_start(&thr[k], work, &w[k])) < 0) {
+            note_failure(x);
+            break;
+        }
+    if (!r)
+        (void)work(&w[0]);
+    for (size_t k = 1; k < n_w; k++)
+        (void)cdd_thread_join(thr[k]);
+    if (x->failed)
+        r = cdd_error_restore(&x->err);
+out:
+    for (size_t k = 0; w && k < n_w; k++)
+        worker_clear(&w[k]);
+    free(w);
+    free(thr);
+    return r;
+}
+
 /* ---- driver -------------------------------------------------------------------- */
 
 int cdd_extract(const char *archive_path, const struct cdd_extract_opts *o,
@@ -588,16 +928,25 @@ int cdd_extract(const char *archive_path, const struct cdd_extract_opts *o,
     x.o = o;
     x.m = o->m;
     x.sink = sink;
+    atomic_init(&x.stop, 0);
+    atomic_init(&x.done_bytes, 0);
     strip = x.m ? x.m->archive.strip_components : o->strip_components;
 
-    if ((r = cdd_sha256_new(&x.h)) < 0)
+    if ((r = worker_init(&x.w0, &x)) < 0)
         goto out;
-    if (!(x.buf = malloc(XBLOCK)) ||
-        (x.m && x.m->n_files && !(x.seen = calloc(x.m->n_files, 1)))) {
+    if (x.m && x.m->n_files && !(x.seen = calloc(x.m->n_files, 1))) {
         r = nomem(&x);
         goto out;
     }
     if ((r = cdd_archive_open(archive_path, &x.ar)) < 0)
+        goto out;
+    x.w0.ar = x.ar;
+    /* Several readers only on a zip, and only without a bound on all
+     * files together (manifest create's), which one reader counts. */
+    x.parallel = o->jobs > 1 && !o->max_total && cdd_archive_is_zip(x.ar);
+    if (x.parallel && (r = cdd_mutex_new(&x.mu)) < 0)
+        goto out;
+    if (!x.parallel && o->pipeline && (r = cdd_xpipe_new(&x.w0.pipe)) < 0)
         goto out;
 
     for (;;) {
@@ -625,16 +974,26 @@ int cdd_extract(const char *archive_path, const struct cdd_extract_opts *o,
         }
         if ((r = one_entry(&x, &e, strip)) < 0)
             goto out;
-        progress(&x);
+        /* Parallel: the header pass reads little; progress is the
+         * workers' decoding. */
+        if (!x.parallel)
+            progress(&x);
     }
     r = check_missing(&x);
     if (!r)
         r = check_symlinks(&x);
+    /* Parallel: everything the headers tell is checked; now the data. */
+    if (!r && x.parallel)
+        r = run_workers(&x);
 out:
     cdd_archive_close(x.ar);
-    cdd_sha256_free(x.h);
-    free(x.buf);
+    x.w0.ar = NULL;
+    worker_clear(&x.w0);
+    cdd_mutex_free(x.mu);
     free(x.seen);
+    for (size_t i = 0; i < x.n_tasks; i++)
+        free(x.tasks[i].raw);
+    free(x.tasks);
     for (size_t i = 0; i < x.n_recs; i++) {
         free(x.recs[i].path);
         free(x.recs[i].target);

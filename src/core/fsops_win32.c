@@ -145,6 +145,12 @@ int cdd_fs_lstat(const char *path, struct cdd_stat *st)
         st->type = CDD_FT_FILE;
     st->size = ((uint64_t)ad.nFileSizeHigh << 32) | ad.nFileSizeLow;
     st->executable = 0; /* no execute bit: Windows decides by extension */
+    /* FILETIME: 100 ns units since 1601. */
+    st->mtime_ns = ((int64_t)(((uint64_t)ad.ftLastWriteTime.dwHighDateTime
+                               << 32) |
+                              ad.ftLastWriteTime.dwLowDateTime) -
+                    INT64_C(116444736000000000)) *
+                   100;
     return 0;
 }
 

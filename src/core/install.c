@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/bghash.h"
 #include "cdd/deploy.h"
 #include "cdd/env.h"
 #include "cdd/error.h"
@@ -14,7 +15,9 @@
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 #include "cdd/state.h"
+#include "cdd/thread.h"
 #include "cdd/tree.h"
+#include "cdd/treecheck.h"
 #include "cdd/txn.h"
 #include "plan_int.h"
 
@@ -24,8 +27,8 @@ struct inst {
     enum cdd_layout_id layout;
     struct cdd_txn *txn;        /* NULL in a dry run */
     struct cdd_tree *tree;
-    struct cdd_plan_item *cur;  /* the file between begin() and end() */
     uint64_t archive_size;
+    int jobs;
 };
 
 void cdd_install_result_clear(struct cdd_install_result *r)
@@ -98,60 +101,101 @@ out:
     return r;
 }
 
+/* The sink is called from several extraction workers at once (files'
+ * begin() and end(), each for its own entry); entry() and symlinks' end()
+ * come on the calling thread, in archive order, before any worker starts.
+ * So the plan is built, with all its allocations, in entry(), and the
+ * workers touch only their own item: items[e->index] (one item per entry,
+ * in entry order), never the plan's array itself. Staging folders are made
+ * in entry() too, so no two workers race to create one. The tree handle is
+ * only read (lstat, hash) and used to create files under folders that
+ * exist, concurrently. */
+static struct cdd_plan_item *item_of(struct inst *c, const struct cdd_xentry *e)
+{
+    return &c->res->plan.items[e->index];
+}
+
+static int sink_entry(void *ud, const struct cdd_xentry *e)
+{
+    struct inst *c = ud;
+    struct cdd_plan_item *it = NULL;
+    int r;
+    if (c->res->plan.n != e->index)
+        return cdd_fail(CDD_E_ARCHIVE, c->o->archive_path, 0,
+                        "entry \"%s\": out of order", e->raw_path);
+    if ((r = plan_entry(c, e, &it)) < 0 || !c->txn)
+        return r;
+    char *rel = stage_path(c, it->path);
+    if (!rel)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    r = mkparent(c, rel);
+    free(rel);
+    return r;
+}
+
 static int sink_begin(void *ud, const struct cdd_xentry *e,
                       struct cdd_file **out)
 {
     struct inst *c = ud;
-    int r = plan_entry(c, e, &c->cur);
-    if (r || !c->txn)
-        return r;
+    struct cdd_plan_item *it = item_of(c, e);
+    int r;
+    if (!c->txn)
+        return 0;
     /* A re-install writes nothing for a file the tree already holds: when
      * the manifest pins its bytes and the installed copy hashes to them,
      * the entry is only streamed through the check. */
     if (e->mfile && e->mfile->has_sha256 && e->mfile->has_size) {
         struct cdd_stat st;
         uint8_t got[CDD_SHA256_LEN];
-        int same = cdd_tree_lstat(c->tree, c->cur->path, &st) == 0 &&
+        int same = cdd_tree_lstat(c->tree, it->path, &st) == 0 &&
                    st.type == CDD_FT_FILE && st.size == e->mfile->size &&
-                   cdd_tree_sha256(c->tree, c->cur->path, got, NULL) == 0 &&
+                   cdd_tree_sha256(c->tree, it->path, got, NULL) == 0 &&
                    memcmp(got, e->mfile->sha256, CDD_SHA256_LEN) == 0;
         cdd_clear_error();
         if (same) {
-            c->cur->in_place = 1;
+            it->in_place = 1;
             return 0;
         }
     }
-    char *abs = stage_path(c, c->cur->path);
-    if (!abs)
+    char *rel = stage_path(c, it->path);
+    if (!rel)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    r = mkparent(c, abs);
-    if (!r)
-        r = cdd_tree_create(c->tree, abs, e->role == CDD_ROLE_RUNTIME, out);
+    r = cdd_tree_create(c->tree, rel, e->role == CDD_ROLE_RUNTIME, out);
     if (!r && e->mfile && e->mfile->has_size)
         r = cdd_file_preallocate(*out, e->mfile->size);
-    free(abs);
+    free(rel);
+    return r;
+}
+
+/* The modification time a file will have in the tree (rename keeps it),
+ * for the receipt: the unchanged re-install compares it. */
+static int note_mtime(struct inst *c, const char *rel, int64_t *mtime_ns)
+{
+    struct cdd_stat st;
+    int r = rel ? cdd_tree_lstat(c->tree, rel, &st)
+                : cdd_fail(CDD_E_NOMEM, 0, 0, 0);
+    *mtime_ns = r ? 0 : st.mtime_ns;
     return r;
 }
 
 static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
 {
     struct inst *c = ud;
+    struct cdd_plan_item *it = item_of(c, e);
     int r = 0;
     if (e->type == CDD_ENTRY_SYMLINK) {
-        struct cdd_plan_item *it;
-        r = plan_entry(c, e, &it);
-        if (r || !c->txn)
-            return r;
-        char *abs = stage_path(c, it->path);
-        if (!abs)
+        if (!c->txn)
+            return 0;
+        char *rel = stage_path(c, it->path);
+        if (!rel)
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-        r = mkparent(c, abs);
-        if (!r)
-            r = cdd_tree_symlink(c->tree, e->link_target, abs);
-        free(abs);
+        r = cdd_tree_symlink(c->tree, e->link_target, rel);
+        free(rel);
         return r;
     }
     if (f) {
+        /* Each worker flushes its own files: the fsyncs run in parallel,
+         * all before the commit. */
         r = cdd_file_sync(f);
         if (r) {
             cdd_file_abort(f);
@@ -160,10 +204,14 @@ static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
         r = cdd_file_close(f);
         if (r)
             return r;
+        char *rel = stage_path(c, it->path);
+        r = note_mtime(c, rel, &it->mtime_ns);
+        free(rel);
+        if (r)
+            return r;
     }
-    c->cur->size = e->size;
-    memcpy(c->cur->sha256, e->sha256, CDD_SHA256_LEN);
-    c->cur = NULL;
+    it->size = e->size;
+    memcpy(it->sha256, e->sha256, CDD_SHA256_LEN);
     return 0;
 }
 
@@ -174,16 +222,32 @@ static void sink_progress(void *ud, uint64_t done, uint64_t total)
         c->o->progress(c->o->progress_ud, "check", done, total);
 }
 
+static int check_unpinned(struct inst *c);
+
+/* Whether anything pins the archive's bytes, and a --sha256 that is no
+ * sha256 refused, before any work: the extraction runs while the archive is
+ * hashed, and is told the archive is pinned if a pin exists (check_pins
+ * refuses the install afterwards if the pin does not match). */
+static int pin_expected(struct inst *c, int *pinned)
+{
+    uint8_t pin[CDD_SHA256_LEN];
+    if (c->o->sha256_hex &&
+        (strlen(c->o->sha256_hex) != 64 ||
+         cdd_hex_decode(c->o->sha256_hex, pin, CDD_SHA256_LEN) != 0))
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "--sha256 %s: expected 64 hex digits",
+                        c->o->sha256_hex);
+    *pinned = c->o->m->archive.has_sha256 || c->o->sha256_hex;
+    return *pinned ? 0 : check_unpinned(c);
+}
+
 /* Pins, in order: the manifest's archive sha256, --sha256; without either,
- * a manifest that hashes every file still vouches for every byte. */
+ * a manifest that hashes every file still vouches for every byte. The
+ * archive's hash (res->archive_sha256, archive_size) is already computed. */
 static int check_pins(struct inst *c)
 {
     const struct cdd_manifest *m = c->o->m;
     struct cdd_install_result *res = c->res;
-    int r = cdd_sha256_file(c->o->archive_path, res->archive_sha256,
-                            &res->archive_size);
-    if (r)
-        return r;
     char got[CDD_SHA256_HEX], want[CDD_SHA256_HEX];
     cdd_hex_encode(res->archive_sha256, CDD_SHA256_LEN, got);
     if (m->archive.has_size && m->archive.size != res->archive_size)
@@ -219,6 +283,15 @@ static int check_pins(struct inst *c)
     }
     if (res->pinned)
         return 0;
+    return check_unpinned(c);
+}
+
+/* Nothing pins the archive: only a manifest that hashes every file, or
+ * --allow-unpinned, lets it in. */
+static int check_unpinned(struct inst *c)
+{
+    const struct cdd_manifest *m = c->o->m;
+    struct cdd_install_result *res = c->res;
     int all_hashed = m->files_exact;
     for (size_t i = 0; all_hashed && i < m->n_files; i++)
         if (m->files[i].role != CDD_ROLE_SYMLINK && !m->files[i].has_sha256)
@@ -539,6 +612,11 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
         f->is_symlink = it->is_symlink;
         f->preexisting = it->action == CDD_ACT_UNCHANGED;
         f->size = it->size;
+        f->mtime_ns = it->mtime_ns;
+        /* The tree's own copy stays: its time is the one to match. */
+        if (!it->is_symlink && it->action == CDD_ACT_UNCHANGED &&
+            (r = note_mtime(c, it->path, &f->mtime_ns)) < 0)
+            return r;
         memcpy(f->sha256, it->sha256, CDD_SHA256_LEN);
         if (!f->path || (it->is_symlink && !(f->link_target =
                                                  strdup(it->link_target))))
@@ -674,16 +752,66 @@ static void log_install(struct inst *c)
     cdd_log_append(c->tree, "install", c->res->txn_id, detail);
 }
 
+/* The unchanged re-install: the receipt says this very archive, read
+ * through this manifest into this layout, made the tree, and every file it
+ * lists still has its type, size and modification time (or, with
+ * --check-tree, its sha256). Then nothing is extracted or staged. The
+ * archive is still hashed: its bytes are never trusted by metadata. */
+static int unchanged_tree(struct inst *c, const struct cdd_receipt *prev,
+                          int *same)
+{
+    enum cdd_action *acts = NULL;
+    int r = 0;
+    *same = 0;
+    if (!prev || !prev->layout ||
+        memcmp(prev->manifest_sha256, c->o->m->doc_sha256, CDD_SHA256_LEN) ||
+        strcmp(prev->layout, cdd_layout_name(c->layout)) != 0)
+        return 0;
+    if (!(acts = calloc(prev->n_files ? prev->n_files : 1, sizeof *acts)))
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    r = cdd_tree_check(c->tree, prev, c->o->check_tree ? CDD_TC_HASH
+                                                       : CDD_TC_META,
+                       c->jobs, acts, NULL);
+    *same = !r;
+    for (size_t i = 0; !r && i < prev->n_files; i++)
+        if (acts[i] != CDD_ACT_UNCHANGED)
+            *same = 0;
+    free(acts);
+    return r;
+}
+
+/* The no-op's plan: every receipt file, unchanged. */
+static int plan_from_receipt(struct inst *c, const struct cdd_receipt *prev)
+{
+    for (size_t i = 0; i < prev->n_files; i++) {
+        const struct cdd_rfile_entry *f = &prev->files[i];
+        struct cdd_plan_item *it = cdd_plan_add(&c->res->plan, f->path);
+        if (!it)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        it->role = f->role;
+        it->action = CDD_ACT_UNCHANGED;
+        it->is_symlink = f->is_symlink;
+        it->size = f->size;
+        it->mtime_ns = f->mtime_ns;
+        memcpy(it->sha256, f->sha256, CDD_SHA256_LEN);
+        if (f->is_symlink && !(it->link_target = strdup(f->link_target)))
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    return 0;
+}
+
 int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res)
 {
     struct inst c = {0};
     struct cdd_receipt *prev = NULL;
-    int r;
+    struct cdd_bghash *bg = NULL;
+    int r, pinned = 0, hashed = 0, same = 0;
     memset(res, 0, sizeof *res);
     c.o = o;
     c.res = res;
     c.tree = o->tree;
     c.layout = cdd_layout_select(o->target->kind, o->m->platform);
+    c.jobs = o->jobs > 0 ? o->jobs : cdd_cpu_count();
     res->layout = c.layout;
 
     r = cdd_target_check(o->target, o->m->cuda_major, o->force);
@@ -691,17 +819,44 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
      * archive is read, not when the first file fails to move. */
     if (!r && !o->dry_run)
         r = cdd_tree_check_access(c.tree);
-    if (!r && o->progress)
-        o->progress(o->progress_ud, "hash", 0, 0);
     if (!r)
-        r = check_pins(&c);
+        r = pin_expected(&c, &pinned);
     if (r)
         goto out;
 
     if (!o->dry_run) {
         r = cdd_tree_lock(c.tree, o->lock_timeout, 1, NULL, &res->recovery);
+        if (r)
+            goto out;
+    }
+    r = cdd_receipt_load(c.tree, &prev);
+    if (r)
+        goto out;
+
+    /* The tree looks like what this archive made: hash the archive (alone,
+     * nothing else to overlap with) and, if it is that archive, stop. */
+    if (!o->dry_run && (r = unchanged_tree(&c, prev, &same)) < 0)
+        goto out;
+    if (same) {
+        if (o->progress)
+            o->progress(o->progress_ud, "hash", 0, 0);
+        r = cdd_sha256_file(o->archive_path, res->archive_sha256,
+                            &res->archive_size);
         if (!r)
-            r = cdd_txn_begin(c.tree, "install", &c.txn);
+            r = check_pins(&c);
+        if (r)
+            goto out;
+        hashed = 1;
+        if (memcmp(prev->archive_sha256, res->archive_sha256,
+                   CDD_SHA256_LEN) == 0) {
+            r = plan_from_receipt(&c, prev);
+            res->changed = 0;
+            goto out;
+        }
+    }
+
+    if (!o->dry_run) {
+        r = cdd_txn_begin(c.tree, "install", &c.txn);
         if (r)
             goto out;
         if (!(res->txn_id = strdup(cdd_txn_id(c.txn)))) {
@@ -709,13 +864,33 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
             goto out;
         }
     }
-    r = cdd_receipt_load(c.tree, &prev);
-    if (r)
+    /* The archive's hash is read on its own thread while the extraction
+     * checks and stages; nothing is committed before it matched. */
+    if (!hashed && (r = cdd_bghash_start(o->archive_path, &bg)) < 0)
         goto out;
 
-    struct cdd_extract_opts xo = {.m = o->m, .pinned = res->pinned};
-    struct cdd_extract_sink sink = {&c, sink_begin, sink_end, sink_progress};
+    struct cdd_extract_opts xo = {.m = o->m, .pinned = pinned,
+                                  .jobs = c.jobs, .pipeline = c.jobs > 1};
+    struct cdd_extract_sink sink = {.ud = &c, .begin = sink_begin,
+                                    .end = sink_end,
+                                    .progress = sink_progress,
+                                    .entry = sink_entry};
     r = cdd_extract(o->archive_path, &xo, &sink);
+    if (bg) {
+        /* A wrong archive is refused as such, whatever the extraction of
+         * its bytes said. */
+        struct cdd_errsave xerr;
+        cdd_error_save(&xerr);
+        int hr = cdd_bghash_finish(bg, res->archive_sha256,
+                                   &res->archive_size);
+        bg = NULL;
+        if (!hr)
+            hr = check_pins(&c);
+        if (hr)
+            r = hr;
+        else if (r)
+            cdd_error_restore(&xerr);
+    }
     if (!r)
         r = plan_against_tree(&c, prev);
     if (r || o->dry_run)
@@ -737,6 +912,7 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     res->changed = 1;
     log_install(&c);
 out:
+    cdd_bghash_cancel(bg);
     if (c.txn)
         cdd_txn_abort(c.txn);
     /* The verify that follows reads the tree: others may change it again. */

@@ -238,7 +238,7 @@ int cdd_manifest_create(const struct cdd_mcreate_opts *o,
                               CDD_MCREATE_RATIO
                        ? CDD_MCREATE_MAX_TOTAL
                        : CDD_MCREATE_BASE_TOTAL + CDD_MCREATE_RATIO * size;
-    struct cdd_extract_sink sink = {&c, NULL, collect_end, NULL};
+    struct cdd_extract_sink sink = {&c, NULL, collect_end, NULL, NULL};
     r = cdd_extract(archive, &xo, &sink);
     if (r)
         goto out;

@@ -132,6 +132,12 @@ int cdd_receipt_to_json(const struct cdd_receipt *r, char **out)
         } else {
             add_hex(e, "sha256", f->sha256);
             cJSON_AddNumberToObject(e, "size", (double)f->size);
+            /* A string: nanoseconds do not fit a JSON number's double. */
+            if (f->mtime_ns > 0) {
+                char ns[24];
+                snprintf(ns, sizeof ns, "%lld", (long long)f->mtime_ns);
+                cJSON_AddStringToObject(e, "mtime_ns", ns);
+            }
         }
         if (f->preexisting)
             cJSON_AddBoolToObject(e, "preexisting", 1);
@@ -411,6 +417,18 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
         } else {
             get_hex(&c, e, "sha256", f->sha256);
             f->size = (uint64_t)get_num(&c, e, "size");
+            /* Optional (older receipts have none: 0, never "unchanged"). */
+            const cJSON *mt = cJSON_GetObjectItemCaseSensitive(e, "mtime_ns");
+            if (cJSON_IsString(mt)) {
+                char *end = NULL;
+                long long v = strtoll(mt->valuestring, &end, 10);
+                if (end == mt->valuestring || *end || v <= 0)
+                    bad(&c, "files: mtime_ns: expected a positive integer");
+                else
+                    f->mtime_ns = (int64_t)v;
+            } else if (mt) {
+                bad(&c, "files: mtime_ns: expected a string of digits");
+            }
         }
         if (c.err)
             goto out;

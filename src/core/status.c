@@ -8,6 +8,8 @@
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 #include "cdd/state.h"
+#include "cdd/thread.h"
+#include "cdd/treecheck.h"
 #include "plan_int.h"
 
 void cdd_status_result_clear(struct cdd_status_result *r)
@@ -19,7 +21,7 @@ void cdd_status_result_clear(struct cdd_status_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int cdd_status(struct cdd_tree *tree, int full_hash,
+int cdd_status(struct cdd_tree *tree, int full_hash, int jobs,
                struct cdd_status_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -34,24 +36,37 @@ int cdd_status(struct cdd_tree *tree, int full_hash,
     if (r || !res->receipt)
         return r;
     const struct cdd_receipt *rc = res->receipt;
-    for (size_t i = 0; i < rc->n_files; i++) {
-        enum cdd_action a;
-        char *detail = NULL;
-        r = cdd_check_installed(tree, &rc->files[i], full_hash, &a, &detail);
-        if (r)
-            return r;
+    /* The comparison (sha256 of every byte with --check) runs on `jobs`
+     * threads; the plan is then made in receipt order. */
+    enum cdd_action *acts = calloc(rc->n_files ? rc->n_files : 1, sizeof *acts);
+    char **details = calloc(rc->n_files ? rc->n_files : 1, sizeof *details);
+    if (!acts || !details) {
+        free(acts);
+        free(details);
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    r = cdd_tree_check(tree, rc, full_hash ? CDD_TC_HASH : CDD_TC_SIZE,
+                       jobs > 0 ? jobs : cdd_cpu_count(), acts, details);
+    for (size_t i = 0; !r && i < rc->n_files; i++) {
         struct cdd_plan_item *it = cdd_plan_add(&res->plan, rc->files[i].path);
         if (!it) {
-            free(detail);
-            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            break;
         }
         it->role = rc->files[i].role;
-        it->action = a;
-        it->detail = detail;
+        it->action = acts[i];
+        it->detail = details[i];
+        details[i] = NULL;
         it->is_symlink = rc->files[i].is_symlink;
         it->size = rc->files[i].size;
-        if (a != CDD_ACT_UNCHANGED)
+        if (acts[i] != CDD_ACT_UNCHANGED)
             res->n_bad++;
     }
+    for (size_t i = 0; i < rc->n_files; i++)
+        free(details[i]);
+    free(details);
+    free(acts);
+    if (r)
+        return r;
     return 0;
 }

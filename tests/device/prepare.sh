@@ -7,7 +7,10 @@
 # .device/ is listed in .git/info/exclude so it never lands in a commit.
 set -eu
 cd "$(dirname "$0")/../.."
-grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
+# (--git-path: in a worktree .git is a file, not a folder)
+EXCLUDE=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$EXCLUDE")"
+grep -qx '/.device/' "$EXCLUDE" 2>/dev/null || echo '/.device/' >> "$EXCLUDE"
 cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DCDD_BUILD_TESTS=OFF >/dev/null
 cmake --build build-device -j "$(nproc)" >/dev/null
 rm -rf .device && mkdir -p .device/lib .device/debs

@@ -609,7 +609,7 @@ static int run_x(const char *file, const struct cdd_manifest *m, int pinned,
                  struct tsink *t, int want_code, const char *want_msg)
 {
     struct cdd_extract_opts o = {.m = m, .pinned = pinned};
-    struct cdd_extract_sink s = {t, ts_begin, ts_end, ts_progress};
+    struct cdd_extract_sink s = {t, ts_begin, ts_end, ts_progress, NULL};
     int r;
     cdd_clear_error();
     r = cdd_extract(file, &o, &s);
@@ -1320,7 +1320,7 @@ static void test_discovery(void)
                                  .has_platform = 1,
                                  .platform = CDD_PLATFORM_LINUX_X86_64};
     struct tsink t = {0};
-    struct cdd_extract_sink s = {&t, ts_begin, ts_end, ts_progress};
+    struct cdd_extract_sink s = {&t, ts_begin, ts_end, ts_progress, NULL};
     struct aent ents[N_LINUX + 2];
     int i;
 
@@ -1395,7 +1395,7 @@ static void test_unicode_names(void)
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         char name[64];
         struct tsink t = {0};
-        struct cdd_extract_sink s = {&t, ts_begin, ts_end, NULL};
+        struct cdd_extract_sink s = {&t, ts_begin, ts_end, NULL, NULL};
         int zip = strcmp(kinds[k], "zip") == 0;
         snprintf(name, sizeof name, "unicode.%s", kinds[k]);
         if (strncmp(kinds[k], "pax", 3) == 0)
@@ -1457,7 +1457,7 @@ static void test_zip_unflagged_names(void)
     const struct aent z[] = {{"top/include/Zo\xc3\xab.h", 'f', "x", 0}};
     struct cdd_extract_opts o = {.m = NULL, .strip_components = 1};
     struct tsink t = {0};
-    struct cdd_extract_sink s = {&t, ts_begin, ts_end, NULL};
+    struct cdd_extract_sink s = {&t, ts_begin, ts_end, NULL, NULL};
     const char *file = tmp_path("unflagged.zip");
 
     write_archive(file, "zip", z, 1);

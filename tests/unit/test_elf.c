@@ -488,7 +488,7 @@ static void test_real_shared_object(void)
              "-Wl,--no-as-needed -lz -lm "
              "-Wl,--enable-new-dtags,-rpath,'$ORIGIN/../lib' 2>'%s/cc.log'",
              cc && *cc ? cc : "cc", so, src, dir);
-    struct cdd_stat st = {CDD_FT_NONE, 0, 0};
+    struct cdd_stat st = {CDD_FT_NONE, 0, 0, 0};
     if (system(cmd) != 0 || cdd_fs_lstat(so, &st) != 0 ||
         st.type != CDD_FT_FILE) {
         fprintf(stderr, "  skipped: cannot build a shared object with zlib "

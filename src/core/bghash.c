@@ -1,0 +1,107 @@
+/* The archive hash on a thread of its own (cdd/bghash.h). */
+#include "cdd/bghash.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/thread.h"
+
+#define BG_BLOCK (256u * 1024u)
+
+struct cdd_bghash {
+    char *path;
+    struct cdd_thread *thr;
+    atomic_int stop;
+    uint8_t digest[CDD_SHA256_LEN];
+    uint64_t size;
+    struct cdd_errsave err;
+};
+
+static int hash_file(void *arg)
+{
+    struct cdd_bghash *b = arg;
+    struct cdd_rfile *f = NULL;
+    struct cdd_sha256 *h = NULL;
+    unsigned char *buf = NULL;
+    int r;
+
+    if ((r = cdd_sha256_new(&h)) < 0)
+        goto out;
+    if (!(buf = malloc(BG_BLOCK))) {
+        r = cdd_fail(CDD_E_NOMEM, b->path, 0, NULL);
+        goto out;
+    }
+    if ((r = cdd_fs_open_read(b->path, &f)) < 0)
+        goto out;
+    for (;;) {
+        size_t got = 0;
+        if (cdd_cancelled() || atomic_load(&b->stop)) {
+            r = cdd_fail(CDD_E_INTERRUPTED, b->path, 0,
+                         "interrupted while hashing");
+            goto out;
+        }
+        if ((r = cdd_rfile_read(f, buf, BG_BLOCK, &got)) < 0)
+            goto out;
+        if (got == 0)
+            break;
+        if ((r = cdd_sha256_update(h, buf, got)) < 0)
+            goto out;
+        b->size += got;
+    }
+    r = cdd_sha256_final(h, b->digest);
+out:
+    if (r < 0)
+        cdd_error_save(&b->err);
+    cdd_rfile_close(f);
+    cdd_sha256_free(h);
+    free(buf);
+    return r;
+}
+
+int cdd_bghash_start(const char *path, struct cdd_bghash **out)
+{
+    struct cdd_bghash *b = calloc(1, sizeof *b);
+    int r;
+    *out = NULL;
+    if (!b || !(b->path = strdup(path))) {
+        free(b);
+        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    }
+    atomic_init(&b->stop, 0);
+    if ((r = cdd_thread_start(&b->thr, hash_file, b)) < 0) {
+        free(b->path);
+        free(b);
+        return r;
+    }
+    *out = b;
+    return 0;
+}
+
+int cdd_bghash_finish(struct cdd_bghash *b, uint8_t digest[CDD_SHA256_LEN],
+                      uint64_t *size)
+{
+    int r = cdd_thread_join(b->thr);
+    if (r < 0) {
+        r = cdd_error_restore(&b->err);
+    } else {
+        memcpy(digest, b->digest, CDD_SHA256_LEN);
+        if (size)
+            *size = b->size;
+    }
+    free(b->path);
+    free(b);
+    return r;
+}
+
+void cdd_bghash_cancel(struct cdd_bghash *b)
+{
+    if (!b)
+        return;
+    atomic_store(&b->stop, 1);
+    (void)cdd_thread_join(b->thr);
+    free(b->path);
+    free(b);
+}
