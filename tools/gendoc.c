@@ -97,9 +97,15 @@ static void man_page(struct buf *b)
            "[\\fB\\-\\-quiet\\fR] \\fIcommand\\fR [\\fIoptions\\fR]\n");
     put(b, ".SH DESCRIPTION\n");
     roff(b, cdd_tool_description);
-    put(b, "\n.PP\nEvery command takes exactly one target, except "
-           "\\fBdoctor\\fR (optional) and \\fBmanifest\\fR and "
-           "\\fBfetch\\fR (none):\n");
+    put(b, "\n.PP\nThe target, one of these options, for");
+    unsigned tgt = 0;
+    for (size_t i = 0; i < cdd_option_count; i++)
+        if (cdd_option_is_target(&cdd_options[i]))
+            tgt |= cdd_options[i].commands;
+    for (size_t c = 0, k = 0; c < cdd_command_count; c++)
+        if (cdd_commands[c].bit & tgt)
+            put(b, "%s\\fB%s\\fR", k++ ? ", " : " ", cdd_commands[c].name);
+    put(b, ":\n");
     for (size_t i = 0; i < cdd_option_count; i++)
         if (cdd_option_is_target(&cdd_options[i]))
             man_option(b, &cdd_options[i]);

@@ -278,8 +278,8 @@ static int apply(const struct cdd_option *o, const char *v,
 }
 
 /* The enums written through an int (CDD_OPT_ENUM). */
-typedef char cdd_vlevel_is_int_sized[sizeof(enum cdd_vlevel) == sizeof(int)
-                                         ? 1 : -1];
+_Static_assert(sizeof(enum cdd_vlevel) == sizeof(int),
+               "--level is written as an int");
 
 /* ---- the command line --------------------------------------------------- */
 
