@@ -12,6 +12,7 @@
 #include "cdd/error.h"
 #include "cdd/extract.h"
 #include "cdd/fsops.h"
+#include "cdd/jsonw.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 #include "cdd/state.h"
@@ -722,7 +723,7 @@ static int queue_commit(struct inst *c, const struct cdd_receipt *prev)
 
 static void log_install(struct inst *c)
 {
-    char detail[512], hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX];
     size_t n_new = 0, n_rep = 0, n_rm = 0;
     for (size_t i = 0; i < c->res->plan.n; i++) {
         enum cdd_action a = c->res->plan.items[i].action;
@@ -731,13 +732,18 @@ static void log_install(struct inst *c)
         n_rm += a == CDD_ACT_REMOVE;
     }
     cdd_hex_encode(c->res->archive_sha256, CDD_SHA256_LEN, hex);
-    snprintf(detail, sizeof detail,
-             "{\"product\":\"%s\",\"version\":\"%s\",\"archive_sha256\":\"%s\","
-             "\"new\":%zu,\"replaced\":%zu,\"removed\":%zu}",
-             c->o->m->product, c->o->m->version, hex, n_new, n_rep, n_rm);
+    struct cdd_jw *d = cdd_jw_new();
+    cdd_jw_object(d, NULL);
+    cdd_jw_str(d, "product", c->o->m->product);
+    cdd_jw_str(d, "version", c->o->m->version);
+    cdd_jw_str(d, "archive_sha256", hex);
+    cdd_jw_uint(d, "new", n_new);
+    cdd_jw_uint(d, "replaced", n_rep);
+    cdd_jw_uint(d, "removed", n_rm);
+    cdd_jw_end(d);
     /* The install is committed; a log that cannot be written must not undo
      * it. The receipt remains the authoritative record. */
-    cdd_log_append(c->tree, "install", c->res->txn_id, detail);
+    cdd_log_append(c->tree, "install", c->res->txn_id, d);
 }
 
 /* The unchanged re-install: the receipt says this very archive, read
