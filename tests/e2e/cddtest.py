@@ -122,6 +122,27 @@ def binary_problem():
     return None
 
 
+FAULT_VAR = "CUDNN_DEPLOY_TEST_FAULT"
+
+
+def has_fault_hook(path=None):
+    """Was the binary built with -DCDD_FAULT_INJECTION=ON? Only such a build
+    holds the variable's name (a release build neither reads it nor has the
+    code). path: the executable (default CDD_EXE under Wine, else CDD_BIN)."""
+    path = path or os.environ.get("CDD_EXE") or BIN
+    try:
+        with open(path, "rb") as f:
+            return FAULT_VAR.encode() in f.read()
+    except OSError:
+        return False
+
+
+# Tests that inject faults through the variable: skipped (and said so) on a
+# build without the hook; the test suite's builds have it.
+needs_fault_hook = unittest.skipUnless(
+    has_fault_hook(), "needs a test build (-DCDD_FAULT_INJECTION=ON)")
+
+
 def clean_env(extra=None):
     """The environment for the binary: ours, minus anything that would change
     what it does (fault injection, CUDA_PATH_*), plus extra (None removes)."""
