@@ -465,6 +465,8 @@ int cdd_fs_list(const char *dir, int (*fn)(void *ud, const char *name),
     return r;
 }
 
+static int append_fd(int fd, const char *path, const char *line);
+
 int cdd_fs_append_line(const char *path, const char *line)
 {
     FAULT("append", path);
@@ -472,30 +474,7 @@ int cdd_fs_append_line(const char *path, const char *line)
                   0644);
     if (fd < 0)
         return cdd_fail_errno(path, errno, "cannot open for appending");
-    size_t len = strlen(line);
-    char *buf = malloc(len + 1);
-    if (!buf) {
-        close(fd);
-        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
-    }
-    memcpy(buf, line, len);
-    buf[len] = '\n';
-    /* One write() so concurrent readers never see half a line. */
-    ssize_t n = write(fd, buf, len + 1);
-    int e = errno;
-    free(buf);
-    if (n != (ssize_t)(len + 1)) {
-        close(fd);
-        return cdd_fail_errno(path, n < 0 ? e : ENOSPC, "cannot append");
-    }
-    if (fsync(fd) != 0) {
-        e = errno;
-        close(fd);
-        return cdd_fail_errno(path, e, "cannot flush to disk");
-    }
-    if (close(fd) != 0)
-        return cdd_fail_errno(path, errno, "cannot close");
-    return 0;
+    return append_fd(fd, path, line);
 }
 
 /* ---- directory handles (fsops.h) ------------------------------------------ */
