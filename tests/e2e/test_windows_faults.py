@@ -113,4 +113,4 @@ class WindowsFaults(CddTestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    cddtest.main()
