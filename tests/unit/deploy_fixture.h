@@ -116,7 +116,8 @@ static inline const char *df_cuda_tree(const char *test, const char *name)
     return root;
 }
 
-static inline void df_sha_hex(const char *data, size_t len, char hex[CDD_SHA256_HEX])
+static inline void df_sha_hex(const char *data, size_t len,
+                              char hex[CDD_SHA256_HEX])
 {
     uint8_t d[CDD_SHA256_LEN];
     struct cdd_sha256 *h = NULL;
@@ -127,15 +128,15 @@ static inline void df_sha_hex(const char *data, size_t len, char hex[CDD_SHA256_
     cdd_hex_encode(d, CDD_SHA256_LEN, hex);
 }
 
-/* ---- listing a tree ------------------------------------------------------- */
+/* ---- listing a tree ---------------------------------------------------- */
 
 /* Every path under root (relative) with its type and, for files, mode and
  * sha256 prefix, for links, the target, one per line, sorted within each
  * folder; appended to *out. skip_state: leave out .cudnn-deploy/lock and
  * .cudnn-deploy/log.jsonl (they stay once made), and .cudnn-deploy and its
  * backup folder when nothing else is in them. */
-static inline void df_walk(const char *root, const char *rel, int skip_state,
-                    char **out, size_t *len)
+static inline void df_walk(const char *root, const char *rel,
+                           int skip_state, char **out, size_t *len)
 {
     char path[4200];
     struct dirent **names = NULL;
@@ -195,7 +196,8 @@ static inline char *df_listing(const char *root, int skip_state)
 
 /* ---- the archive and its manifest ---------------------------------------- */
 
-static inline void df_tar_xz(const char *file, const struct df_ent *e, size_t n)
+static inline void df_tar_xz(const char *file, const struct df_ent *e,
+                             size_t n)
 {
     struct archive *a = archive_write_new();
     archive_write_set_format_pax_restricted(a);
@@ -248,7 +250,7 @@ struct df_fix {
 };
 
 static inline void df_fixture(struct df_fix *fx, const char *folder,
-                       const struct df_ent *e, size_t n)
+                              const struct df_ent *e, size_t n)
 {
     size_t cap = 4096 + n * 512, len = 0;
     char *json = malloc(cap), hex[CDD_SHA256_HEX];
@@ -297,8 +299,8 @@ static inline void df_fixture_free(struct df_fix *fx)
 
 /* ---- running install and uninstall --------------------------------------- */
 
-static inline int df_install(const char *root, const struct df_fix *fx, int dry_run,
-                      struct cdd_install_result *res)
+static inline int df_install(const char *root, const struct df_fix *fx,
+                             int dry_run, struct cdd_install_result *res)
 {
     struct cdd_target_spec spec = {.cuda_root = root};
     struct cdd_target t = {0};
@@ -318,7 +320,7 @@ static inline int df_install(const char *root, const struct df_fix *fx, int dry_
 }
 
 static inline int df_uninstall(const char *root, int force, int dry_run,
-                        struct cdd_uninstall_result *res)
+                               struct cdd_uninstall_result *res)
 {
     struct cdd_target_spec spec = {.cuda_root = root};
     struct cdd_target t = {0};
