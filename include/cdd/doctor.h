@@ -73,19 +73,4 @@ void cdd_doctor_result_clear(struct cdd_doctor_result *r);
 
 const char *cdd_copy_where_name(enum cdd_copy_where w);
 
-/* Version parsers, exposed for unit tests. Each writes "8.5.0" into buf and
- * returns 0, or -1 when the input says nothing usable. major: the version
- * the library's name promises (libcudnn.so.8 -> 8); a source that disagrees
- * is not believed (a cuDNN 9 header beside a cuDNN 8 library says nothing
- * about it). */
-/* "libcudnn.so.8.5.0", "libcudnn_ops_infer.so.8.5.0" (at least X.Y). */
-int cdd_cudnn_version_from_name(const char *file_name, int major, char *buf,
-                                size_t len);
-/* (A cudnn_version.h is read with mcreate.h's
- * cdd_cudnn_version_from_header, then held to the same major.) */
-/* The ProductVersion or FileVersion string of a PE version resource found
- * in data (UTF-16LE "ProductVersion\0" + value), as X.Y.Z[.B]. */
-int cdd_cudnn_version_from_resource(const unsigned char *data, size_t n,
-                                    int major, char *buf, size_t len);
-
 #endif

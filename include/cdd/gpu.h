@@ -78,16 +78,10 @@ enum cdd_drv_fit {
 /* Can a driver whose cuDriverGetVersion is driver_cuda_version run code
  * built with CUDA tree_major.tree_minor? driver_release ("525.60.13", or
  * NULL/"" when unknown) refines the minor-compatibility case: a release
- * below cdd_cuda_min_driver() is TOO_OLD. */
+ * below cdd_cuda_min_driver() (cudnn_facts.h) is TOO_OLD. */
 enum cdd_drv_fit cdd_gpu_driver_fit(int driver_cuda_version,
                                     const char *driver_release, int tree_major,
                                     int tree_minor);
-
-/* Minimum driver release for minor-version compatibility within a CUDA major
- * (NVIDIA's table): 11 -> "450.80.02" (Linux) / "452.39" (Windows); 12 ->
- * "525.60.13" / "527.41"; 13 -> "580" / "580". NULL for other majors (before
- * CUDA 11 each minor release needed its own driver). */
-const char *cdd_cuda_min_driver(int cuda_major, int windows);
 
 /* 13000 -> "13.0", 11080 -> "11.8". Returns buf. */
 char *cdd_cuda_version_str(int v, char *buf, size_t len);

@@ -29,10 +29,6 @@ struct cdd_mcreate_opts {
 int cdd_manifest_create(const struct cdd_mcreate_opts *o,
                         struct cdd_manifest **out);
 
-/* Parse CUDNN_MAJOR / CUDNN_MINOR / CUDNN_PATCHLEVEL from header text. */
-int cdd_cudnn_version_from_header(const char *text, int *major, int *minor,
-                                  int *patch);
-
 /* The verify section for a cuDNN major's known structure, for the files a
  * manifest lists (sub-libraries absent from it are left out). */
 int cdd_manifest_fill_verify(struct cdd_manifest *m, int cudnn_major,

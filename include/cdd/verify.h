@@ -40,7 +40,8 @@ struct cdd_checks {
     size_t n_fail, n_warn;
 };
 
-/* Append a check (printf-style detail). 0 or CDD_E_NOMEM. */
+/* The check list (checks.c). Append a check (printf-style detail). 0 or
+ * CDD_E_NOMEM. */
 int cdd_checks_add(struct cdd_checks *c, const char *name,
                    enum cdd_cstatus st, const char *fmt, ...)
     CDD_PRINTF(4, 5);
@@ -77,12 +78,5 @@ struct cdd_verify_result {
  * manifest, receipt unreadable). */
 int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res);
 void cdd_verify_result_clear(struct cdd_verify_result *r);
-
-/* "8.5.0" from 8500 (cuDNN 8 encoding) or 91400 (cuDNN >= 9 encoding). */
-char *cdd_cudnn_version_decode(long v, char *buf, size_t len);
-
-/* What provides a commonly missing dependency ("zlibwapi.dll" -> "zlib for
- * Windows ..."), or NULL. */
-const char *cdd_dependency_hint(const char *name);
 
 #endif

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "cdd/cudatree.h"
+#include "cdd/cudnn_facts.h"
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
@@ -93,8 +94,8 @@ int cdd_cuda_version_parse_header(const char *text,
         if (n < 1000 || n > 99999)
             return -1;
         v->known = 1;
-        v->major = (int)(n / 1000);
-        v->minor = (int)(n % 1000) / 10;
+        v->major = cdd_cuda_version_major(n);
+        v->minor = cdd_cuda_version_minor(n);
         v->patch = -1;
         snprintf(v->source, sizeof v->source, "cuda.h");
         return 0;

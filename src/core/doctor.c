@@ -7,43 +7,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/cudnn_facts.h"
 #include "cdd/doctor.h"
 #include "cdd/error.h"
 #include "cdd/manifest.h"
 #include "doctor_int.h"
 
-const struct cdd_dr_names cdd_dr_linux_names[CDD_DR_MAJORS] = {
-    {8, "libcudnn.so.8",
-     {"libcudnn_ops_infer.so.8", "libcudnn_ops_train.so.8",
-      "libcudnn_cnn_infer.so.8", "libcudnn_cnn_train.so.8",
-      "libcudnn_adv_infer.so.8", "libcudnn_adv_train.so.8", NULL}},
-    {9, "libcudnn.so.9",
-     {"libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9",
-      "libcudnn_adv.so.9", "libcudnn_engines_precompiled.so.9",
-      "libcudnn_engines_runtime_compiled.so.9", "libcudnn_heuristic.so.9",
-      NULL}},
-};
-
-const struct cdd_dr_names cdd_dr_windows_names[CDD_DR_MAJORS] = {
-    {8, "cudnn64_8.dll",
-     {"cudnn_ops_infer64_8.dll", "cudnn_ops_train64_8.dll",
-      "cudnn_cnn_infer64_8.dll", "cudnn_cnn_train64_8.dll",
-      "cudnn_adv_infer64_8.dll", "cudnn_adv_train64_8.dll", NULL}},
-    {9, "cudnn64_9.dll",
-     {"cudnn_graph64_9.dll", "cudnn_ops64_9.dll", "cudnn_cnn64_9.dll",
-      "cudnn_adv64_9.dll", "cudnn_engines_precompiled64_9.dll",
-      "cudnn_engines_runtime_compiled64_9.dll", "cudnn_heuristic64_9.dll",
-      NULL}},
-};
+void cdd_dr_names_fill(struct cdd_dr_names *out, int windows)
+{
+    for (size_t m = 0; m < CDD_DR_MAJORS; m++) {
+        const struct cdd_cudnn_major *f = &cdd_cudnn_majors[m];
+        memset(&out[m], 0, sizeof out[m]);
+        out[m].major = f->major;
+        out[m].main = cdd_cudnn_main_name(f, windows);
+        for (size_t k = 0; k < f->n_subs; k++)
+            out[m].subs[k] = cdd_cudnn_sub_name(&f->subs[k], windows);
+    }
+}
 
 const struct cdd_dr_pypkg cdd_dr_py_pkgs[CDD_DR_N_PYPKGS] = {
     {"torch/lib", "torch"},
     {"nvidia/cudnn/lib", "nvidia-cudnn"},
     {"nvidia/cudnn/bin", "nvidia-cudnn"},
 };
-
-const char *const cdd_dr_vc_runtime[CDD_DR_N_VCRT] = {
-    "msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll"};
 
 const char *cdd_copy_where_name(enum cdd_copy_where w)
 {
@@ -67,14 +53,14 @@ void cdd_dscan_init(struct cdd_dscan *s, struct cdd_doctor_result *res,
     s->t = t;
     s->windows = windows;
     s->sep = windows ? ';' : ':';
-    s->names = windows ? cdd_dr_windows_names : cdd_dr_linux_names;
+    cdd_dr_names_fill(s->names, windows);
     s->lib = windows ? &s->path : &s->libpath;
     /* The lists the host's loader and shell read (set when scanned). */
     s->path.var = "PATH";
     s->libpath.var = windows ? NULL : "LD_LIBRARY_PATH";
     for (int m = 0; m < CDD_DR_MAJORS; m++) {
         s->winner[m] = s->t_copy[m] = -1;
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < CDD_CUDNN_MAX_SUBS; k++)
             s->search[m].sub_first[k] = -1;
     }
 }

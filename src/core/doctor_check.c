@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/cudnn_facts.h"
 #include "cdd/doctor.h"
 #include "cdd/error.h"
 #include "cdd/gpu.h"
@@ -120,7 +121,7 @@ static int ver_same(const char *a, const char *b)
         return -1;
     snprintf(x, sizeof x, "%s", a);
     snprintf(y, sizeof y, "%s", b);
-    int na = cdd_dr_dotted(x, ca, 4), nb = cdd_dr_dotted(y, cb, 4);
+    int na = cdd_version_dotted(x, ca, 4), nb = cdd_version_dotted(y, cb, 4);
     if (na < 2 || nb < 2)
         return -1;
     int n = na < nb ? na : nb;
@@ -572,7 +573,7 @@ static void check_subs(struct cdd_dscan *c, int m)
     struct cdd_sbuf bad = {0}, elsewhere = {0};
     int n_subs = 0, n_bad = 0;
     snprintf(name, sizeof name, "cudnn %s sub-libraries", nm->main);
-    for (int s = 0; s < 8 && nm->subs[s]; s++) {
+    for (int s = 0; s < CDD_CUDNN_MAX_SUBS && nm->subs[s]; s++) {
         int first = c->search[m].sub_first[s];
         n_subs++;
         if (first < 0) {
@@ -836,26 +837,12 @@ static void check_cudnn_path(struct cdd_dscan *c)
 
 /* ---- checks: Windows dependencies ---------------------------------------- */
 
-/* ---- checks: Windows dependencies ---------------------------------------- */
-
-/* cuDNN 8.3 to 9.1 import zlibwapi.dll (docs/windows.md). 1 yes, 0 no, -1
- * unknown. */
-static int needs_zlibwapi(const char *version, int major)
-{
-    long v[4];
-    char b[40];
-    snprintf(b, sizeof b, "%s", version);
-    if (cdd_dr_dotted(b, v, 4) < 2)
-        return major == 8 ? -1 : 0; /* 9.x unknown: likely >= 9.2 */
-    return (v[0] == 8 && v[1] >= 3) || (v[0] == 9 && v[1] <= 1);
-}
-
-static void check_zlibwapi_for(struct cdd_dscan *c, int k, const char *label,
-                               int host_search, const struct cdd_dr_zlib *z)
+static void check_zlibwapi_for(struct cdd_dscan *c, int k, int major,
+                               const char *label, int host_search,
+                               const struct cdd_dr_zlib *z)
 {
     const struct cdd_doctor_copy *cp = &c->res->copies[k];
-    int major = cp->name[strlen(cp->name) - 5] - '0'; /* cudnn64_N.dll */
-    int need = needs_zlibwapi(cp->version, major);
+    int need = cdd_cudnn_needs_zlibwapi(cp->version, major);
     char name[1200];
     const char *found = z->beside ? z->beside : z->found;
     if (!need || !z->looked)
@@ -869,7 +856,8 @@ static void check_zlibwapi_for(struct cdd_dscan *c, int k, const char *label,
                "cuDNN %s at %s %s zlibwapi.dll, and it is %s: loading "
                "cuDNN's libraries fails with 'Could not locate ... error "
                "126'. Fix: %s", ver_cudnn(cp->version), cp->path,
-               need > 0 ? "needs" : "may need (cuDNN 8.3 to 9.1 do)",
+               need > 0 ? "needs"
+                        : "may need (cuDNN " CDD_CUDNN_ZLIBWAPI_RANGE " do)",
                host_search ? "not beside it, in the system folders or on "
                              "PATH"
                            : "not beside it (a Windows tree: PATH cannot be "
@@ -881,11 +869,14 @@ static void check_windows(struct cdd_dscan *c)
 {
     if (c->windows) {
         const char *sys = c->sysdir;
-        struct cdd_sbuf miss = {0};
-        for (size_t i = 0; sys && i < CDD_DR_N_VCRT; i++)
+        struct cdd_sbuf miss = {0}, all = {0};
+        for (size_t i = 0; sys && i < CDD_DR_N_VCRT; i++) {
             if (c->vc_missing[i])
                 cdd_sb_printf(&miss, "%s%s", miss.n ? ", " : "",
-                              cdd_dr_vc_runtime[i]);
+                              cdd_msvc_runtime[i]);
+            cdd_sb_printf(&all, "%s%s", all.n ? ", " : "",
+                          cdd_msvc_runtime[i]);
+        }
         if (sys && miss.n)
             DCHECK(c, "windows.vcruntime", CDD_CHECK_FAIL,
                    "%s missing from %s: cuDNN's DLLs need the Visual C++ "
@@ -896,19 +887,22 @@ static void check_windows(struct cdd_dscan *c)
                    cdd_dependency_hint("msvcp140.dll"));
         else if (sys)
             DCHECK(c, "windows.vcruntime", CDD_CHECK_PASS,
-                   "the Visual C++ runtime (msvcp140.dll, vcruntime140.dll, "
-                   "vcruntime140_1.dll) is in %s", sys);
-        if (miss.oom)
+                   "the Visual C++ runtime (%s) is in %s", cdd_sb_str(&all),
+                   sys);
+        if (miss.oom || all.oom)
             nomem(c);
         cdd_sb_free(&miss);
+        cdd_sb_free(&all);
         for (int m = 0; m < CDD_DR_MAJORS; m++)
             if (c->winner[m] >= 0)
-                check_zlibwapi_for(c, c->winner[m], "search path", 1,
+                check_zlibwapi_for(c, c->winner[m], c->names[m].major,
+                                   "search path", 1,
                                    &c->zlib_winner[m]);
     }
     for (int m = 0; m < CDD_DR_MAJORS; m++)
         if (c->t_windows && c->t_copy[m] >= 0 && c->t_copy[m] != c->winner[m])
-            check_zlibwapi_for(c, c->t_copy[m], "target", c->windows,
+            check_zlibwapi_for(c, c->t_copy[m], c->t_names[m].major,
+                               "target", c->windows,
                                &c->zlib_target[m]);
 }
 

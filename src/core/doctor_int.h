@@ -14,23 +14,25 @@
 #include <stddef.h>
 
 #include "cdd/compat_attr.h"
+#include "cdd/cudnn_facts.h"
 #include "cdd/doctor.h"
 #include "cdd/receipt.h"
 
 /* ---- tables (doctor.c) --------------------------------------------------- */
 
-/* A cuDNN major's libraries as the loader is asked for them: the main
- * library loads the others by these names on first use. */
+/* A cuDNN major's libraries as the loader is asked for them on one
+ * platform (the main library loads the others by these names on first
+ * use), taken from the facts table (cudnn_facts.h). subs ends with NULL. */
 struct cdd_dr_names {
     int major;
     const char *main;
-    const char *subs[8];
+    const char *subs[CDD_CUDNN_MAX_SUBS + 1];
 };
 
-#define CDD_DR_MAJORS 2
+#define CDD_DR_MAJORS CDD_CUDNN_N_MAJORS
 
-extern const struct cdd_dr_names cdd_dr_linux_names[CDD_DR_MAJORS];
-extern const struct cdd_dr_names cdd_dr_windows_names[CDD_DR_MAJORS];
+/* out[CDD_DR_MAJORS] from the facts table, for Windows or Linux names. */
+void cdd_dr_names_fill(struct cdd_dr_names *out, int windows);
 
 /* Where Python packages keep cuDNN: PyTorch's bundled copy, and pip's
  * nvidia-cudnn-cuXX package (lib on Linux, bin on Windows). */
@@ -42,9 +44,9 @@ struct cdd_dr_pypkg {
 #define CDD_DR_N_PYPKGS 3
 extern const struct cdd_dr_pypkg cdd_dr_py_pkgs[CDD_DR_N_PYPKGS];
 
-/* The Visual C++ runtime DLLs cuDNN imports (docs/windows.md). */
-#define CDD_DR_N_VCRT 3
-extern const char *const cdd_dr_vc_runtime[CDD_DR_N_VCRT];
+/* The Visual C++ runtime DLLs cuDNN imports: cudnn_facts.h's
+ * cdd_msvc_runtime (docs/windows.md). */
+#define CDD_DR_N_VCRT CDD_MSVC_RUNTIME_N
 
 /* ---- a growing string, for details of any length (doctor_check.c) -------- */
 
@@ -94,8 +96,8 @@ struct cdd_dr_stale {
 struct cdd_dr_search {
     size_t n;          /* copies of the main library, in the loader's order */
     int idx[32];       /* their res->copies indexes (n of them, at most 32) */
-    int sub_first[8];  /* res->copies index of each sub-library's first
-                          copy, -1 when none was found */
+    int sub_first[CDD_CUDNN_MAX_SUBS]; /* res->copies index of each
+                          sub-library's first copy, -1 when none was found */
 };
 
 /* A copy of cuDNN in the conda environment (CONDA_PREFIX). */
@@ -129,7 +131,7 @@ struct cdd_dscan {
     int err;                 /* CDD_E_NOMEM once seen */
     int windows;             /* host */
     char sep;                /* list separator of PATH on this host */
-    const struct cdd_dr_names *names;
+    struct cdd_dr_names names[CDD_DR_MAJORS];
     struct cdd_dr_plist path, libpath;
     struct cdd_dr_plist *lib;  /* what the loader searches: LD_LIBRARY_PATH
                                   on Linux, PATH on Windows */
@@ -164,7 +166,7 @@ struct cdd_dscan {
     int t_windows;           /* the target's platform (receipt, else host) */
     char *t_libdir, *t_libdir_real;
     int t_libdir_pos;        /* t_libdir's place on the loader's list, 0 */
-    const struct cdd_dr_names *t_names;
+    struct cdd_dr_names t_names[CDD_DR_MAJORS];
     int t_copy[CDD_DR_MAJORS]; /* res->copies index of the target's main
                                   library of each major, -1 */
 };
@@ -193,9 +195,6 @@ char *cdd_dr_dir_of(const char *path);
 /* 1-based position of the folder (resolved) in the list, 0 when absent. */
 int cdd_dr_plist_pos(const struct cdd_dscan *c, const struct cdd_dr_plist *l,
                      const char *real_dir);
-/* (doctor_scan.c, with the version readers) "8.5.0" -> {8,5,0}: digits and
- * single dots only, up to max components. Returns the count, or -1. */
-int cdd_dr_dotted(const char *s, long *comp, int max);
 /* For "(8.5.0, PATH #2)" and for "cuDNN 8.5.0 at ...". */
 const char *cdd_dr_ver_text(const char *v);
 

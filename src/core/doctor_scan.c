@@ -8,12 +8,12 @@
  *
  * Portable: the platform's conventions come from env.h (toolkit folders,
  * Python site folders, System32) and loader.h (the loader's search order).
- * The version readers of cuDNN files live here too (doctor.h). */
-#include <ctype.h>
+ * The names looked for and the version readers are cudnn_facts.h's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/cudnn_facts.h"
 #include "cdd/doctor.h"
 #include "cdd/env.h"
 #include "cdd/error.h"
@@ -22,7 +22,6 @@
 #include "cdd/layout.h"
 #include "cdd/loader.h"
 #include "cdd/manifest.h"
-#include "cdd/mcreate.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 #include "cdd/tree.h"
@@ -79,112 +78,7 @@ static char *join(const char *a, const char *b)
     return cdd_path_join(a, b);
 }
 
-/* ---- version readers ----------------------------------------------------- */
-
-/* "8.5.0" -> {8,5,0}: digits and single dots only, up to max components.
- * Returns the count, or -1. */
-int cdd_dr_dotted(const char *s, long *comp, int max)
-{
-    int n = 0;
-    while (*s) {
-        if (n == max || !isdigit((unsigned char)*s))
-            return -1;
-        long v = 0;
-        int digits = 0;
-        while (isdigit((unsigned char)*s) && digits < 9) {
-            v = v * 10 + (*s++ - '0');
-            digits++;
-        }
-        if (isdigit((unsigned char)*s))
-            return -1;
-        comp[n++] = v;
-        if (*s == '.') {
-            s++;
-            if (!*s)
-                return -1;
-        } else if (*s) {
-            return -1;
-        }
-    }
-    return n;
-}
-
-static int format_version(const long *comp, int n, int major, char *buf,
-                          size_t len)
-{
-    char t[96];
-    if (n < 2 || comp[0] != major)
-        return -1;
-    if (n == 2)
-        snprintf(t, sizeof t, "%ld.%ld", comp[0], comp[1]);
-    else if (n == 3)
-        snprintf(t, sizeof t, "%ld.%ld.%ld", comp[0], comp[1], comp[2]);
-    else
-        snprintf(t, sizeof t, "%ld.%ld.%ld.%ld", comp[0], comp[1], comp[2],
-                 comp[3]);
-    if (strlen(t) >= len)
-        return -1;
-    memcpy(buf, t, strlen(t) + 1);
-    return 0;
-}
-
-int cdd_cudnn_version_from_name(const char *file_name, int major, char *buf,
-                                size_t len)
-{
-    long comp[4];
-    const char *p = strstr(file_name, ".so.");
-    if (!p)
-        return -1;
-    int n = cdd_dr_dotted(p + 4, comp, 4);
-    return format_version(comp, n, major, buf, len);
-}
-
-/* The value after UTF-16LE key "\0" in a version resource's String table. */
-static int resource_value(const unsigned char *d, size_t n, const char *key,
-                          int major, char *buf, size_t len)
-{
-    size_t kl = strlen(key);
-    for (size_t i = 0; i + 2 * (kl + 1) <= n; i++) {
-        size_t k;
-        for (k = 0; k < kl; k++)
-            if (d[i + 2 * k] != (unsigned char)key[k] || d[i + 2 * k + 1])
-                break;
-        if (k < kl || d[i + 2 * kl] || d[i + 2 * kl + 1])
-            continue;
-        /* The value starts at the next 32-bit boundary of the String
-         * structure: skip up to two zero padding characters. */
-        size_t j = i + 2 * (kl + 1);
-        for (int pad = 0; pad < 2 && j + 1 < n && !d[j] && !d[j + 1]; pad++)
-            j += 2;
-        char v[40];
-        size_t m = 0;
-        while (j + 1 < n && m < sizeof v - 1 && !d[j + 1] &&
-               (isdigit(d[j]) || d[j] == '.' || d[j] == ',' || d[j] == ' ')) {
-            /* Some resources write "8, 5, 0, 96". */
-            if (d[j] != ' ')
-                v[m++] = d[j] == ',' ? '.' : (char)d[j];
-            j += 2;
-        }
-        v[m] = '\0';
-        /* Only a value whose end is in sight: one cut by the end of the
-         * buffer (a chunk boundary) would read as a shorter version. */
-        if (j + 1 >= n || d[j] || d[j + 1])
-            continue;
-        long comp[4];
-        int nc = cdd_dr_dotted(v, comp, 4);
-        if (format_version(comp, nc, major, buf, len) == 0)
-            return 0;
-    }
-    return -1;
-}
-
-int cdd_cudnn_version_from_resource(const unsigned char *data, size_t n,
-                                    int major, char *buf, size_t len)
-{
-    if (resource_value(data, n, "ProductVersion", major, buf, len) == 0)
-        return 0;
-    return resource_value(data, n, "FileVersion", major, buf, len);
-}
+/* ---- reading a version (the readers: cudnn_facts.c) -------------------- */
 
 /* Scan a small DLL for its version resource, chunk by chunk (with overlap,
  * so a string across a chunk boundary is still seen). */
@@ -231,21 +125,13 @@ static void read_version(const char *path, const char *real, int major,
     const char *bases[2] = {real, path};
     for (int i = 0; i < 2; i++) {
         char *d = cdd_dr_dir_of(bases[i]), *p = d ? cdd_dr_dir_of(d) : NULL;
-        char *inc = p ? join(p, "include/cudnn_version.h") : NULL;
+        char *inc = p ? join(p, CDD_CUDNN_VERSION_HEADER) : NULL;
         char *text = NULL;
         size_t n = 0;
-        long v[3];
-        int hv[3];
         int ok = inc && is_file(inc) &&
                  cdd_fs_read_all(inc, 1u << 20, &text, &n) == 0 &&
-                 cdd_cudnn_version_from_header(text, &hv[0], &hv[1],
-                                               &hv[2]) == 0;
-        if (ok) {
-            v[0] = hv[0];
-            v[1] = hv[1];
-            v[2] = hv[2];
-            ok = format_version(v, 3, major, buf, len) == 0;
-        }
+                 cdd_cudnn_version_from_header_text(text, major, buf,
+                                                    len) == 0;
         cdd_clear_error();
         free(text);
         free(inc);
@@ -718,9 +604,9 @@ static void scan_search(struct cdd_dscan *c)
         struct cdd_dr_search *s = &c->search[m];
         s->n = search_copies(c, nm->main, nm->major, 1, s->idx, 32);
         c->winner[m] = s->n ? s->idx[0] : -1;
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < CDD_CUDNN_MAX_SUBS; k++)
             s->sub_first[k] = -1;
-        for (int k = 0; s->n && k < 8 && nm->subs[k]; k++) {
+        for (int k = 0; s->n && k < CDD_CUDNN_MAX_SUBS && nm->subs[k]; k++) {
             int idx[16];
             if (search_copies(c, nm->subs[k], nm->major, 0, idx, 16))
                 s->sub_first[k] = idx[0];
@@ -931,7 +817,7 @@ static void scan_windows(struct cdd_dscan *c)
     if (c->windows) {
         c->sysdir = cdd_system_dir();
         for (size_t i = 0; c->sysdir && i < CDD_DR_N_VCRT; i++) {
-            char *p = join(c->sysdir, cdd_dr_vc_runtime[i]);
+            char *p = join(c->sysdir, cdd_msvc_runtime[i]);
             c->vc_missing[i] = p && !is_file(p);
             free(p);
         }
@@ -963,7 +849,7 @@ static void target_prepare(struct cdd_dscan *c)
         plat = cdd_platform_host();
     cdd_clear_error();
     c->t_windows = plat == CDD_PLATFORM_WINDOWS_X86_64;
-    c->t_names = c->t_windows ? cdd_dr_windows_names : cdd_dr_linux_names;
+    cdd_dr_names_fill(c->t_names, c->t_windows);
     const char *rel = cdd_layout_dir(cdd_layout_select(t->kind, plat),
                                      CDD_ROLE_RUNTIME);
     c->t_libdir = join(t->root, rel ? rel : "lib");

@@ -4,7 +4,8 @@
  * headers only for the symbol table and as a fallback. 32/64-bit, either
  * byte order. Every value from the file is distrusted: each table is checked
  * against the file before it is read and each count against a fixed limit. */
-#include "binfile_int.h"
+#include "binfmt_int.h"
+#include "binrd_int.h"
 
 #include "cdd/error.h"
 

@@ -1,19 +1,18 @@
-/* The streaming check of an archive against its manifest (BRIEF §2 step 4,
- * §6). One pass over the archive, in its own order: each entry's name is
- * validated, its type and size checked, its bytes read at most to its bound
- * plus one (a decompression bomb stops there), hashed while they go to the
- * sink, and compared with the manifest. What needs the whole archive --
- * missing entries, where each symlink chain ends -- is checked after the last
- * entry; the caller discards whatever the sink wrote unless everything
- * passed. Memory is one 256 KiB buffer plus a small record per entry,
- * whatever the size of the archive (per worker, with several).
- *
- * A zip can be read by several readers at once (opts.jobs): then the first
- * pass reads only the headers and makes every check that needs no data,
- * and workers, each with its own reader on the same file, stream the files
- * assigned to them (the largest first, spread so that each gets about the
- * same number of bytes), skipping the others' entries. An archive read in
- * one stream (tar) can hand hashing and writing to a second thread
+/* The streaming check of an archive against its manifest (docs/design.md
+ * "Archive check", docs/security.md). One pass over the archive, in its own
+ * order: each entry's name is validated, its type and size checked, its
+ * bytes read at most to its bound plus one (a decompression bomb stops
+ * there), hashed while they go to the sink, and compared with the manifest.
+ * What needs the whole archive -- missing entries, where each symlink chain
+ * ends -- is checked after the last entry; the caller discards whatever the
+ * sink wrote unless everything passed. Memory is one 256 KiB buffer plus a
+ * small record per entry, whatever the size of the archive (per worker, with
+ * several). A zip can be read by several readers at once (opts.jobs): then
+ * the first pass reads only the headers and makes every check that needs no
+ * data, and workers, each with its own reader on the same file, stream the
+ * files assigned to them (the largest first, spread so that each gets about
+ * the same number of bytes), skipping the others' entries. An archive read
+ * in one stream (tar) can hand hashing and writing to a second thread
  * (opts.pipeline, xpipe.c) while the next block decodes. */
 #include "cdd/extract.h"
 

@@ -18,6 +18,7 @@
  *    64-bit hosts, the same in cuDNN 7.x, 8.x and 9.x. */
 #include "cdd/gpu.h"
 
+#include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/loader.h"
@@ -296,23 +297,6 @@ void cdd_gpu_env_close(struct cdd_gpu_env *g)
 
 /* ---- driver versus CUDA ------------------------------------------------ */
 
-const char *cdd_cuda_min_driver(int cuda_major, int windows)
-{
-    /* NVIDIA's "minimum required driver version for CUDA minor version
-     * compatibility" table (CUDA Toolkit release notes; CUDA Compatibility
-     * guide). */
-    switch (cuda_major) {
-    case 11:
-        return windows ? "452.39" : "450.80.02";
-    case 12:
-        return windows ? "527.41" : "525.60.13";
-    case 13:
-        return "580";
-    default:
-        return NULL;
-    }
-}
-
 int cdd_driver_release_cmp(const char *a, const char *b)
 {
     a = a ? a : "";
@@ -338,8 +322,8 @@ enum cdd_drv_fit cdd_gpu_driver_fit(int driver_cuda_version,
                                     const char *driver_release, int tree_major,
                                     int tree_minor)
 {
-    int dmaj = driver_cuda_version / 1000;
-    int dmin = (driver_cuda_version % 1000) / 10;
+    int dmaj = cdd_cuda_version_major(driver_cuda_version);
+    int dmin = cdd_cuda_version_minor(driver_cuda_version);
     if (driver_cuda_version <= 0 || tree_major <= 0 || dmaj < tree_major)
         return CDD_DRV_TOO_OLD;
     if (dmaj > tree_major || dmin >= tree_minor)
@@ -357,7 +341,8 @@ enum cdd_drv_fit cdd_gpu_driver_fit(int driver_cuda_version,
 
 char *cdd_cuda_version_str(int v, char *buf, size_t len)
 {
-    snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
+    snprintf(buf, len, "%d.%d", cdd_cuda_version_major(v),
+             cdd_cuda_version_minor(v));
     return buf;
 }
 

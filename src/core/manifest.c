@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
@@ -450,11 +451,10 @@ static int parse_version(const char *s, long long num[3])
     return parts == 3 || parts == 4;
 }
 
-/* cudnnGetVersion()'s encoding: cuDNN <= 8 major*1000 + minor*100 + patch;
- * cuDNN >= 9 major*10000 + minor*100 + patch. */
+/* What cudnnGetVersion() returns for the version v (cudnn_facts.h). */
 static long long version_number_of(const long long v[3])
 {
-    return v[0] * (v[0] >= 9 ? 10000 : 1000) + v[1] * 100 + v[2];
+    return cdd_cudnn_version_encode(v[0], v[1], v[2]);
 }
 
 /* ---- the sections ------------------------------------------------------------------ */

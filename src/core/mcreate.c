@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cdd/archive.h"
+#include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/extract.h"
 #include "cdd/mcreate.h"
@@ -99,40 +100,6 @@ static int detect_platform(const struct collect *c, int strip,
     return -1;
 }
 
-int cdd_cudnn_version_from_header(const char *text, int *major, int *minor,
-                                  int *patch)
-{
-    static const char *const names[] = {"CUDNN_MAJOR", "CUDNN_MINOR",
-                                        "CUDNN_PATCHLEVEL"};
-    int *out[] = {major, minor, patch};
-    for (size_t k = 0; k < 3; k++) {
-        const char *p = text;
-        size_t nl = strlen(names[k]);
-        *out[k] = -1;
-        while ((p = strstr(p, names[k])) != NULL) {
-            const char *d = p;
-            p += nl;
-            /* Only "#define NAME <digits>", not CUDNN_MAJOR in other text. */
-            const char *q = d;
-            while (q > text && (q[-1] == ' ' || q[-1] == '\t'))
-                q--;
-            if (q - text < 7 || strncmp(q - 7, "#define", 7) != 0)
-                continue;
-            if (*p != ' ' && *p != '\t')
-                continue;
-            while (*p == ' ' || *p == '\t')
-                p++;
-            if (!isdigit((unsigned char)*p))
-                continue;
-            *out[k] = (int)strtol(p, NULL, 10);
-            break;
-        }
-        if (*out[k] < 0 || *out[k] > 999)
-            return -1;
-    }
-    return 0;
-}
-
 static int read_version_header(const char *archive, int strip, char **text)
 {
     struct cdd_archive *a = NULL;
@@ -144,7 +111,7 @@ static int read_version_header(const char *archive, int strip, char **text)
     while (!r && (r = cdd_archive_next(a, &e)) == 0) {
         const char *p = cdd_path_strip(e.path, strip);
         if (!p || e.type != CDD_ENTRY_FILE ||
-            strcmp(p, "include/cudnn_version.h") != 0)
+            strcmp(p, CDD_CUDNN_VERSION_HEADER) != 0)
             continue;
         if (!(buf = malloc(cap + 1))) {
             r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
@@ -216,62 +183,35 @@ static char *stem_of(const char *filename)
 int cdd_manifest_fill_verify(struct cdd_manifest *m, int cudnn_major,
                              int minor, int patch)
 {
-    static const char *const subs8[] = {"ops_infer", "ops_train", "cnn_infer",
-                                        "cnn_train", "adv_infer", "adv_train"};
-    static const char *const checks8[] = {
-        "cudnnOpsInferVersionCheck", "cudnnOpsTrainVersionCheck",
-        "cudnnCnnInferVersionCheck", "cudnnCnnTrainVersionCheck",
-        "cudnnAdvInferVersionCheck", "cudnnAdvTrainVersionCheck"};
-    /* cuDNN 9's engine and heuristic libraries export no version check:
-     * they are loaded and their dependencies checked, nothing more. */
-    static const char *const subs9[] = {
-        "graph", "ops", "cnn", "adv", "engines_precompiled",
-        "engines_runtime_compiled", "heuristic"};
-    static const char *const checks9[] = {
-        "cudnnGraphVersionCheck", "cudnnOpsVersionCheck",
-        "cudnnCnnVersionCheck", "cudnnAdvVersionCheck", NULL, NULL, NULL};
-    const char *const *subs, *const *checks;
-    size_t n;
+    const struct cdd_cudnn_major *f = cdd_cudnn_major_facts(cudnn_major);
     int win = m->platform == CDD_PLATFORM_WINDOWS_X86_64;
+    const char *dir = win ? "bin" : "lib";
     char path[256];
-    if (cudnn_major == 8) {
-        subs = subs8, checks = checks8, n = 6;
-    } else if (cudnn_major >= 9) {
-        subs = subs9, checks = checks9, n = 7;
-    } else {
-        return 0; /* older majors: no verify section */
-    }
+    if (!f)
+        return 0; /* a major the facts table does not know: no verify section */
     struct cdd_mverify *v = &m->verify;
     memset(v, 0, sizeof *v);
-    v->version_number = cudnn_major >= 9
-                            ? cudnn_major * 10000L + minor * 100L + patch
-                            : cudnn_major * 1000L + minor * 100L + patch;
-    if (win)
-        snprintf(path, sizeof path, "bin/cudnn64_%d.dll", cudnn_major);
-    else
-        snprintf(path, sizeof path, "lib/libcudnn.so.%d", cudnn_major);
+    v->version_number = (long)cdd_cudnn_version_encode(cudnn_major, minor,
+                                                       patch);
+    snprintf(path, sizeof path, "%s/%s", dir, cdd_cudnn_main_name(f, win));
     if (!cdd_manifest_file(m, path))
         return 0; /* not a layout we know: leave verify out */
     v->library = strdup(path);
-    v->version_symbol = strdup("cudnnGetVersion");
-    v->cudart_symbol = strdup("cudnnGetCudartVersion");
-    v->mismatch_status = cudnn_major >= 9 ? 1002 : 14;
-    v->sublibs = calloc(n, sizeof *v->sublibs);
+    v->version_symbol = strdup(f->version_symbol);
+    v->cudart_symbol = strdup(f->cudart_symbol);
+    v->mismatch_status = f->mismatch_status;
+    v->sublibs = calloc(f->n_subs, sizeof *v->sublibs);
     if (!v->library || !v->version_symbol || !v->cudart_symbol || !v->sublibs)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    for (size_t i = 0; i < n; i++) {
-        if (win)
-            snprintf(path, sizeof path, "bin/cudnn_%s64_%d.dll", subs[i],
-                     cudnn_major);
-        else
-            snprintf(path, sizeof path, "lib/libcudnn_%s.so.%d", subs[i],
-                     cudnn_major);
+    for (size_t i = 0; i < f->n_subs; i++) {
+        const struct cdd_cudnn_sublib *fs = &f->subs[i];
+        snprintf(path, sizeof path, "%s/%s", dir, cdd_cudnn_sub_name(fs, win));
         if (!cdd_manifest_file(m, path))
             continue;
         struct cdd_msublib *s = &v->sublibs[v->n_sublibs++];
         s->library = strdup(path);
-        s->check_symbol = checks[i] ? strdup(checks[i]) : NULL;
-        if (!s->library || (checks[i] && !s->check_symbol))
+        s->check_symbol = fs->check_symbol ? strdup(fs->check_symbol) : NULL;
+        if (!s->library || (fs->check_symbol && !s->check_symbol))
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     }
     m->has_verify = 1;
@@ -335,7 +275,7 @@ int cdd_manifest_create(const struct cdd_mcreate_opts *o,
         version_string(fname, ma, mi, pa, version, sizeof version);
     } else {
         r = cdd_fail(CDD_E_ARCHIVE, archive, 0,
-                     "no include/cudnn_version.h with CUDNN_MAJOR, "
+                     "no " CDD_CUDNN_VERSION_HEADER " with CUDNN_MAJOR, "
                      "CUDNN_MINOR and CUDNN_PATCHLEVEL; give --version");
         goto out;
     }

@@ -5,7 +5,8 @@
  * overlapping, raw data inside the file), and every table walk is bounded by
  * a fixed limit, so a hostile or truncated DLL gives CDD_E_CORRUPT with the
  * reason, never an endless loop or a read outside the file. */
-#include "binfile_int.h"
+#include "binfmt_int.h"
+#include "binrd_int.h"
 
 #include "cdd/error.h"
 

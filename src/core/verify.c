@@ -1,8 +1,8 @@
-/* verify: the check list, the orchestration of the four layers, and the
- * files layer (every installed file present and unchanged, symlink chains
+/* verify: the orchestration of the four layers (the load layer in
+ * verify_load.c, the GPU layer in verify_gpu.c, both below this file; the
+ * check list they write to in checks.c) and the files layer (every installed file present and unchanged, symlink chains
  * intact, stray cuDNN files from another version). */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,55 +15,6 @@
 #include "plan_int.h"
 #include "verify_int.h"
 
-const char *cdd_cstatus_name(enum cdd_cstatus s)
-{
-    static const char *const n[] = {"pass", "warn", "fail", "skip"};
-    return (unsigned)s < 4 ? n[s] : "?";
-}
-
-int cdd_checks_add(struct cdd_checks *c, const char *name,
-                   enum cdd_cstatus st, const char *fmt, ...)
-{
-    char detail[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
-    va_end(ap);
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 32;
-        struct cdd_check *v = realloc(c->v, cap * sizeof *v);
-        if (!v)
-            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-        c->v = v;
-        c->cap = cap;
-    }
-    struct cdd_check *k = &c->v[c->n];
-    k->name = strdup(name);
-    k->detail = strdup(detail);
-    k->status = st;
-    if (!k->name || !k->detail) {
-        free(k->name);
-        free(k->detail);
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    }
-    c->n++;
-    c->n_fail += st == CDD_CHECK_FAIL;
-    c->n_warn += st == CDD_CHECK_WARN;
-    return 0;
-}
-
-void cdd_checks_clear(struct cdd_checks *c)
-{
-    for (size_t i = 0; c && i < c->n; i++) {
-        free(c->v[i].name);
-        free(c->v[i].detail);
-    }
-    if (c) {
-        free(c->v);
-        memset(c, 0, sizeof *c);
-    }
-}
-
 void cdd_verify_result_clear(struct cdd_verify_result *r)
 {
     if (!r)
@@ -71,15 +22,6 @@ void cdd_verify_result_clear(struct cdd_verify_result *r)
     cdd_checks_clear(&r->checks);
     free(r->manifest_name);
     memset(r, 0, sizeof *r);
-}
-
-char *cdd_cudnn_version_decode(long v, char *buf, size_t len)
-{
-    if (v >= 90000)
-        snprintf(buf, len, "%ld.%ld.%ld", v / 10000, (v % 10000) / 100, v % 100);
-    else
-        snprintf(buf, len, "%ld.%ld.%ld", v / 1000, (v % 1000) / 100, v % 100);
-    return buf;
 }
 
 /* ---- files layer ---------------------------------------------------------- */

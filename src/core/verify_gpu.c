@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/gpu.h"
 #include "verify_int.h"

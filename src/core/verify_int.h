@@ -1,5 +1,7 @@
 /* Shared between verify.c (orchestration, files layer), verify_load.c and
- * verify_gpu.c. */
+ * verify_gpu.c. verify.c calls the two layers; they write to the check list
+ * (checks.c) and call nothing of verify.c, so the files import in one
+ * direction. */
 #ifndef CDD_VERIFY_INT_H
 #define CDD_VERIFY_INT_H
 

@@ -9,58 +9,11 @@
 #include <string.h>
 
 #include "cdd/binfile.h"
+#include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "verify_int.h"
-
-/* ---- what provides a missing dependency ---------------------------------- */
-
-struct hint {
-    const char *prefix; /* lower-case name prefix */
-    const char *what;
-};
-
-static const struct hint hints[] = {
-    {"zlibwapi", "zlib for Windows (zlibwapi.dll, the ZLIB_WINAPI build), "
-                 "which cuDNN 8.3 to 9.1 need and NVIDIA does not ship in the "
-                 "archive: put a 64-bit zlibwapi.dll in the CUDA tree's bin "
-                 "folder"},
-    {"cublaslt64_", "cuBLASLt of the CUDA toolkit: its bin folder must be on "
-                    "PATH"},
-    {"cublas64_", "cuBLAS of the CUDA toolkit: its bin folder must be on PATH"},
-    {"libcublaslt.so", "cuBLASLt of the CUDA toolkit: its lib64 folder must "
-                       "be on LD_LIBRARY_PATH or in /etc/ld.so.conf.d"},
-    {"libcublas.so", "cuBLAS of the CUDA toolkit: its lib64 folder must be on "
-                     "LD_LIBRARY_PATH or in /etc/ld.so.conf.d"},
-    {"cudart64_", "the CUDA runtime of the CUDA toolkit (bin folder on PATH)"},
-    {"libcudart.so", "the CUDA runtime of the CUDA toolkit (lib64 on the "
-                     "library path)"},
-    {"nvrtc", "NVRTC of the CUDA toolkit (on the library path)"},
-    {"libnvrtc", "NVRTC of the CUDA toolkit (on the library path)"},
-    {"msvcp140", "the Microsoft Visual C++ 2015-2022 Redistributable (x64)"},
-    {"vcruntime140", "the Microsoft Visual C++ 2015-2022 Redistributable "
-                     "(x64)"},
-    {"nvcuda.dll", "the NVIDIA display driver"},
-    {"libcuda.so", "the NVIDIA driver"},
-    {"libz.so", "zlib (Debian/Ubuntu: apt install zlib1g)"},
-    {"libstdc++.so", "the GNU C++ runtime (apt install libstdc++6)"},
-};
-
-const char *cdd_dependency_hint(const char *name)
-{
-    char low[64];
-    size_t i;
-    for (i = 0; i < sizeof low - 1 && name[i]; i++)
-        low[i] = (char)tolower((unsigned char)name[i]);
-    low[i] = '\0';
-    for (size_t k = 0; k < sizeof hints / sizeof hints[0]; k++)
-        if (strncmp(low, hints[k].prefix, strlen(hints[k].prefix)) == 0)
-            return hints[k].what;
-    if (strncmp(low, "libcudnn", 8) == 0 || strncmp(low, "cudnn", 5) == 0)
-        return "another library of this cuDNN: install the whole archive";
-    return NULL;
-}
 
 /* DLLs every Windows has: when checking a Windows tree from Linux they
  * cannot be looked for, and need not be. */
@@ -407,7 +360,8 @@ static void version_checks(struct vctx *c)
                    main_lib->name, v->cudart_symbol);
         } else if (cv) {
             long cr = (long)cv();
-            long major = cr / 1000, minor = (cr % 1000) / 10;
+            long major = cdd_cuda_version_major(cr);
+            long minor = cdd_cuda_version_minor(cr);
             if (major == tree_major)
                 VCHECK(c, "load.cudart", CDD_CHECK_PASS,
                        "built against CUDA %ld.%ld (%s() = %ld), matching the "

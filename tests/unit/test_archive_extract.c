@@ -1,7 +1,7 @@
 /* The archive reader and the streaming check (archive.c, extract.c) on
  * archives built here with libarchive's write API, checked against manifests
  * filled in by hand: a good tar.xz with symlink chains and a good zip pass;
- * every rejection class of BRIEF §6 / issue 2 is refused with the right code
+ * every rejection class of docs/security.md is refused with the right code
  * and a message naming the entry; the size bound stops a decompression bomb;
  * files handed to the sink never leak; entry names come out as the same
  * UTF-8 everywhere. It runs on Windows (under Wine) as well: the archives it

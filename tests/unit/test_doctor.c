@@ -1,10 +1,11 @@
-/* doctor's version readers (doctor.h): the real file name, and the version
- * resource of a DLL found by scanning its bytes. Both must refuse what does
+/* doctor's version readers (cudnn_facts.h): the real file name, and the
+ * version resource of a DLL found by scanning its bytes. Both must refuse what does
  * not clearly name a version of the expected cuDNN major, rather than guess:
  * doctor prints "version unknown" then, which is honest. The environment
  * scan itself is tested end to end (tests/e2e/test_doctor.py). */
 #include "test.h"
 
+#include "cdd/cudnn_facts.h"
 #include "cdd/doctor.h"
 
 static void test_from_name(void)

@@ -183,7 +183,7 @@ static void test_two_cudas_target_windows(void)
     setup(1);
     s.t = &t;
     s.t_windows = 1;
-    s.t_names = cdd_dr_windows_names;
+    cdd_dr_names_fill(s.t_names, 1);
     s.t_libdir = dup("C:/CUDA/v11.8/bin");
     s.t_libdir_real = dup("C:/CUDA/v11.8/bin");
     int a = add_toolkit("C:/CUDA/v12.4", 12, 4);
@@ -204,7 +204,7 @@ static void test_two_cudas_target_windows(void)
     setup(1);
     s.t = &t;
     s.t_windows = 1;
-    s.t_names = cdd_dr_windows_names;
+    cdd_dr_names_fill(s.t_names, 1);
     s.t_libdir = dup("C:/CUDA/v11.8/bin");
     s.t_libdir_real = dup("C:/CUDA/v11.8/bin");
     b = add_toolkit("C:/CUDA/v11.8", 11, 8);
@@ -350,7 +350,7 @@ static void test_driver(void)
                            {1, 12, 4, -1, "version.json"}};
     setup(0);
     s.t = &t;
-    s.t_names = cdd_dr_linux_names;
+    cdd_dr_names_fill(s.t_names, 0);
     s.t_libdir = dup("/opt/cuda-12.4/lib64");
     s.t_libdir_real = dup("/opt/cuda-12.4/lib64");
     res.driver_cuda_version = 11040;
@@ -362,7 +362,7 @@ static void test_driver(void)
 
     setup(0);
     s.t = &t;
-    s.t_names = cdd_dr_linux_names;
+    cdd_dr_names_fill(s.t_names, 0);
     s.t_libdir = dup("/opt/cuda-12.4/lib64");
     s.t_libdir_real = dup("/opt/cuda-12.4/lib64");
     run();
@@ -380,7 +380,7 @@ static void search_8(const char *const vers[6], const char *const dirs[6])
     set_winner(0, add_copy("libcudnn.so.8", "/usr/lib/libcudnn.so.8",
                            "8.9.7", CDD_COPY_SEARCH, "ld.so cache", 1));
     for (int i = 0; i < 6; i++) {
-        const char *sub = cdd_dr_linux_names[0].subs[i];
+        const char *sub = cdd_cudnn_majors[0].subs[i].linux_name;
         char path[256];
         if (!vers[i])
             continue;
@@ -555,7 +555,7 @@ static void test_python_copy(void)
 /* A winning cudnn64_N.dll of version v; zlibwapi.dll beside it or not. */
 static void win_copy(int m, const char *v, int beside)
 {
-    const char *name = cdd_dr_windows_names[m].main;
+    const char *name = cdd_cudnn_majors[m].windows_main;
     char path[128];
     snprintf(path, sizeof path, "C:/cudnn/bin/%s", name);
     set_winner(m, add_copy(name, path, v, CDD_COPY_SEARCH, "PATH #1", 1));
@@ -607,7 +607,7 @@ static void test_zlibwapi(void)
     setup(0);
     s.t = &t;
     s.t_windows = 1;
-    s.t_names = cdd_dr_windows_names;
+    cdd_dr_names_fill(s.t_names, 1);
     s.t_libdir = dup("/mnt/win/cudnn/bin");
     s.t_libdir_real = dup("/mnt/win/cudnn/bin");
     s.t_copy[0] = add_copy("cudnn64_8.dll", "/mnt/win/cudnn/bin/cudnn64_8.dll",
@@ -654,7 +654,7 @@ static void test_target_shadowed(void)
                            {1, 12, 4, -1, "version.json"}};
     setup(0);
     s.t = &t;
-    s.t_names = cdd_dr_linux_names;
+    cdd_dr_names_fill(s.t_names, 0);
     s.t_libdir = dup("/opt/cuda-12.4/lib64");
     s.t_libdir_real = dup("/opt/cuda-12.4/lib64");
     s.t_copy[0] = add_copy("libcudnn.so.8", "/opt/cuda-12.4/lib64/libcudnn.so.8",
@@ -682,7 +682,7 @@ static void test_target_shadowed(void)
     /* On the path and the winner: both pass. */
     setup(0);
     s.t = &t;
-    s.t_names = cdd_dr_linux_names;
+    cdd_dr_names_fill(s.t_names, 0);
     s.t_libdir = dup("/opt/cuda-12.4/lib64");
     s.t_libdir_real = dup("/opt/cuda-12.4/lib64");
     s.t_libdir_pos = 2;
@@ -699,7 +699,7 @@ static void test_target_shadowed(void)
     /* An unreadable receipt: a warning on the target. */
     setup(0);
     s.t = &t;
-    s.t_names = cdd_dr_linux_names;
+    cdd_dr_names_fill(s.t_names, 0);
     s.t_libdir = dup("/opt/cuda-12.4/lib64");
     s.t_libdir_real = dup("/opt/cuda-12.4/lib64");
     s.rc_bad = 1;
@@ -755,7 +755,7 @@ static void test_shadow_reference(void)
                            {0, 0, 0, -1, ""}};
     setup(0);
     s.t = &t;
-    s.t_names = cdd_dr_linux_names;
+    cdd_dr_names_fill(s.t_names, 0);
     s.t_libdir = dup("/opt/p/lib");
     s.t_libdir_real = dup("/opt/p/lib");
     set_winner(1, add_copy("libcudnn.so.9", "/usr/lib/libcudnn.so.9",
@@ -795,7 +795,7 @@ static void test_toolkit_and_target_unknown(void)
                            {0, 0, 0, -1, ""}};
     setup(0);
     s.t = &t;
-    s.t_names = cdd_dr_linux_names;
+    cdd_dr_names_fill(s.t_names, 0);
     s.t_libdir = dup("/opt/cuda-x/lib64");
     s.t_libdir_real = dup("/opt/cuda-x/lib64");
     /* The target's copy is reached through the ld.so cache. */

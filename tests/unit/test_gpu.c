@@ -10,6 +10,7 @@
  * all stay at zero. */
 #include "test.h"
 
+#include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/gpu.h"
 #include "cdd/loader.h"

@@ -1,9 +1,10 @@
-/* Shared by binfile.c, elf.c and pe.c: a bounds-checked, cached reader over
- * a cdd_binsrc, a string arena, bounded string lists, and little/big-endian
- * loads. Every read goes through cdd_binrd_read(), which refuses ranges past
- * the end of the file, so the format parsers only decide what to read. */
-#ifndef CDD_BINFILE_INT_H
-#define CDD_BINFILE_INT_H
+/* The binary reader (binrd.c), imported by elf.c and pe.c and by
+ * binfile.c: a bounds-checked, cached reader over a cdd_binsrc, a string
+ * arena, bounded string lists, and little/big-endian loads. Every read
+ * goes through cdd_binrd_read(), which refuses ranges past the end of the
+ * file, so the format parsers only decide what to read. */
+#ifndef CDD_BINRD_INT_H
+#define CDD_BINRD_INT_H
 
 #include "cdd/binfile.h"
 
@@ -98,10 +99,5 @@ static inline uint64_t cdd_ld64(const unsigned char *p, int be)
     uint64_t hi = cdd_ld32(be ? p : p + 4, be), lo = cdd_ld32(be ? p + 4 : p, be);
     return hi << 32 | lo;
 }
-
-/* Format parsers: fill out (fmt, machine, lists) from r. On failure the
- * caller clears out. */
-int cdd_elf_parse(struct cdd_binrd *r, struct cdd_bininfo *out);
-int cdd_pe_parse(struct cdd_binrd *r, struct cdd_bininfo *out);
 
 #endif

@@ -1,0 +1,58 @@
+/* The check list (verify.h) that verify's layers and doctor's checks write
+ * to: named pass/warn/fail/skip findings with a one-line detail each. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/error.h"
+#include "cdd/verify.h"
+
+const char *cdd_cstatus_name(enum cdd_cstatus s)
+{
+    static const char *const n[] = {"pass", "warn", "fail", "skip"};
+    return (unsigned)s < 4 ? n[s] : "?";
+}
+
+int cdd_checks_add(struct cdd_checks *c, const char *name,
+                   enum cdd_cstatus st, const char *fmt, ...)
+{
+    char detail[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 32;
+        struct cdd_check *v = realloc(c->v, cap * sizeof *v);
+        if (!v)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        c->v = v;
+        c->cap = cap;
+    }
+    struct cdd_check *k = &c->v[c->n];
+    k->name = strdup(name);
+    k->detail = strdup(detail);
+    k->status = st;
+    if (!k->name || !k->detail) {
+        free(k->name);
+        free(k->detail);
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    c->n++;
+    c->n_fail += st == CDD_CHECK_FAIL;
+    c->n_warn += st == CDD_CHECK_WARN;
+    return 0;
+}
+
+void cdd_checks_clear(struct cdd_checks *c)
+{
+    for (size_t i = 0; c && i < c->n; i++) {
+        free(c->v[i].name);
+        free(c->v[i].detail);
+    }
+    if (c) {
+        free(c->v);
+        memset(c, 0, sizeof *c);
+    }
+}
