@@ -9,7 +9,7 @@ import shutil
 import sys
 import unittest
 
-from cddenv import BIN, FAST_ROOT, WORK_ROOT
+from cddenv import BIN, FAST_ROOT, GROUP, WORK_ROOT
 from cddrun import binary_problem, describe, install_args, run, run_json
 from layoutmodel import LINUX
 from snapshots import (STATE, diff_snapshots, leftovers, read_receipt,
@@ -35,19 +35,23 @@ class CddTestCase(unittest.TestCase):
 
     # -- workspaces -----------------------------------------------------------
 
+    def _case_dirs(self):
+        """[Class, test]: this test's folder under WORK_ROOT; [test] when
+        WORK_ROOT is a ctest group's (cddenv.py), which names the class."""
+        parts = self.id().split(".")
+        return parts[-1:] if GROUP else parts[-2:]
+
     def workspace(self, name="ws", tree="cuda", platform=LINUX, fast=False, **tree_kw):
         """A fresh workspace. fast: on FAST_ROOT (RAM) when there is one."""
-        parts = self.id().split(".")
         root = FAST_ROOT if fast and FAST_ROOT else WORK_ROOT
         if root is FAST_ROOT and root and not os.path.isdir(root):
             os.makedirs(root)
             atexit.register(shutil.rmtree, root, True)
-        folder = os.path.join(root, parts[-2], parts[-1], name)
+        folder = os.path.join(root, *(self._case_dirs() + [name]))
         return Workspace(folder, tree, platform, **tree_kw)
 
     def scratch(self, name):
-        parts = self.id().split(".")
-        d = os.path.join(WORK_ROOT, parts[-2], parts[-1], name)
+        d = os.path.join(WORK_ROOT, *(self._case_dirs() + [name]))
         if os.path.lexists(d):
             shutil.rmtree(d)
         os.makedirs(d)

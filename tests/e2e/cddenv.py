@@ -33,19 +33,25 @@ def _script_name():
     return os.path.splitext(os.path.basename(f))[0]
 
 
-def _group_suffix():
-    """"-<group>" when ctest runs one group of the script, else ""."""
+def _group():
+    """The ctest group this run is (CDD_TEST_GROUP), or ""."""
     group = os.environ.get("CDD_TEST_GROUP") or ""
-    if not group:
-        return ""
-    if not re.match(r"^[A-Za-z0-9_.]+$", group):
+    if group and not re.match(r"^[A-Za-z0-9_.]+$", group):
         raise ValueError("CDD_TEST_GROUP=%r: letters, digits, '_' and '.' only"
                          % group)
-    return "-" + group
+    return group
 
 
-# One folder per test script, or per group of it (ctest runs them in parallel).
-WORK_ROOT = os.path.join(TMP_ROOT, "e2e-" + _script_name() + _group_suffix())
+# The ctest entry this run is (one class, or part of one), or "".
+GROUP = _group()
+
+# One folder per test script, or per group of it (ctest runs them in
+# parallel): e2e-<script>[-<group>]. Inside, a test's folders are
+# <Class>/<test>/..., or <test>/... in a group's folder, which names the
+# class already: paths stay as long as before (Windows trees are near the
+# 260-character limit in the deepest tests).
+WORK_ROOT = os.path.join(TMP_ROOT, "e2e-" + _script_name()
+                         + ("-" + GROUP if GROUP else ""))
 
 
 def _fast_root():

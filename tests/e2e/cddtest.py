@@ -29,7 +29,7 @@ from archives import (CHARDEV, DIR, FIFO, FILE, FIXED_MTIME,  # noqa: F401
                       zip_corrupt_data, zip_cut_central_directory)
 from cddcase import (EXIT_ALL_SKIPPED, CddTestCase, exit_status,  # noqa: F401
                      main)
-from cddenv import BIN, FAST_ROOT, TMP_ROOT, WORK_ROOT  # noqa: F401
+from cddenv import BIN, FAST_ROOT, GROUP, TMP_ROOT, WORK_ROOT  # noqa: F401
 from cddrun import (CHECK_STATUSES, DEFAULT_TIMEOUT, ERROR_CODES,  # noqa: F401
                     EXIT_CHECK, EXIT_ENV, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
                     JsonResult, Result, binary_problem, check_envelope,

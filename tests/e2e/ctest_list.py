@@ -9,7 +9,8 @@ is run with (``python3 test_install.py -v FreshInstall``). A script gets
 one entry per TestCase class it defines, unless it defines ctest_groups()
 returning {group: ["Class.test_method", ...]} (test_hostile.py: one entry
 per section of the case table): the classes named there are then split as
-it says, and must be covered whole, each test once. A script that cannot
+it says, and must be covered whole, each test once, each group within one
+class. A script that cannot
 be imported here gets one entry, "all", running all of it, and a warning
 on stderr: ctest then shows the failure.
 """
@@ -53,6 +54,11 @@ def entries(path):
     for group, names in groups.items():
         if not NAME.match(group) or not names:
             raise ValueError("%s: bad group %r" % (stem, group))
+        # One class per group: a test's folder in a group's WORK_ROOT is
+        # named by the test alone (cddcase.py).
+        if len(set(n.split(".")[0] for n in names)) != 1:
+            raise ValueError("%s: group %s holds tests of several classes"
+                             % (stem, group))
         for n in names:
             if n in claimed:
                 raise ValueError("%s: %s is in groups %s and %s"
