@@ -1,6 +1,11 @@
 # Thin wrapper around CMake + CTest. `make demo` and `make test` install the
 # build dependencies first (scripts/install-deps.sh; a no-op when present).
+# Two build folders: $(BUILD) is the release configuration (make build,
+# demo, bench: no fault hook), $(TEST_BUILD) the test suite's (make test:
+# -DCDD_FAULT_INJECTION=ON, and the release binary checked for the hook's
+# absence).
 BUILD ?= build
+TEST_BUILD ?= build-test
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps configure build test test-linux demo bench clean windows test-windows
@@ -11,7 +16,8 @@ deps:
 	@sh scripts/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DCDD_FAULT_INJECTION=OFF >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -22,7 +28,11 @@ test: test-linux
 	@JOBS=$(JOBS) sh scripts/windows.sh auto-test
 
 test-linux: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DCDD_FAULT_INJECTION=ON \
+	    -DCDD_RELEASE_BIN=$(abspath $(BUILD))/cudnn-deploy >/dev/null
+	@cmake --build $(TEST_BUILD) -j $(JOBS)
+	@cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # build-win/cudnn-deploy.exe (static, system DLLs only) and the zip users
 # download; dependencies from Debian sources, cached outside the clone.
@@ -50,4 +60,4 @@ bench: build
 	    $(if $(BENCH_MD),--md $(BENCH_MD),)
 
 clean:
-	rm -rf $(BUILD) build-win
+	rm -rf $(BUILD) $(TEST_BUILD) build-win build-win-test

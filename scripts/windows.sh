@@ -4,13 +4,17 @@
 #
 #   scripts/windows.sh build       make windows: build-win/cudnn-deploy.exe and
 #                                  the zip a user downloads
-#   scripts/windows.sh test        make test-windows: build, then the Windows
-#                                  test suite (ctest) under Wine
+#   scripts/windows.sh test        make test-windows: the test build
+#                                  (build-win-test, -DCDD_FAULT_INJECTION=ON),
+#                                  then the Windows test suite (ctest) under Wine
 #   scripts/windows.sh auto-test   make test: `test` when mingw-w64 and Wine
 #                                  are installed or installable, else a line
 #                                  saying the Windows part is skipped
 #
-# Environment: BUILD_WIN (default build-win), JOBS, CDD_WIN_DEPS_CACHE (see
+# The zip is built from build-win, configured without the test-only fault
+# hook; the tests run in their own folder, with it.
+# Environment: BUILD_WIN (default build-win), BUILD_WIN_TEST (default
+# build-win-test), JOBS, CDD_WIN_DEPS_CACHE (see
 # scripts/build-windows-deps.sh), CDD_SKIP_WINDOWS=1 (auto-test skips).
 set -eu
 
@@ -18,6 +22,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 BUILD=${BUILD_WIN:-build-win}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+TEST_BUILD=${BUILD_WIN_TEST:-build-win-test}
+case $TEST_BUILD in /*) ;; *) TEST_BUILD=$ROOT/$TEST_BUILD ;; esac
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 say() { echo "windows: $*" >&2; }
@@ -37,17 +43,19 @@ deps() {
 }
 
 configure() {
+    # $1: the build folder; $2: ON for the test build's fault hook.
     # CMake caches the libraries it found by path: after the dependencies'
     # key changes, the old prefix may still exist and would stay linked. So
     # a build folder configured for another prefix (or before this stamp
     # existed) is configured afresh.
-    stamp=$BUILD/.cdd-deps-prefix
-    if [ -f "$BUILD/CMakeCache.txt" ] && [ "$(cat "$stamp" 2>/dev/null)" != "$PREFIX" ]; then
-        say "new dependency prefix: configuring $BUILD afresh"
-        rm -f "$BUILD/CMakeCache.txt"
+    stamp=$1/.cdd-deps-prefix
+    if [ -f "$1/CMakeCache.txt" ] && [ "$(cat "$stamp" 2>/dev/null)" != "$PREFIX" ]; then
+        say "new dependency prefix: configuring $1 afresh"
+        rm -f "$1/CMakeCache.txt"
     fi
-    cmake -S . -B "$BUILD" -DCMAKE_TOOLCHAIN_FILE="$ROOT/scripts/mingw-toolchain.cmake" \
-        -DCDD_WIN_DEPS_PREFIX="$PREFIX" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake -S . -B "$1" -DCMAKE_TOOLCHAIN_FILE="$ROOT/scripts/mingw-toolchain.cmake" \
+        -DCDD_WIN_DEPS_PREFIX="$PREFIX" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCDD_FAULT_INJECTION="$2" >/dev/null
     echo "$PREFIX" >"$stamp"
 }
 
@@ -87,7 +95,7 @@ build() {
     t0=$(now)
     deps
     t1=$(now)
-    configure
+    configure "$BUILD" OFF
     cmake --build "$BUILD" -j "$JOBS" >/dev/null
     check_imports "$BUILD/cudnn-deploy.exe"
     package
@@ -95,7 +103,13 @@ build() {
 }
 
 run_tests() {
-    build
+    t0=$(now)
+    deps
+    configure "$TEST_BUILD" ON
+    cmake --build "$TEST_BUILD" -j "$JOBS" >/dev/null
+    check_imports "$TEST_BUILD/cudnn-deploy.exe"
+    BUILD=$TEST_BUILD
+    say "built the test build $BUILD/cudnn-deploy.exe in $(( $(now) - t0 ))s"
     t0=$(now)
     # One Wine server for the whole run, started with its stdio (and that of
     # Wine's services) on /dev/null: if a test's wine started it, the server

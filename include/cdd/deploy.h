@@ -60,14 +60,28 @@ void cdd_plan_clear(struct cdd_plan *p);
 typedef void (*cdd_progress_fn)(void *ud, const char *phase, uint64_t done,
                                 uint64_t total);
 
+/* What pinned an archive's bytes (receipts and reports name it). */
+enum cdd_pin {
+    CDD_PIN_NONE = 0,   /* not decided (the install failed before) */
+    CDD_PIN_MANIFEST,   /* the manifest's archive sha256 */
+    CDD_PIN_OPTION,     /* --sha256 */
+    CDD_PIN_REDISTRIB,  /* NVIDIA's redistrib JSON */
+    CDD_PIN_PER_FILE,   /* no archive pin, but every file hashed */
+    CDD_PIN_UNPINNED    /* --allow-unpinned */
+};
+
+/* "manifest", "--sha256", "redistrib", "per-file", "unpinned"; NULL for
+ * CDD_PIN_NONE. */
+const char *cdd_pin_name(enum cdd_pin p);
+
 struct cdd_install_opts {
     const struct cdd_manifest *m;
     const struct cdd_target *target;
     struct cdd_tree *tree;   /* the target's tree, opened by the caller */
     const char *archive_path;
-    const char *sha256_hex;  /* --sha256, may be NULL */
-    const char *sha256_source; /* where sha256_hex came from, for the
-                                  receipt and report; NULL: "--sha256" */
+    const uint8_t *sha256;   /* a pin (CDD_SHA256_LEN bytes), may be NULL */
+    enum cdd_pin sha256_source; /* where sha256 came from, for the receipt
+                                   and report; CDD_PIN_NONE: --sha256 */
     int allow_unpinned;
     int dry_run;
     int force;               /* waive the CUDA version refusal */
@@ -87,8 +101,8 @@ struct cdd_install_result {
     uint8_t archive_sha256[CDD_SHA256_LEN];
     uint64_t archive_size;
     int pinned;              /* archive sha256 matched a pin */
-    const char *pin_source;  /* "manifest", "--sha256" (or sha256_source),
-                                "per-file", "unpinned" */
+    enum cdd_pin pin_source; /* MANIFEST, OPTION (or sha256_source),
+                                PER_FILE, UNPINNED */
     struct cdd_recovery recovery;
 };
 

@@ -209,17 +209,35 @@ void cdd_fs_unlink_quiet(const char *path);
  * "C:/"), malloc'd. */
 char *cdd_fs_dirname(const char *path);
 
-/* ---- fault injection (tests) ---------------------------------------------
+/* ---- fault injection (test builds only) ----------------------------------
+ * Compiled in only when the build is configured with -DCDD_FAULT_INJECTION=ON
+ * (the test suite's builds; docs/design.md, "Test builds"). Without it the
+ * fault point is an inline no-op, cdd_fs_fault_from_env() reads nothing and
+ * fsops_fault.c is not built: a release binary has no hook at all.
+ *
  * cdd_fs_fault_set(n, mode): the n-th mutating operation from now fails with
  * CDD_E_FAULT (mode 0) or kills the process with SIGKILL / TerminateProcess
  * (mode 1). n == 0 disables. The environment variable
  * CUDNN_DEPLOY_TEST_FAULT="fail:N" or "kill:N" sets it at start-up
  * (cdd_fs_fault_from_env). cdd_fs_fault_count() tells how many mutating
  * operations ran since the last cdd_fs_fault_set(). */
+#ifdef CDD_FAULT_INJECTION
 void cdd_fs_fault_set(long n, int mode);
 long cdd_fs_fault_count(void);
 void cdd_fs_fault_from_env(void);
 /* Called by every mutating operation; returns 0 or CDD_E_FAULT. */
 int cdd_fs_fault_point(const char *op, const char *path);
+#else
+static inline void cdd_fs_fault_from_env(void)
+{
+}
+
+static inline int cdd_fs_fault_point(const char *op, const char *path)
+{
+    (void)op;
+    (void)path;
+    return 0;
+}
+#endif
 
 #endif

@@ -23,7 +23,9 @@ typedef void (*cdd_lib_fn)(void);
  * Errors: CDD_E_USAGE when abs_path is not absolute; CDD_E_NOTFOUND when the
  * file does not exist; CDD_E_CHECK when it exists but the loader refused it
  * (missing dependency, wrong architecture, not a library): the message holds
- * the loader's own words (dlerror() / the Windows error text). */
+ * the loader's own words (dlerror() / the Windows error text), os_err the
+ * Windows error number (126, 193, ...); cdd_lib_open_explained() (loaddiag.h)
+ * adds which import is missing. */
 int cdd_lib_open(const char *abs_path, struct cdd_lib **out);
 
 /* Address of an exported symbol, NULL when the library does not export it. */
@@ -53,6 +55,22 @@ int cdd_driver_library_path(char **out);
  * same path reached twice) are listed once. *paths is a malloc'd array of
  * malloc'd absolute paths, free with cdd_lib_paths_free(); *n may be 0. */
 int cdd_lib_find_all(const char *soname, char ***paths, size_t *n);
+
+/* Where the platform loader, loading abs_path as cdd_lib_open() does, finds
+ * abs_path's import `name` (a bare file name): malloc'd into *out, NULL when
+ * nowhere; *in_system is 1 when that is the system folder, whose libraries
+ * resolve their own imports. Windows: abs_path's folder, the application
+ * folder, System32. POSIX: the dynamic linker resolves imports by its own
+ * rules (RUNPATH, LD_LIBRARY_PATH, its cache), no folder list: CDD_E_NOTSUP.
+ * For verify's explanation of a refused library (loaddiag.h). */
+int cdd_lib_dep_find(const char *abs_path, const char *name, char **out,
+                     int *in_system);
+
+/* The first copy of the library `name` in a folder of PATH, where the
+ * Windows loader does not look for a library's imports (nor does Python
+ * 3.8+): malloc'd into *out, NULL when none. POSIX: PATH holds no libraries
+ * for the loader: CDD_E_NOTSUP. */
+int cdd_lib_find_on_path(const char *name, char **out);
 
 /* Free what cdd_lib_find_all() returned. Accepts NULL. */
 void cdd_lib_paths_free(char **paths, size_t n);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cdd/deploy.h"
 #include "cdd/fetch.h"
 #include "cdd/hash.h"
 #include "cdd/manifest.h"
@@ -25,7 +26,8 @@ struct cdd_obtain_opts {
     const struct cdd_manifest *m;
     const char *const *urls;  /* --url, in order */
     size_t n_urls;
-    const char *sha256_hex;   /* --sha256, may be NULL */
+    const uint8_t *sha256;    /* --sha256 (CDD_SHA256_LEN bytes), may be
+                                 NULL */
     const char *redistrib;    /* --redistrib FILE|URL, may be NULL */
     const char *cache_dir;    /* --cache-dir, NULL: default */
     int allow_unpinned;
@@ -38,8 +40,7 @@ struct cdd_obtain_opts {
 struct cdd_obtain_result {
     struct cdd_fetch_result fetch; /* path, sha256, size, url, cache_hit... */
     int pinned;
-    const char *pin_source;  /* "manifest", "--sha256", "redistrib",
-                                "unpinned" */
+    enum cdd_pin pin_source; /* MANIFEST, OPTION, REDISTRIB, UNPINNED */
     char sha256_hex[CDD_SHA256_HEX]; /* the pin (or the computed hash) */
     char *redistrib_source;  /* file or URL read, NULL if none */
     char *cache_dir;

@@ -72,10 +72,13 @@ void cdd_receipt_clear(struct cdd_receipt *r);
 const struct cdd_rfile_entry *cdd_receipt_file(const struct cdd_receipt *r,
                                                const char *path);
 
-/* Append one line to the log: {"time":..., "op":..., "txn":..., "detail":...}
- * (detail is a JSON object text or NULL). */
+/* Append one line to the log:
+ * {"time":..., "op":..., "transaction":..., "pid":..., "detail":...}
+ * (detail: an object built with the JSON writer, jsonw.h, consumed; NULL for
+ * none). */
+struct cdd_jw;
 int cdd_log_append(struct cdd_tree *tree, const char *op, const char *txn_id,
-                   const char *detail_json);
+                   struct cdd_jw *detail);
 
 /* ISO 8601 UTC time of now into buf (at least 21 bytes). */
 void cdd_iso_time(char *buf, size_t len);

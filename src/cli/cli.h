@@ -8,8 +8,11 @@
 
 #include "cdd/cudatree.h"
 #include "cdd/deploy.h"
+#include "cdd/hash.h"
+#include "cdd/verify.h"
 
-/* Commands, as bits so each option says where it applies. */
+/* Commands, as bits so each option says where it applies. CMD_TOOL: before
+ * the command (cudnn-deploy --version). */
 enum {
     CMD_INSTALL = 1 << 0,
     CMD_STATUS = 1 << 1,
@@ -19,37 +22,112 @@ enum {
     CMD_VERIFY = 1 << 5,
     CMD_DOCTOR = 1 << 6,
     CMD_FETCH = 1 << 7,
-    CMD_ALL = 0xffff
+    CMD_TOOL = 1 << 15,
+    CMD_EVERY = 0x00ff,           /* every command */
+    CMD_GLOBAL = CMD_EVERY | CMD_TOOL
 };
 
 #define CMD_TARGETED (CMD_INSTALL | CMD_STATUS | CMD_UNINSTALL | CMD_RECOVER)
 
-/* Everything any command can be given; the option table fills it. */
-struct cdd_args {
+/* What the options say, one struct per concern; the option table writes
+ * each value into its field, so every field has exactly one option type. */
+struct cdd_opts_output {      /* every command */
     int json, quiet, help;
-    struct cdd_target_spec target;
+    int version;              /* cudnn-deploy --version */
+};
+
+struct cdd_opts_target {      /* which tree, and how long to wait for it */
+    struct cdd_target_spec spec;
+    double lock_timeout;
+};
+
+struct cdd_opts_obtain {      /* which manifest and archive, and the pin */
     const char *manifest;
     const char *archive;
-    const char *sha256;
-    const char *output;       /* manifest create -o */
-    const char *version;      /* manifest create --version */
-    int cuda_major;           /* manifest create --cuda-major, 0 = detect */
-    int allow_unpinned, dry_run, force, check, no_verify;
-    int check_tree;           /* install --check-tree */
-    int jobs;                 /* --jobs; 0: one per processor */
-    int level;                /* verify --level; -1 = default */
-    double lock_timeout;
-    /* Downloads (install without --archive, fetch). */
+    int has_sha256;
+    uint8_t sha256[CDD_SHA256_LEN]; /* --sha256, decoded */
+    int allow_unpinned;
     const char *urls[16];     /* --url, repeatable, tried in order */
     size_t n_urls;
     const char *redistrib;    /* --redistrib FILE|URL */
-    const char *cache_dir;    /* --cache-dir */
-    const char *cacert;       /* --cacert */
+    const char *cache_dir;
+    const char *cacert;
     long connect_timeout, low_speed_time, low_speed_limit; /* 0: default */
-    int retries;              /* --retries; -1: default */
+    long retries;             /* -1: default */
+};
+
+struct cdd_opts_change {      /* how install, uninstall and status work */
+    int dry_run, force, check, check_tree, no_verify;
+    long jobs;                /* 0: one per processor */
+};
+
+struct cdd_opts_verify {
+    int level_given;
+    enum cdd_vlevel level;
+};
+
+struct cdd_opts_create {      /* manifest create */
+    const char *output;
+    const char *version;
+    long cuda_major;          /* 0: from the file name */
+};
+
+struct cdd_cmdline {
+    struct cdd_opts_output out;
+    struct cdd_opts_target target;
+    struct cdd_opts_obtain obtain;
+    struct cdd_opts_change change;
+    struct cdd_opts_verify verify;
+    struct cdd_opts_create create;
     const char *positional[4];
     size_t n_positional;
 };
+
+/* The option types: each is parsed and validated by one function of
+ * options.c, and tells the completions what to offer. */
+enum cdd_opt_type {
+    CDD_OPT_FLAG,     /* int set to 1 */
+    CDD_OPT_STRING,   /* const char *, not empty */
+    CDD_OPT_FILE,     /* const char *, a file (a manifest name also) */
+    CDD_OPT_DIR,      /* const char *, a folder */
+    CDD_OPT_URL,      /* appended to obtain.urls (repeatable) */
+    CDD_OPT_NUMBER,   /* long, a whole number in [min, max] */
+    CDD_OPT_SECONDS,  /* double in [min, max] */
+    CDD_OPT_ENUM,     /* an int-sized enum, one of values[] */
+    CDD_OPT_CUDA,     /* const char *, a CUDA version vX.Y */
+    CDD_OPT_VERSION,  /* const char *, a dotted version N.N.N[.N] */
+    CDD_OPT_SHA256    /* uint8_t[CDD_SHA256_LEN] from 64 hex digits */
+};
+
+struct cdd_opt_value {
+    const char *name;
+    int value;
+};
+
+struct cdd_option {
+    const char *name;        /* long name, without -- */
+    char short_name;         /* 0: none */
+    enum cdd_opt_type type;
+    const char *argname;     /* what --help shows for the value */
+    unsigned commands;       /* CMD_* bits */
+    size_t field;            /* offsetof(struct cdd_cmdline, ...) */
+    size_t given;            /* int field set when given, or CDD_NO_FIELD */
+    double min, max;         /* NUMBER, SECONDS */
+    const struct cdd_opt_value *values; /* ENUM, {NULL, 0} ended */
+    const char *help;
+};
+
+#define CDD_NO_FIELD ((size_t)-1)
+
+/* The values of --level (enum cdd_vlevel), and a value's name. */
+extern const struct cdd_opt_value cdd_level_values[];
+const char *cdd_opt_value_name(const struct cdd_opt_value *values, int value);
+
+extern const struct cdd_option cdd_options[];
+extern const size_t cdd_option_count;
+
+/* The options that name the target (for the help's "Targets" section). */
+int cdd_option_is_target(const struct cdd_option *o);
 
 struct cdd_report;
 
@@ -60,9 +138,10 @@ struct cdd_command {
     const char *summary;
     const char *description;
     int max_positional;
+    const char *const *subcommands; /* NULL-ended, or NULL */
     /* Returns a CDD_E_* code (0 on success); checks that fail are recorded
      * in the report and make the exit code 1. */
-    int (*run)(const struct cdd_args *a, struct cdd_report *rep);
+    int (*run)(const struct cdd_cmdline *cl, struct cdd_report *rep);
 };
 
 extern const struct cdd_command cdd_commands[];
@@ -70,15 +149,26 @@ extern const size_t cdd_command_count;
 
 int cdd_cli_main(int argc, char **argv);
 
-/* Options (options.c). Parses argv after the command name into a; returns
- * 0, or CDD_E_USAGE with the fault recorded. */
-int cdd_args_parse(const struct cdd_command *cmd, int argc, char **argv,
-                   int first, struct cdd_args *a);
-void cdd_help_print(const struct cdd_command *cmd); /* NULL: tool help */
+/* The defaults of every option. */
+void cdd_cmdline_init(struct cdd_cmdline *cl);
 
-/* Resolve the target options and name the target in the report. */
-int cdd_cli_target(const struct cdd_args *a, struct cdd_target *t,
-                   struct cdd_report *rep);
+/* Parses argv[first..] into cl for cmd (NULL: the options before the
+ * command, up to the first word that is not an option, whose index goes to
+ * *next). Returns 0, or CDD_E_USAGE with the fault recorded. */
+int cdd_cmdline_parse(const struct cdd_command *cmd, int argc, char **argv,
+                      int first, struct cdd_cmdline *cl, int *next);
+
+/* The meaning of each exit code, for the help and the man page; the error
+ * codes that map to it come from CDD_ERRORS. */
+const char *cdd_exit_code_meaning(int exit_code);
+#define CDD_EXIT_CODE_MAX 4
+
+/* What the tool is for, two lines (the help and the man page). */
+extern const char cdd_tool_description[];
+
+void cdd_help_print(const struct cdd_command *cmd); /* NULL: tool help */
+/* "-q, --quiet" / "--level LEVEL": the option as --help shows it. */
+void cdd_option_synopsis(const struct cdd_option *o, char *buf, size_t len);
 
 /* Progress display for the core's callbacks (progress.c). */
 struct cdd_progress_ui;

@@ -7,90 +7,41 @@
 
 #include "cdd/doctor.h"
 #include "cdd/error.h"
+#include "cdd/jsonw.h"
 #include "cmds.h"
 #include "report.h"
 
-/* A JSON text built by hand: cJSON belongs to report.c alone, which takes
- * the finished text (cdd_report_json_text). */
-struct jbuf {
-    char *s;
-    size_t n, cap;
-    int oom;
-};
-
-static void jraw(struct jbuf *j, const char *t, size_t len)
+/* A member of the report, built with the core's JSON writer (cJSON belongs
+ * to report.c and jsonw.c), handed over as text (cdd_report_json_text). */
+static void member(struct cdd_report *rep, const char *key, struct cdd_jw *w)
 {
-    if (j->oom)
-        return;
-    if (j->n + len + 1 > j->cap) {
-        size_t cap = (j->n + len + 1) * 2;
-        char *s = realloc(j->s, cap);
-        if (!s) {
-            j->oom = 1;
-            return;
-        }
-        j->s = s;
-        j->cap = cap;
-    }
-    memcpy(j->s + j->n, t, len);
-    j->n += len;
-    j->s[j->n] = '\0';
+    char *text = NULL;
+    if (cdd_jw_finish(w, CDD_JW_LINE, &text) == 0)
+        cdd_report_json_text(rep, key, text);
+    free(text);
 }
 
-static void jlit(struct jbuf *j, const char *t)
+/* A string, or null for NULL and "". */
+static void str_or_null(struct cdd_jw *w, const char *key, const char *v)
 {
-    jraw(j, t, strlen(t));
+    cdd_jw_str(w, key, v && *v ? v : NULL);
 }
 
-/* A string value, or null for NULL / "" when null_if_empty. */
-static void jstr(struct jbuf *j, const char *v, int null_if_empty)
+/* A position counted from 1, or null for 0 (not there). */
+static void pos_or_null(struct cdd_jw *w, const char *key, long v)
 {
-    if (!v || (null_if_empty && !*v)) {
-        jlit(j, "null");
-        return;
-    }
-    jlit(j, "\"");
-    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
-        char e[8];
-        if (*p == '"' || *p == '\\') {
-            e[0] = '\\';
-            e[1] = (char)*p;
-            jraw(j, e, 2);
-        } else if (*p < 0x20) {
-            snprintf(e, sizeof e, "\\u%04x", *p);
-            jlit(j, e);
-        } else {
-            jraw(j, (const char *)p, 1);
-        }
-    }
-    jlit(j, "\"");
-}
-
-static void jkey(struct jbuf *j, const char *k, int first)
-{
-    if (!first)
-        jlit(j, ",");
-    jstr(j, k, 0);
-    jlit(j, ":");
-}
-
-static void jint(struct jbuf *j, long v, int null_if_zero)
-{
-    char b[32];
-    if (null_if_zero && !v) {
-        jlit(j, "null");
-        return;
-    }
-    snprintf(b, sizeof b, "%ld", v);
-    jlit(j, b);
+    if (v)
+        cdd_jw_int(w, key, v);
+    else
+        cdd_jw_null(w, key);
 }
 
 static void json_members(struct cdd_report *rep,
                          const struct cdd_doctor_result *res)
 {
-    struct jbuf j = {0};
+    struct cdd_jw *w = cdd_jw_new();
     char v[48];
-    jlit(&j, "[");
+    cdd_jw_array(w, NULL);
     for (size_t i = 0; i < res->n_toolkits; i++) {
         const struct cdd_doctor_toolkit *k = &res->toolkits[i];
         v[0] = '\0';
@@ -99,84 +50,61 @@ static void json_members(struct cdd_report *rep,
                      k->version.minor, k->version.patch);
         else if (k->version.known)
             snprintf(v, sizeof v, "%d.%d", k->version.major, k->version.minor);
-        jlit(&j, i ? ",{" : "{");
-        jkey(&j, "root", 1);
-        jstr(&j, k->root, 0);
-        jkey(&j, "real", 0);
-        jstr(&j, k->real, 0);
-        jkey(&j, "version", 0);
-        jstr(&j, v, 1);
-        jkey(&j, "version_source", 0);
-        jstr(&j, k->version.known ? k->version.source : NULL, 1);
-        jkey(&j, "found_by", 0);
-        jstr(&j, k->found_by, 0);
-        jkey(&j, "path_position", 0);
-        jint(&j, k->path_pos, 1);
-        jkey(&j, "library_path_position", 0);
-        jint(&j, k->lib_path_pos, 1);
-        jlit(&j, "}");
+        cdd_jw_object(w, NULL);
+        cdd_jw_str(w, "root", k->root);
+        cdd_jw_str(w, "real", k->real);
+        str_or_null(w, "version", v);
+        str_or_null(w, "version_source",
+                    k->version.known ? k->version.source : NULL);
+        cdd_jw_str(w, "found_by", k->found_by);
+        pos_or_null(w, "path_position", k->path_pos);
+        pos_or_null(w, "library_path_position", k->lib_path_pos);
+        cdd_jw_end(w);
     }
-    jlit(&j, "]");
-    if (!j.oom)
-        cdd_report_json_text(rep, "toolkits", j.s);
-    j.n = 0;
-    jlit(&j, "[");
+    cdd_jw_end(w);
+    member(rep, "toolkits", w);
+
+    w = cdd_jw_new();
+    cdd_jw_array(w, NULL);
     for (size_t i = 0; i < res->n_copies; i++) {
         const struct cdd_doctor_copy *k = &res->copies[i];
-        jlit(&j, i ? ",{" : "{");
-        jkey(&j, "name", 1);
-        jstr(&j, k->name, 0);
-        jkey(&j, "path", 0);
-        jstr(&j, k->path, 0);
-        jkey(&j, "real", 0);
-        jstr(&j, k->real, 0);
-        jkey(&j, "version", 0);
-        jstr(&j, k->version, 1);
-        jkey(&j, "version_from", 0);
-        jstr(&j, k->version_from, 1);
-        jkey(&j, "main", 0);
-        jlit(&j, k->is_main ? "true" : "false");
-        jkey(&j, "where", 0);
-        jstr(&j, cdd_copy_where_name(k->where), 0);
-        jkey(&j, "origin", 0);
-        jstr(&j, k->origin, 0);
-        jkey(&j, "order", 0);
-        jint(&j, k->order, 1);
-        jkey(&j, "wins", 0);
-        jlit(&j, k->where == CDD_COPY_SEARCH && k->order == 1 ? "true"
-                                                              : "false");
-        jlit(&j, "}");
+        cdd_jw_object(w, NULL);
+        cdd_jw_str(w, "name", k->name);
+        cdd_jw_str(w, "path", k->path);
+        cdd_jw_str(w, "real", k->real);
+        str_or_null(w, "version", k->version);
+        str_or_null(w, "version_from", k->version_from);
+        cdd_jw_bool(w, "main", k->is_main);
+        cdd_jw_str(w, "where", cdd_copy_where_name(k->where));
+        cdd_jw_str(w, "origin", k->origin);
+        pos_or_null(w, "order", k->order);
+        cdd_jw_bool(w, "wins", k->where == CDD_COPY_SEARCH && k->order == 1);
+        cdd_jw_end(w);
     }
-    jlit(&j, "]");
-    if (!j.oom)
-        cdd_report_json_text(rep, "cudnn_copies", j.s);
-    j.n = 0;
-    jlit(&j, "{");
-    jkey(&j, "found", 1);
-    jlit(&j, res->have_driver ? "true" : "false");
-    jkey(&j, "path", 0);
-    jstr(&j, res->driver_path, 1);
-    jkey(&j, "release", 0);
-    jstr(&j, res->driver_release, 1);
-    jkey(&j, "cuda_version", 0);
+    cdd_jw_end(w);
+    member(rep, "cudnn_copies", w);
+
+    w = cdd_jw_new();
+    cdd_jw_object(w, NULL);
+    cdd_jw_bool(w, "found", res->have_driver);
+    str_or_null(w, "path", res->driver_path);
+    str_or_null(w, "release", res->driver_release);
     v[0] = '\0';
     if (res->driver_cuda_version)
         cdd_cuda_version_str(res->driver_cuda_version, v, sizeof v);
-    jstr(&j, v, 1);
-    jlit(&j, "}");
-    if (!j.oom)
-        cdd_report_json_text(rep, "driver", j.s);
-    free(j.s);
+    str_or_null(w, "cuda_version", v);
+    cdd_jw_end(w);
+    member(rep, "driver", w);
 }
 
-int cdd_cmd_doctor(const struct cdd_args *a, struct cdd_report *rep)
+int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_target t = {0};
     struct cdd_doctor_result res = {0};
     struct cdd_doctor_opts o = {NULL};
     int r = 0;
-    if (a->target.cuda || a->target.cuda_root || a->target.prefix) {
-        r = cdd_cli_target(a, &t, rep);
+    if (cdd_cli_target_given(&cl->target)) {
+        r = cdd_cli_target(&cl->target, &t, rep);
         if (r)
             goto out;
         o.target = &t;

@@ -1,8 +1,6 @@
-/* cudnn-deploy fetch, and the download step that install shares with it:
- * turn the options into the core's obtain request, show notes and progress,
- * report where the archive came from and what pinned it. */
+/* cudnn-deploy fetch: download and check a manifest's archive into the
+ * cache (obtain.c), and print where it is. */
 #include <stdio.h>
-#include <string.h>
 
 #include "cdd/error.h"
 #include "cdd/manifest.h"
@@ -10,96 +8,22 @@
 #include "cmds.h"
 #include "report.h"
 
-struct note_ctx {
-    struct cdd_report *rep;
-    struct cdd_progress_ui *ui;
-};
-
-static void on_note(void *ud, const char *msg)
-{
-    struct note_ctx *n = ud;
-    cdd_progress_clear(n->ui);
-    cdd_say(n->rep, "  %s", msg);
-}
-
-static char *human_size(uint64_t n, char *buf, size_t len)
-{
-    if (n >= 1024 * 1024)
-        snprintf(buf, len, "%.1f MiB", (double)n / (1024.0 * 1024.0));
-    else if (n >= 1024)
-        snprintf(buf, len, "%.1f KiB", (double)n / 1024.0);
-    else
-        snprintf(buf, len, "%llu bytes", (unsigned long long)n);
-    return buf;
-}
-
-int cdd_cli_obtain(const struct cdd_args *a, const struct cdd_manifest *m,
-                   struct cdd_report *rep, struct cdd_obtain_result *res)
-{
-    struct note_ctx nc = {rep, cdd_progress_new(a->quiet)};
-    char sz[32], sz2[32];
-    struct cdd_obtain_opts o = {
-        .m = m, .urls = a->urls, .n_urls = a->n_urls,
-        .sha256_hex = a->sha256, .redistrib = a->redistrib,
-        .cache_dir = a->cache_dir, .allow_unpinned = a->allow_unpinned,
-        .net = {.cacert = a->cacert, .connect_timeout_s = a->connect_timeout,
-                .low_speed_limit = a->low_speed_limit,
-                .low_speed_time_s = a->low_speed_time, .retries = a->retries,
-                .note = on_note, .note_ud = &nc},
-        .progress = cdd_progress_cb, .progress_ud = nc.ui};
-    int r = cdd_obtain_archive(&o, res);
-    cdd_progress_free(nc.ui);
-    if (res->pin_source)
-        cdd_report_str(rep, "pin", res->pin_source);
-    if (res->redistrib_source)
-        cdd_report_str(rep, "redistrib", res->redistrib_source);
-    if (r)
-        return r;
-    const struct cdd_fetch_result *f = &res->fetch;
-    cdd_report_str(rep, "path", f->path);
-    cdd_report_str(rep, "archive_sha256", res->sha256_hex);
-    cdd_report_num(rep, "archive_size", (double)f->size);
-    cdd_report_str(rep, "url", f->url);
-    cdd_report_bool(rep, "cache_hit", f->cache_hit);
-    cdd_report_num(rep, "downloaded_bytes", (double)f->downloaded);
-    cdd_report_str(rep, "cache_dir", res->cache_dir);
-    if (f->cache_hit)
-        cdd_report_check(rep, "download", CDD_PASS,
-                         "%s found in the cache, sha256 re-checked",
-                         m->archive.filename);
-    else
-        cdd_report_check(rep, "download", CDD_PASS,
-                         "%s from %s (%s received%s)", m->archive.filename,
-                         f->url, human_size(f->downloaded, sz, sizeof sz),
-                         f->resumed ? ", resumed" : "");
-    cdd_report_check(rep, "pin", res->pinned ? CDD_PASS : CDD_WARN,
-                     "%s, sha256 %s (%s)", human_size(f->size, sz2, sizeof sz2),
-                     res->sha256_hex,
-                     !res->pinned ? "NOT pinned: --allow-unpinned"
-                     : strcmp(res->pin_source, "redistrib") == 0
-                         ? "matches NVIDIA's redistrib JSON"
-                     : strcmp(res->pin_source, "manifest") == 0
-                         ? "matches the manifest"
-                         : "matches --sha256");
-    return 0;
-}
-
-int cdd_cmd_fetch(const struct cdd_args *a, struct cdd_report *rep)
+int cdd_cmd_fetch(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_manifest *m = NULL;
     struct cdd_obtain_result res = {0};
     int r;
 
-    if ((r = cdd_manifest_find(a->manifest, &m)))
+    if ((r = cdd_manifest_find(cl->obtain.manifest, &m)))
         goto out;
     cdd_report_str(rep, "manifest", m->name ? m->name : m->source);
     cdd_say(rep, "Fetching %s (cuDNN %s, CUDA %d, %s)", m->archive.filename,
             m->version, m->cuda_major, cdd_platform_name(m->platform));
-    if ((r = cdd_cli_obtain(a, m, rep, &res)))
+    if ((r = cdd_cli_obtain(&cl->obtain, cl->out.quiet, m, rep, &res)))
         goto out;
     /* The path is this command's answer, so it is printed even with
      * --quiet; with --json it is the "path" member instead. */
-    if (!a->json)
+    if (!cl->out.json)
         printf("%s\n", res.fetch.path);
 out:
     cdd_obtain_result_clear(&res);

@@ -9,17 +9,6 @@
 #include "cmds.h"
 #include "report.h"
 
-void cdd_cli_report_recovery(struct cdd_report *rep,
-                             const struct cdd_recovery *rc)
-{
-    if (!rc->found)
-        return;
-    cdd_report_check(rep, "recovery", CDD_WARN,
-                     "an interrupted transaction (%s) was found and %s",
-                     rc->id ? rc->id : "?",
-                     rc->rolled_back ? "undone" : "completed");
-}
-
 static void summarise(struct cdd_report *rep, const struct cdd_plan *p,
                       int dry_run, int changed, const char *txn)
 {
@@ -37,7 +26,7 @@ static void summarise(struct cdd_report *rep, const struct cdd_plan *p,
             txn ? " (transaction " : "", txn ? txn : "", txn ? ")" : "");
 }
 
-int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
+int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_manifest *m = NULL;
     struct cdd_target t = {0};
@@ -45,52 +34,55 @@ int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
     struct cdd_progress_ui *ui = NULL;
     struct cdd_obtain_result got = {0};
     struct cdd_tree *tree = NULL;
-    const char *archive = a->archive, *pin_hex = a->sha256;
+    const struct cdd_opts_obtain *ob = &cl->obtain;
+    const struct cdd_opts_change *ch = &cl->change;
+    const char *archive = ob->archive;
+    const uint8_t *pin = ob->has_sha256 ? ob->sha256 : NULL;
     int r;
 
-    r = cdd_manifest_find(a->manifest, &m);
+    r = cdd_manifest_find(ob->manifest, &m);
     if (r)
         goto out;
-    if (a->archive && (a->n_urls || a->redistrib)) {
+    if (ob->archive && (ob->n_urls || ob->redistrib)) {
         r = cdd_fail(CDD_E_USAGE, NULL, 0,
                      "--url and --redistrib are for downloading; --archive "
                      "names a file already here: give one or the other");
         goto out;
     }
     /* The target first: a wrong target must not cost a download. */
-    r = cdd_cli_target(a, &t, rep);
+    r = cdd_cli_target(&cl->target, &t, rep);
     if (!r)
         r = cdd_tree_open(t.root, &tree);
     if (r)
         goto out;
     if (!archive) {
         cdd_say(rep, "Obtaining %s", m->archive.filename);
-        r = cdd_cli_obtain(a, m, rep, &got);
+        r = cdd_cli_obtain(ob, cl->out.quiet, m, rep, &got);
         if (r)
             goto out;
         /* The install checks the cached file against the same pin again
          * (and records where the pin came from). */
         archive = got.fetch.path;
-        pin_hex = got.pinned ? got.sha256_hex : NULL;
+        pin = got.pinned ? got.fetch.sha256 : NULL;
     }
     cdd_report_str(rep, "manifest", m->name ? m->name : m->source);
     cdd_say(rep, "%s cuDNN %s (CUDA %d, %s) into %s", 
-            a->dry_run ? "Checking" : "Installing", m->version, m->cuda_major,
+            ch->dry_run ? "Checking" : "Installing", m->version, m->cuda_major,
             cdd_platform_name(m->platform), t.root);
     if (t.version.known)
         cdd_say(rep, "Target: CUDA %d.%d (from %s), found by %s",
                 t.version.major, t.version.minor, t.version.source, t.how);
 
-    ui = cdd_progress_new(a->quiet);
+    ui = cdd_progress_new(cl->out.quiet);
     struct cdd_install_opts o = {
         .m = m, .target = &t, .tree = tree, .archive_path = archive,
-        .sha256_hex = pin_hex,
-        .sha256_source = got.pinned && strcmp(got.pin_source, "redistrib") == 0
-                             ? "redistrib" : NULL,
-        .allow_unpinned = a->allow_unpinned,
-        .dry_run = a->dry_run, .force = a->force,
-        .lock_timeout = a->lock_timeout,
-        .jobs = a->jobs, .check_tree = a->check_tree,
+        .sha256 = pin,
+        .sha256_source = got.pinned && got.pin_source == CDD_PIN_REDISTRIB
+                             ? CDD_PIN_REDISTRIB : CDD_PIN_NONE,
+        .allow_unpinned = ob->allow_unpinned,
+        .dry_run = ch->dry_run, .force = ch->force,
+        .lock_timeout = cl->target.lock_timeout,
+        .jobs = (int)ch->jobs, .check_tree = ch->check_tree,
         .progress = cdd_progress_cb, .progress_ud = ui};
     r = cdd_install(&o, &res);
     cdd_progress_free(ui);
@@ -100,27 +92,27 @@ int cdd_cmd_install(const struct cdd_args *a, struct cdd_report *rep)
         char hex[CDD_SHA256_HEX];
         cdd_hex_encode(res.archive_sha256, CDD_SHA256_LEN, hex);
         cdd_report_str(rep, "archive_sha256", hex);
-        cdd_report_str(rep, "pin", res.pin_source);
+        cdd_report_str(rep, "pin", cdd_pin_name(res.pin_source));
         cdd_report_check(rep, "archive", CDD_PASS, "%s, sha256 %s (%s)",
                          archive, hex,
-                         strcmp(res.pin_source, "unpinned") == 0
+                         res.pin_source == CDD_PIN_UNPINNED
                              ? "NOT pinned: --allow-unpinned"
-                         : strcmp(res.pin_source, "per-file") == 0
+                         : res.pin_source == CDD_PIN_PER_FILE
                              ? "every file hashed by the manifest"
                              : res.pinned ? "matches the pin" : "");
     }
     cdd_report_str(rep, "layout", cdd_layout_name(res.layout));
-    cdd_report_bool(rep, "dry_run", a->dry_run);
+    cdd_report_bool(rep, "dry_run", ch->dry_run);
     if (r)
         goto out;
     cdd_report_str(rep, "transaction", res.txn_id);
-    cdd_report_plan(rep, "plan", &res.plan, a->dry_run || res.changed);
+    cdd_report_plan(rep, "plan", &res.plan, ch->dry_run || res.changed);
     cdd_report_changed(rep, res.changed);
-    summarise(rep, &res.plan, a->dry_run, res.changed, res.txn_id);
+    summarise(rep, &res.plan, ch->dry_run, res.changed, res.txn_id);
     /* The truth about the result: files stay installed if it fails (exit 1
      * through the failed checks). */
-    if (!a->dry_run && !a->no_verify)
-        r = cdd_cli_verify(rep, &t, tree, m, -1);
+    if (!ch->dry_run && !ch->no_verify)
+        r = cdd_cli_verify(rep, &t, tree, m, NULL);
 out:
     cdd_progress_free(ui);
     cdd_obtain_result_clear(&got);

@@ -20,34 +20,34 @@ static int write_out(const char *path, const char *text)
     return cdd_fs_write_atomic(path, text, strlen(text));
 }
 
-static int create(const struct cdd_args *a, struct cdd_report *rep)
+static int create(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_manifest *m = NULL;
     char *text = NULL;
-    if (a->n_positional < 2)
+    if (cl->n_positional < 2)
         return cdd_fail(CDD_E_USAGE, NULL, 0,
                         "manifest create needs the archive: cudnn-deploy "
                         "manifest create ARCHIVE [-o FILE]");
-    if (a->json && !a->output)
+    if (cl->out.json && !cl->create.output)
         return cdd_fail(CDD_E_USAGE, NULL, 0,
                         "manifest create --json needs -o FILE (stdout holds "
                         "the report)");
-    struct cdd_mcreate_opts o = {.archive_path = a->positional[1],
-                                 .version = a->version,
-                                 .cuda_major = a->cuda_major};
+    struct cdd_mcreate_opts o = {.archive_path = cl->positional[1],
+                                 .version = cl->create.version,
+                                 .cuda_major = (int)cl->create.cuda_major};
     int r = cdd_manifest_create(&o, &m);
     if (!r)
         r = cdd_manifest_to_json(m, &text);
     if (!r)
-        r = write_out(a->output, text);
+        r = write_out(cl->create.output, text);
     if (!r) {
-        cdd_report_changed(rep, a->output != NULL);
+        cdd_report_changed(rep, cl->create.output != NULL);
         cdd_report_str(rep, "manifest", m->name);
-        cdd_report_str(rep, "output", a->output);
+        cdd_report_str(rep, "output", cl->create.output);
         cdd_say(rep, "Manifest for cuDNN %s (CUDA %d, %s): %zu files%s%s",
                 m->version, m->cuda_major, cdd_platform_name(m->platform),
-                m->n_files, a->output ? ", written to " : "",
-                a->output ? a->output : "");
+                m->n_files, cl->create.output ? ", written to " : "",
+                cl->create.output ? cl->create.output : "");
     }
     free(text);
     cdd_manifest_free(m);
@@ -79,15 +79,15 @@ static int list(struct cdd_report *rep, int json)
     return 0;
 }
 
-static int show(const struct cdd_args *a, struct cdd_report *rep)
+static int show(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_manifest *m = NULL;
     char *text = NULL;
-    int r = cdd_manifest_find(a->n_positional > 1 ? a->positional[1] : NULL, &m);
+    int r = cdd_manifest_find(cl->n_positional > 1 ? cl->positional[1] : NULL, &m);
     if (!r)
         r = cdd_manifest_to_json(m, &text);
     if (!r) {
-        if (a->json)
+        if (cl->out.json)
             cdd_report_json_text(rep, "manifest", text);
         else
             fputs(text, stdout);
@@ -97,26 +97,26 @@ static int show(const struct cdd_args *a, struct cdd_report *rep)
     return r;
 }
 
-int cdd_cmd_manifest(const struct cdd_args *a, struct cdd_report *rep)
+int cdd_cmd_manifest(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
-    const char *sub = a->n_positional ? a->positional[0] : NULL;
+    const char *sub = cl->n_positional ? cl->positional[0] : NULL;
     if (!sub)
         return cdd_fail(CDD_E_USAGE, NULL, 0,
                         "manifest needs a sub-command: create, list or show");
     if (strcmp(sub, "create") == 0)
-        return create(a, rep);
-    if (a->output || a->version || a->cuda_major)
+        return create(cl, rep);
+    if (cl->create.output || cl->create.version || cl->create.cuda_major)
         return cdd_fail(CDD_E_USAGE, NULL, 0,
                         "-o, --version and --cuda-major apply to 'manifest "
                         "create' only");
     if (strcmp(sub, "list") == 0) {
-        if (a->n_positional > 1)
+        if (cl->n_positional > 1)
             return cdd_fail(CDD_E_USAGE, NULL, 0,
                             "manifest list takes no argument");
-        return list(rep, a->json);
+        return list(rep, cl->out.json);
     }
     if (strcmp(sub, "show") == 0)
-        return show(a, rep);
+        return show(cl, rep);
     return cdd_fail(CDD_E_USAGE, NULL, 0,
                     "unknown manifest sub-command '%s' (create, list, show)",
                     sub);

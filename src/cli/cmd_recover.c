@@ -3,16 +3,16 @@
 #include "cmds.h"
 #include "report.h"
 
-int cdd_cmd_recover(const struct cdd_args *a, struct cdd_report *rep)
+int cdd_cmd_recover(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_target t = {0};
     struct cdd_recovery rc = {0};
     struct cdd_tree *tree = NULL;
-    int r = cdd_cli_target(a, &t, rep);
+    int r = cdd_cli_target(&cl->target, &t, rep);
     if (!r)
         r = cdd_tree_open(t.root, &tree);
     if (!r)
-        r = cdd_recover(tree, a->lock_timeout, &rc);
+        r = cdd_recover(tree, cl->target.lock_timeout, &rc);
     if (!r) {
         cdd_report_changed(rep, rc.found);
         cdd_report_bool(rep, "found", rc.found);

@@ -7,16 +7,16 @@
 #include "cmds.h"
 #include "report.h"
 
-int cdd_cmd_status(const struct cdd_args *a, struct cdd_report *rep)
+int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_target t = {0};
     struct cdd_status_result st = {0};
     struct cdd_tree *tree = NULL;
-    int r = cdd_cli_target(a, &t, rep);
+    int r = cdd_cli_target(&cl->target, &t, rep);
     if (!r)
         r = cdd_tree_open(t.root, &tree);
     if (!r)
-        r = cdd_status(tree, a->check, a->jobs, &st);
+        r = cdd_status(tree, cl->change.check, (int)cl->change.jobs, &st);
     if (r)
         goto out;
     if (st.interrupted)
@@ -60,7 +60,7 @@ int cdd_cmd_status(const struct cdd_args *a, struct cdd_report *rep)
     if (st.n_bad == 0)
         cdd_report_check(rep, "files", CDD_PASS,
                          "all %zu files match the receipt (%s)", rc->n_files,
-                         a->check ? "size and sha256" : "size and type; "
+                         cl->change.check ? "size and sha256" : "size and type; "
                                                         "--check for sha256");
     else
         cdd_report_check(rep, "files", CDD_FAIL,

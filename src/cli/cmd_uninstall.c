@@ -5,20 +5,20 @@
 #include "cmds.h"
 #include "report.h"
 
-int cdd_cmd_uninstall(const struct cdd_args *a, struct cdd_report *rep)
+int cdd_cmd_uninstall(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_target t = {0};
     struct cdd_uninstall_result res = {0};
     struct cdd_tree *tree = NULL;
-    int r = cdd_cli_target(a, &t, rep);
+    int r = cdd_cli_target(&cl->target, &t, rep);
     if (!r)
         r = cdd_tree_open(t.root, &tree);
     if (r)
         goto out;
     struct cdd_uninstall_opts o = {.target = &t, .tree = tree,
-                                   .force = a->force,
-                                   .dry_run = a->dry_run,
-                                   .lock_timeout = a->lock_timeout};
+                                   .force = cl->change.force,
+                                   .dry_run = cl->change.dry_run,
+                                   .lock_timeout = cl->target.lock_timeout};
     r = cdd_uninstall(&o, &res);
     cdd_cli_report_recovery(rep, &res.recovery);
     cdd_report_plan(rep, "plan", &res.plan, !r || r == CDD_E_MODIFIED);
@@ -34,7 +34,7 @@ int cdd_cmd_uninstall(const struct cdd_args *a, struct cdd_report *rep)
             n[res.plan.items[i].action]++;
         cdd_say(rep, "%s %s from %s: %zu removed, %zu restored, %zu kept "
                 "(there before the install)",
-                a->dry_run ? "Would uninstall" : "Uninstalled",
+                cl->change.dry_run ? "Would uninstall" : "Uninstalled",
                 res.product_version ? res.product_version : "cuDNN", t.root,
                 n[CDD_ACT_REMOVE], n[CDD_ACT_RESTORE], n[CDD_ACT_UNCHANGED]);
     }

@@ -1,67 +1,21 @@
-/* cudnn-deploy verify — and the verify that install runs at its end. */
-#include <stdio.h>
-
+/* cudnn-deploy verify: resolve the target and run verify (verify_run.c). */
 #include "cdd/error.h"
-#include "cdd/verify.h"
+#include "cdd/manifest.h"
 #include "cmds.h"
 #include "report.h"
 
-int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
-                   struct cdd_tree *tree, const struct cdd_manifest *m,
-                   int level)
-{
-    static const char *const levels[] = {"files", "load", "gpu", "bench"};
-    struct cdd_verify_result res;
-    struct cdd_verify_opts o = {.target = t, .tree = tree, .m = m,
-                                .level = level};
-    int r = cdd_verify(&o, &res);
-    if (r) {
-        cdd_verify_result_clear(&res);
-        return r;
-    }
-    cdd_say(rep, "Verifying %s in %s (level %s)", res.manifest_name, t->root,
-            levels[res.level]);
-    cdd_report_checks(rep, &res.checks);
-    cdd_report_str(rep, "level", levels[res.level]);
-    if (res.cudnn_version)
-        cdd_report_num(rep, "cudnn_version", (double)res.cudnn_version);
-    if (res.have_gpu) {
-        cdd_report_num(rep, "driver_cuda_version",
-                       res.gpu.driver_cuda_version);
-        cdd_report_str(rep, "driver_release", res.gpu.driver_release);
-        if (res.gpu.device_name[0])
-            cdd_report_str(rep, "gpu", res.gpu.device_name);
-    }
-    if (res.conv_ran)
-        cdd_report_num(rep, "conv_max_rel_err", res.conv.max_rel_err);
-    if (res.bench_ran) {
-        cdd_report_num(rep, "bench_gpu_ms", res.bench.gpu_ms);
-        cdd_report_num(rep, "bench_cpu_ms", res.bench.cpu_ms);
-        cdd_report_num(rep, "bench_gpu_tflops", res.bench.gpu_tflops);
-        cdd_report_num(rep, "bench_speedup", res.bench.speedup);
-    }
-    if (res.checks.n_fail)
-        cdd_say(rep, "Verify: %zu check(s) failed, %zu warning(s).",
-                res.checks.n_fail, res.checks.n_warn);
-    else
-        cdd_say(rep, "Verify: all checks passed (%zu warning(s)).",
-                res.checks.n_warn);
-    cdd_verify_result_clear(&res);
-    return 0;
-}
-
-int cdd_cmd_verify(const struct cdd_args *a, struct cdd_report *rep)
+int cdd_cmd_verify(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_target t = {0};
     struct cdd_manifest *m = NULL;
     struct cdd_tree *tree = NULL;
-    int r = cdd_cli_target(a, &t, rep);
-    if (!r && a->manifest)
-        r = cdd_manifest_find(a->manifest, &m);
+    int r = cdd_cli_target(&cl->target, &t, rep);
+    if (!r && cl->obtain.manifest)
+        r = cdd_manifest_find(cl->obtain.manifest, &m);
     if (!r)
         r = cdd_tree_open(t.root, &tree);
     if (!r)
-        r = cdd_cli_verify(rep, &t, tree, m, a->level);
+        r = cdd_cli_verify(rep, &t, tree, m, &cl->verify);
     cdd_tree_close(tree);
     cdd_manifest_free(m);
     cdd_target_clear(&t);

@@ -11,6 +11,9 @@
 #include "cmds.h"
 #include "report.h"
 
+static const char *const manifest_subcommands[] = {"create", "list", "show",
+                                                   NULL};
+
 const struct cdd_command cdd_commands[] = {
     {"install", CMD_INSTALL,
      "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--archive FILE] "
@@ -21,19 +24,19 @@ const struct cdd_command cdd_commands[] = {
      "the tree ends exactly as before or exactly as after. Files replaced are\n"
      "kept so that 'uninstall' can bring them back. Without --archive, the\n"
      "archive is downloaded into the cache first (see 'fetch --help').",
-     0, cdd_cmd_install},
+     0, NULL, cdd_cmd_install},
     {"status", CMD_STATUS, "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--check]",
      "show what is installed in a tree and whether it still matches",
      "Reads the tree's receipt; exit 1 when a file is missing or changed.",
-     0, cdd_cmd_status},
+     0, NULL, cdd_cmd_status},
     {"uninstall", CMD_UNINSTALL,
      "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--force]",
      "remove exactly what was installed, restore what it replaced",
      "Refuses to remove a file changed since install unless --force.",
-     0, cdd_cmd_uninstall},
+     0, NULL, cdd_cmd_uninstall},
     {"recover", CMD_RECOVER, "(--cuda vX.Y | --cuda-root DIR | --prefix DIR)",
      "finish or undo an interrupted install or uninstall",
-     "install and uninstall run the same recovery first.", 0, cdd_cmd_recover},
+     "install and uninstall run the same recovery first.", 0, NULL, cdd_cmd_recover},
     {"verify", CMD_VERIFY,
      "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--level "
      "files|load|gpu|bench] [--manifest NAME|FILE]",
@@ -44,7 +47,7 @@ const struct cdd_command cdd_commands[] = {
      "gpu:   driver vs CUDA version, one convolution vs a CPU reference.\n"
      "bench: ResNet-50's first layer on the GPU and the CPU.\n"
      "Exit 0 when no check failed, 1 otherwise. No driver: gpu is skipped.",
-     0, cdd_cmd_verify},
+     0, NULL, cdd_cmd_verify},
     {"doctor", CMD_DOCTOR, "[--cuda vX.Y | --cuda-root DIR | --prefix DIR]",
      "diagnose this host's CUDA and cuDNN: toolkits, PATH, every cuDNN copy",
      "Every CUDA toolkit (CUDA_PATH*, CUDA_HOME, default folders, PATH) with\n"
@@ -56,7 +59,7 @@ const struct cdd_command cdd_commands[] = {
      "whether its library folder is searched and whether its cuDNN wins.\n"
      "Each finding says what to do. Exit 0 when nothing failed (warnings\n"
      "do not), 1 otherwise.",
-     0, cdd_cmd_doctor},
+     0, NULL, cdd_cmd_doctor},
     {"manifest", CMD_MANIFEST,
      "create ARCHIVE [-o FILE] [--version V] [--cuda-major N] | list | show "
      "[NAME|FILE]",
@@ -65,7 +68,7 @@ const struct cdd_command cdd_commands[] = {
      "        archive you trust; unsafe archives are refused.\n"
      "list:   the manifests shipped inside this executable.\n"
      "show:   print one (default: this platform's).",
-     2, cdd_cmd_manifest},
+     2, manifest_subcommands, cdd_cmd_manifest},
     {"fetch", CMD_FETCH,
      "[--manifest NAME|FILE] [--url URL]... [--sha256 HEX] "
      "[--redistrib FILE|URL] [--cache-dir DIR]",
@@ -74,19 +77,10 @@ const struct cdd_command cdd_commands[] = {
      "archive must be pinned: the manifest's sha256, --sha256, or NVIDIA's\n"
      "redistrib JSON; CUDNN_DEPLOY_MIRROR replaces NVIDIA's URL prefix.\n"
      "A cached file is re-hashed before use; an interrupted download resumes.",
-     0, cdd_cmd_fetch},
+     0, NULL, cdd_cmd_fetch},
 };
 
 const size_t cdd_command_count = sizeof cdd_commands / sizeof cdd_commands[0];
-
-int cdd_cli_target(const struct cdd_args *a, struct cdd_target *t,
-                   struct cdd_report *rep)
-{
-    int r = cdd_target_resolve(&a->target, t);
-    if (!r)
-        cdd_report_target(rep, t->root);
-    return r;
-}
 
 static int usage_exit(const char *command, int json)
 {
@@ -97,60 +91,50 @@ static int usage_exit(const char *command, int json)
 
 int cdd_cli_main(int argc, char **argv)
 {
-    struct cdd_args a;
+    struct cdd_cmdline cl;
     const struct cdd_command *cmd = NULL;
     int first = 1;
-    memset(&a, 0, sizeof a);
-    a.retries = -1;
-    a.level = -1;
+    cdd_cmdline_init(&cl);
     cdd_fs_fault_from_env();
     cdd_cancel_on_signals();
     /* Before any thread: archive names are UTF-8 whatever the locale. */
     cdd_archive_init();
 
     /* Global options before the command. */
-    while (first < argc && argv[first][0] == '-') {
-        const char *s = argv[first];
-        if (strcmp(s, "--version") == 0) {
-            printf("cudnn-deploy %s\n", CDD_VERSION_STRING);
-            return 0;
-        } else if (strcmp(s, "--json") == 0) {
-            a.json = 1;
-        } else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
-            a.quiet = 1;
-        } else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
-            cdd_help_print(NULL);
-            return 0;
-        } else {
-            cdd_fail(CDD_E_USAGE, NULL, 0, "unknown option '%s'", s);
-            return usage_exit("cudnn-deploy", a.json);
-        }
-        first++;
+    if (cdd_cmdline_parse(NULL, argc, argv, 1, &cl, &first))
+        return usage_exit("cudnn-deploy", cl.out.json);
+    if (cl.out.version) {
+        printf("cudnn-deploy %s\n", CDD_VERSION_STRING);
+        return 0;
+    }
+    if (cl.out.help) {
+        cdd_help_print(NULL);
+        return 0;
     }
     if (first >= argc) {
         cdd_fail(CDD_E_USAGE, NULL, 0, "no command given");
-        return usage_exit("cudnn-deploy", a.json);
+        return usage_exit("cudnn-deploy", cl.out.json);
     }
     for (size_t i = 0; i < cdd_command_count; i++)
         if (strcmp(argv[first], cdd_commands[i].name) == 0)
             cmd = &cdd_commands[i];
     if (!cmd) {
         cdd_fail(CDD_E_USAGE, NULL, 0, "unknown command '%s'", argv[first]);
-        return usage_exit("cudnn-deploy", a.json);
+        return usage_exit("cudnn-deploy", cl.out.json);
     }
-    int r = cdd_args_parse(cmd, argc, argv, first + 1, &a);
-    if (r)
-        return usage_exit(cmd->name, a.json);
-    if (a.help) {
+    if (cdd_cmdline_parse(cmd, argc, argv, first + 1, &cl, NULL))
+        return usage_exit(cmd->name, cl.out.json);
+    if (cl.out.help) {
         cdd_help_print(cmd);
         return 0;
     }
-    struct cdd_report *rep = cdd_report_new(cmd->name, a.json, a.quiet);
+    struct cdd_report *rep = cdd_report_new(cmd->name, cl.out.json,
+                                            cl.out.quiet);
     if (!rep) {
         fprintf(stderr, "cudnn-deploy: error: out of memory\n");
         return 4;
     }
-    r = cmd->run(&a, rep);
+    int r = cmd->run(&cl, rep);
     if (r)
         cdd_report_error(rep, r);
     return cdd_report_finish(rep);

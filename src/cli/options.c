@@ -1,343 +1,381 @@
-/* Options: described once in a table (name, argument, commands it applies
- * to, help), from which both parsing and --help come. */
+/* Options: described once, typed, in a table (name, type, commands it
+ * applies to, where its value goes, help), from which parsing, --help, the
+ * man page and the shell completions all come (tools/gendoc.c writes the
+ * last two). Each type is parsed and validated by one function here. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/compat_attr.h"
 #include "cdd/error.h"
 #include "cli.h"
 
-enum opt_id {
-    O_JSON, O_QUIET, O_HELP, O_CUDA, O_CUDA_ROOT, O_PREFIX, O_MANIFEST,
-    O_ARCHIVE, O_SHA256, O_ALLOW_UNPINNED, O_DRY_RUN, O_FORCE,
-    O_LOCK_TIMEOUT, O_NO_VERIFY, O_LEVEL, O_CHECK, O_OUTPUT, O_VERSION, O_CUDA_MAJOR,
-    O_URL, O_REDISTRIB, O_CACHE_DIR, O_CACERT, O_CONNECT_TIMEOUT,
-    O_LOW_SPEED_TIME, O_LOW_SPEED_LIMIT, O_RETRIES, O_JOBS, O_CHECK_TREE
-};
+#define F(member) offsetof(struct cdd_cmdline, member)
+#define NOF CDD_NO_FIELD
 
-struct opt {
-    enum opt_id id;
-    const char *lname;
-    char sname;
-    const char *argname; /* NULL: a flag */
-    unsigned commands;
-    const char *help;
-};
+const struct cdd_opt_value cdd_level_values[] = {
+    {"files", CDD_LEVEL_FILES},
+    {"load", CDD_LEVEL_LOAD},
+    {"gpu", CDD_LEVEL_GPU},
+    {"bench", CDD_LEVEL_BENCH},
+    {NULL, 0}};
 
-static const struct opt opts[] = {
-    {O_CUDA, "cuda", 0, "vX.Y", CMD_TARGETED | CMD_VERIFY | CMD_DOCTOR,
-     "CUDA toolkit vX.Y: $CUDA_PATH_VX_Y, else the default root"},
-    {O_CUDA_ROOT, "cuda-root", 0, "DIR", CMD_TARGETED | CMD_VERIFY | CMD_DOCTOR,
-     "a CUDA toolkit tree"},
-    {O_PREFIX, "prefix", 0, "DIR", CMD_TARGETED | CMD_VERIFY | CMD_DOCTOR,
-     "a conda environment or other prefix"},
-    {O_MANIFEST, "manifest", 'm', "NAME|FILE", CMD_INSTALL | CMD_VERIFY | CMD_FETCH,
+#define TGT (CMD_TARGETED | CMD_VERIFY | CMD_DOCTOR)
+#define NET (CMD_INSTALL | CMD_FETCH)
+
+const struct cdd_option cdd_options[] = {
+    {"cuda", 0, CDD_OPT_CUDA, "vX.Y", TGT, F(target.spec.cuda), NOF, 0, 0,
+     NULL, "CUDA toolkit vX.Y: $CUDA_PATH_VX_Y, else the default root"},
+    {"cuda-root", 0, CDD_OPT_DIR, "DIR", TGT, F(target.spec.cuda_root), NOF,
+     0, 0, NULL, "a CUDA toolkit tree"},
+    {"prefix", 0, CDD_OPT_DIR, "DIR", TGT, F(target.spec.prefix), NOF, 0, 0,
+     NULL, "a conda environment or other prefix"},
+    {"manifest", 'm', CDD_OPT_FILE, "NAME|FILE",
+     CMD_INSTALL | CMD_VERIFY | CMD_FETCH, F(obtain.manifest), NOF, 0, 0, NULL,
      "manifest file, or the name of a shipped one (default: the shipped "
      "cuDNN 8.5.0.96 manifest for this platform)"},
-    {O_ARCHIVE, "archive", 'a', "FILE", CMD_INSTALL,
-     "the cuDNN archive (.zip or .tar.xz) to install"},
-    {O_SHA256, "sha256", 0, "HEX", CMD_INSTALL | CMD_FETCH,
+    {"archive", 'a', CDD_OPT_FILE, "FILE", CMD_INSTALL, F(obtain.archive),
+     NOF, 0, 0, NULL, "the cuDNN archive (.zip or .tar.xz) to install"},
+    {"sha256", 0, CDD_OPT_SHA256, "HEX", NET, F(obtain.sha256),
+     F(obtain.has_sha256), 0, 0, NULL,
      "pin the archive's sha256 (from NVIDIA's redistrib JSON)"},
-    {O_ALLOW_UNPINNED, "allow-unpinned", 0, NULL, CMD_INSTALL | CMD_FETCH,
+    {"allow-unpinned", 0, CDD_OPT_FLAG, NULL, NET, F(obtain.allow_unpinned),
+     NOF, 0, 0, NULL,
      "accept an archive nothing pins (recorded in the receipt)"},
-    {O_URL, "url", 0, "URL", CMD_INSTALL | CMD_FETCH,
+    {"url", 0, CDD_OPT_URL, "URL", NET, F(obtain.urls), NOF, 0, 0, NULL,
      "download from here (repeatable: tried in order, before the "
      "manifest's URLs); https, or http for a pinned archive"},
-    {O_REDISTRIB, "redistrib", 0, "FILE|URL", CMD_INSTALL | CMD_FETCH,
+    {"redistrib", 0, CDD_OPT_FILE, "FILE|URL", NET, F(obtain.redistrib), NOF,
+     0, 0, NULL,
      "NVIDIA's redistrib_<version>.json: the pin when the manifest has "
      "none (default: the manifest's redistrib_url)"},
-    {O_CACHE_DIR, "cache-dir", 0, "DIR", CMD_INSTALL | CMD_FETCH,
+    {"cache-dir", 0, CDD_OPT_DIR, "DIR", NET, F(obtain.cache_dir), NOF, 0, 0,
+     NULL,
      "download cache (default: $XDG_CACHE_HOME/cudnn-deploy, else "
      "~/.cache/cudnn-deploy; %LOCALAPPDATA%\\cudnn-deploy\\cache)"},
-    {O_CACERT, "cacert", 0, "FILE", CMD_INSTALL | CMD_FETCH,
+    {"cacert", 0, CDD_OPT_FILE, "FILE", NET, F(obtain.cacert), NOF, 0, 0, NULL,
      "trust the CA certificates in FILE (PEM) instead of the system's, "
      "for a private mirror"},
-    {O_CONNECT_TIMEOUT, "connect-timeout", 0, "SECONDS",
-     CMD_INSTALL | CMD_FETCH, "give up connecting after this long "
-     "(default 30)"},
-    {O_LOW_SPEED_LIMIT, "low-speed-limit", 0, "BYTES", CMD_INSTALL | CMD_FETCH,
+    {"connect-timeout", 0, CDD_OPT_NUMBER, "SECONDS", NET,
+     F(obtain.connect_timeout), NOF, 1, 1e9, NULL,
+     "give up connecting after this long (default 30)"},
+    {"low-speed-limit", 0, CDD_OPT_NUMBER, "BYTES", NET,
+     F(obtain.low_speed_limit), NOF, 1, 1e9, NULL,
      "abort a download slower than BYTES per second ... (default 1024)"},
-    {O_LOW_SPEED_TIME, "low-speed-time", 0, "SECONDS", CMD_INSTALL | CMD_FETCH,
+    {"low-speed-time", 0, CDD_OPT_NUMBER, "SECONDS", NET,
+     F(obtain.low_speed_time), NOF, 1, 1e9, NULL,
      "... for this long (default 60)"},
-    {O_RETRIES, "retries", 0, "N", CMD_INSTALL | CMD_FETCH,
+    {"retries", 0, CDD_OPT_NUMBER, "N", NET, F(obtain.retries), NOF, 0, 100,
+     NULL,
      "retry transient network failures N times, with back-off (default 4)"},
-    {O_DRY_RUN, "dry-run", 'n', NULL, CMD_INSTALL | CMD_UNINSTALL,
+    {"dry-run", 'n', CDD_OPT_FLAG, NULL, CMD_INSTALL | CMD_UNINSTALL,
+     F(change.dry_run), NOF, 0, 0, NULL,
      "check everything and print the plan; change nothing"},
-    {O_FORCE, "force", 'f', NULL, CMD_INSTALL | CMD_UNINSTALL,
+    {"force", 'f', CDD_OPT_FLAG, NULL, CMD_INSTALL | CMD_UNINSTALL,
+     F(change.force), NOF, 0, 0, NULL,
      "install: accept a tree of another or unknown CUDA version; "
      "uninstall: remove files changed since install"},
-    {O_LOCK_TIMEOUT, "lock-timeout", 0, "SECONDS", CMD_TARGETED,
+    {"lock-timeout", 0, CDD_OPT_SECONDS, "SECONDS", CMD_TARGETED,
+     F(target.lock_timeout), NOF, 0, 1e7, NULL,
      "wait this long for another cudnn-deploy on the same tree (default 0)"},
-    {O_LEVEL, "level", 0, "LEVEL", CMD_VERIFY,
+    {"level", 0, CDD_OPT_ENUM, "LEVEL", CMD_VERIFY, F(verify.level),
+     F(verify.level_given), 0, 0, cdd_level_values,
      "files, load, gpu or bench (default: gpu when a driver is present, "
      "else load)"},
-    {O_NO_VERIFY, "no-verify", 0, NULL, CMD_INSTALL,
-     "do not verify after installing"},
-    {O_CHECK, "check", 0, NULL, CMD_STATUS,
-     "compare sha256 of every file, not only size and type"},
-    {O_JOBS, "jobs", 'j', "N", CMD_INSTALL | CMD_STATUS,
+    {"no-verify", 0, CDD_OPT_FLAG, NULL, CMD_INSTALL, F(change.no_verify),
+     NOF, 0, 0, NULL, "do not verify after installing"},
+    {"check", 0, CDD_OPT_FLAG, NULL, CMD_STATUS, F(change.check), NOF, 0, 0,
+     NULL, "compare sha256 of every file, not only size and type"},
+    {"jobs", 'j', CDD_OPT_NUMBER, "N", CMD_INSTALL | CMD_STATUS,
+     F(change.jobs), NOF, 1, 1024, NULL,
      "threads for extraction and hashing (default: one per processor)"},
-    {O_CHECK_TREE, "check-tree", 0, NULL, CMD_INSTALL,
+    {"check-tree", 0, CDD_OPT_FLAG, NULL, CMD_INSTALL, F(change.check_tree),
+     NOF, 0, 0, NULL,
      "re-installing the same archive: re-hash the installed files instead "
      "of trusting their size and modification time"},
-    {O_OUTPUT, "output", 'o', "FILE", CMD_MANIFEST,
-     "manifest create: write here instead of stdout"},
-    {O_VERSION, "version", 0, "V", CMD_MANIFEST,
+    {"output", 'o', CDD_OPT_FILE, "FILE", CMD_MANIFEST, F(create.output), NOF,
+     0, 0, NULL, "manifest create: write here instead of stdout"},
+    {"version", 0, CDD_OPT_VERSION, "V", CMD_MANIFEST, F(create.version), NOF,
+     0, 0, NULL,
      "manifest create: cuDNN version (default: from cudnn_version.h)"},
-    {O_CUDA_MAJOR, "cuda-major", 0, "N", CMD_MANIFEST,
+    {"cuda-major", 0, CDD_OPT_NUMBER, "N", CMD_MANIFEST, F(create.cuda_major),
+     NOF, 1, 99, NULL,
      "manifest create: CUDA major (default: from the file name)"},
-    {O_JSON, "json", 0, NULL, CMD_ALL,
+    {"json", 0, CDD_OPT_FLAG, NULL, CMD_GLOBAL, F(out.json), NOF, 0, 0, NULL,
      "print one JSON object on stdout (human text stays on stderr)"},
-    {O_QUIET, "quiet", 'q', NULL, CMD_ALL, "print nothing but errors"},
-    {O_HELP, "help", 'h', NULL, CMD_ALL, "show help"},
+    {"quiet", 'q', CDD_OPT_FLAG, NULL, CMD_GLOBAL, F(out.quiet), NOF, 0, 0,
+     NULL, "print nothing but errors"},
+    {"help", 'h', CDD_OPT_FLAG, NULL, CMD_GLOBAL, F(out.help), NOF, 0, 0, NULL,
+     "show help (also 'cudnn-deploy <command> --help')"},
+    {"version", 0, CDD_OPT_FLAG, NULL, CMD_TOOL, F(out.version), NOF, 0, 0,
+     NULL, "print the version"},
 };
 
-#define N_OPTS (sizeof opts / sizeof opts[0])
+const size_t cdd_option_count = sizeof cdd_options / sizeof cdd_options[0];
 
-static const struct opt *find_long(const char *name, size_t len)
+const char *cdd_opt_value_name(const struct cdd_opt_value *values, int value)
 {
-    for (size_t i = 0; i < N_OPTS; i++)
-        if (strlen(opts[i].lname) == len && strncmp(opts[i].lname, name, len) == 0)
-            return &opts[i];
-    return NULL;
+    for (const struct cdd_opt_value *e = values; e->name; e++)
+        if (e->value == value)
+            return e->name;
+    return "?";
 }
 
-static const struct opt *find_short(char c)
+int cdd_option_is_target(const struct cdd_option *o)
 {
-    for (size_t i = 0; i < N_OPTS; i++)
-        if (opts[i].sname && opts[i].sname == c)
-            return &opts[i];
-    return NULL;
+    return o->field >= F(target.spec) &&
+           o->field < F(target.spec) + sizeof(struct cdd_target_spec);
 }
 
-static int usage(const char *fmt, const char *a, const char *b)
+void cdd_cmdline_init(struct cdd_cmdline *cl)
 {
-    return cdd_fail(CDD_E_USAGE, NULL, 0, fmt, a, b);
+    memset(cl, 0, sizeof *cl);
+    cl->obtain.retries = -1;
 }
 
-static int parse_number(const char *opt, const char *v, double lo, double hi,
-                        double *out)
+static int usage(const char *fmt, ...) CDD_PRINTF(1, 2);
+
+static int usage(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return cdd_fail(CDD_E_USAGE, NULL, 0, "%s", msg);
+}
+
+/* ---- one parser per type ------------------------------------------------ */
+
+static int parse_double(const struct cdd_option *o, const char *v, double *out)
 {
     char *end;
     errno = 0;
     double d = strtod(v, &end);
-    if (errno || end == v || *end || !(d >= lo && d <= hi))
-        return usage("--%s %s: not a valid number", opt, v);
+    if (errno || end == v || *end || !(d >= o->min && d <= o->max))
+        return usage("--%s %s: not a valid number", o->name, v);
     *out = d;
     return 0;
 }
 
-static int apply(const struct opt *o, const char *val, struct cdd_args *a)
+static int parse_whole(const struct cdd_option *o, const char *v, long *out)
 {
-    double d = 0;
-    int r = 0;
-    switch (o->id) {
-    case O_JSON: a->json = 1; break;
-    case O_QUIET: a->quiet = 1; break;
-    case O_HELP: a->help = 1; break;
-    case O_CUDA: a->target.cuda = val; break;
-    case O_CUDA_ROOT: a->target.cuda_root = val; break;
-    case O_PREFIX: a->target.prefix = val; break;
-    case O_MANIFEST: a->manifest = val; break;
-    case O_ARCHIVE: a->archive = val; break;
-    case O_SHA256:
-        a->sha256 = val;
-        if (strlen(val) != 64 || strspn(val, "0123456789abcdefABCDEF") != 64)
-            r = usage("--sha256 %s: expected 64 hex digits%s", val, "");
-        break;
-    case O_ALLOW_UNPINNED: a->allow_unpinned = 1; break;
-    case O_DRY_RUN: a->dry_run = 1; break;
-    case O_FORCE: a->force = 1; break;
-    case O_NO_VERIFY: a->no_verify = 1; break;
-    case O_LEVEL:
-        if (strcmp(val, "files") == 0)
-            a->level = 0;
-        else if (strcmp(val, "load") == 0)
-            a->level = 1;
-        else if (strcmp(val, "gpu") == 0)
-            a->level = 2;
-        else if (strcmp(val, "bench") == 0)
-            a->level = 3;
-        else
-            r = usage("--level %s: expected files, load, gpu or bench%s", val,
-                      "");
-        break;
-    case O_CHECK: a->check = 1; break;
-    case O_CHECK_TREE: a->check_tree = 1; break;
-    case O_JOBS:
-        r = parse_number(o->lname, val, 1, 1024, &d);
-        if (!r && d != (int)d)
-            r = usage("--%s %s: expected a whole number", o->lname, val);
-        a->jobs = (int)d;
-        break;
-    case O_OUTPUT: a->output = val; break;
-    case O_VERSION: a->version = val; break;
-    case O_LOCK_TIMEOUT:
-        r = parse_number(o->lname, val, 0, 1e7, &a->lock_timeout);
-        break;
-    case O_URL:
-        if (a->n_urls >= sizeof a->urls / sizeof a->urls[0])
-            return usage("too many --url options (at most %s)%s", "16", "");
-        a->urls[a->n_urls++] = val;
-        break;
-    case O_REDISTRIB: a->redistrib = val; break;
-    case O_CACHE_DIR: a->cache_dir = val; break;
-    case O_CACERT: a->cacert = val; break;
-    case O_CONNECT_TIMEOUT:
-    case O_LOW_SPEED_TIME:
-    case O_LOW_SPEED_LIMIT:
-    case O_RETRIES:
-        r = parse_number(o->lname, val, o->id == O_RETRIES ? 0 : 1, 1e9, &d);
-        if (!r && d != (long)d)
-            r = usage("--%s %s: expected a whole number", o->lname, val);
-        if (r)
+    double d;
+    int r = parse_double(o, v, &d);
+    if (r)
+        return r;
+    if (d != (double)(long)d)
+        return usage("--%s %s: expected a whole number", o->name, v);
+    *out = (long)d;
+    return 0;
+}
+
+static int parse_enum(const struct cdd_option *o, const char *v, int *out)
+{
+    char names[256] = "";
+    size_t n = 0;
+    for (const struct cdd_opt_value *e = o->values; e->name; e++, n++)
+        if (strcmp(v, e->name) == 0) {
+            *out = e->value;
+            return 0;
+        }
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(names);
+        snprintf(names + l, sizeof names - l, "%s%s",
+                 i == 0 ? "" : i + 1 == n ? " or " : ", ", o->values[i].name);
+    }
+    return usage("--%s %s: expected %s", o->name, v, names);
+}
+
+static int parse_version(const struct cdd_option *o, const char *v)
+{
+    /* Two to four dot-separated numbers: 8.5.0.96, 9.1.0. */
+    int parts = 0;
+    for (const char *p = v; *p;) {
+        size_t d = strspn(p, "0123456789");
+        if (d == 0 || d > 6)
             break;
-        if (o->id == O_CONNECT_TIMEOUT)
-            a->connect_timeout = (long)d;
-        else if (o->id == O_LOW_SPEED_TIME)
-            a->low_speed_time = (long)d;
-        else if (o->id == O_LOW_SPEED_LIMIT)
-            a->low_speed_limit = (long)d;
-        else if (d > 100)
-            r = usage("--%s %s: at most 100", o->lname, val);
-        else
-            a->retries = (int)d;
+        parts++;
+        p += d;
+        if (*p == '\0')
+            return parts >= 2 && parts <= 4
+                       ? 0
+                       : usage("--%s %s: expected a version like 8.5.0.96",
+                               o->name, v);
+        if (*p++ != '.')
+            break;
+    }
+    return usage("--%s %s: expected a version like 8.5.0.96", o->name, v);
+}
+
+static int parse_sha256(const struct cdd_option *o, const char *v,
+                        uint8_t *out)
+{
+    if (strlen(v) != 2 * CDD_SHA256_LEN ||
+        cdd_hex_decode(v, out, CDD_SHA256_LEN) != 0)
+        return usage("--%s %s: expected 64 hex digits", o->name, v);
+    return 0;
+}
+
+/* The value v of o into cl, by o's type. */
+static int apply(const struct cdd_option *o, const char *v,
+                 struct cdd_cmdline *cl)
+{
+    char *field = (char *)cl + o->field;
+    int r = 0;
+    switch (o->type) {
+    case CDD_OPT_FLAG:
+        *(int *)field = 1;
         break;
-    case O_CUDA_MAJOR:
-        r = parse_number(o->lname, val, 1, 99, &d);
-        if (!r && d != (int)d)
-            r = usage("--%s %s: expected a whole number", o->lname, val);
-        a->cuda_major = (int)d;
+    case CDD_OPT_STRING:
+    case CDD_OPT_FILE:
+    case CDD_OPT_DIR:
+        *(const char **)field = v;
+        break;
+    case CDD_OPT_URL: {
+        struct cdd_opts_obtain *ob = &cl->obtain;
+        if (ob->n_urls >= sizeof ob->urls / sizeof ob->urls[0])
+            return usage("too many --%s options (at most %zu)", o->name,
+                         sizeof ob->urls / sizeof ob->urls[0]);
+        ob->urls[ob->n_urls++] = v;
         break;
     }
+    case CDD_OPT_NUMBER:
+        r = parse_whole(o, v, (long *)field);
+        break;
+    case CDD_OPT_SECONDS:
+        r = parse_double(o, v, (double *)field);
+        break;
+    case CDD_OPT_ENUM: {
+        int e = 0;
+        r = parse_enum(o, v, &e);
+        if (!r)
+            memcpy(field, &e, sizeof e); /* an int-sized enum (cli.h) */
+        break;
+    }
+    case CDD_OPT_CUDA: {
+        int major, minor;
+        r = cdd_cuda_arg_parse(v, &major, &minor);
+        if (!r)
+            *(const char **)field = v;
+        break;
+    }
+    case CDD_OPT_VERSION:
+        r = parse_version(o, v);
+        if (!r)
+            *(const char **)field = v;
+        break;
+    case CDD_OPT_SHA256:
+        r = parse_sha256(o, v, (uint8_t *)field);
+        break;
+    }
+    if (!r && o->given != CDD_NO_FIELD)
+        *(int *)((char *)cl + o->given) = 1;
     return r;
 }
 
-static int empty_value(const struct opt *o, const char *v)
+/* The enums written through an int (CDD_OPT_ENUM). */
+_Static_assert(sizeof(enum cdd_vlevel) == sizeof(int),
+               "--level is written as an int");
+
+/* ---- the command line --------------------------------------------------- */
+
+/* By name among the options of bit; *other: one of that name exists but is
+ * for other commands. */
+static const struct cdd_option *find_long(const char *name, size_t len,
+                                          unsigned bit, int *other)
 {
-    if (v && *v)
-        return 0;
-    return usage("--%s needs a value (%s)", o->lname, o->argname);
+    for (size_t i = 0; i < cdd_option_count; i++) {
+        const struct cdd_option *o = &cdd_options[i];
+        if (strlen(o->name) != len || strncmp(o->name, name, len) != 0)
+            continue;
+        if (o->commands & bit)
+            return o;
+        *other = 1;
+    }
+    return NULL;
 }
 
-int cdd_args_parse(const struct cdd_command *cmd, int argc, char **argv,
-                   int first, struct cdd_args *a)
+static const struct cdd_option *find_short(char c, unsigned bit, int *other)
 {
-    unsigned bit = cmd ? cmd->bit : CMD_ALL;
+    for (size_t i = 0; i < cdd_option_count; i++) {
+        const struct cdd_option *o = &cdd_options[i];
+        if (o->short_name != c)
+            continue;
+        if (o->commands & bit)
+            return o;
+        *other = 1;
+    }
+    return NULL;
+}
+
+static int takes_value(const struct cdd_option *o)
+{
+    return o->type != CDD_OPT_FLAG;
+}
+
+int cdd_cmdline_parse(const struct cdd_command *cmd, int argc, char **argv,
+                      int first, struct cdd_cmdline *cl, int *next)
+{
+    unsigned bit = cmd ? cmd->bit : CMD_TOOL;
+    const char *where = cmd ? cmd->name : "cudnn-deploy";
     int only_positional = 0;
-    for (int i = first; i < argc; i++) {
+    int i;
+    for (i = first; i < argc; i++) {
         const char *s = argv[i];
-        const struct opt *o = NULL;
+        const struct cdd_option *o = NULL;
         const char *val = NULL;
+        int other = 0;
         if (only_positional || s[0] != '-' || s[1] == '\0') {
             if (!cmd)
-                return usage("unexpected argument '%s'%s", s, "");
-            if ((int)a->n_positional >= cmd->max_positional ||
-                a->n_positional >= sizeof a->positional / sizeof a->positional[0])
-                return usage("unexpected argument '%s' for '%s'", s, cmd->name);
-            a->positional[a->n_positional++] = s;
+                break; /* the command */
+            if ((int)cl->n_positional >= cmd->max_positional ||
+                cl->n_positional >=
+                    sizeof cl->positional / sizeof cl->positional[0])
+                return usage("unexpected argument '%s' for '%s'", s,
+                             cmd->name);
+            cl->positional[cl->n_positional++] = s;
             continue;
         }
-        if (strcmp(s, "--") == 0) {
+        if (strcmp(s, "--") == 0 && cmd) {
             only_positional = 1;
             continue;
         }
         if (s[1] == '-') {
             const char *eq = strchr(s + 2, '=');
             size_t len = eq ? (size_t)(eq - (s + 2)) : strlen(s + 2);
-            o = find_long(s + 2, len);
-            if (!o)
-                return usage("unknown option '%s'%s", s, "");
-            if (eq) {
-                if (!o->argname)
-                    return usage("option '--%s' takes no value%s", o->lname, "");
+            o = find_long(s + 2, len, bit, &other);
+            if (o && eq) {
+                if (!takes_value(o))
+                    return usage("option '--%s' takes no value", o->name);
                 val = eq + 1;
             }
         } else {
             if (s[2] != '\0')
-                return usage("unknown option '%s' (one short option at a time)%s",
-                             s, "");
-            o = find_short(s[1]);
-            if (!o)
-                return usage("unknown option '%s'%s", s, "");
+                return usage("unknown option '%s' (one short option at a "
+                             "time)", s);
+            o = find_short(s[1], bit, &other);
         }
-        if (!(o->commands & bit))
-            return usage("option '--%s' does not apply to '%s'", o->lname,
-                         cmd ? cmd->name : "cudnn-deploy");
-        if (o->argname && !val) {
+        if (!o && other)
+            return usage("option '%s' does not apply to '%s'", s, where);
+        if (!o)
+            return usage("unknown option '%s'", s);
+        if (takes_value(o) && !val) {
             if (i + 1 >= argc)
-                return usage("option '--%s' needs a value (%s)", o->lname,
+                return usage("option '--%s' needs a value (%s)", o->name,
                              o->argname);
             val = argv[++i];
         }
-        if (o->argname && empty_value(o, val))
-            return CDD_E_USAGE;
-        int r = apply(o, val, a);
+        if (takes_value(o) && !*val)
+            return usage("--%s needs a value (%s)", o->name, o->argname);
+        int r = apply(o, val, cl);
         if (r)
             return r;
     }
+    if (next)
+        *next = i;
     return 0;
-}
-
-static void print_opts(unsigned bit)
-{
-    for (size_t i = 0; i < N_OPTS; i++) {
-        const struct opt *o = &opts[i];
-        if (!(o->commands & bit) || (bit != CMD_ALL && o->commands == CMD_ALL))
-            continue;
-        char left[64];
-        snprintf(left, sizeof left, "%s%c%s--%s%s%s", o->sname ? "-" : "",
-                 o->sname ? o->sname : ' ', o->sname ? ", " : "  ", o->lname,
-                 o->argname ? " " : "", o->argname ? o->argname : "");
-        printf("  %-28s %s\n", left + (o->sname ? 0 : 1), o->help);
-    }
-}
-
-static void print_exit_codes(void)
-{
-    printf("\nExit codes:\n"
-           "  0  success\n"
-           "  1  a check found a problem (verify, doctor, status; install whose "
-           "verify failed)\n"
-           "  2  usage error\n"
-           "  3  rejected input (manifest, archive, checksum, unsafe entry, "
-           "version mismatch)\n"
-           "  4  environment or I/O failure (tree not found, permission, disk "
-           "full, lock held, network)\n");
-}
-
-void cdd_help_print(const struct cdd_command *cmd)
-{
-    if (cmd) {
-        printf("Usage: cudnn-deploy %s %s\n\n%s\n\n%s\n\nOptions:\n",
-               cmd->name, cmd->usage, cmd->summary, cmd->description);
-        print_opts(cmd->bit);
-        printf("\nGlobal options:\n");
-        for (size_t i = 0; i < N_OPTS; i++)
-            if (opts[i].commands == CMD_ALL)
-                printf("  %s%c%s--%-20s %s\n", opts[i].sname ? "-" : " ",
-                       opts[i].sname ? opts[i].sname : ' ',
-                       opts[i].sname ? ", " : "  ", opts[i].lname,
-                       opts[i].help);
-        print_exit_codes();
-        return;
-    }
-    printf("Usage: cudnn-deploy [--json] [--quiet] <command> [options]\n\n"
-           "Installs NVIDIA cuDNN from its official archives into CUDA "
-           "toolkit trees,\nchecked at every step, undoable, and verified.\n\n"
-           "Commands:\n");
-    for (size_t i = 0; i < cdd_command_count; i++)
-        printf("  %-10s %s\n", cdd_commands[i].name, cdd_commands[i].summary);
-    printf("\nTargets (one of):\n"
-           "  --cuda vX.Y        $CUDA_PATH_VX_Y, else the default root of "
-           "CUDA X.Y\n"
-           "  --cuda-root DIR    a CUDA toolkit tree\n"
-           "  --prefix DIR       a conda environment or other prefix\n"
-           "\nGlobal options:\n"
-           "  --json             one JSON object on stdout\n"
-           "  -q, --quiet        print nothing but errors\n"
-           "  -h, --help         help (also 'cudnn-deploy <command> --help')\n"
-           "  --version          print the version\n");
-    print_exit_codes();
 }

@@ -1,6 +1,8 @@
 /* Fault injection for the filesystem layer: tests make the n-th mutating
  * operation fail (or kill the process there) to prove that every step of a
- * transaction can be undone. Shared by the POSIX and Win32 layers. */
+ * transaction can be undone. Shared by the POSIX and Win32 layers. Built
+ * only with -DCDD_FAULT_INJECTION=ON (fsops.h): a release binary has none of
+ * it. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,10 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+
+#ifndef CDD_FAULT_INJECTION
+#error "fsops_fault.c is built only with CDD_FAULT_INJECTION"
+#endif
 
 static atomic_long fault_at;    /* 0: off */
 static atomic_long fault_count; /* mutating operations seen */

@@ -1,12 +1,14 @@
 """Running the binary under test: run(), run_json() with the checks of the
 --json envelope every command answers with (docs/design.md, Report),
-spawn() for the kill tests, install_args(), plan_of(), the exit codes.
+spawn() for the kill tests, install_args(), plan_of(), the exit codes, and
+whether the binary has the fault hook (a test build's).
 """
 
 import collections
 import json
 import os
 import subprocess
+import unittest
 
 from cddenv import BIN, TMP_ROOT
 
@@ -25,6 +27,27 @@ def binary_problem():
     if not (os.path.isfile(BIN) and os.access(BIN, os.X_OK)):
         return "CDD_BIN=%s is not an executable file" % BIN
     return None
+
+
+FAULT_VAR = "CUDNN_DEPLOY_TEST_FAULT"
+
+
+def has_fault_hook(path=None):
+    """Was the binary built with -DCDD_FAULT_INJECTION=ON? Only such a build
+    holds the variable's name (a release build neither reads it nor has the
+    code). path: the executable (default CDD_EXE under Wine, else CDD_BIN)."""
+    path = path or os.environ.get("CDD_EXE") or BIN
+    try:
+        with open(path, "rb") as f:
+            return FAULT_VAR.encode() in f.read()
+    except OSError:
+        return False
+
+
+# Tests that inject faults through the variable: skipped (and said so) on a
+# build without the hook; the test suite's builds have it.
+needs_fault_hook = unittest.skipUnless(
+    has_fault_hook(), "needs a test build (-DCDD_FAULT_INJECTION=ON)")
 
 
 def clean_env(extra=None):

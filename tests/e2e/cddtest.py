@@ -32,8 +32,9 @@ from cddcase import (EXIT_ALL_SKIPPED, CddTestCase, exit_status,  # noqa: F401
 from cddenv import BIN, FAST_ROOT, GROUP, TMP_ROOT, WORK_ROOT  # noqa: F401
 from cddrun import (CHECK_STATUSES, DEFAULT_TIMEOUT, ERROR_CODES,  # noqa: F401
                     EXIT_CHECK, EXIT_ENV, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
-                    JsonResult, Result, binary_problem, check_envelope,
-                    clean_env, describe, install_args, parse_one_object,
+                    FAULT_VAR, JsonResult, Result, binary_problem,
+                    check_envelope, clean_env, describe, has_fault_hook,
+                    install_args, needs_fault_hook, parse_one_object,
                     plan_of, run, run_json, spawn)
 from fixtures import (FIX, Fixture, Fixtures, linux_entries,  # noqa: F401
                       make_manifest, strip_top, verify_section,

@@ -205,6 +205,7 @@ class CrashCase(CddTestCase):
                     self.assertEqual(j.rc, 0, "fail:%d is past the last operation" % n)
 
 
+@cddtest.needs_fault_hook
 class KillByStep(CrashCase):
 
     def test_install(self):
@@ -222,6 +223,7 @@ class KillByStep(CrashCase):
         self.kill_by_step(SCENARIOS["uninstall_upgrade"])
 
 
+@cddtest.needs_fault_hook
 class FailByStep(CrashCase):
 
     def test_install(self):
@@ -237,6 +239,7 @@ class FailByStep(CrashCase):
         self.fail_by_step(SCENARIOS["uninstall_upgrade"])
 
 
+@cddtest.needs_fault_hook
 class InterruptedThenRunAgain(CrashCase):
     """install and uninstall recover an interrupted transaction first."""
 

@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import time
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cddtest  # noqa: E402
@@ -30,6 +31,8 @@ FAULT = "CUDNN_DEPLOY_TEST_FAULT"
 
 
 def fault_env(spec):
+    if not cddtest.has_fault_hook():
+        raise unittest.SkipTest("needs a test build (-DCDD_FAULT_INJECTION=ON)")
     return cddtest.clean_env({FAULT: spec})
 
 

@@ -35,6 +35,7 @@ def mini(name, version, headers):
 
 @unittest.skipUnless(ON_WINDOWS_BUILD,
                      "Windows build only (CDD_WINDOWS=1: make test-windows)")
+@cddtest.needs_fault_hook
 class WindowsFaults(CddTestCase):
 
     @classmethod

@@ -12,6 +12,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/loaddiag.h"
 #include "cdd/loader.h"
 #include "test.h"
 #include "win32_int.h"
@@ -71,7 +72,7 @@ static void test_126_names_missing_dependency(void)
 {
     char *p = in(fake, "cudnn_ops_infer64_8.dll");
     struct cdd_lib *l = NULL;
-    CHECK_INT(cdd_lib_open(p, &l), CDD_E_CHECK);
+    CHECK_INT(cdd_lib_open_explained(p, &l), CDD_E_CHECK);
     const struct cdd_errinfo *e = cdd_last_error();
     CHECK_INT(e->os_err, 126);
     CHECK_MSG(strstr(e->msg, "depends on") &&
@@ -88,7 +89,7 @@ static void test_126_names_missing_dependency(void)
     char *np = malloc(strlen(elsewhere) + n + 2);
     sprintf(np, "%s;%s", elsewhere, n ? old_path : "");
     SetEnvironmentVariableA("PATH", np);
-    CHECK_INT(cdd_lib_open(p, &l), CDD_E_CHECK);
+    CHECK_INT(cdd_lib_open_explained(p, &l), CDD_E_CHECK);
     CHECK_MSG(strstr(cdd_last_error()->msg, "a copy is on PATH at") &&
                   strstr(cdd_last_error()->msg, "zlibwapi.dll"),
               "%s", cdd_last_error()->msg);

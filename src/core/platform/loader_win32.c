@@ -7,10 +7,9 @@
  * folder and System32 -- never the current folder or PATH, which is also how
  * Python 3.8+ loads extension modules' DLLs (PyTorch). When the loader says
  * no, its number is translated (126: a dependency is missing, 127: an entry
- * point is missing, 193: wrong architecture) and for 126 the PE import
- * tables are walked to name the DLL that is missing: the loader's own message
- * names the library asked for, which is what misleads users into thinking
- * cudnn_cnn_infer64_8.dll is missing when it is zlibwapi.dll.
+ * point is missing, 193: wrong architecture); naming the DLL that is missing
+ * for 126 is verify's (loaddiag.c, by import tables), from where this file
+ * says a dependency resolves (cdd_lib_dep_find, cdd_lib_find_on_path).
  *
  * Search order emulated for a bare DLL name (LoadLibrary without flags, the
  * standard search; KnownDLLs and API sets aside, which cuDNN never is):
@@ -24,17 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cdd/binfile.h"
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "win32_int.h"
 
 #define DRIVER_DLL "nvcuda.dll"
 #define DRIVER_ENV "CUDNN_DEPLOY_DRIVER_LIB"
-
-/* Dependency walk bounds for the 126 diagnosis. */
-#define DIAG_MAX_DLLS 64
-#define DIAG_MAX_DEPTH 4
 
 struct cdd_lib {
     HMODULE h;
@@ -339,119 +333,12 @@ int cdd_driver_library_path(char **out)
     return 0;
 }
 
-/* ---- the 126 diagnosis -------------------------------------------------- */
+/* ---- where a dependency resolves (verify's 126 diagnosis) --------------- */
 
-/* Names the loader resolves without a file of that name: API sets. */
-static int is_api_set(const char *name)
+/* The folders LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | _DEFAULT_DIRS search for
+ * abs_path's imports: its own folder, the application folder, System32 (last). */
+static void dep_dirs(const char *abs_path, struct dirs *where)
 {
-    return _strnicmp(name, "api-ms-win-", 11) == 0 ||
-           _strnicmp(name, "ext-ms-", 7) == 0;
-}
-
-struct diag {
-    char *seen[DIAG_MAX_DLLS];
-    size_t n_seen;
-    char msg[1024];
-    size_t len;
-    int missing;
-    struct dirs where; /* the library's folder, then the default dirs */
-};
-
-static int seen(struct diag *g, const char *name)
-{
-    for (size_t i = 0; i < g->n_seen; i++)
-        if (_stricmp(g->seen[i], name) == 0)
-            return 1;
-    if (g->n_seen < DIAG_MAX_DLLS) {
-        char *c = str_dup(name);
-        if (c)
-            g->seen[g->n_seen++] = c;
-    }
-    return 0;
-}
-
-static void say(struct diag *g, const char *fmt, const char *a, const char *b)
-{
-    if (g->len < sizeof g->msg) {
-        int k = snprintf(g->msg + g->len, sizeof g->msg - g->len, fmt, a, b);
-        if (k > 0)
-            g->len += (size_t)k;
-        if (g->len > sizeof g->msg)
-            g->len = sizeof g->msg;
-    }
-}
-
-/* Where the loader (with our flags) would find name: the folder of the
- * library being loaded, the application folder, System32. NULL: nowhere. */
-static char *resolve(struct diag *g, const char *name)
-{
-    struct found f = {0};
-    f.first_only = 1;
-    for (size_t i = 0; i < g->where.n && f.n == 0; i++)
-        if (consider(&f, g->where.v[i], name) != 0)
-            break;
-    free(f.id);
-    char *r = f.n ? f.v[0] : NULL;
-    free(f.v);
-    return r;
-}
-
-/* On PATH, where LOAD_LIBRARY_SEARCH_* (and Python 3.8+) do not look? */
-static char *on_path(const char *name)
-{
-    struct found f = {0};
-    f.first_only = 1;
-    search_path_var(&f, name);
-    free(f.id);
-    char *r = f.n ? f.v[0] : NULL;
-    free(f.v);
-    cdd_clear_error();
-    return r;
-}
-
-static void walk(struct diag *g, const char *path, int depth)
-{
-    struct cdd_bininfo b;
-    memset(&b, 0, sizeof b);
-    if (depth > DIAG_MAX_DEPTH || cdd_bin_parse_file(path, &b) != 0) {
-        cdd_clear_error();
-        return;
-    }
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    for (size_t i = 0; i < b.n_needed; i++) {
-        const char *dep = b.needed[i];
-        if (is_api_set(dep) || seen(g, dep))
-            continue;
-        char *at = resolve(g, dep);
-        if (at) {
-            /* Windows' own DLLs resolve their own imports. */
-            if (g->where.n < 2 || _strnicmp(at, g->where.v[g->where.n - 1],
-                                            strlen(g->where.v[g->where.n - 1])) != 0)
-                walk(g, at, depth + 1);
-            free(at);
-            continue;
-        }
-        g->missing++;
-        say(g, "%s%s", g->missing > 1 ? "; " : ": missing ", dep);
-        say(g, " (needed by %s%s", base, ")");
-        char *p = on_path(dep);
-        if (p) {
-            say(g, " -- a copy is on PATH at %s, but DLLs are not looked up "
-                   "on PATH%s", p,
-                " (nor by Python 3.8+): put it in the library's folder");
-            free(p);
-        }
-    }
-    cdd_bininfo_clear(&b);
-}
-
-/* Append to msg which dependencies cannot be found, by reading import
- * tables (one level per DLL found, a few levels deep). */
-static void diagnose_126(const char *abs_path, char *msg, size_t len)
-{
-    struct diag g;
-    memset(&g, 0, sizeof g);
     char *dir = str_dup(abs_path);
     if (dir) {
         char *s = strrchr(dir, '/');
@@ -460,31 +347,56 @@ static void diagnose_126(const char *abs_path, char *msg, size_t len)
             s = t;
         if (s)
             *s = '\0';
-        g.where.v[g.where.n++] = dir;
+        where->v[where->n++] = dir;
     }
-    /* Application folder and System32 (LOAD_LIBRARY_SEARCH_DEFAULT_DIRS),
-     * System32 last: walk() does not descend into it. */
     struct dirs d = {{0}, 0};
     fixed_dirs(&d, 0);
     if (d.n > 0) {
-        g.where.v[g.where.n++] = d.v[0];
+        where->v[where->n++] = d.v[0];
         d.v[0] = NULL;
     }
     if (d.n > 1) {
-        g.where.v[g.where.n++] = d.v[1];
+        where->v[where->n++] = d.v[1];
         d.v[1] = NULL;
     }
     dirs_free(&d);
-    walk(&g, abs_path, 0);
-    if (g.missing)
-        snprintf(msg, len, "%.*s", (int)g.len, g.msg);
-    else
-        snprintf(msg, len, " (every DLL it imports was found: one of them "
-                           "fails to load in turn, or a delay-loaded one is "
-                           "missing)");
-    for (size_t i = 0; i < g.n_seen; i++)
-        free(g.seen[i]);
-    dirs_free(&g.where);
+}
+
+int cdd_lib_dep_find(const char *abs_path, const char *name, char **out,
+                     int *in_system)
+{
+    struct dirs where = {{0}, 0};
+    struct found f = {0};
+    int r = 0;
+    *out = NULL;
+    *in_system = 0;
+    f.first_only = 1;
+    dep_dirs(abs_path, &where);
+    for (size_t i = 0; i < where.n && f.n == 0; i++)
+        if ((r = consider(&f, where.v[i], name)) != 0)
+            break;
+    free(f.id);
+    if (f.n) {
+        *out = f.v[0];
+        /* Windows' own DLLs resolve their own imports. */
+        *in_system = where.n >= 2 &&
+                     _strnicmp(*out, where.v[where.n - 1],
+                               strlen(where.v[where.n - 1])) == 0;
+    }
+    free(f.v);
+    dirs_free(&where);
+    return r ? cdd_fail(r, name, 0, NULL) : 0;
+}
+
+int cdd_lib_find_on_path(const char *name, char **out)
+{
+    struct found f = {0};
+    f.first_only = 1;
+    int r = search_path_var(&f, name);
+    free(f.id);
+    *out = f.n ? f.v[0] : NULL;
+    free(f.v);
+    return r ? cdd_fail(r, name, 0, NULL) : 0;
 }
 
 /* ---- loading ------------------------------------------------------------ */
@@ -521,22 +433,10 @@ int cdd_lib_open(const char *abs_path, struct cdd_lib **out)
     SetThreadErrorMode(old_mode, NULL);
     free(w);
     if (!l->h) {
-        char detail[1200] = "";
+        /* verify (loaddiag.c) adds why for 126 and 193, by import tables. */
         const char *meaning = cdd_win32_load_error_meaning(e);
-        if (e == ERROR_MOD_NOT_FOUND) {
-            diagnose_126(abs_path, detail, sizeof detail);
-        } else if (e == ERROR_BAD_EXE_FORMAT) {
-            struct cdd_bininfo b;
-            memset(&b, 0, sizeof b);
-            if (cdd_bin_parse_file(abs_path, &b) == 0)
-                snprintf(detail, sizeof detail, ": it is a %s %s file",
-                         b.machine_name, b.fmt == CDD_BIN_PE ? "PE" : "ELF");
-            cdd_bininfo_clear(&b);
-            cdd_clear_error();
-        }
-        int r = cdd_fail(CDD_E_CHECK, abs_path, (int)e, "cannot load: %s%s",
-                         meaning ? meaning : "the Windows loader refused it",
-                         detail);
+        int r = cdd_fail(CDD_E_CHECK, abs_path, (int)e, "cannot load: %s",
+                         meaning ? meaning : "the Windows loader refused it");
         free(l->path);
         free(l);
         return r;

@@ -339,3 +339,22 @@ int cdd_driver_library_path(char **out)
     cdd_lib_paths_free(paths, n);
     return 0;
 }
+
+/* dlopen resolves imports by the dynamic linker's rules, not a folder list,
+ * and never from PATH: there is nothing of Windows' kind to answer. */
+int cdd_lib_dep_find(const char *abs_path, const char *name, char **out,
+                     int *in_system)
+{
+    *out = NULL;
+    *in_system = 0;
+    return cdd_fail(CDD_E_NOTSUP, abs_path, 0,
+                    "where %s resolves is the dynamic linker's search order",
+                    name);
+}
+
+int cdd_lib_find_on_path(const char *name, char **out)
+{
+    *out = NULL;
+    return cdd_fail(CDD_E_NOTSUP, name, 0,
+                    "the dynamic linker does not look on PATH");
+}

@@ -11,6 +11,7 @@
 #include "cdd/binfile.h"
 #include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
+#include "cdd/loaddiag.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "verify_int.h"
@@ -520,7 +521,7 @@ int cdd_verify_load_layer(struct vctx *c)
             if (!file_exists(l->installed))
                 continue;
             snprintf(name, sizeof name, "load.open %s", l->name);
-            if (cdd_lib_open(l->installed, &l->handle) == 0) {
+            if (cdd_lib_open_explained(l->installed, &l->handle) == 0) {
                 VCHECK(c, name, CDD_CHECK_PASS, "loaded %s", l->installed);
                 continue;
             }

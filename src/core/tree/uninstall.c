@@ -9,6 +9,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/jsonw.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 #include "cdd/state.h"
@@ -258,11 +259,13 @@ int cdd_uninstall(const struct cdd_uninstall_opts *o,
     if (r)
         goto out;
     res->changed = 1;
-    char detail[256];
-    snprintf(detail, sizeof detail,
-             "{\"product\":\"%s\",\"version\":\"%s\",\"install\":\"%s\"}",
-             rc->product, rc->version, rc->txn_id);
-    cdd_log_append(root, "uninstall", res->txn_id, detail);
+    struct cdd_jw *d = cdd_jw_new();
+    cdd_jw_object(d, NULL);
+    cdd_jw_str(d, "product", rc->product);
+    cdd_jw_str(d, "version", rc->version);
+    cdd_jw_str(d, "install", rc->txn_id);
+    cdd_jw_end(d);
+    cdd_log_append(root, "uninstall", res->txn_id, d);
 out:
     if (t)
         cdd_txn_abort(t);
@@ -278,10 +281,11 @@ int cdd_recover(struct cdd_tree *tree, double lock_timeout,
     /* A tree we never touched has nothing to recover: don't create state. */
     int r = cdd_tree_lock(tree, lock_timeout, 0, &locked, res);
     if (!r && res->found) {
-        char detail[64];
-        snprintf(detail, sizeof detail, "{\"result\":\"%s\"}",
-                 res->rolled_back ? "rolled back" : "completed");
-        cdd_log_append(tree, "recover", res->id, detail);
+        struct cdd_jw *d = cdd_jw_new();
+        cdd_jw_object(d, NULL);
+        cdd_jw_str(d, "result", res->rolled_back ? "rolled back" : "completed");
+        cdd_jw_end(d);
+        cdd_log_append(tree, "recover", res->id, d);
     }
     return r;
 }

@@ -11,6 +11,7 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/journal.h"
+#include "cdd/jsonw.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 #include "cdd/tree.h"
@@ -81,101 +82,90 @@ const struct cdd_rfile_entry *cdd_receipt_file(const struct cdd_receipt *r,
 
 /* ---- writing ------------------------------------------------------------- */
 
-static cJSON *str_or_null(const char *s)
-{
-    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
-}
-
-static void add_hex(cJSON *o, const char *key, const uint8_t *sha)
+static void put_hex(struct cdd_jw *w, const char *key, const uint8_t *sha)
 {
     char hex[CDD_SHA256_HEX];
     cdd_hex_encode(sha, CDD_SHA256_LEN, hex);
-    cJSON_AddStringToObject(o, key, hex);
+    cdd_jw_str(w, key, hex);
 }
 
 int cdd_receipt_to_json(const struct cdd_receipt *r, char **out)
 {
-    cJSON *o = cJSON_CreateObject(), *files, *bk, *m, *a, *t;
-    *out = NULL;
-    if (!o)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    cJSON_AddNumberToObject(o, "schema_version", RECEIPT_SCHEMA);
-    cJSON_AddItemToObject(o, "tool_version", str_or_null(r->tool_version));
-    cJSON_AddItemToObject(o, "transaction", str_or_null(r->txn_id));
-    cJSON_AddItemToObject(o, "installed_at", str_or_null(r->installed_at));
-    m = cJSON_AddObjectToObject(o, "manifest");
-    cJSON_AddItemToObject(m, "name", str_or_null(r->manifest_name));
-    add_hex(m, "sha256", r->manifest_sha256);
-    cJSON_AddItemToObject(m, "product", str_or_null(r->product));
-    cJSON_AddItemToObject(m, "version", str_or_null(r->version));
-    cJSON_AddItemToObject(m, "platform", str_or_null(r->platform));
-    cJSON_AddNumberToObject(m, "cuda_major", r->cuda_major);
-    t = cJSON_AddObjectToObject(o, "target");
-    cJSON_AddItemToObject(t, "kind", str_or_null(r->target_kind));
-    cJSON_AddItemToObject(t, "layout", str_or_null(r->layout));
-    cJSON_AddItemToObject(t, "cuda_version", str_or_null(r->cuda_version));
-    a = cJSON_AddObjectToObject(o, "archive");
-    cJSON_AddItemToObject(a, "filename", str_or_null(r->archive_filename));
-    add_hex(a, "sha256", r->archive_sha256);
-    cJSON_AddNumberToObject(a, "size", (double)r->archive_size);
-    cJSON_AddBoolToObject(a, "pinned", r->archive_pinned);
-    cJSON_AddItemToObject(a, "pin_source", str_or_null(r->pin_source));
-    files = cJSON_AddArrayToObject(o, "files");
-    for (size_t i = 0; files && i < r->n_files; i++) {
+    struct cdd_jw *w = cdd_jw_new();
+    cdd_jw_object(w, NULL);
+    cdd_jw_int(w, "schema_version", RECEIPT_SCHEMA);
+    cdd_jw_str(w, "tool_version", r->tool_version);
+    cdd_jw_str(w, "transaction", r->txn_id);
+    cdd_jw_str(w, "installed_at", r->installed_at);
+    cdd_jw_object(w, "manifest");
+    cdd_jw_str(w, "name", r->manifest_name);
+    put_hex(w, "sha256", r->manifest_sha256);
+    cdd_jw_str(w, "product", r->product);
+    cdd_jw_str(w, "version", r->version);
+    cdd_jw_str(w, "platform", r->platform);
+    cdd_jw_int(w, "cuda_major", r->cuda_major);
+    cdd_jw_end(w);
+    cdd_jw_object(w, "target");
+    cdd_jw_str(w, "kind", r->target_kind);
+    cdd_jw_str(w, "layout", r->layout);
+    cdd_jw_str(w, "cuda_version", r->cuda_version);
+    cdd_jw_end(w);
+    cdd_jw_object(w, "archive");
+    cdd_jw_str(w, "filename", r->archive_filename);
+    put_hex(w, "sha256", r->archive_sha256);
+    cdd_jw_uint(w, "size", r->archive_size);
+    cdd_jw_bool(w, "pinned", r->archive_pinned);
+    cdd_jw_str(w, "pin_source", r->pin_source);
+    cdd_jw_end(w);
+    cdd_jw_array(w, "files");
+    for (size_t i = 0; i < r->n_files; i++) {
         const struct cdd_rfile_entry *f = &r->files[i];
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddItemToArray(files, e);
-        cJSON_AddStringToObject(e, "path", f->path);
-        cJSON_AddStringToObject(e, "role", cdd_role_name(f->role));
+        cdd_jw_object(w, NULL);
+        cdd_jw_str(w, "path", f->path);
+        cdd_jw_str(w, "role", cdd_role_name(f->role));
         if (f->is_symlink) {
-            cJSON_AddStringToObject(e, "symlink", f->link_target);
+            cdd_jw_str(w, "symlink", f->link_target);
         } else {
-            add_hex(e, "sha256", f->sha256);
-            cJSON_AddNumberToObject(e, "size", (double)f->size);
-            /* A string: nanoseconds do not fit a JSON number's double. */
+            put_hex(w, "sha256", f->sha256);
+            cdd_jw_uint(w, "size", f->size);
+            /* A string, as the receipt has always had it (readers that
+             * take numbers as doubles would round nanoseconds). */
             if (f->mtime_ns > 0) {
                 char ns[24];
                 snprintf(ns, sizeof ns, "%lld", (long long)f->mtime_ns);
-                cJSON_AddStringToObject(e, "mtime_ns", ns);
+                cdd_jw_str(w, "mtime_ns", ns);
             }
         }
         if (f->preexisting)
-            cJSON_AddBoolToObject(e, "preexisting", 1);
+            cdd_jw_bool(w, "preexisting", 1);
+        cdd_jw_end(w);
     }
-    bk = cJSON_AddArrayToObject(o, "backed_up");
-    for (size_t i = 0; bk && i < r->n_backed_up; i++) {
+    cdd_jw_end(w);
+    cdd_jw_array(w, "backed_up");
+    for (size_t i = 0; i < r->n_backed_up; i++) {
         const struct cdd_jprev *pv =
             r->backed_up_prev ? &r->backed_up_prev[i] : NULL;
         if (!pv || pv->type == CDD_FT_NONE) {
-            cJSON_AddItemToArray(bk, cJSON_CreateString(r->backed_up[i]));
+            cdd_jw_str(w, NULL, r->backed_up[i]);
             continue;
         }
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddItemToArray(bk, e);
-        cJSON_AddStringToObject(e, "path", r->backed_up[i]);
+        cdd_jw_object(w, NULL);
+        cdd_jw_str(w, "path", r->backed_up[i]);
         if (pv->type == CDD_FT_SYMLINK) {
-            cJSON_AddStringToObject(e, "symlink", pv->target);
+            cdd_jw_str(w, "symlink", pv->target);
         } else {
-            add_hex(e, "sha256", pv->sha256);
-            cJSON_AddNumberToObject(e, "size", (double)pv->size);
+            put_hex(w, "sha256", pv->sha256);
+            cdd_jw_uint(w, "size", pv->size);
         }
+        cdd_jw_end(w);
     }
-    cJSON *cd = cJSON_AddArrayToObject(o, "created_dirs");
-    for (size_t i = 0; cd && i < r->n_created_dirs; i++)
-        cJSON_AddItemToArray(cd, cJSON_CreateString(r->created_dirs[i]));
-    char *text = cJSON_Print(o);
-    cJSON_Delete(o);
-    if (!text)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    size_t n = strlen(text);
-    *out = malloc(n + 2);
-    if (*out) {
-        memcpy(*out, text, n);
-        (*out)[n] = '\n';
-        (*out)[n + 1] = '\0';
-    }
-    cJSON_free(text);
-    return *out ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    cdd_jw_end(w);
+    cdd_jw_array(w, "created_dirs");
+    for (size_t i = 0; i < r->n_created_dirs; i++)
+        cdd_jw_str(w, NULL, r->created_dirs[i]);
+    cdd_jw_end(w);
+    cdd_jw_end(w);
+    return cdd_jw_finish(w, CDD_JW_PRETTY, out);
 }
 
 /* ---- reading -------------------------------------------------------------
@@ -478,26 +468,21 @@ out:
 }
 
 int cdd_log_append(struct cdd_tree *tree, const char *op, const char *txn_id,
-                   const char *detail_json)
+                   struct cdd_jw *detail)
 {
-    char when[32];
+    char when[32], *line = NULL;
     cdd_iso_time(when, sizeof when);
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    cJSON_AddStringToObject(o, "time", when);
-    cJSON_AddStringToObject(o, "op", op);
-    cJSON_AddItemToObject(o, "transaction", str_or_null(txn_id));
-    cJSON_AddNumberToObject(o, "pid", (double)cdd_getpid());
-    if (detail_json) {
-        cJSON *d = cJSON_Parse(detail_json);
-        if (d)
-            cJSON_AddItemToObject(o, "detail", d);
-    }
-    char *line = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    int r = line ? cdd_tree_append_line(tree, CDD_LOG_FILE, line)
-                 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    cJSON_free(line);
+    struct cdd_jw *w = cdd_jw_new();
+    cdd_jw_object(w, NULL);
+    cdd_jw_str(w, "time", when);
+    cdd_jw_str(w, "op", op);
+    cdd_jw_str(w, "transaction", txn_id);
+    cdd_jw_int(w, "pid", (long long)cdd_getpid());
+    cdd_jw_doc(w, "detail", detail);
+    cdd_jw_end(w);
+    int r = cdd_jw_finish(w, CDD_JW_LINE, &line);
+    if (!r)
+        r = cdd_tree_append_line(tree, CDD_LOG_FILE, line);
+    free(line);
     return r;
 }

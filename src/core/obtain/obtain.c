@@ -159,28 +159,22 @@ int cdd_obtain_archive(const struct cdd_obtain_opts *o,
     if (m->archive.has_sha256) {
         memcpy(pin, m->archive.sha256, CDD_SHA256_LEN);
         pinned = 1;
-        res->pin_source = "manifest";
+        res->pin_source = CDD_PIN_MANIFEST;
     }
-    if (o->sha256_hex) {
-        uint8_t given[CDD_SHA256_LEN];
-        if (strlen(o->sha256_hex) != 64 ||
-            cdd_hex_decode(o->sha256_hex, given, CDD_SHA256_LEN) != 0) {
-            r = cdd_fail(CDD_E_USAGE, NULL, 0,
-                         "--sha256 %s: expected 64 hex digits",
-                         o->sha256_hex);
-            goto out;
-        }
-        if (pinned && memcmp(given, pin, CDD_SHA256_LEN) != 0) {
+    if (o->sha256) {
+        if (pinned && memcmp(o->sha256, pin, CDD_SHA256_LEN) != 0) {
+            char given[CDD_SHA256_HEX];
+            cdd_hex_encode(o->sha256, CDD_SHA256_LEN, given);
             r = cdd_fail(CDD_E_CHECKSUM, m->source, 0,
                          "--sha256 %s contradicts the manifest's archive "
                          "sha256; nothing was downloaded",
-                         o->sha256_hex);
+                         given);
             goto out;
         }
         if (!pinned) {
-            memcpy(pin, given, CDD_SHA256_LEN);
+            memcpy(pin, o->sha256, CDD_SHA256_LEN);
             pinned = 1;
-            res->pin_source = "--sha256";
+            res->pin_source = CDD_PIN_OPTION;
         }
     }
     /* The redistrib JSON is read only when it is needed as the pin. */
@@ -189,7 +183,7 @@ int cdd_obtain_archive(const struct cdd_obtain_opts *o,
             goto out;
         memcpy(pin, ent.sha256, CDD_SHA256_LEN);
         pinned = 1;
-        res->pin_source = "redistrib";
+        res->pin_source = CDD_PIN_REDISTRIB;
         if (ent.has_size) {
             if (has_size && size != ent.size) {
                 r = cdd_fail(CDD_E_CHECKSUM, res->redistrib_source, 0,
@@ -217,7 +211,7 @@ int cdd_obtain_archive(const struct cdd_obtain_opts *o,
     }
     res->pinned = pinned;
     if (!pinned)
-        res->pin_source = "unpinned";
+        res->pin_source = CDD_PIN_UNPINNED;
 
     /* Sources, in order; explicit --url entries are taken as given. */
     for (size_t i = 0; i < o->n_urls; i++)
@@ -266,7 +260,7 @@ out:
     free(base);
     cdd_redistrib_entry_clear(&ent);
     if (r) {
-        const char *ps = res->pin_source;
+        enum cdd_pin ps = res->pin_source;
         char *rs = res->redistrib_source;
         res->redistrib_source = NULL;
         cdd_obtain_result_clear(res);

@@ -288,14 +288,18 @@ static void progress_data(struct xworker *w, size_t got)
         progress(x);
         return;
     }
-    uint64_t done = atomic_fetch_add(&x->done_bytes, got) + got;
+    atomic_fetch_add(&x->done_bytes, got);
     if (!x->sink || !x->sink->progress)
         return;
     uint64_t size = cdd_archive_file_size(x->ar);
     uint64_t total = x->total_bytes ? x->total_bytes : 1;
+    cdd_mutex_lock(x->mu);
+    /* Read the counter under the lock, not the value our own add returned:
+     * another worker may have added and reported more in between, and the
+     * sink must never see progress go backwards. */
+    uint64_t done = atomic_load(&x->done_bytes);
     if (done > total)
         done = total;
-    cdd_mutex_lock(x->mu);
     x->sink->progress(x->sink->ud,
                       (uint64_t)((double)size * ((double)done / (double)total)),
                       size);

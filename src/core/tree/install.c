@@ -12,6 +12,7 @@
 #include "cdd/error.h"
 #include "cdd/extract.h"
 #include "cdd/fsops.h"
+#include "cdd/jsonw.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 #include "cdd/state.h"
@@ -230,14 +231,7 @@ static int check_unpinned(struct inst *c);
  * refuses the install afterwards if the pin does not match). */
 static int pin_expected(struct inst *c, int *pinned)
 {
-    uint8_t pin[CDD_SHA256_LEN];
-    if (c->o->sha256_hex &&
-        (strlen(c->o->sha256_hex) != 64 ||
-         cdd_hex_decode(c->o->sha256_hex, pin, CDD_SHA256_LEN) != 0))
-        return cdd_fail(CDD_E_USAGE, NULL, 0,
-                        "--sha256 %s: expected 64 hex digits",
-                        c->o->sha256_hex);
-    *pinned = c->o->m->archive.has_sha256 || c->o->sha256_hex;
+    *pinned = c->o->m->archive.has_sha256 || c->o->sha256;
     return *pinned ? 0 : check_unpinned(c);
 }
 
@@ -262,23 +256,18 @@ static int check_pins(struct inst *c)
                             "sha256 %s does not match %s's pin %s", got,
                             m->source, want);
         res->pinned = 1;
-        res->pin_source = "manifest";
+        res->pin_source = CDD_PIN_MANIFEST;
     }
-    if (c->o->sha256_hex) {
-        uint8_t pin[CDD_SHA256_LEN];
-        if (strlen(c->o->sha256_hex) != 64 ||
-            cdd_hex_decode(c->o->sha256_hex, pin, CDD_SHA256_LEN) != 0)
-            return cdd_fail(CDD_E_USAGE, NULL, 0,
-                            "--sha256 %s: expected 64 hex digits",
-                            c->o->sha256_hex);
-        if (memcmp(pin, res->archive_sha256, CDD_SHA256_LEN))
+    if (c->o->sha256) {
+        cdd_hex_encode(c->o->sha256, CDD_SHA256_LEN, want);
+        if (memcmp(c->o->sha256, res->archive_sha256, CDD_SHA256_LEN))
             return cdd_fail(CDD_E_CHECKSUM, c->o->archive_path, 0,
                             "sha256 %s does not match --sha256 %s", got,
-                            c->o->sha256_hex);
+                            want);
         if (!res->pinned) {
             res->pinned = 1;
-            res->pin_source =
-                c->o->sha256_source ? c->o->sha256_source : "--sha256";
+            res->pin_source = c->o->sha256_source ? c->o->sha256_source
+                                                  : CDD_PIN_OPTION;
         }
     }
     if (res->pinned)
@@ -297,11 +286,11 @@ static int check_unpinned(struct inst *c)
         if (m->files[i].role != CDD_ROLE_SYMLINK && !m->files[i].has_sha256)
             all_hashed = 0;
     if (all_hashed) {
-        res->pin_source = "per-file";
+        res->pin_source = CDD_PIN_PER_FILE;
         return 0;
     }
     if (c->o->allow_unpinned) {
-        res->pin_source = "unpinned";
+        res->pin_source = CDD_PIN_UNPINNED;
         return 0;
     }
     return cdd_fail(CDD_E_UNPINNED, c->o->archive_path, 0,
@@ -582,7 +571,7 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
     memcpy(rc->archive_sha256, c->res->archive_sha256, CDD_SHA256_LEN);
     rc->archive_size = c->res->archive_size;
     rc->archive_pinned = c->res->pinned;
-    rc->pin_source = strdup(c->res->pin_source);
+    rc->pin_source = strdup(cdd_pin_name(c->res->pin_source));
     if (!rc->tool_version || !rc->txn_id || !rc->installed_at ||
         !rc->manifest_name || !rc->product || !rc->version || !rc->platform ||
         !rc->layout || !rc->target_kind || !rc->archive_filename ||
@@ -734,7 +723,7 @@ static int queue_commit(struct inst *c, const struct cdd_receipt *prev)
 
 static void log_install(struct inst *c)
 {
-    char detail[512], hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX];
     size_t n_new = 0, n_rep = 0, n_rm = 0;
     for (size_t i = 0; i < c->res->plan.n; i++) {
         enum cdd_action a = c->res->plan.items[i].action;
@@ -743,13 +732,18 @@ static void log_install(struct inst *c)
         n_rm += a == CDD_ACT_REMOVE;
     }
     cdd_hex_encode(c->res->archive_sha256, CDD_SHA256_LEN, hex);
-    snprintf(detail, sizeof detail,
-             "{\"product\":\"%s\",\"version\":\"%s\",\"archive_sha256\":\"%s\","
-             "\"new\":%zu,\"replaced\":%zu,\"removed\":%zu}",
-             c->o->m->product, c->o->m->version, hex, n_new, n_rep, n_rm);
+    struct cdd_jw *d = cdd_jw_new();
+    cdd_jw_object(d, NULL);
+    cdd_jw_str(d, "product", c->o->m->product);
+    cdd_jw_str(d, "version", c->o->m->version);
+    cdd_jw_str(d, "archive_sha256", hex);
+    cdd_jw_uint(d, "new", n_new);
+    cdd_jw_uint(d, "replaced", n_rep);
+    cdd_jw_uint(d, "removed", n_rm);
+    cdd_jw_end(d);
     /* The install is committed; a log that cannot be written must not undo
      * it. The receipt remains the authoritative record. */
-    cdd_log_append(c->tree, "install", c->res->txn_id, detail);
+    cdd_log_append(c->tree, "install", c->res->txn_id, d);
 }
 
 /* The unchanged re-install: the receipt says this very archive, read

@@ -21,6 +21,7 @@
 #include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/loaddiag.h"
 #include "cdd/loader.h"
 #include "compat.h"
 
@@ -175,7 +176,7 @@ int cdd_gpu_env_open(const char *driver_path, struct cdd_gpu_env **out)
     g->info.device = -1;
     snprintf(g->info.driver_path, sizeof g->info.driver_path, "%s",
              driver_path);
-    if ((r = cdd_lib_open(driver_path, &g->lib)) != 0)
+    if ((r = cdd_lib_open_explained(driver_path, &g->lib)) != 0)
         goto out;
     CU_NEED(cuInit, "cuInit", NULL);
     CU_NEED(cuDriverGetVersion, "cuDriverGetVersion", NULL);
