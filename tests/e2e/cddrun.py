@@ -37,6 +37,8 @@ def has_fault_hook(path=None):
     holds the variable's name (a release build neither reads it nor has the
     code). path: the executable (default CDD_EXE under Wine, else CDD_BIN)."""
     path = path or os.environ.get("CDD_EXE") or BIN
+    if not path:          # no binary named (CDD_BIN unset): no hook either
+        return False
     try:
         with open(path, "rb") as f:
             return FAULT_VAR.encode() in f.read()

@@ -93,7 +93,7 @@ static void test_fresh(void)
     CHECK(res.changed);
     CHECK(res.txn_id != NULL);
     CHECK(res.pinned);
-    CHECK_STR(res.pin_source, "manifest");
+    CHECK_STR(cdd_pin_name(res.pin_source), "manifest");
     CHECK_INT(res.layout, CDD_LAYOUT_CUDA_LINUX);
     CHECK_INT(res.plan.n, N1);
     for (size_t i = 0; i < res.plan.n; i++)
