@@ -28,20 +28,24 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cddtest  # noqa: E402
-from cddtest import DIR, FILE, SYMLINK, Entry  # noqa: E402
+import archives  # noqa: E402
+import cddenv  # noqa: E402
+import cddrun  # noqa: E402
+import fixtures  # noqa: E402
+import layoutmodel  # noqa: E402
+from archives import DIR, FILE, SYMLINK, Entry  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKES = os.path.normpath(os.path.join(HERE, "..", "fakes"))
 CC = os.environ.get("CC") or "cc"
-BUILD_ROOT = os.path.join(cddtest.WORK_ROOT, "fakecudnn")
+BUILD_ROOT = os.path.join(cddenv.WORK_ROOT, "fakecudnn")
 
 VERSION = "8.5.0.96"
 SO_VER = "8.5.0"
 TOP = "cudnn-linux-x86_64-%s_cuda11-archive" % VERSION
 FILENAME = TOP + ".tar.xz"
-SUBLIBS = cddtest.SUBLIBS
-CHECK_SYMBOLS = cddtest.CHECK_SYMBOLS
+SUBLIBS = layoutmodel.SUBLIBS
+CHECK_SYMBOLS = layoutmodel.CHECK_SYMBOLS
 MISMATCH_STATUS = 14
 
 # Sub-library -> (what is special about it) per variant.
@@ -240,11 +244,11 @@ def archive(variant="ok"):
 
     def make():
         d = _build_dir("archive-" + variant)
-        path = cddtest.write_bytes(os.path.join(d, FILENAME),
-                                   cddtest.tar_xz_bytes(entries(variant)))
+        path = fixtures.write_bytes(os.path.join(d, FILENAME),
+                                    archives.tar_xz_bytes(entries(variant)))
         manifest = os.path.join(d, TOP + ".json")
         # The binary's own manifest create: version from cudnn_version.h,
         # CUDA major from the file name, verify section from the layout.
-        cddtest.run(["manifest", "create", path, "-o", manifest], expect=0)
+        cddrun.run(["manifest", "create", path, "-o", manifest], expect=0)
         return FakeArchive(variant, d, path, manifest)
     return _once(("archive", variant), make)

@@ -28,17 +28,21 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cddtest  # noqa: E402
-from cddtest import FILE, Entry  # noqa: E402
+import archives  # noqa: E402
+import cddenv  # noqa: E402
+import cddrun  # noqa: E402
+import fixtures  # noqa: E402
+import layoutmodel  # noqa: E402
+from archives import FILE, Entry  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKES = os.path.normpath(os.path.join(HERE, "..", "fakes"))
 CC = os.environ.get("CDD_MINGW_CC") or "x86_64-w64-mingw32-gcc"
-BUILD_ROOT = os.path.join(cddtest.WORK_ROOT, "fakecudnn-win")
+BUILD_ROOT = os.path.join(cddenv.WORK_ROOT, "fakecudnn-win")
 
 VERSION = "8.5.0.96"
-SUBLIBS = cddtest.SUBLIBS
-CHECK_SYMBOLS = cddtest.CHECK_SYMBOLS
+SUBLIBS = layoutmodel.SUBLIBS
+CHECK_SYMBOLS = layoutmodel.CHECK_SYMBOLS
 MAIN = "cudnn64_8.dll"
 ZLIB = "zlibwapi.dll"
 ZLIB_SUB = "ops_infer"
@@ -146,9 +150,9 @@ def _read(path):
 
 
 def entries(variant="ok"):
-    """(top, entries): cddtest.windows_entries' layout (cudnn_version.h says
+    """(top, entries): fixtures.windows_entries' layout (cudnn_version.h says
     8.5.0; dummy .lib import libraries; LICENSE) with the built DLLs."""
-    top, ents = cddtest.windows_entries(VERSION)
+    top, ents = fixtures.windows_entries(VERSION)
     built = {MAIN: main_library()}
     for s in SUBLIBS:
         v = variant if (variant == "zlibwapi" and s == ZLIB_SUB) else "ok"
@@ -179,11 +183,11 @@ def archive(variant="ok"):
     def make():
         d = _build_dir("archive-" + variant)
         top, ents = entries(variant)
-        path = cddtest.write_bytes(os.path.join(d, top + ".zip"),
-                                   cddtest.zip_bytes(ents))
+        path = fixtures.write_bytes(os.path.join(d, top + ".zip"),
+                                    archives.zip_bytes(ents))
         manifest = os.path.join(d, top + ".json")
         # The .exe's own manifest create (cdd-wine.sh turns the paths into
         # Z:\...): version from cudnn_version.h, CUDA major from the name.
-        cddtest.run(["manifest", "create", path, "-o", manifest], expect=0)
+        cddrun.run(["manifest", "create", path, "-o", manifest], expect=0)
         return FakeArchive(variant, d, path, manifest)
     return _once(("archive", variant), make)

@@ -10,8 +10,8 @@ import struct
 import tarfile
 import zlib
 
-import cddtest
-from cddtest import CHARDEV, DIR, FIFO, FILE, SYMLINK
+import archives
+from archives import CHARDEV, DIR, FIFO, FILE, SYMLINK
 
 DOS_TIME, DOS_DATE = 0, (42 << 9) | (8 << 5) | 1   # 2022-08-01
 
@@ -21,8 +21,8 @@ def _b(name):
 
 
 def members(entries):
-    """Zip members (dicts, see zip_bytes) for cddtest entries, as
-    cddtest.zip_bytes would write them."""
+    """Zip members (dicts, see zip_bytes) for archives.Entry members, as
+    archives.zip_bytes would write them."""
     out = []
     for e in entries:
         m = dict(name=_b(e.name), data=b"", method=8, create_system=0,
@@ -128,7 +128,7 @@ def tar_pax_bytes(entries, pax=None):
                       encoding="utf-8", errors="surrogateescape") as tf:
         for e in entries:
             ti = tarfile.TarInfo(e.name)
-            ti.mtime, ti.mode = cddtest.FIXED_MTIME, e.mode
+            ti.mtime, ti.mode = archives.FIXED_MTIME, e.mode
             data = None
             if e.kind == FILE:
                 ti.size, data = len(e.data), io.BytesIO(e.data)
@@ -153,7 +153,7 @@ def _header(name, typeflag, size, extra=b""):
     h[108:116] = b"0001750\0"
     h[116:124] = b"0001750\0"
     h[124:136] = b"%011o\0" % size
-    h[136:148] = b"%011o\0" % cddtest.FIXED_MTIME
+    h[136:148] = b"%011o\0" % archives.FIXED_MTIME
     h[156:157] = typeflag
     h[257:265] = b"ustar  \0"
     h[345:345 + len(extra)] = extra
@@ -192,9 +192,9 @@ def tar_end():
 
 
 def tar_open(entries):
-    """cddtest's GNU tar of entries without its end-of-archive blocks, so
+    """archives.tar_bytes' GNU tar of entries without its end-of-archive blocks, so
     that more members can follow."""
-    data = cddtest.tar_bytes(entries)
+    data = archives.tar_bytes(entries)
     with tarfile.open(fileobj=io.BytesIO(data)) as tf:
         tf.getmembers()
         end = tf.offset

@@ -15,9 +15,12 @@ Cases with repin=False test that pin.
 
 import os
 
-import cddtest
+import archives
+import fixtures
 import forge
-from cddtest import CHARDEV, DIR, FIFO, FILE, HARDLINK, LINUX, SYMLINK, Entry
+import synth
+from archives import CHARDEV, DIR, FIFO, FILE, HARDLINK, SYMLINK, Entry
+from layoutmodel import LINUX
 
 UNSAFE = ("UNSAFE",)
 # The unsafe part sits in the component that strip_components removes (or
@@ -42,6 +45,15 @@ class Ctx(object):
         return self.top + "/" + rel
 
 
+class Section(object):
+    """A heading in the CASES list: the cases after it, up to the next one,
+    are its group (case.group), which test_hostile.py runs as one ctest
+    entry so that a failure names its group."""
+
+    def __init__(self, name, title):
+        self.name, self.title = name, title
+
+
 class Case(object):
     def __init__(self, name, base, why, mutate=None, raw=None, codes=UNSAFE,
                  repin=True, create=False, bomb=False, mention=None):
@@ -49,9 +61,10 @@ class Case(object):
         self.mutate, self.raw, self.codes = mutate, raw, codes
         self.repin, self.create, self.bomb = repin, create, bomb
         self.mention = mention
+        self.group = None       # the Section it is under (_sections)
 
     def fixture(self):
-        return getattr(cddtest.FIX, self.base)
+        return getattr(fixtures.FIX, self.base)
 
     def entries(self, ctx):
         entries = list(ctx.fixture.entries)
@@ -66,9 +79,9 @@ class Case(object):
             with open(fx.path, "rb") as f:
                 data = f.read()
         elif fx.platform == LINUX:
-            data = cddtest.tar_xz_bytes(entries, preset=0 if self.bomb else 1)
+            data = archives.tar_xz_bytes(entries, preset=0 if self.bomb else 1)
         else:
-            data = cddtest.zip_bytes(entries)
+            data = archives.zip_bytes(entries)
         if self.raw:
             data = self.raw(data, ctx)
         return data
@@ -79,11 +92,11 @@ class Case(object):
         fx = self.fixture()
         ctx = Ctx(fx, outside)
         data = self.archive_bytes(ctx)
-        archive = cddtest.write_bytes(os.path.join(folder, fx.filename), data)
+        archive = fixtures.write_bytes(os.path.join(folder, fx.filename), data)
         if self.repin:
             manifest = fx.manifest_variant(
                 os.path.join(folder, "manifest.json"),
-                sha256=cddtest.sha256_bytes(data), size=len(data))
+                sha256=synth.sha256_bytes(data), size=len(data))
         else:
             manifest = fx.manifest_path
         return archive, manifest, ctx
@@ -165,7 +178,7 @@ def with_data(rel, fn):
 
 
 def _xz_flip_middle(data, ctx):
-    return cddtest.flip_byte(data, len(data) // 2)
+    return archives.flip_byte(data, len(data) // 2)
 
 
 def _append_byte(data, ctx):
@@ -173,12 +186,12 @@ def _append_byte(data, ctx):
 
 
 def _other_archive(data, ctx):
-    with open(cddtest.FIX.linux_old.path, "rb") as f:
+    with open(fixtures.FIX.linux_old.path, "rb") as f:
         return f.read()
 
 
 def _windows_zip_bytes(data, ctx):
-    with open(cddtest.FIX.windows.path, "rb") as f:
+    with open(fixtures.FIX.windows.path, "rb") as f:
         return f.read()
 
 
@@ -246,12 +259,12 @@ def _nul_long_name(data, ctx):
     hostile = ctx.n("include/cudnn.h") + "\0" + "/.." * 40 + "/outside/evil.h"
     entries = [e.copy(name=hostile) if e.name == ctx.n("include/cudnn.h") else e
                for e in ctx.fixture.entries]
-    return cddtest.tar_xz_bytes(entries)
+    return archives.tar_xz_bytes(entries)
 
 
 def _nul_pax_path(data, ctx):
     name = ctx.n("include/cudnn.h")
-    return cddtest.xz(forge.tar_pax_bytes(
+    return archives.xz(forge.tar_pax_bytes(
         ctx.fixture.entries, {name: {"path": name + "\0/../../../outside/evil.h"}}))
 
 
@@ -264,8 +277,8 @@ def _sparse_bomb(data, ctx):
     raw = b"".join(forge.gnu_sparse_member(ctx.n("lib/libcudnn_sparse%d.a" % i),
                                            SPARSE_SIZE)
                    for i in range(SPARSE_MEMBERS))
-    return cddtest.xz(forge.tar_open(ctx.fixture.entries) + raw +
-                      forge.tar_end(), preset=6)
+    return archives.xz(forge.tar_open(ctx.fixture.entries) + raw +
+                       forge.tar_end(), preset=6)
 
 
 def _sparse_pax(data, ctx):
@@ -277,22 +290,22 @@ def _sparse_pax(data, ctx):
             forge.pax_record("GNU.sparse.realsize", str(SPARSE_SIZE))]
     member = forge._header(ctx.n("lib/GNUSparseFile.0/libcudnn_sparse.a"), b"0", 512)
     body = b"1\n%d\n1\n" % (SPARSE_SIZE - 1)
-    return cddtest.xz(forge.tar_open(ctx.fixture.entries) +
-                      forge.pax_header(recs) + member + body.ljust(512, b"\0") +
-                      forge.tar_end(), preset=6)
+    return archives.xz(forge.tar_open(ctx.fixture.entries) +
+                       forge.pax_header(recs) + member + body.ljust(512, b"\0") +
+                       forge.tar_end(), preset=6)
 
 
 def _pax_realsize(data, ctx):
     # A listed header of a few bytes that libarchive pads with zeros to 1 GiB.
     name = ctx.n("include/cudnn_backend.h")
-    return cddtest.xz(forge.tar_pax_bytes(
+    return archives.xz(forge.tar_pax_bytes(
         ctx.fixture.entries, {name: {"SCHILY.realsize": str(SPARSE_SIZE)}}))
 
 
 def _gnu_realsize(data, ctx):
     # A regular GNU member whose header's real-size field says 1 GiB: the
     # reader pads its few bytes with zeros (no 'S' type needed).
-    raw = bytearray(cddtest.tar_bytes(ctx.fixture.entries))
+    raw = bytearray(archives.tar_bytes(ctx.fixture.entries))
     name = forge._b(ctx.n("include/cudnn_backend.h"))
     pos = 0
     while raw[pos:pos + len(name)] != name or raw[pos + 156:pos + 157] != b"0":
@@ -300,7 +313,7 @@ def _gnu_realsize(data, ctx):
     raw[pos + 483:pos + 495] = b"%011o\0" % SPARSE_SIZE
     raw[pos + 148:pos + 156] = b" " * 8
     raw[pos + 148:pos + 156] = b"%06o\0 " % sum(raw[pos:pos + 512])
-    return cddtest.xz(bytes(raw))
+    return archives.xz(bytes(raw))
 
 
 SPARSE_MAP_ENTRIES = 4000000
@@ -313,10 +326,10 @@ def _sparse_huge_map(data, ctx):
     recs = [forge.pax_record("GNU.sparse.size", str(SPARSE_SIZE)),
             forge.pax_record("GNU.sparse.numblocks", str(SPARSE_MAP_ENTRIES // 2)),
             forge.pax_record("GNU.sparse.map", smap)]
-    return cddtest.xz(forge.tar_open(ctx.fixture.entries) +
-                      forge.pax_header(recs) +
-                      forge._header(ctx.n("lib/libcudnn_map.a"), b"0", 0) +
-                      forge.tar_end(), preset=6)
+    return archives.xz(forge.tar_open(ctx.fixture.entries) +
+                       forge.pax_header(recs) +
+                       forge._header(ctx.n("lib/libcudnn_map.a"), b"0", 0) +
+                       forge.tar_end(), preset=6)
 
 
 def _junk_before(data, ctx):
@@ -327,7 +340,7 @@ def _junk_after(data, ctx):
     return data + b"appended after the end record\n"
 
 CASES = [
-    # ---- names that leave the tree ------------------------------------------
+    Section("escapes", "names that leave the tree"),
     Case("dotdot_escape", "linux", "'..' climbs out of include/",
          add_file(lambda c: c.n("include/../../outside/evil.h")), create=True),
     Case("dotdot_after_top", "windows", "'..' right after the top folder",
@@ -358,7 +371,7 @@ CASES = [
          add_file(lambda c: c.n("include\\cudnn_evil.h")), create=True),
     Case("backslash_traversal", "windows", "..\\..\\ climbs out on Windows",
          add_file(lambda c: c.n("bin/..\\..\\..\\outside\\evil.dll")), create=True),
-    # ---- names Windows treats specially --------------------------------------
+    Section("windows_names", "names Windows treats specially"),
     Case("ntfs_stream", "windows", "an NTFS alternate data stream of a header",
          add_file(lambda c: c.n("include/cudnn.h:evil")), create=True),
     Case("reserved_nul", "windows", "the device name NUL",
@@ -396,7 +409,7 @@ CASES = [
          add_file(lambda c: c.n("include/" + "a" * 5000 + ".h")), create=True),
     Case("long_component", "linux", "one 300-byte component",
          add_file(lambda c: c.n("include/" + "b" * 300 + ".h")), create=True),
-    # ---- links -------------------------------------------------------------
+    Section("links", "links"),
     Case("symlink_escape", "linux", "a listed link retargeted at ../../outside",
          retarget("lib/libcudnn.so.8", lambda c: "../../outside/libcudnn.so.8.5.0"),
          codes=UNSAFE_OR_UNLISTED, create=True),
@@ -453,7 +466,7 @@ CASES = [
     Case("zip_fifo", "windows", "a FIFO member (Unix attributes) in the zip",
          replace("include/cudnn_backend.h", lambda e, c: Entry(e.name, FIFO)),
          codes=UNSAFE_OR_UNLISTED),
-    # ---- duplicates ----------------------------------------------------------
+    Section("duplicates", "duplicates"),
     Case("duplicate_exact", "linux", "the same header twice",
          duplicate("include/cudnn.h"), codes=UNSAFE_OR_UNLISTED, create=True),
     Case("duplicate_other_bytes", "linux", "a second copy of a library with other bytes",
@@ -485,7 +498,7 @@ CASES = [
          add(lambda c: Entry(c.n("include/\u2160.h"), FILE, b"/* one */\n"),
              lambda c: Entry(c.n("include/\u2170.h"), FILE, b"/* two */\n")),
          codes=UNSAFE_OR_UNLISTED, create=True),
-    # ---- members that do not match the manifest ----------------------------------
+    Section("mismatches", "members that do not match the manifest"),
     Case("unexpected_file", "linux", "a header the manifest does not list",
          add_file(lambda c: c.n("include/extra.h")), codes=MISMATCH, mention="extra.h"),
     Case("zip_unexpected_file", "windows", "a DLL the manifest does not list",
@@ -516,38 +529,38 @@ CASES = [
     Case("empty_member", "linux", "a listed header with no bytes",
          with_data("include/cudnn_adv_infer.h", lambda d: b""), codes=SIZE_OR_HASH),
     Case("flipped_byte", "linux", "one byte of a library changed",
-         with_data(L_SO, lambda d: cddtest.flip_byte(d, len(d) // 3)),
+         with_data(L_SO, lambda d: archives.flip_byte(d, len(d) // 3)),
          codes=("CHECKSUM",), mention="libcudnn.so.8.5.0"),
     Case("zip_flipped_byte", "windows", "one byte of a DLL changed",
-         with_data(W_DLL, lambda d: cddtest.flip_byte(d, 100)), codes=("CHECKSUM",)),
+         with_data(W_DLL, lambda d: archives.flip_byte(d, 100)), codes=("CHECKSUM",)),
     Case("swapped_contents", "linux", "two headers' bytes swapped",
          lambda entries, ctx: _swap(entries, ctx, "include/cudnn_ops_infer.h",
                                     "include/cudnn_ops_train.h"),
          codes=SIZE_OR_HASH),
-    # ---- broken archives ---------------------------------------------------------
+    Section("broken", "broken archives"),
     Case("truncated_xz", "linux", "the tar.xz cut at 60%",
-         raw=lambda d, c: cddtest.truncate(d, 0.6), codes=CORRUPT, create=True),
+         raw=lambda d, c: archives.truncate(d, 0.6), codes=CORRUPT, create=True),
     Case("xz_flipped_byte", "linux", "a byte of the compressed stream changed",
          raw=_xz_flip_middle, codes=CORRUPT + ("CHECKSUM", "UNSAFE"), create=True),
     Case("zip_bad_crc", "windows", "a member's recorded CRC-32 is wrong",
-         raw=lambda d, c: cddtest.zip_bad_crc(d, c.n("bin/cudnn_ops_infer64_8.dll")),
+         raw=lambda d, c: archives.zip_bad_crc(d, c.n("bin/cudnn_ops_infer64_8.dll")),
          codes=CORRUPT + ("CHECKSUM",), create=True),
     Case("zip_corrupt_data", "windows", "a byte of deflated data changed",
-         raw=lambda d, c: cddtest.zip_corrupt_data(d, c.n("bin/cudnn_ops_train64_8.dll")),
+         raw=lambda d, c: archives.zip_corrupt_data(d, c.n("bin/cudnn_ops_train64_8.dll")),
          codes=CORRUPT + ("CHECKSUM",), create=True),
     Case("zip_cut_central_directory", "windows",
          "the zip cut inside its central directory",
-         raw=lambda d, c: cddtest.zip_cut_central_directory(d), codes=CORRUPT,
+         raw=lambda d, c: archives.zip_cut_central_directory(d), codes=CORRUPT,
          create=True),
     Case("zip_truncated", "windows", "the zip cut in half",
-         raw=lambda d, c: cddtest.truncate(d, 0.5), codes=CORRUPT, create=True),
+         raw=lambda d, c: archives.truncate(d, 0.5), codes=CORRUPT, create=True),
     Case("not_an_archive", "linux", "text named .tar.xz",
          raw=lambda d, c: b"this is not an archive\n" * 200, codes=CORRUPT, create=True),
     Case("empty_file", "linux", "an empty file named .tar.xz",
          raw=lambda d, c: b"", codes=CORRUPT),
     Case("zip_named_tar_xz", "linux", "the Windows zip given as the Linux tarball",
          raw=_windows_zip_bytes, codes=CORRUPT + UNSAFE),
-    # ---- reader differentials (issue 9) ---------------------------------------------
+    Section("differentials", "reader differentials (issue 9)"),
     Case("zip_central_name_escape", "windows",
          "central name bin/../../../outside/evil.dll, local header a listed DLL",
          raw=forged_zip(_central_name_escape), create=True, mention="evil.dll"),
@@ -592,7 +605,7 @@ CASES = [
          raw=_pax_realsize, create=True, bomb=True, mention="SCHILY.realsize"),
     Case("sparse_huge_map", "linux", "a pax sparse map of 4 million entries",
          raw=_sparse_huge_map, codes=CORRUPT + UNSAFE, create=True, bomb=True),
-    # ---- the archive pin -----------------------------------------------------------
+    Section("pin", "the archive pin"),
     Case("pin_mismatch_other_archive", "linux",
          "a valid but different archive (8.4.1) against the 8.5.0 pin",
          raw=_other_archive, codes=("CHECKSUM",), repin=False),
@@ -620,5 +633,20 @@ def _swap(entries, ctx, a, b):
     return out
 
 
+def _sections(items):
+    """The cases of items, each given the name of the Section above it."""
+    cases, group = [], None
+    for item in items:
+        if isinstance(item, Section):
+            group = item.name
+        else:
+            assert group is not None, "%s comes before any Section" % item.name
+            item.group = group
+            cases.append(item)
+    return cases
+
+
+CASES = _sections(CASES)
+GROUPS = list(dict.fromkeys(c.group for c in CASES))   # in table order
 BY_NAME = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES), "duplicate case names"

@@ -18,9 +18,14 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cddtest  # noqa: E402
+import archives  # noqa: E402
+import cddenv  # noqa: E402
+import cddrun  # noqa: E402
+import fixtures  # noqa: E402
 import hostile_cases  # noqa: E402
-from cddtest import FIX, SYMLINK, Entry  # noqa: E402
+import trees  # noqa: E402
+from archives import SYMLINK, Entry  # noqa: E402
+from fixtures import FIX  # noqa: E402
 
 LIMIT_MIB = 64
 TIMEOUT_S = 120
@@ -30,9 +35,9 @@ def measure(args):
     """(exit code, peak RSS in MiB, wall seconds) of the tool on args."""
     t0 = time.monotonic()
     try:
-        p = subprocess.run(["/usr/bin/time", "-v", cddtest.BIN] + args,
+        p = subprocess.run(["/usr/bin/time", "-v", cddenv.BIN] + args,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                           text=True, timeout=TIMEOUT_S, env=cddtest.clean_env())
+                           text=True, timeout=TIMEOUT_S, env=cddrun.clean_env())
     except subprocess.TimeoutExpired:
         return None, None, TIMEOUT_S
     wall = time.monotonic() - t0
@@ -43,18 +48,18 @@ def measure(args):
 
 
 def main():
-    root = os.path.join(cddtest.TMP_ROOT, "hostile-rss")
+    root = os.path.join(cddenv.TMP_ROOT, "hostile-rss")
     shutil.rmtree(root, ignore_errors=True)
     rows, bad = [], 0
     for case in hostile_cases.CASES:
         folder = os.path.join(root, case.name)
         os.makedirs(folder)
         tree = os.path.join(folder, "tree")
-        cddtest.make_cuda_tree(tree, platform=case.fixture().platform)
+        trees.make_cuda_tree(tree, platform=case.fixture().platform)
         archive, manifest, _ = case.build(folder, os.path.join(folder, "outside"))
         rows.append((case.name, "install", measure(
-            ["--json"] + cddtest.install_args(["--cuda-root", tree], case.fixture(),
-                                              manifest, archive))))
+            ["--json"] + cddrun.install_args(["--cuda-root", tree], case.fixture(),
+                                             manifest, archive))))
         rows.append((case.name, "manifest create", measure(
             ["--json", "manifest", "create", archive, "-o",
              os.path.join(folder, "created.json")])))
@@ -62,16 +67,16 @@ def main():
     folder = os.path.join(root, "bounds")
     os.makedirs(folder)
     tree = os.path.join(folder, "tree")
-    cddtest.make_cuda_tree(tree)
+    trees.make_cuda_tree(tree)
     fifo = os.path.join(folder, FIX.linux.filename)
     os.mkfifo(fifo)
     rows.append(("fifo_archive", "install", measure(
-        ["--json"] + cddtest.install_args(["--cuda-root", tree], FIX.linux, None, fifo))))
+        ["--json"] + cddrun.install_args(["--cuda-root", tree], FIX.linux, None, fifo))))
     huge = os.path.join(folder, "huge.json")
     with open(huge, "w") as f:
         f.write("[" + ",".join(["0"] * 4000000) + "]")
     rows.append(("manifest_4M_values", "install", measure(
-        ["--json"] + cddtest.install_args(["--cuda-root", tree], FIX.linux, huge))))
+        ["--json"] + cddrun.install_args(["--cuda-root", tree], FIX.linux, huge))))
     deep = os.path.join(folder, "deep.json")
     with open(deep, "w") as f:
         f.write("[" * 100000 + "]" * 100000)
@@ -81,8 +86,8 @@ def main():
     links = [Entry(ctx.n("lib/libcudnn_lnk%d.so" % i), SYMLINK,
                    target="libcudnn_lnk%d.so" % (i + 1) if i + 1 < 15000
                    else "libcudnn.so.8.5.0") for i in range(15000)]
-    chain = cddtest.write_bytes(os.path.join(folder, "chain", FIX.linux.filename),
-                                cddtest.tar_xz_bytes(list(FIX.linux.entries) + links))
+    chain = fixtures.write_bytes(os.path.join(folder, "chain", FIX.linux.filename),
+                                 archives.tar_xz_bytes(list(FIX.linux.entries) + links))
     rows.append(("symlink_chain_15000", "manifest create", measure(
         ["--json", "manifest", "create", chain, "-o", os.path.join(folder, "c.json"),
          "--version", FIX.linux.version, "--cuda-major", "11"])))
@@ -97,11 +102,11 @@ def main():
         body = "x" * max(1, name_len - len(top) - 30)
         body = "/".join(body[k:k + 200] for k in range(0, len(body), 200))
         entries = [Entry("%s/include/d%03d/%s%06d.h" % (top, i % 1000, body, i),
-                         cddtest.FILE, b"") for i in range(n)]
-        data = (cddtest.zip_bytes(entries) if kind == "zip"
-                else cddtest.tar_xz_bytes(entries))
-        path = cddtest.write_bytes(os.path.join(folder, "many-%d-%d" % (n, name_len),
-                                                "many." + kind), data)
+                         archives.FILE, b"") for i in range(n)]
+        data = (archives.zip_bytes(entries) if kind == "zip"
+                else archives.tar_xz_bytes(entries))
+        path = fixtures.write_bytes(os.path.join(folder, "many-%d-%d" % (n, name_len),
+                                                 "many." + kind), data)
         rows.append(("entries_%d_names_%d_%s" % (n, name_len, kind.replace(".", "")),
                      "manifest create", measure(
                          ["--json", "manifest", "create", path, "-o",

@@ -85,6 +85,20 @@ def _add_tests():
 _add_tests()
 
 
+def ctest_groups():
+    """ctest entries for the generated classes (tests/ctest_list.py): one per
+    section of the case table and class, e.g. e2e.test_hostile.HostileInstall.links,
+    so a failing case names its group; the other classes get one entry each."""
+    groups = {}
+    for cls in (HostileInstall, HostileManifestCreate):
+        for case in hostile_cases.CASES:
+            if cls is HostileInstall or case.create:
+                groups.setdefault("%s.%s" % (cls.__name__, case.group), []).append(
+                    "%s.test_%s" % (cls.__name__, case.name))
+    groups["HostileInstall.table"] = ["HostileInstall.test_case_table_is_big_enough"]
+    return groups
+
+
 class HostileOverAnInstall(CddTestCase):
     """A hostile upgrade must leave the previous install exactly as it was."""
 

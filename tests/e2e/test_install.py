@@ -229,8 +229,8 @@ class ReinstallAndUpgrade(LifeCycleCase):
         # Someone copied cuDNN by hand before: a header, and the soname link
         # turned into a copy by `cp`.
         ws = self.workspace()
-        cddtest._put(ws.tree, "include/cudnn.h", b"/* hand-copied cudnn.h */\n")
-        cddtest._put(ws.tree, "lib64/libcudnn.so.8", b"\x7fELF hand copy", 0o755)
+        cddtest.put_file(ws.tree, "include/cudnn.h", b"/* hand-copied cudnn.h */\n")
+        cddtest.put_file(ws.tree, "lib64/libcudnn.so.8", b"\x7fELF hand copy", 0o755)
         before = ws.snap(ignore=())
         j = self.install(ws, FIX.linux)
         plan = plan_of(j.doc)

@@ -246,7 +246,7 @@ class BackupLinks(TamperCase):
         # install backs up the hand-copied header it replaces: to wherever
         # backup/ leads.
         ws = self.workspace()
-        cddtest._put(ws.tree, "include/cudnn.h", b"/* hand-copied cudnn.h */\n")
+        cddtest.put_file(ws.tree, "include/cudnn.h", b"/* hand-copied cudnn.h */\n")
         os.makedirs(ws.path(STATE))
         os.makedirs(self.outside(ws, "stash"))
         self.link(ws, BACKUP, self.outside(ws, "stash"))
@@ -256,7 +256,7 @@ class BackupLinks(TamperCase):
     def test_install_replacing_a_foreign_file_backup_linked_to_missing(self):
         # A dangling link: the backup folders would be created outside.
         ws = self.workspace()
-        cddtest._put(ws.tree, "include/cudnn.h", b"/* hand-copied cudnn.h */\n")
+        cddtest.put_file(ws.tree, "include/cudnn.h", b"/* hand-copied cudnn.h */\n")
         os.makedirs(ws.path(STATE))
         self.link(ws, BACKUP, self.outside(ws, "not-yet"))
         self.assertRefused(ws, self.args_for(ws, "install"),

@@ -114,4 +114,4 @@ class WindowsFaults(CddTestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    cddtest.main()

@@ -206,4 +206,4 @@ class WindowsLayoutCase(CddTestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    cddtest.main()

@@ -3,13 +3,19 @@
  * an older receipt's bare path); every path of the wrong shape (outside the
  * tree, in .cudnn-deploy, a folder install would not create) and every
  * malformed record refused with CDD_E_STATE naming the receipt and the
- * record. Pure parsing: runs on every platform (under Wine too). */
+ * record; a file's link target, pre-existing mark, modification time and
+ * the created folders kept through writing and reading; and the receipt
+ * read from a tree (cdd_receipt_load): none there, a good one, one that is
+ * a folder. Runs on every platform (under Wine too). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/fsops.h"
 #include "cdd/receipt.h"
+#include "cdd/state.h"
+#include "cdd/tree.h"
 #include "test.h"
 
 #define SHA "14e78a26f30ad05810aee663185e2740f1d2dcc93e4497770e2414c6a0f39654"
@@ -138,4 +144,127 @@ static void test_refusals(void)
     }
 }
 
-TEST_MAIN(TEST(test_round_trip), TEST(test_refusals))
+/* Every field of a file record, and the created folders, survive writing
+ * and reading; cdd_receipt_file() finds records by their exact path. */
+static void test_file_records(void)
+{
+    struct cdd_receipt *r = NULL, *back = NULL;
+    char *text = receipt(
+        FILE_OK ",{\"path\":\"lib64/libcudnn.so.8\",\"role\":\"symlink\","
+        "\"symlink\":\"libcudnn.so.8.5.0\"},{\"path\":\"include/cudnn.h\","
+        "\"role\":\"header\",\"sha256\":\"" SHA "\",\"size\":5,"
+        "\"mtime_ns\":\"1660000000123456789\",\"preexisting\":true}",
+        "", "\"share\",\"share/doc\",\"share/doc/cudnn\"",
+        "20260101T000000Z-2");
+    CHECK_INT(parse(text, &r), 0);
+    free(text);
+    if (!r)
+        return;
+    CHECK_INT(cdd_receipt_to_json(r, &text), 0);
+    CHECK_INT(parse(text, &back), 0);
+    free(text);
+    for (int pass = 0; pass < 2; pass++) {
+        const struct cdd_receipt *x = pass ? back : r;
+        if (!x)
+            break;
+        CHECK_INT(x->n_files, 3);
+        const struct cdd_rfile_entry *so =
+            cdd_receipt_file(x, "lib64/libcudnn.so.8.5.0");
+        const struct cdd_rfile_entry *ln =
+            cdd_receipt_file(x, "lib64/libcudnn.so.8");
+        const struct cdd_rfile_entry *h =
+            cdd_receipt_file(x, "include/cudnn.h");
+        CHECK(so && !so->is_symlink && so->size == 11 && !so->preexisting &&
+              so->role == CDD_ROLE_RUNTIME);
+        CHECK(ln && ln->is_symlink && ln->role == CDD_ROLE_SYMLINK);
+        CHECK_STR(ln ? ln->link_target : NULL, "libcudnn.so.8.5.0");
+        CHECK(h && h->preexisting && h->size == 5);
+        CHECK(h && h->mtime_ns == 1660000000123456789LL);
+        CHECK(cdd_receipt_file(x, "include/CUDNN.h") == NULL);
+        CHECK(cdd_receipt_file(x, "lib64") == NULL);
+        CHECK_INT(x->n_created_dirs, 3);
+        CHECK_STR(x->n_created_dirs == 3 ? x->created_dirs[2] : NULL,
+                  "share/doc/cudnn");
+        CHECK_STR(x->txn_id, "20260101T000000Z-2");
+    }
+    cdd_receipt_free(back);
+    cdd_receipt_free(r);
+}
+
+static const char *scratch(const char *name)
+{
+    static char buf[2][1024];
+    static int next;
+    const char *base = getenv("CDD_TEST_TMP");
+    char *b = buf[next];
+    next = (next + 1) % 2;
+    snprintf(b, sizeof buf[0], "%s/receipt-%ld/%s",
+             base && *base ? base : "/tmp", cdd_getpid(), name);
+    cdd_fs_remove_tree(b);
+    CHECK_INT(cdd_fs_mkdirs(b, NULL), 0);
+    return b;
+}
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    CHECK_INT(fwrite(text, 1, strlen(text), f), strlen(text));
+    CHECK_INT(fclose(f), 0);
+}
+
+/* The receipt read from a tree: none (0, NULL), a good one, and a folder
+ * where the receipt should be (CDD_E_STATE naming it, whether the tree
+ * refuses it when opened or when the receipt is read). */
+static void test_load_from_tree(void)
+{
+    struct cdd_tree *tree = NULL;
+    struct cdd_receipt *r = NULL;
+    char path[2048];
+    const char *root = scratch("none");
+    CHECK_INT(cdd_tree_open(root, &tree), 0);
+    if (tree) {
+        r = (struct cdd_receipt *)1;
+        CHECK_INT(cdd_receipt_load(tree, &r), 0);
+        CHECK(r == NULL);
+        cdd_tree_close(tree);
+        tree = NULL;
+    }
+
+    root = scratch("good");
+    snprintf(path, sizeof path, "%s/%s", root, CDD_STATE_DIR);
+    CHECK_INT(cdd_fs_mkdirs(path, NULL), 0);
+    char *text = receipt(FILE_OK, "", "", "20260101T000000Z-3");
+    put(root, CDD_RECEIPT_FILE, text);
+    free(text);
+    CHECK_INT(cdd_tree_open(root, &tree), 0);
+    if (tree) {
+        CHECK_INT(cdd_receipt_load(tree, &r), 0);
+        CHECK(r && r->n_files == 1);
+        CHECK_STR(r ? r->txn_id : NULL, "20260101T000000Z-3");
+        cdd_receipt_free(r);
+        r = NULL;
+        cdd_tree_close(tree);
+        tree = NULL;
+    }
+
+    root = scratch("folder");
+    snprintf(path, sizeof path, "%s/%s", root, CDD_RECEIPT_FILE);
+    CHECK_INT(cdd_fs_mkdirs(path, NULL), 0);
+    int rc = cdd_tree_open(root, &tree);
+    if (!rc)
+        rc = cdd_receipt_load(tree, &r);
+    CHECK_INT(rc, CDD_E_STATE);
+    CHECK(r == NULL);
+    if (rc == CDD_E_STATE)
+        CHECK_MSG(strstr(cdd_last_error()->path, "receipt.json") != NULL,
+                  "%s", cdd_last_error()->path);
+    cdd_tree_close(tree);
+}
+
+TEST_MAIN(TEST(test_round_trip), TEST(test_refusals), TEST(test_file_records),
+          TEST(test_load_from_tree))
