@@ -192,17 +192,6 @@ int cdd_lockfile_open_at(struct cdd_dir *d, const char *name,
 int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder);
 void cdd_lockfile_note_pid(struct cdd_lock *l);
 
-/* Process id, for lock files and journal names. */
-long cdd_getpid(void);
-/* Is the standard stream fd (0,1,2) a terminal? */
-int cdd_isatty(int fd);
-/* Wall clock: seconds since the epoch, and monotonic seconds. */
-double cdd_now(void);
-double cdd_monotonic(void);
-void cdd_sleep_ms(int ms);
-/* End this process at once, without clean-up (SIGKILL / TerminateProcess):
- * the fault injector's model of a crash. */
-void cdd_kill_self(void);
 /* Remove a leftover file of a killed run: no fault point, errors ignored. */
 void cdd_fs_unlink_quiet(const char *path);
 /* The folder part of a path ("." when none; keeps a root such as "/" or

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cdd/fsops.h"
+#include "cdd/sys.h"
 #include "cli.h"
 
 /* Plain lines (not a terminal): the first after this many seconds of a

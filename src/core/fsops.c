@@ -8,6 +8,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/sys.h"
 
 struct rm_ctx {
     const char *dir;

@@ -10,6 +10,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/sys.h"
 
 #ifndef CDD_FAULT_INJECTION
 #error "fsops_fault.c is built only with CDD_FAULT_INJECTION"

@@ -25,6 +25,7 @@
 #include "cdd/receipt.h"
 #include "cdd/state.h"
 #include "cdd/tree.h"
+#include "cdd/sys.h"
 #include "test.h"
 
 #define DF_TOP "cudnn-linux-x86_64-8.5.0.96_cuda11-archive"

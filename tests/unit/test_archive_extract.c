@@ -23,6 +23,7 @@
 #include "cdd/hash.h"
 #include "cdd/manifest.h"
 #include "cdd/pathsafe.h"
+#include "cdd/sys.h"
 
 /* ---- scratch space ----------------------------------------------------------- */
 

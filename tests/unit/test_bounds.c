@@ -11,6 +11,7 @@
 #include "cdd/extract.h"
 #include "cdd/fsops.h"
 #include "cdd/manifest.h"
+#include "cdd/sys.h"
 
 static char tar_path[600];
 

@@ -9,6 +9,7 @@
 #include "cdd/binfile.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/sys.h"
 
 #include <stdint.h>
 

@@ -13,6 +13,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/sys.h"
 #include "test.h"
 #include "win32_int.h"
 

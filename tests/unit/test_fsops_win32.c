@@ -12,6 +12,7 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/hash.h"
+#include "cdd/sys.h"
 #include "test.h"
 #include "win32_int.h"
 

@@ -16,6 +16,7 @@
 #include "cdd/jsonw.h"
 #include "cdd/receipt.h"
 #include "cdd/tree.h"
+#include "cdd/sys.h"
 #include "test.h"
 
 /* A quote, a backslash, a newline, a tab, a control character, a carriage

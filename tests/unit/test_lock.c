@@ -18,6 +18,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/sys.h"
 #include "test.h"
 
 static char scratch[1024];

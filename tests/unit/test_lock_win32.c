@@ -10,6 +10,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/sys.h"
 #include "test.h"
 
 static char path[1200];

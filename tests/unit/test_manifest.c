@@ -6,6 +6,7 @@
 #include "cdd/fsops.h"
 #include "cdd/hash.h"
 #include "cdd/manifest.h"
+#include "cdd/sys.h"
 
 #include "test.h"
 

@@ -16,6 +16,7 @@
 #include "cdd/receipt.h"
 #include "cdd/state.h"
 #include "cdd/tree.h"
+#include "cdd/sys.h"
 #include "test.h"
 
 #define SHA "14e78a26f30ad05810aee663185e2740f1d2dcc93e4497770e2414c6a0f39654"

@@ -10,6 +10,7 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/tarscan.h"
+#include "cdd/sys.h"
 
 struct tbuf {
     unsigned char p[64 * 1024];

@@ -26,6 +26,7 @@
 #include "cdd/state.h"
 #include "cdd/tree.h"
 #include "cdd/txn.h"
+#include "cdd/sys.h"
 #include "test.h"
 
 /* ---- scratch trees ---------------------------------------------------- */

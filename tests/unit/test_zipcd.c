@@ -12,6 +12,7 @@
 #include "cdd/extract.h"
 #include "cdd/fsops.h"
 #include "cdd/zipcd.h"
+#include "cdd/sys.h"
 
 /* ---- scratch ----------------------------------------------------------------- */
 

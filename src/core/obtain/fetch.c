@@ -23,6 +23,7 @@
 #include "cdd/compat_attr.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/sys.h"
 
 #define DEFAULT_MAX_SIZE (8ull << 30) /* no cuDNN archive comes near 8 GiB */
 #define DEFAULT_CONNECT_TIMEOUT 30L

@@ -1140,36 +1140,10 @@ void cdd_lock_release(struct cdd_lock *l)
     free(l);
 }
 
-long cdd_getpid(void)
-{
-    return (long)getpid();
-}
 
-int cdd_isatty(int fd)
-{
-    return isatty(fd);
-}
 
-double cdd_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
-double cdd_monotonic(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
-void cdd_sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
 
 void cdd_fs_unlink_quiet(const char *path)
 {
@@ -1186,8 +1160,3 @@ char *cdd_fs_dirname(const char *path)
     return strndup(path, (size_t)(s - path));
 }
 
-void cdd_kill_self(void)
-{
-    raise(SIGKILL);
-    _exit(137);
-}

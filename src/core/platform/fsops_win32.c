@@ -27,6 +27,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/sys.h"
 #include "win32_int.h"
 
 #include <winioctl.h> /* FSCTL_GET_REPARSE_POINT */
@@ -1553,53 +1554,8 @@ void cdd_lock_release(struct cdd_lock *l)
     free(l);
 }
 
-/* ---- process and time --------------------------------------------------- */
 
-long cdd_getpid(void)
-{
-    return (long)GetCurrentProcessId();
-}
 
-int cdd_isatty(int fd)
-{
-    DWORD which = fd == 0   ? STD_INPUT_HANDLE
-                  : fd == 1 ? STD_OUTPUT_HANDLE
-                            : STD_ERROR_HANDLE;
-    HANDLE h = GetStdHandle(which);
-    DWORD mode;
-    /* NUL is a character device too; only a console has a console mode. */
-    return h != NULL && h != INVALID_HANDLE_VALUE &&
-           GetFileType(h) == FILE_TYPE_CHAR && GetConsoleMode(h, &mode);
-}
 
-double cdd_now(void)
-{
-    FILETIME ft;
-    GetSystemTimePreciseAsFileTime(&ft);
-    uint64_t t = ((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime;
-    /* 100 ns ticks since 1601-01-01 -> seconds since 1970-01-01. */
-    return (double)(t - 116444736000000000ULL) / 1e7;
-}
 
-double cdd_monotonic(void)
-{
-    static LARGE_INTEGER freq;
-    LARGE_INTEGER now;
-    if (freq.QuadPart == 0)
-        QueryPerformanceFrequency(&freq);
-    QueryPerformanceCounter(&now);
-    return (double)now.QuadPart / (double)freq.QuadPart;
-}
 
-void cdd_sleep_ms(int ms)
-{
-    Sleep(ms > 0 ? (DWORD)ms : 0);
-}
-
-void cdd_kill_self(void)
-{
-    /* 137 = 128 + SIGKILL, the exit status the POSIX build's kill tests
-     * expect from a process killed the hard way. */
-    TerminateProcess(GetCurrentProcess(), 137);
-    ExitProcess(137);
-}

@@ -15,6 +15,7 @@
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 #include "cdd/tree.h"
+#include "cdd/sys.h"
 
 #define RECEIPT_SCHEMA 1
 

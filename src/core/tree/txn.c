@@ -52,6 +52,7 @@
 #include "cdd/state.h"
 #include "cdd/tree.h"
 #include "cdd/txn.h"
+#include "cdd/sys.h"
 
 #define JOURNAL_MAX ((size_t)256 << 20)
 #define STAGE_DIR_PREFIX CDD_STATE_DIR "/" CDD_STAGE_PREFIX

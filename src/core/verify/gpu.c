@@ -23,6 +23,7 @@
 #include "cdd/fsops.h"
 #include "cdd/loaddiag.h"
 #include "cdd/loader.h"
+#include "cdd/sys.h"
 #include "compat.h"
 
 #include <stddef.h>
