@@ -99,6 +99,10 @@ int cdd_fs_append_line(const char *path, const char *line);
 int cdd_fs_write_atomic(const char *path, const void *buf, size_t len);
 /* Read a whole small file (at most max bytes, else CDD_E_STATE). */
 int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len);
+/* Read the rest of an open file into a NUL-terminated buffer (at most max
+ * bytes, else CDD_E_STATE); shown names the file in messages. (fsops.c) */
+int cdd_rfile_read_all(struct cdd_rfile *f, const char *shown, size_t max,
+                       char **out, size_t *len);
 
 /* ---- directory handles ----------------------------------------------------
  * The primitives under tree.c's beneath-resolution: a struct cdd_dir is an

@@ -80,21 +80,19 @@ out:
     return r;
 }
 
-int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len)
+int cdd_rfile_read_all(struct cdd_rfile *f, const char *shown, size_t max,
+                       char **out, size_t *len)
 {
-    struct cdd_rfile *f = NULL;
     char *buf = NULL;
     size_t used = 0, cap = 0;
+    int r = 0;
     *out = NULL;
-    int r = cdd_fs_open_read(path, &f);
-    if (r)
-        return r;
     for (;;) {
         if (cap - used < 65536) {
             cap = cap ? cap * 2 : 65536;
             char *nb = realloc(buf, cap + 1);
             if (!nb) {
-                r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+                r = cdd_fail(CDD_E_NOMEM, shown, 0, NULL);
                 goto out;
             }
             buf = nb;
@@ -107,7 +105,7 @@ int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len)
             break;
         used += got;
         if (used > max) {
-            r = cdd_fail(CDD_E_STATE, path, 0, "larger than %zu bytes", max);
+            r = cdd_fail(CDD_E_STATE, shown, 0, "larger than %zu bytes", max);
             goto out;
         }
     }
@@ -118,6 +116,16 @@ int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len)
         *len = used;
 out:
     free(buf);
+    return r;
+}
+
+int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len)
+{
+    struct cdd_rfile *f = NULL;
+    *out = NULL;
+    int r = cdd_fs_open_read(path, &f);
+    if (!r)
+        r = cdd_rfile_read_all(f, path, max, out, len);
     cdd_rfile_close(f);
     return r;
 }

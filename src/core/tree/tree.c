@@ -1023,44 +1023,13 @@ int cdd_tree_read_all(struct cdd_tree *t, const char *rel, size_t max,
                       char **out, size_t *len)
 {
     struct cdd_rfile *f = NULL;
-    char *buf = NULL;
-    size_t used = 0, cap = 0;
     *out = NULL;
     int r = cdd_tree_open_read(t, rel, &f);
     if (r)
         return r;
-    for (;;) {
-        if (cap - used < 65536) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                r = nomem();
-                goto out;
-            }
-            buf = nb;
-        }
-        size_t got = 0;
-        r = cdd_rfile_read(f, buf + used, cap - used, &got);
-        if (r)
-            goto out;
-        if (got == 0)
-            break;
-        used += got;
-        if (used > max) {
-            char *abs = cdd_tree_abs(t, rel);
-            r = cdd_fail(CDD_E_STATE, abs ? abs : rel, 0,
-                         "larger than %zu bytes", max);
-            free(abs);
-            goto out;
-        }
-    }
-    buf[used] = '\0';
-    *out = buf;
-    buf = NULL;
-    if (len)
-        *len = used;
-out:
-    free(buf);
+    char *abs = cdd_tree_abs(t, rel);
+    r = cdd_rfile_read_all(f, abs ? abs : rel, max, out, len);
+    free(abs);
     cdd_rfile_close(f);
     return r;
 }
