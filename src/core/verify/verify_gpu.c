@@ -7,6 +7,7 @@
 
 #include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
+#include "cdd/fatbin.h"
 #include "cdd/gpu.h"
 #include "verify_int.h"
 
@@ -44,6 +45,113 @@ static void driver_fit(struct vctx *c, const struct cdd_gpu_info *gi)
     }
 }
 
+/* ---- the GPU code the libraries carry ------------------------------------ */
+
+#define ARCH_LIST 1536
+
+static void list_add(char *buf, size_t len, const char *sep, const char *fmt,
+                     const char *a, const char *b)
+{
+    size_t u = strlen(buf);
+    if (u + 200 < len)
+        snprintf(buf + u, len - u, fmt, u ? sep : "", a, b);
+}
+
+/* gpu.arch: each library's fatbinaries (fatbin.h) against the device's
+ * compute capability. gi NULL: no device to compare with (why says why);
+ * the architectures are still reported, the comparison skipped. */
+static void arch_check(struct vctx *c, const struct cdd_gpu_info *gi,
+                       const char *why)
+{
+    struct cdd_fatbin_info all, fi;
+    char none[ARCH_LIST] = "", fail[ARCH_LIST] = "", jit[ARCH_LIST] = "",
+         bad[ARCH_LIST] = "", desc[ARCH_LIST], codes[512];
+    size_t n_code = 0;
+    memset(&all, 0, sizeof all);
+    for (size_t i = 0; i < c->n_libs; i++) {
+        const struct vlib *l = &c->libs[i];
+        int has = 0;
+        int r = cdd_fatbin_scan_file(l->installed, &has, &fi);
+        if (r == CDD_E_NOTFOUND) { /* the load layer reported it missing */
+            cdd_clear_error();
+            continue;
+        }
+        if (r != 0) {
+            list_add(bad, sizeof bad, "; ", "%s%s: %s", l->name,
+                     cdd_last_error()->msg);
+            cdd_clear_error();
+            continue;
+        }
+        if (!has || !fi.n_codes) {
+            list_add(none, sizeof none, ", ", "%s%s%s", l->name, "");
+            continue;
+        }
+        n_code++;
+        cdd_fatbin_merge(&all, &fi);
+        cdd_clear_error();
+        if (!gi)
+            continue;
+        unsigned arch = 0;
+        enum cdd_arch_fit fit = cdd_fatbin_fit(&fi, gi->cc_major,
+                                               gi->cc_minor, &arch);
+        cdd_fatbin_describe(&fi, codes, sizeof codes);
+        if (fit == CDD_ARCH_NONE)
+            list_add(fail, sizeof fail, "; ", "%s%s (%s)", l->name, codes);
+        else if (fit == CDD_ARCH_PTX_JIT) {
+            char a[32];
+            snprintf(a, sizeof a, "compute_%u", arch);
+            list_add(jit, sizeof jit, ", ", "%s%s (PTX %s)", l->name, a);
+        }
+    }
+    cdd_fatbin_describe(&all, desc, sizeof desc);
+    if (*bad) {
+        VCHECK(c, "gpu.arch", CDD_CHECK_FAIL,
+               "unreadable CUDA fatbinary: %s", bad);
+        return;
+    }
+    if (!n_code) {
+        VCHECK(c, "gpu.arch", gi ? CDD_CHECK_WARN : CDD_CHECK_SKIP,
+               "none of the %zu libraries carries GPU code (no .nv_fatbin / "
+               ".nv_fatb section): which GPUs this cuDNN runs on cannot be "
+               "told from the files", c->n_libs);
+        return;
+    }
+    char without[ARCH_LIST + 64] = "";
+    if (*none)
+        snprintf(without, sizeof without, "; no GPU code in %s", none);
+    if (!gi) {
+        VCHECK(c, "gpu.arch", CDD_CHECK_SKIP,
+               "%zu librar%s carry %s%s; not compared with a GPU: %s", n_code,
+               n_code == 1 ? "y" : "ies", desc, without, why);
+        return;
+    }
+    char cc[320], sass[48];
+    snprintf(cc, sizeof cc, "compute capability %d.%d (%s)", gi->cc_major,
+             gi->cc_minor, gi->device_name);
+    /* The cubins that run there: same major, minor at most the device's. */
+    if (gi->cc_minor)
+        snprintf(sass, sizeof sass, "sm_%d0..sm_%d%d", gi->cc_major,
+                 gi->cc_major, gi->cc_minor);
+    else
+        snprintf(sass, sizeof sass, "sm_%d0", gi->cc_major);
+    if (*fail)
+        VCHECK(c, "gpu.arch", CDD_CHECK_FAIL,
+               "%s: neither SASS for %s nor PTX at or below compute_%d%d in "
+               "%s: its kernels cannot run on this GPU; install a cuDNN "
+               "build that supports compute capability %d.%d", cc, sass,
+               gi->cc_major, gi->cc_minor, fail, gi->cc_major, gi->cc_minor);
+    else if (*jit)
+        VCHECK(c, "gpu.arch", CDD_CHECK_WARN,
+               "%s: no SASS for %s in %s: they run only after the driver "
+               "compiles their PTX (JIT), which makes the first call slow "
+               "(minutes for cuDNN) and needs a driver that knows that PTX "
+               "version. All code: %s%s", cc, sass, jit, desc, without);
+    else
+        VCHECK(c, "gpu.arch", CDD_CHECK_PASS,
+               "%s: matching SASS in all %zu librar%s with GPU code (%s)%s",
+               cc, n_code, n_code == 1 ? "y" : "ies", desc, without);
+}
+
 void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
                           const char *why_none)
 {
@@ -55,12 +163,14 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
                "driver and a GPU", why_none && *why_none
                                        ? why_none
                                        : "libcuda.so.1 / nvcuda.dll");
+        arch_check(c, NULL, "no NVIDIA driver");
         return;
     }
     if (!c->host_can_load) {
         VCHECK(c, "gpu", CDD_CHECK_SKIP,
                "%s libraries cannot run on this host",
                cdd_platform_name(c->m->platform));
+        arch_check(c, NULL, "they cannot run on this host");
         return;
     }
     if (cdd_gpu_env_open(driver, &g) != 0) {
@@ -77,9 +187,13 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
         VCHECK(c, "gpu.device", CDD_CHECK_SKIP,
                "the driver is installed but no CUDA device is visible: %s",
                cdd_last_error()->msg);
+        cdd_clear_error();
+        arch_check(c, NULL, "no CUDA device visible");
         goto out;
     } else if (r) {
         VCHECK(c, "gpu.device", CDD_CHECK_FAIL, "%s", cdd_last_error()->msg);
+        cdd_clear_error();
+        arch_check(c, NULL, "the device could not be opened");
         goto out;
     }
     res->gpu = *cdd_gpu_env_info(g);
@@ -88,6 +202,7 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
            res->gpu.device_name, res->gpu.cc_major, res->gpu.cc_minor,
            (double)res->gpu.total_mem / (1024.0 * 1024.0 * 1024.0),
            res->gpu.device_count);
+    arch_check(c, &res->gpu, NULL);
     struct cdd_lib *cudnn = c->n_libs ? c->libs[0].handle : NULL;
     if (!cudnn) {
         VCHECK(c, "gpu.conv", CDD_CHECK_SKIP,
