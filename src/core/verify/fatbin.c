@@ -180,7 +180,11 @@ static int scan(struct cdd_binrd *r, uint64_t off, uint64_t size,
                                      "0x%08x (expected 0x%08x)",
                                      (unsigned long long)pos, magic,
                                      CDD_FATBIN_MAGIC);
-        if (hsize < CONTAINER_HDR || hsize > end - pos ||
+        if (hsize < CONTAINER_HDR)
+            return cdd_binrd_corrupt(r, "fatbinary at 0x%llx: header size "
+                                     "%u is implausible",
+                                     (unsigned long long)pos, hsize);
+        if (hsize > end - pos ||
             fsize > end - pos - hsize)
             return cdd_binrd_corrupt(r, "fatbinary at 0x%llx: header (%u "
                                      "bytes) and entries (%llu bytes) extend "
