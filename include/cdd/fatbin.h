@@ -11,7 +11,10 @@
  * and skipped), version (u16), header size (u32), payload size (u64),
  * compressed size (u32), options offset (u32), minor and major version (u16
  * each; for PTX the PTX ISA version), architecture (u32: 80 = sm_80), ...,
- * flags (u64 at 40: 0x2000 = compressed payload); the payload follows the
+ * flags (u64 at 40: 0x2000 compressed payload, 0x100000 arch-specific
+ * cubin "sm_90a", 0x200000 family-specific cubin "sm_100f" - the last two
+ * found by building with nvcc 13.0: -arch=sm_90a, sm_100a, sm_100f,
+ * sm_120f each set its bit, plain sm_100 neither); the payload follows the
  * header. Only headers are read, never a payload.
  *
  * Errors: CDD_E_CORRUPT (bad magic, truncated, a size that leaves its
@@ -39,6 +42,8 @@
 struct cdd_fatbin_code {
     int kind;              /* CDD_FATBIN_KIND_PTX or _SASS */
     unsigned arch;         /* 80: sm_80 / compute_80 */
+    char variant;          /* SASS: 'a' arch-specific (sm_90a), 'f'
+                              family-specific (sm_100f), or 0 */
     unsigned major, minor; /* PTX ISA version (PTX only, else 0) */
     size_t count;          /* entries with this code */
 };
@@ -66,8 +71,8 @@ int cdd_fatbin_scan_file(const char *path, int *has,
 int cdd_fatbin_merge(struct cdd_fatbin_info *a,
                      const struct cdd_fatbin_info *b);
 
-/* "SASS sm_80, sm_90; PTX compute_90 (ISA 8.4)" or "no GPU code". Returns
- * buf. */
+/* "SASS sm_80, sm_90, sm_90a; PTX compute_90 (ISA 8.4)" or "no GPU
+ * code". Returns buf. */
 char *cdd_fatbin_describe(const struct cdd_fatbin_info *fi, char *buf,
                           size_t len);
 
@@ -80,10 +85,9 @@ char *cdd_fatbin_describe(const struct cdd_fatbin_info *fi, char *buf,
  *  - PTX for compute_XY is compiled by the driver at load time (JIT) for
  *    any device of compute capability >= X.Y, at a cost on first use (and
  *    only when the driver understands the PTX ISA version);
- *  - arch-specific cubins (sm_90a) run only on exactly that compute
- *    capability; they are not told apart here (counted as their base
- *    architecture), so on a 9.x device other than 9.0 such code would be
- *    over-reported. */
+ *  - an arch-specific cubin (sm_90a) runs only on exactly that compute
+ *    capability; a family-specific one (sm_100f) on the devices of its
+ *    family, the same major at or above its minor (the first rule). */
 enum cdd_arch_fit {
     CDD_ARCH_NO_CODE = 0, /* the info holds no SASS and no PTX */
     CDD_ARCH_NONE,        /* neither matching SASS nor PTX it can JIT */

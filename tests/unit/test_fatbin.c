@@ -256,14 +256,18 @@ static void test_limits(void)
 
 static struct cdd_fatbin_info codes(const char *spec)
 {
-    /* "s80 s86 p90" -> SASS sm_80, sm_86, PTX compute_90 */
+    /* "s80 s86 s90a s100f p90" -> SASS sm_80, sm_86, sm_90a, sm_100f, PTX
+     * compute_90; the suffixes as nvcc 13.0 flags them */
     struct buf m = {NULL, 0, 0};
     struct cdd_fatbin_info fi;
     size_t c = begin_container(&m);
     for (const char *p = spec; *p;) {
         int kind = *p == 's' ? CDD_FATBIN_KIND_SASS : CDD_FATBIN_KIND_PTX;
         unsigned arch = (unsigned)strtoul(p + 1, (char **)&p, 10);
-        add_entry(&m, kind, arch, 8, 0, 4, 0);
+        uint64_t flags = 0;
+        if (*p == 'a' || *p == 'f')
+            flags = *p++ == 'a' ? 0x100000 : 0x200000;
+        add_entry(&m, kind, arch, 8, 0, 4, flags | 0x1000000);
         while (*p == ' ')
             p++;
     }
@@ -300,6 +304,23 @@ static void test_compatibility_rules(void)
     FIT("p90", 8, 6, CDD_ARCH_NONE, 0);      /* PTX newer than the device */
     FIT("s90 p90", 9, 0, CDD_ARCH_SASS, 90); /* SASS wins over JIT */
     FIT("", 9, 0, CDD_ARCH_NO_CODE, 0);
+    /* Arch-specific: exactly its compute capability. */
+    FIT("s90a", 9, 0, CDD_ARCH_SASS, 90);
+    FIT("s90a", 9, 1, CDD_ARCH_NONE, 0);
+    FIT("s100a", 10, 3, CDD_ARCH_NONE, 0);
+    FIT("s100a s100f", 10, 3, CDD_ARCH_SASS, 100); /* the family's runs */
+    FIT("s100f", 10, 0, CDD_ARCH_SASS, 100);
+    FIT("s100f", 12, 0, CDD_ARCH_NONE, 0);
+}
+
+static void test_variants_described(void)
+{
+    struct cdd_fatbin_info fi = codes("s90a s90 s100f s100a s100 p90");
+    char d[160];
+    CHECK_INT(fi.n_codes, 6);
+    CHECK_STR(cdd_fatbin_describe(&fi, d, sizeof d),
+              "SASS sm_90, sm_90a, sm_100, sm_100a, sm_100f; PTX compute_90 "
+              "(ISA 8.0)");
 }
 
 static void test_merge(void)
@@ -381,6 +402,56 @@ static void test_real_elf_section(void)
     cdd_fs_remove_tree(dir);
 }
 
+/* A library nvcc built, when CUDA's compiler is installed (CDD_NVCC, else
+ * /usr/local/cuda/bin/nvcc): the real toolchain's containers, entry headers
+ * and arch-specific flag, for the code requested and nothing else. */
+static void test_real_nvcc_library(void)
+{
+    const char *nvcc = getenv("CDD_NVCC");
+    const char *base = getenv("CDD_TEST_TMP");
+    char dir[1024], cmd[8000], so[1200];
+    struct cdd_fatbin_info fi;
+    int has = 0;
+    if (!nvcc || !*nvcc)
+        nvcc = "/usr/local/cuda/bin/nvcc";
+    snprintf(dir, sizeof dir, "%s/fatbin-nvcc-%ld",
+             base && *base ? base : "/tmp", cdd_getpid());
+    CHECK_INT(cdd_fs_mkdirs(dir, NULL), 0);
+    snprintf(so, sizeof so, "%s/libk.so", dir);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && printf '__global__ void k(float *x) { x[0] *= 2; }\\n"
+             "extern \"C\" void launch(float *x) { k<<<1, 1>>>(x); }\\n' "
+             "> k.cu && '%s' -shared -Xcompiler -fPIC "
+             "-gencode arch=compute_80,code=sm_80 "
+             "-gencode arch=compute_90a,code=sm_90a "
+             "-gencode arch=compute_90,code=compute_90 -o libk.so k.cu",
+             dir, nvcc);
+    if (run_quiet(cmd) != 0) {
+        fprintf(stderr, "  skipped: no working nvcc (%s)\n", nvcc);
+        cdd_fs_remove_tree(dir);
+        return;
+    }
+    CHECK_MSG(cdd_fatbin_scan_file(so, &has, &fi) == 0, "%s",
+              cdd_last_error()->msg);
+    CHECK_INT(has, 1);
+    CHECK_INT(fi.n_other, 0);
+    CHECK_INT(fi.n_codes, 3);
+    if (fi.n_codes == 3) {
+        CHECK(fi.codes[0].kind == CDD_FATBIN_KIND_SASS &&
+              fi.codes[0].arch == 80 && !fi.codes[0].variant);
+        CHECK(fi.codes[1].kind == CDD_FATBIN_KIND_SASS &&
+              fi.codes[1].arch == 90 && fi.codes[1].variant == 'a');
+        CHECK(fi.codes[2].kind == CDD_FATBIN_KIND_PTX &&
+              fi.codes[2].arch == 90 && fi.codes[2].major >= 8);
+    }
+    unsigned arch = 0;
+    CHECK_INT(cdd_fatbin_fit(&fi, 9, 0, &arch), CDD_ARCH_SASS);
+    CHECK_INT(cdd_fatbin_fit(&fi, 10, 0, &arch), CDD_ARCH_PTX_JIT);
+    CHECK_INT(cdd_fatbin_fit(&fi, 7, 5, &arch), CDD_ARCH_NONE);
+    cdd_fs_remove_tree(dir);
+}
+
 TEST_MAIN(TEST(test_cudnn_like_section), TEST(test_hostile),
-          TEST(test_limits), TEST(test_compatibility_rules), TEST(test_merge),
-          TEST(test_real_elf_section))
+          TEST(test_limits), TEST(test_compatibility_rules),
+          TEST(test_variants_described), TEST(test_merge),
+          TEST(test_real_elf_section), TEST(test_real_nvcc_library))

@@ -20,6 +20,8 @@
 #define ENTRY_HDR_MIN 48u            /* through the flags */
 #define ENTRY_HDR_MAX (64u * 1024u)  /* real ones: 64 (ELF), 72+ (PTX) */
 #define FLAG_COMPRESSED 0x2000u
+#define FLAG_ARCH_SPECIFIC 0x100000u   /* sm_90a */
+#define FLAG_FAMILY_SPECIFIC 0x200000u /* sm_100f */
 #define ZERO_SCAN 4096u
 
 /* Headers lie far apart (payloads of megabytes between them): read each
@@ -33,26 +35,37 @@ static int hdr_read(struct cdd_binrd *r, uint64_t off, void *buf, size_t len,
     return r->src->read_at(r->src->ud, off, buf, len);
 }
 
+/* Order of codes: SASS before PTX, then arch, variant, version. */
+static int code_cmp(const struct cdd_fatbin_code *a, int kind, unsigned arch,
+                    char variant, unsigned major, unsigned minor)
+{
+    int ak = a->kind == CDD_FATBIN_KIND_SASS ? 0 : 1;
+    int bk = kind == CDD_FATBIN_KIND_SASS ? 0 : 1;
+    if (ak != bk)
+        return ak < bk ? -1 : 1;
+    if (a->arch != arch)
+        return a->arch < arch ? -1 : 1;
+    if (a->variant != variant)
+        return a->variant < variant ? -1 : 1;
+    if (a->major != major)
+        return a->major < major ? -1 : 1;
+    if (a->minor != minor)
+        return a->minor < minor ? -1 : 1;
+    return 0;
+}
+
 static int add_code(struct cdd_binrd *r, struct cdd_fatbin_info *fi, int kind,
-                    unsigned arch, unsigned major, unsigned minor,
-                    size_t count)
+                    unsigned arch, char variant, unsigned major,
+                    unsigned minor, size_t count)
 {
     size_t i = 0;
-    /* Sorted by kind (SASS first), then arch, then version. */
     for (; i < fi->n_codes; i++) {
-        const struct cdd_fatbin_code *c = &fi->codes[i];
-        if (c->kind == kind && c->arch == arch && c->major == major &&
-            c->minor == minor) {
+        int d = code_cmp(&fi->codes[i], kind, arch, variant, major, minor);
+        if (d == 0) {
             fi->codes[i].count += count;
             return 0;
         }
-        int ck = c->kind == CDD_FATBIN_KIND_SASS ? 0 : 1;
-        int nk = kind == CDD_FATBIN_KIND_SASS ? 0 : 1;
-        if (ck > nk || (ck == nk && (c->arch > arch ||
-                                     (c->arch == arch &&
-                                      (c->major > major ||
-                                       (c->major == major &&
-                                        c->minor > minor))))))
+        if (d > 0)
             break;
     }
     if (fi->n_codes >= CDD_FATBIN_MAX_CODES) {
@@ -64,7 +77,8 @@ static int add_code(struct cdd_binrd *r, struct cdd_fatbin_info *fi, int kind,
     }
     memmove(&fi->codes[i + 1], &fi->codes[i],
             (fi->n_codes - i) * sizeof fi->codes[0]);
-    fi->codes[i] = (struct cdd_fatbin_code){kind, arch, major, minor, count};
+    fi->codes[i] = (struct cdd_fatbin_code){kind, arch, variant, major, minor,
+                                            count};
     fi->n_codes++;
     return 0;
 }
@@ -113,9 +127,14 @@ static int walk_entries(struct cdd_binrd *r, uint64_t pos, uint64_t end,
         if (flags & FLAG_COMPRESSED)
             fi->n_compressed++;
         if (kind == CDD_FATBIN_KIND_SASS)
-            rc = add_code(r, fi, CDD_FATBIN_KIND_SASS, arch, 0, 0, 1);
+            rc = add_code(r, fi, CDD_FATBIN_KIND_SASS, arch,
+                          (flags & FLAG_ARCH_SPECIFIC)     ? 'a'
+                          : (flags & FLAG_FAMILY_SPECIFIC) ? 'f'
+                                                           : 0,
+                          0, 0, 1);
         else if (kind == CDD_FATBIN_KIND_PTX)
-            rc = add_code(r, fi, CDD_FATBIN_KIND_PTX, arch, major, minor, 1);
+            rc = add_code(r, fi, CDD_FATBIN_KIND_PTX, arch, 0, major, minor,
+                          1);
         else
             fi->n_other++;
         if (rc)
@@ -261,8 +280,8 @@ int cdd_fatbin_merge(struct cdd_fatbin_info *a,
 {
     for (size_t i = 0; i < b->n_codes; i++) {
         const struct cdd_fatbin_code *c = &b->codes[i];
-        int rc = add_code(NULL, a, c->kind, c->arch, c->major, c->minor,
-                          c->count);
+        int rc = add_code(NULL, a, c->kind, c->arch, c->variant, c->major,
+                          c->minor, c->count);
         if (rc)
             return rc;
     }
@@ -285,8 +304,10 @@ char *cdd_fatbin_describe(const struct cdd_fatbin_info *fi, char *buf,
         const char *sep = kind == c->kind ? ", " : u ? "; " : "";
         int n;
         if (c->kind == CDD_FATBIN_KIND_SASS)
-            n = snprintf(buf + u, len - u, "%s%ssm_%u", sep,
-                         kind != c->kind ? "SASS " : "", c->arch);
+            n = snprintf(buf + u, len - u, "%s%ssm_%u%s", sep,
+                         kind != c->kind ? "SASS " : "", c->arch,
+                         c->variant == 'a' ? "a" : c->variant == 'f' ? "f"
+                                                                    : "");
         else
             n = snprintf(buf + u, len - u, "%s%scompute_%u (ISA %u.%u)", sep,
                          kind != c->kind ? "PTX " : "", c->arch, c->major,
@@ -312,9 +333,13 @@ enum cdd_arch_fit cdd_fatbin_fit(const struct cdd_fatbin_info *fi,
         const struct cdd_fatbin_code *c = &fi->codes[i];
         any = 1;
         if (c->kind == CDD_FATBIN_KIND_SASS) {
-            /* Same major, minor at most the device's. */
-            if ((int)(c->arch / 10) == cc_major &&
-                (int)(c->arch % 10) <= cc_minor && c->arch >= sass)
+            /* Same major, minor at most the device's; an arch-specific
+             * cubin only on exactly its compute capability. */
+            int runs = c->variant == 'a'
+                           ? c->arch == dev
+                           : (int)(c->arch / 10) == cc_major &&
+                                 (int)(c->arch % 10) <= cc_minor;
+            if (runs && c->arch >= sass)
                 sass = c->arch;
         } else if (c->arch <= dev && c->arch >= ptx) {
             ptx = c->arch;
