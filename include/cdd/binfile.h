@@ -81,6 +81,12 @@ int cdd_bin_parse(const struct cdd_binsrc *src, struct cdd_bininfo *out);
 /* Parse a file, read through cdd_fs_open_read()/cdd_rfile_pread(). */
 int cdd_bin_parse_file(const char *path, struct cdd_bininfo *out);
 
+/* A source reading the file at path (cdd_fs_open_read / cdd_rfile_pread;
+ * path must outlive src); close it with cdd_binsrc_file_close, which
+ * accepts a source that failed to open. */
+int cdd_binsrc_file_open(const char *path, struct cdd_binsrc *src);
+void cdd_binsrc_file_close(struct cdd_binsrc *src);
+
 /* A source reading from memory (the buffer must outlive src). */
 void cdd_binsrc_mem(struct cdd_binsrc *src, const void *buf, size_t len,
                     const char *name);

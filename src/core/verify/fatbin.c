@@ -10,7 +10,6 @@
 #include "binrd_int.h"
 
 #include "cdd/error.h"
-#include "cdd/fsops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,31 +231,11 @@ int cdd_fatbin_scan(const struct cdd_binsrc *src, uint64_t off, uint64_t size,
     return rc;
 }
 
-struct filesrc {
-    struct cdd_rfile *f;
-    const char *path;
-};
-
-static int file_read_at(void *ud, uint64_t off, void *buf, size_t len)
-{
-    struct filesrc *fs = ud;
-    size_t got = 0;
-    int rc = cdd_rfile_pread(fs->f, off, buf, len, &got);
-    if (rc)
-        return rc;
-    if (got != len)
-        return cdd_fail(CDD_E_IO, fs->path, 0,
-                        "file became shorter while being read (end at "
-                        "offset %llu)", (unsigned long long)(off + got));
-    return 0;
-}
-
 int cdd_fatbin_scan_file(const char *path, int *has,
                          struct cdd_fatbin_info *out)
 {
     struct cdd_bininfo bi;
-    struct filesrc fs = {NULL, path};
-    struct cdd_binsrc src = {&fs, 0, file_read_at, path};
+    struct cdd_binsrc src = {0};
     int rc;
     *has = 0;
     memset(out, 0, sizeof *out);
@@ -265,12 +244,11 @@ int cdd_fatbin_scan_file(const char *path, int *has,
     if (!bi.has_fatbin)
         goto out;
     *has = 1;
-    if ((rc = cdd_fs_open_read(path, &fs.f)) != 0 ||
-        (rc = cdd_rfile_size(fs.f, &src.size)) != 0)
+    if ((rc = cdd_binsrc_file_open(path, &src)) != 0)
         goto out;
     rc = cdd_fatbin_scan(&src, bi.fatbin_off, bi.fatbin_size, out);
 out:
-    cdd_rfile_close(fs.f);
+    cdd_binsrc_file_close(&src);
     cdd_bininfo_clear(&bi);
     return rc;
 }
