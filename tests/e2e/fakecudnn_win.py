@@ -20,6 +20,7 @@ Variants of archive():
               (/DELAYLOAD: it loads; the first call into zlib would fail)
   "resmismatch" cudnn_ops_train64_8.dll carries version resource 8.4.1.50,
               the others 8.5.0.96: DLLs of two builds
+  "resmissing" cudnn_adv_train64_8.dll carries no version resource
   "sm80"      cudnn_ops_infer64_8.dll and cudnn_cnn_infer64_8.dll carry a
               .nv_fatb section with SASS for sm_80 only (fatbin.py)
 
@@ -66,11 +67,13 @@ ZLIB = "zlibwapi.dll"
 ZLIB_SUB = "ops_infer"
 # As in the real cuDNN 8: the cnn library needs the ops library.
 INTERNAL_DEP = ("cnn_infer", "ops_infer")
-VARIANTS = ("ok", "zlibwapi", "delayload", "resmismatch", "sm80")
+VARIANTS = ("ok", "zlibwapi", "delayload", "resmismatch", "resmissing",
+            "sm80")
 WINDRES = os.environ.get("CDD_MINGW_WINDRES") or "x86_64-w64-mingw32-windres"
 DLLTOOL = os.environ.get("CDD_MINGW_DLLTOOL") or "x86_64-w64-mingw32-dlltool"
 MISMATCH_SUB = "ops_train"
 MISMATCH_RES = "8.4.1.50"
+NORES_SUB = "adv_train"
 FATBIN_SUBS = ("ops_infer", "cnn_infer")
 
 
@@ -270,8 +273,9 @@ def sub_library(sub, variant="ok"):
         d = _build_dir("sub-" + variant)
         defines = ["CHECK_SYMBOL=" + CHECK_SYMBOLS[sub], "CHECK_STATUS=0"]
         sources = ["fake_cudnn_sub.c"]
-        link = [version_resource(MISMATCH_RES if variant == "resmismatch"
-                                 else VERSION)]
+        link = [] if variant == "resmissing" else [
+            version_resource(MISMATCH_RES if variant == "resmismatch"
+                             else VERSION)]
         if variant in ("zlibwapi", "delayload"):
             defines.append("NEEDS_SYMBOL=uncompress")
             link.append(zlibwapi_stub() if variant == "zlibwapi"
@@ -311,7 +315,8 @@ def entries(variant="ok"):
     top, ents = fixtures.windows_entries(VERSION)
     built = {MAIN: main_library()}
     special = {"zlibwapi": (ZLIB_SUB,), "delayload": (ZLIB_SUB,),
-               "resmismatch": (MISMATCH_SUB,), "sm80": FATBIN_SUBS}
+               "resmismatch": (MISMATCH_SUB,), "resmissing": (NORES_SUB,),
+               "sm80": FATBIN_SUBS}
     for s in SUBLIBS:
         v = variant if s in special.get(variant, ()) else "ok"
         built[dll_name(s)] = sub_library(s, v)

@@ -549,6 +549,25 @@ class WindowsTreeFromLinux(VerifyCase):
                             "fail")
         self.assertNoFail(j.doc)
 
+    def test_version_resource_missing_warns(self):
+        j = self.verify(self.win_tree("resmissing"), "--level", "load",
+                        expect=None)
+        self.check(j.doc, "load.resource", "warn",
+                   "6 DLLs carry file version 8.5.0.96",
+                   "no version resource in cudnn_adv_train64_8.dll")
+        self.assertNoFail(j.doc)
+
+    def test_delay_loaded_dll_present_is_listed(self):
+        import shutil
+        tree = self.win_tree("delayload")
+        ops = self.fw.dll_name(self.fw.ZLIB_SUB)
+        shutil.copyfile(self.fw.zlibwapi_stub(),
+                        os.path.join(tree, "bin", self.fw.ZLIB))
+        j = self.verify(tree, "--level", "load", expect=None)
+        self.check(j.doc, "load.deps " + ops, "pass",
+                   "zlibwapi.dll -> ", "(delay-loaded)")
+        self.assertEqual(self.checks(j.doc, "load.delay " + ops), [])
+
     def test_fatbin_of_windows_dlls(self):
         j = self.verify(self.win_tree("sm80"), "--level", "gpu", expect=None)
         self.check(j.doc, "gpu.arch", "skip", "2 libraries carry SASS sm_80",
