@@ -26,6 +26,7 @@
  * Built with -DFAKE_CUDNN_MINIMAL it lacks cudnnSetConvolutionMathType and
  * every algorithm query (cuDNN 7-era exports), so callers must fall back.
  * Test hooks: fake_cudnn_last_math(), fake_cudnn_last_algo(). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,7 +357,7 @@ static float from_half(uint16_t h)
     if (e == 0)
         v = (float)m / 1024.0f / 16384.0f; /* m * 2^-24 */
     else if (e == 31)
-        v = m ? 0.0f / 0.0f : 1.0f / 0.0f;
+        v = m ? NAN : INFINITY;
     else {
         v = 1.0f + (float)m / 1024.0f;
         for (; e > 15; e--)
