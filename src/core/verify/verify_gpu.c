@@ -260,9 +260,12 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
         }
         /* Ran: accurate and fast enough, or which of the two it was not. */
         char verdict[1100] = "";
-        if (r)
+        if (r && !b->accurate)
             snprintf(verdict, sizeof verdict, "; FAILED: %s",
                      cdd_last_error()->msg);
+        else if (r)
+            snprintf(verdict, sizeof verdict, "; FAILED: below %.0fx, cuDNN "
+                     "is not really running on the GPU", b->min_speedup);
         cdd_clear_error();
         VCHECK(c, names[m], b->pass ? CDD_CHECK_PASS : CDD_CHECK_FAIL,
                "%s ResNet-50 conv1 %dx%dx%dx%d * %dx%dx%dx%d stride %d pad %d: "
