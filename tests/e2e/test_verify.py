@@ -41,7 +41,7 @@ KNOBS = ("LD_LIBRARY_PATH", "CUDNN_DEPLOY_DRIVER_LIB", "FAKE_CUDNN_VERSION",
          "FAKE_CUDNN_CREATE_STATUS", "FAKE_CUDNN_FAIL_ALGO",
          "FAKE_CUDA_DRIVER_VERSION", "FAKE_CUDA_NO_DEVICE",
          "FAKE_CUDA_INIT_ERROR", "FAKE_CUDA_OOM", "FAKE_CUDA_CC",
-         "FAKE_CUDA_EVENT_SPEEDUP")
+         "FAKE_CUDA_EVENT_SPEEDUP", "CUDNN_DEPLOY_TEST_BENCH")
 
 
 def env_with(**extra):
@@ -430,6 +430,62 @@ class Gpu(VerifyCase):
         gpu = self.statuses(j.doc, "gpu")
         self.assertNotIn("pass", [gpu.get("gpu.conv"), gpu.get("gpu.device")],
                          self.listing(j.doc))
+
+
+@cddtest.needs_fault_hook
+class Bench(VerifyCase):
+    """verify --level bench on the fake driver: the three precisions, each
+    with TFLOP/s, and the 5x rule both ways (FAKE_CUDA_EVENT_SPEEDUP makes
+    the fake's event times those of a faster or slower GPU). A small shape
+    (CUDNN_DEPLOY_TEST_BENCH=small, test builds only) keeps the fake's CPU
+    convolutions short."""
+
+    @classmethod
+    def setUpClass(cls):
+        super(Bench, cls).setUpClass()
+        cls.tree = make_cuda_tree(os.path.join(cddtest.WORK_ROOT, "Bench",
+                                               "tree"))
+        run_json(fakecudnn.archive("ok").install_args(cls.tree, "--no-verify"),
+                 env=env_with(), expect=EXIT_OK)
+        cls.driver = fakecudnn.fake_driver()
+
+    def bench(self, speedup, expect):
+        return self.verify(self.tree, "--level", "bench",
+                           env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
+                                "CUDNN_DEPLOY_TEST_BENCH": "small",
+                                "FAKE_CUDA_EVENT_SPEEDUP": speedup},
+                           expect=expect)
+
+    def test_three_precisions(self):
+        j = self.bench("1000", EXIT_OK)
+        doc = j.doc
+        self.check(doc, "bench", "pass", "FP32 ResNet-50 conv1", "TFLOP/s",
+                   "FMA_MATH math", "at least 5x needed", "limit 1e-03")
+        self.check(doc, "bench.tf32", "pass", "TF32 ", "TFLOP/s",
+                   "TENSOR_OP_MATH math", "limit 1e-02")
+        self.check(doc, "bench.fp16", "pass", "FP16 ", "TFLOP/s",
+                   "TENSOR_OP_MATH math", "limit 1e-02")
+        for key in ("bench_gpu_tflops", "bench_tf32_gpu_tflops",
+                    "bench_fp16_gpu_tflops", "bench_tf32_speedup",
+                    "bench_fp16_speedup"):
+            self.assertGreater(doc.get(key, 0), 0, key)
+        self.assertGreater(doc["bench_fp16_speedup"], 5)
+        self.assertNoFail(doc)
+
+    def test_release_build_has_no_bench_knob(self):
+        release = os.environ.get("CDD_RELEASE_BIN")
+        if not release:
+            self.skipTest("no release binary named (CDD_RELEASE_BIN: make test)")
+        with open(release, "rb") as f:
+            self.assertNotIn(b"CUDNN_DEPLOY_TEST_BENCH", f.read())
+
+    def test_below_five_times_fails(self):
+        j = self.bench("0.01", EXIT_CHECK)
+        for name in ("bench", "bench.tf32", "bench.fp16"):
+            self.check(j.doc, name, "fail", "FAILED: below 5x",
+                       "not really running on the GPU")
+        self.assertLess(j.doc["bench_speedup"], 5)
+        self.check(j.doc, "gpu.conv", "pass")
 
 
 class GpuArch(VerifyCase):

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cdd/cudnn_facts.h"
+#include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fatbin.h"
 #include "cdd/gpu.h"
@@ -152,6 +153,23 @@ static void arch_check(struct vctx *c, const struct cdd_gpu_info *gi,
                cc, n_code, n_code == 1 ? "y" : "ies", desc, without);
 }
 
+#ifdef CDD_FAULT_INJECTION
+/* Test builds only (docs/design.md, Test builds): with
+ * CUDNN_DEPLOY_TEST_BENCH=small the bench runs a small convolution a few
+ * times, so the end-to-end suite can drive `verify --level bench` on the
+ * fake driver, whose "GPU" is this CPU. A release build has no such code. */
+static void test_bench_size(struct cdd_gpu_bench_opts *o)
+{
+    const char *v = cdd_getenv("CUDNN_DEPLOY_TEST_BENCH");
+    if (!v || strcmp(v, "small") != 0)
+        return;
+    o->shape = (struct cdd_conv_shape){2, 3, 24, 20, 8, 5, 5, 2, 2, 2, 2};
+    o->warmup = 1;
+    o->gpu_runs = 3;
+    o->cpu_runs = 1;
+}
+#endif
+
 void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
                           const char *why_none)
 {
@@ -228,6 +246,9 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
         bo = *c->o->bench;
     else
         cdd_gpu_bench_defaults(&bo);
+#ifdef CDD_FAULT_INJECTION
+    test_bench_size(&bo);
+#endif
     for (int m = 0; m < CDD_BENCH_N_MATH; m++) {
         static const char *const names[CDD_BENCH_N_MATH] = {
             "bench", "bench.tf32", "bench.fp16"};
