@@ -26,8 +26,6 @@ static void layout_mapping(void)
          "LICENSE", "doc/cudnn/LICENSE"},
         {CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_RUNTIME,
          "lib/libcudnn.so.8.5.0", "lib64/libcudnn.so.8.5.0"},
-        {CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_SYMLINK,
-         "lib/libcudnn.so.8", "lib64/libcudnn.so.8"},
         {CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_STATIC_LIB,
          "lib/libcudnn_ops_infer_static.a", "lib64/libcudnn_ops_infer_static.a"},
         {CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_LICENSE,
@@ -60,6 +58,95 @@ static void layout_mapping(void)
         cdd_layout_select(CDD_TARGET_CUDA, CDD_PLATFORM_WINDOWS_X86_64)));
     CHECK(!cdd_layout_case_insensitive(lin));
     CHECK(cdd_layout_dir(CDD_LAYOUT_PREFIX_WINDOWS, CDD_ROLE_SYMLINK) == NULL);
+    /* A symlink has no folder of its own: it goes beside its target. */
+    CHECK(cdd_layout_dir(lin, CDD_ROLE_SYMLINK) == NULL);
+    CHECK_INT(cdd_layout_dest(lin, CDD_ROLE_SYMLINK, "lib/libcudnn.so", &dest),
+              CDD_E_MANIFEST);
+}
+
+/* A symlink lands where the entry its chain ends at lands: listed entries
+ * by their role, unlisted names by the path rules. */
+static void link_placement(void)
+{
+    static const char doc[] =
+        "{\"schema_version\": 1, \"product\": \"cudnn\", \"version\": "
+        "\"8.9.7.29\", \"cuda_major\": 12, \"platform\": \"linux-x86_64\", "
+        "\"archive\": {\"filename\": \"a.tar.xz\", \"sha256\": null, "
+        "\"size\": null, \"strip_components\": 1}, \"files_exact\": false, "
+        "\"files\": ["
+        "{\"path\": \"include/cudnn.h\", \"role\": \"header\", "
+        "\"sha256\": null, \"size\": null},"
+        "{\"path\": \"include/cudnn_v8.h\", \"role\": \"symlink\", "
+        "\"target\": \"cudnn.h\"},"
+        "{\"path\": \"lib/libcudnn_ops_infer_static.a\", \"role\": "
+        "\"static_lib\", \"sha256\": null, \"size\": null},"
+        "{\"path\": \"lib/libcudnn_ops_infer_static_v8.a\", \"role\": "
+        "\"symlink\", \"target\": \"libcudnn_ops_infer_static.a\"},"
+        "{\"path\": \"lib/libcudnn.so.8.9.7\", \"role\": \"runtime\", "
+        "\"sha256\": null, \"size\": null},"
+        "{\"path\": \"lib/libcudnn.so.8\", \"role\": \"symlink\", "
+        "\"target\": \"libcudnn.so.8.9.7\"},"
+        "{\"path\": \"lib/libcudnn.so\", \"role\": \"symlink\", "
+        "\"target\": \"libcudnn.so.8\"}]}";
+    static const struct {
+        enum cdd_target_kind kind;
+        const char *src, *target, *dest;
+        int role; /* the link role wanted; -1: not placed */
+    } rows[] = {
+        {CDD_TARGET_CUDA, "include/cudnn_v8.h", "cudnn.h",
+         "include/cudnn_v8.h", CDD_ROLE_HEADER},
+        {CDD_TARGET_CUDA, "lib/libcudnn_ops_infer_static_v8.a",
+         "libcudnn_ops_infer_static.a", "lib64/libcudnn_ops_infer_static_v8.a",
+         CDD_ROLE_STATIC_LIB},
+        {CDD_TARGET_CUDA, "lib/libcudnn.so", "libcudnn.so.8",
+         "lib64/libcudnn.so", CDD_ROLE_RUNTIME},
+        {CDD_TARGET_PREFIX, "lib/libcudnn.so.8", "libcudnn.so.8.9.7",
+         "lib/libcudnn.so.8", CDD_ROLE_RUNTIME},
+        {CDD_TARGET_PREFIX, "include/cudnn_v8.h", "cudnn.h",
+         "include/cudnn_v8.h", CDD_ROLE_HEADER},
+        /* unlisted names: the path rules of the target's name */
+        {CDD_TARGET_CUDA, "lib/libcudnn_cnn_train_static_v8.a",
+         "libcudnn_cnn_train_static.a", "lib64/libcudnn_cnn_train_static_v8.a",
+         CDD_ROLE_STATIC_LIB},
+        {CDD_TARGET_CUDA, "include/cudnn_ops_train_v8.h", "cudnn_ops_train.h",
+         "include/cudnn_ops_train_v8.h", CDD_ROLE_HEADER},
+        {CDD_TARGET_CUDA, "include/cudnn_x.h", "README", NULL, -1},
+        {CDD_TARGET_CUDA, "lib/sub/libx.so", "libx.so.1", NULL, -1},
+    };
+    struct cdd_manifest *m = NULL;
+    CHECK_INT(cdd_manifest_parse(doc, sizeof doc - 1, "links.json", &m), 0);
+    for (size_t i = 0; m && i < sizeof rows / sizeof rows[0]; i++) {
+        enum cdd_layout_id id =
+            cdd_layout_select(rows[i].kind, CDD_PLATFORM_LINUX_X86_64);
+        enum cdd_role role = CDD_ROLE_COUNT;
+        char *dest = NULL;
+        int r = cdd_layout_link_role(m, rows[i].src, rows[i].target, &role);
+        CHECK_MSG(rows[i].role < 0 ? r == -1 : r == 0 && (int)role == rows[i].role,
+                  "%s: r %d role %d", rows[i].src, r, (int)role);
+        r = cdd_layout_entry_dest(id, m, CDD_ROLE_SYMLINK, rows[i].src,
+                                  rows[i].target, &dest);
+        if (rows[i].dest) {
+            CHECK_INT(r, 0);
+            CHECK_STR(dest, rows[i].dest);
+        } else {
+            CHECK_INT(r, CDD_E_MANIFEST);
+            CHECK(dest == NULL);
+        }
+        free(dest);
+    }
+    /* non-symlinks go by their own role */
+    char *dest = NULL;
+    CHECK_INT(cdd_layout_entry_dest(CDD_LAYOUT_CUDA_LINUX, m, CDD_ROLE_HEADER,
+                                    "include/cudnn.h", NULL, &dest), 0);
+    CHECK_STR(dest, "include/cudnn.h");
+    free(dest);
+    /* no symlinks in a Windows manifest, whatever it lists */
+    if (m)
+        m->platform = CDD_PLATFORM_WINDOWS_X86_64;
+    enum cdd_role role;
+    CHECK_INT(cdd_layout_link_role(m, "include/cudnn_v8.h", "cudnn.h", &role),
+              -1);
+    cdd_manifest_free(m);
 }
 
 static void cuda_arg(void)
@@ -218,5 +305,5 @@ static void error_table(void)
     CHECK_STR(cdd_err_name(-1), "UNKNOWN");
 }
 
-TEST_MAIN(TEST(layout_mapping), TEST(cuda_arg), TEST(version_files),
+TEST_MAIN(TEST(layout_mapping), TEST(link_placement), TEST(cuda_arg), TEST(version_files),
           TEST(resolve_and_check), TEST(error_table))
