@@ -289,6 +289,100 @@ static void resolve_and_check(void)
     free(pkg);
 }
 
+/* --cuda v11.6 through CUDA_PATH_V11_6 naming a tree of another version. */
+static void version_differs(void)
+{
+    struct cdd_target t;
+    char *other = scratch("cuda-11.5");
+    write_file(other, "version.json", "{\"cuda\":{\"version\":\"11.5.2\"}}");
+    setenv("CUDA_PATH_V11_6", other, 1);
+    struct cdd_target_spec byenv = {.cuda = "v11.6"};
+    CHECK_INT(cdd_target_resolve(&byenv, &t), 0);
+    CHECK_INT(t.asked, 1);
+    CHECK_INT(t.asked_major, 11);
+    CHECK_INT(t.asked_minor, 6);
+    CHECK(cdd_target_version_differs(&t));
+    cdd_target_clear(&t);
+    /* the same tree asked for as what it is */
+    setenv("CUDA_PATH_V11_5", other, 1);
+    struct cdd_target_spec same = {.cuda = "11.5"};
+    CHECK_INT(cdd_target_resolve(&same, &t), 0);
+    CHECK(!cdd_target_version_differs(&t));
+    cdd_target_clear(&t);
+    unsetenv("CUDA_PATH_V11_5");
+    /* --cuda-root asks for no version; a tree of unknown version says
+     * nothing either */
+    struct cdd_target_spec root = {.cuda_root = other};
+    CHECK_INT(cdd_target_resolve(&root, &t), 0);
+    CHECK(!cdd_target_version_differs(&t));
+    cdd_target_clear(&t);
+    char *bare = scratch("bare2");
+    setenv("CUDA_PATH_V11_6", bare, 1);
+    CHECK_INT(cdd_target_resolve(&byenv, &t), 0);
+    CHECK(!cdd_target_version_differs(&t));
+    cdd_target_clear(&t);
+    unsetenv("CUDA_PATH_V11_6");
+    free(other);
+    free(bare);
+}
+
+/* Which layout a tree has, by what is in it. */
+static void layout_platform(void)
+{
+    static const struct {
+        const char *name;
+        const char *dirs[3];
+        const char *files[2];
+        int want; /* platform, or -1 */
+    } rows[] = {
+        {"win-cuda", {"lib", "lib/x64", "bin"}, {"bin/nvcc.exe", NULL},
+         CDD_PLATFORM_WINDOWS_X86_64},
+        {"win-cudnn", {"bin", NULL, NULL}, {"bin/cudnn64_8.dll", NULL},
+         CDD_PLATFORM_WINDOWS_X86_64},
+        {"conda-win", {"Library", "Library/bin", NULL}, {NULL, NULL},
+         CDD_PLATFORM_WINDOWS_X86_64},
+        {"lin-cuda", {"lib64", "bin", NULL}, {"bin/nvcc", NULL},
+         CDD_PLATFORM_LINUX_X86_64},
+        {"lin-prefix", {"lib", NULL, NULL}, {"lib/libcudnn.so.9", NULL},
+         CDD_PLATFORM_LINUX_X86_64},
+        {"empty", {NULL, NULL, NULL}, {NULL, NULL}, -1},
+        {"both", {"lib64", "lib", "lib/x64"}, {NULL, NULL}, -1},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char *root = scratch(rows[i].name), p[4200];
+        for (size_t k = 0; k < 3 && rows[i].dirs[k]; k++) {
+            snprintf(p, sizeof p, "%s/%s", root, rows[i].dirs[k]);
+            CHECK(mkdir(p, 0755) == 0);
+        }
+        for (size_t k = 0; k < 2 && rows[i].files[k]; k++)
+            write_file(root, rows[i].files[k], "x");
+        struct cdd_target t = {0};
+        t.root = root;
+        enum cdd_platform got = CDD_PLATFORM_COUNT;
+        int r = cdd_target_layout_platform(&t, &got);
+        if (rows[i].want < 0)
+            CHECK_MSG(r == -1, "%s: %d", rows[i].name, r);
+        else
+            CHECK_MSG(r == 0 && (int)got == rows[i].want, "%s: r %d got %d",
+                      rows[i].name, r, (int)got);
+        free(root);
+    }
+    /* a Linux lib64 that is a link into targets/ counts */
+    char *root = scratch("lin-links"), p[4200], q[4200];
+    snprintf(p, sizeof p, "%s/targets", root);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/targets/x86_64-linux", root);
+    mkdir(p, 0755);
+    snprintf(q, sizeof q, "%s/lib64", root);
+    CHECK(symlink("targets/x86_64-linux/lib", q) == 0);
+    struct cdd_target t = {0};
+    t.root = root;
+    enum cdd_platform got;
+    CHECK_INT(cdd_target_layout_platform(&t, &got), 0);
+    CHECK_INT(got, CDD_PLATFORM_LINUX_X86_64);
+    free(root);
+}
+
 static void error_table(void)
 {
     CHECK_INT(cdd_err_exit_code(0), 0);
@@ -305,5 +399,6 @@ static void error_table(void)
     CHECK_STR(cdd_err_name(-1), "UNKNOWN");
 }
 
-TEST_MAIN(TEST(layout_mapping), TEST(link_placement), TEST(cuda_arg), TEST(version_files),
+TEST_MAIN(TEST(layout_mapping), TEST(link_placement), TEST(cuda_arg), TEST(version_differs),
+          TEST(layout_platform), TEST(version_files),
           TEST(resolve_and_check), TEST(error_table))
