@@ -402,6 +402,22 @@ class WrongSizeDownload(CddTestCase):
         self.assertIn("wrong file", err["message"])
         self.assertEqual(len(self.http.requests), 1, self.http.requests)
 
+    def test_resume_past_a_short_file(self):
+        """A .part longer than the server's file: the range request gets
+        416 with the server's total, which names the wrong file."""
+        with open(self.fx.path, "rb") as f:
+            data = f.read()
+        part = os.path.join(self.dir, "cache", self.fx.sha256,
+                            self.fx.filename + ".part")
+        os.makedirs(os.path.dirname(part))
+        with open(part, "wb") as f:
+            f.write(data[:-50])  # past the short copy's end (len - 100)
+        err = self.attempt([self.http.url("/short/" + self.rel)])
+        self.assertIn("wrong file", err["message"])
+        self.assertEqual([(r.status, r.range) for r in self.http.requests],
+                         [(416, "bytes=%d-" % (len(data) - 50))])
+        self.assertFalse(os.path.exists(part), "the wrong bytes are not kept")
+
     def test_mirror_serving_a_short_copy(self):
         err = self.attempt(
             ["https://developer.download.nvidia.com/compute/" + self.rel],
