@@ -43,10 +43,10 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     r = cdd_manifest_find(ob->manifest, &m);
     if (r)
         goto out;
-    if (ob->archive && (ob->n_urls || ob->redistrib)) {
+    if (ob->archive && ob->n_urls) {
         r = cdd_fail(CDD_E_USAGE, NULL, 0,
-                     "--url and --redistrib are for downloading; --archive "
-                     "names a file already here: give one or the other");
+                     "--url is for downloading; --archive names a file "
+                     "already here: give one or the other");
         goto out;
     }
     /* The target first: a wrong target must not cost a download. */
@@ -58,13 +58,17 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     if (!archive) {
         cdd_say(rep, "Obtaining %s", m->archive.filename);
         r = cdd_cli_obtain(ob, cl->out.quiet, m, rep, &got);
-        if (r)
-            goto out;
-        /* The install checks the cached file against the same pin again
-         * (and records where the pin came from). */
-        archive = got.fetch.path;
-        pin = got.pinned ? got.fetch.sha256 : NULL;
+    } else {
+        /* The same pins for a file already here (--redistrib included),
+         * and a wrong size refused before the file is read. */
+        r = cdd_cli_obtain_local(ob, m, rep, &got);
     }
+    if (r)
+        goto out;
+    /* The install checks the file against the same pin again (and records
+     * where the pin came from). */
+    archive = got.fetch.path;
+    pin = got.pinned ? got.fetch.sha256 : NULL;
     cdd_report_str(rep, "manifest", m->name ? m->name : m->source);
     cdd_say(rep, "%s cuDNN %s (CUDA %d, %s) into %s", 
             ch->dry_run ? "Checking" : "Installing", m->version, m->cuda_major,

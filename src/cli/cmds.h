@@ -29,6 +29,11 @@ struct cdd_obtain_result;
 int cdd_cli_obtain(const struct cdd_opts_obtain *o, int quiet,
                    const struct cdd_manifest *m, struct cdd_report *rep,
                    struct cdd_obtain_result *res);
+/* install --archive: the pin of the local file (manifest, --sha256,
+ * --redistrib) and its size checked at once (obtain.c). */
+int cdd_cli_obtain_local(const struct cdd_opts_obtain *o,
+                         const struct cdd_manifest *m, struct cdd_report *rep,
+                         struct cdd_obtain_result *res);
 
 /* Run verify on a tree and put its checks in the report (verify_run.c);
  * verify, and install at its end. o NULL: the default level. */

@@ -51,7 +51,8 @@ const struct cdd_option cdd_options[] = {
     {"redistrib", 0, CDD_OPT_FILE, "FILE|URL", NET, F(obtain.redistrib), NOF,
      0, 0, NULL,
      "NVIDIA's redistrib_<version>.json: the pin when the manifest has "
-     "none (default: the manifest's redistrib_url)"},
+     "none, for a download (default: the manifest's redistrib_url) or a "
+     "local --archive"},
     {"cache-dir", 0, CDD_OPT_DIR, "DIR", NET, F(obtain.cache_dir), NOF, 0, 0,
      NULL,
      "download cache (default: $XDG_CACHE_HOME/cudnn-deploy, else "

@@ -43,7 +43,9 @@ enum stop_reason {
     STOP_TOO_BIG,     /* more bytes than the expected size / cap */
     STOP_BAD_RANGE,   /* 206 not starting where the .part ends */
     STOP_BAD_STATUS,  /* a status we do not store a body for */
-    STOP_SIZE_DIFFERS,/* Content-Range says the file has another size */
+    STOP_SIZE_DIFFERS,/* Content-Range or a 200's Content-Length says the
+                         file has another size than the pin: the wrong
+                         file, not a network fault */
     STOP_LOCAL,       /* writing the .part failed (recorded by fsops) */
     STOP_CANCEL
 };
@@ -229,6 +231,14 @@ static int start_body(struct xfer *x)
             return -1;
         }
     } else if (x->status == 200) {
+        /* A whole file of another size is another file (a mirror serving a
+         * stale or cut copy): refused before its first byte, not retried. */
+        if (x->has_size && x->content_length >= 0 &&
+            (uint64_t)x->content_length != x->size) {
+            x->cr_total = x->content_length;
+            x->stop = STOP_SIZE_DIFFERS;
+            return -1;
+        }
         if (x->range_requested) {
             /* The server ignored the range and sends the whole file. */
             int r = restart_part(x);
@@ -457,14 +467,15 @@ static enum outcome perform(struct xfer *x, const struct cdd_net_opts *net,
         goto out;
     case STOP_TOO_BIG:
         *err = cdd_fail(CDD_E_CHECKSUM, x->url, 0,
-                        "the server sends more than the %s %llu bytes",
+                        "the server sends more than the %s %llu bytes "
+                        "(the wrong file)",
                         x->has_size ? "expected" : "allowed",
                         (unsigned long long)x->cap);
         goto out;
     case STOP_SIZE_DIFFERS:
         *err = cdd_fail(CDD_E_CHECKSUM, x->url, 0,
-                        "the server's file has %lld bytes, not the "
-                        "expected %llu",
+                        "the server's file has %lld bytes, but the pin says "
+                        "%llu: the wrong file (not downloaded)",
                         x->cr_total, (unsigned long long)x->size);
         goto out;
     case STOP_BAD_RANGE:
@@ -484,6 +495,15 @@ static enum outcome perform(struct xfer *x, const struct cdd_net_opts *net,
                         x->status);
         goto out;
     }
+    if (cc == CURLE_HTTP_RETURNED_ERROR && code == 416 && x->range_requested &&
+        x->has_size && x->cr_total >= 0 && (uint64_t)x->cr_total != x->size) {
+        /* "bytes * /N": the server's whole file is N bytes, not the pin's. */
+        *err = cdd_fail(CDD_E_CHECKSUM, x->url, 0,
+                        "the server's file has %lld bytes, but the pin says "
+                        "%llu: the wrong file",
+                        x->cr_total, (unsigned long long)x->size);
+        goto out;
+    }
     if (cc == CURLE_HTTP_RETURNED_ERROR && code == 416 && x->range_requested) {
         /* The .part is not a prefix the server can continue. */
         note(net, "%s: the server cannot continue from byte %llu; starting "
@@ -494,7 +514,8 @@ static enum outcome perform(struct xfer *x, const struct cdd_net_opts *net,
     }
     if (cc == CURLE_FILESIZE_EXCEEDED) {
         *err = cdd_fail(CDD_E_CHECKSUM, x->url, 0,
-                        "the server announces more than the %s %llu bytes",
+                        "the server announces more than the %s %llu bytes "
+                        "(the wrong file)",
                         x->has_size ? "expected" : "allowed",
                         (unsigned long long)x->cap);
         goto out;

@@ -70,7 +70,11 @@ static int plan_entry(struct inst *c, const struct cdd_xentry *e,
                       struct cdd_plan_item **out)
 {
     char *dest = NULL;
-    int r = cdd_layout_dest(c->layout, e->role, e->path, &dest);
+    /* A symlink goes beside what it points at (its link_role's folder). */
+    int r = cdd_layout_dest(c->layout,
+                            e->type == CDD_ENTRY_SYMLINK ? e->link_role
+                                                         : e->role,
+                            e->path, &dest);
     if (r) {
         r = cdd_fail(CDD_E_ARCHIVE, c->o->archive_path, 0, "entry \"%s\": %s",
                      e->raw_path, cdd_last_error()->msg);
