@@ -78,6 +78,18 @@ const struct cdd_command cdd_commands[] = {
      "redistrib JSON; CUDNN_DEPLOY_MIRROR replaces NVIDIA's URL prefix.\n"
      "A cached file is re-hashed before use; an interrupted download resumes.",
      0, NULL, cdd_cmd_fetch},
+    /* fleet (docs/fleet.md) */
+    {"bundle", CMD_BUNDLE,
+     "--manifest NAME|FILE... -o DIR [--archive FILE]... [--cache-dir DIR]",
+     "write an offline mirror of NVIDIA's server for a fleet",
+     "Obtains each manifest's archive (and its optional components') through\n"
+     "the cache against its pin, and writes them into DIR in the layout of\n"
+     "NVIDIA's server (cudnn/redist/cudnn/<platform>/...), with NVIDIA-style\n"
+     "redistrib_<version>.json indexes and the manifests, pinned, in\n"
+     "DIR/cudnn-deploy/manifests/. Serve DIR with any static HTTP server and\n"
+     "set CUDNN_DEPLOY_MIRROR=http://HOST/ (or file:///DIR) on the fleet.\n"
+     "Proxies: https_proxy, http_proxy and no_proxy are honoured.",
+     0, NULL, cdd_cmd_bundle},
 };
 
 const size_t cdd_command_count = sizeof cdd_commands / sizeof cdd_commands[0];

@@ -378,6 +378,11 @@ static int match_entry(struct xstate *x, const char *raw,
         return cdd_fail(CDD_E_UNSAFE, x->apath, 0,
                         "entry \"%s\": symlink to \"%s\": %s", q(raw),
                         q(xe->link_target), why);
+    /* An optional component's archive: its other members stay out. */
+    if (x->o->ignore_unlisted) {
+        xe->role = CDD_ROLE_COUNT;
+        return 0;
+    }
     if (cdd_role_from_path(m->platform, xe->path, is_symlink, &xe->role))
         return cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
                         "unexpected entry %s (not in the manifest), and no "
