@@ -20,6 +20,8 @@ enum cdd_role {
     CDD_ROLE_STATIC_LIB,  /* .a */
     CDD_ROLE_LICENSE,     /* LICENSE */
     CDD_ROLE_SYMLINK,     /* symlink, target in the same folder */
+    CDD_ROLE_ACTIVATION,  /* a conda activation script `env --write-activation`
+                             wrote (receipts only, never in a manifest) */
     CDD_ROLE_COUNT
 };
 

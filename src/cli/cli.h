@@ -25,7 +25,7 @@ enum {
     CMD_BUNDLE = 1 << 8,          /* fleet: offline bundles (cmd_bundle.c) */
     CMD_ENV = 1 << 9,             /* fleet: environment (cmd_env.c) */
     CMD_TOOL = 1 << 15,
-    CMD_EVERY = 0x01ff,           /* every command */
+    CMD_EVERY = 0x03ff,           /* every command */
     CMD_GLOBAL = CMD_EVERY | CMD_TOOL
 };
 
@@ -70,6 +70,11 @@ struct cdd_opts_change {      /* how install, uninstall and status work */
     struct cdd_strlist with;  /* install --with NAME[=FILE] */
 };
 
+struct cdd_opts_env {         /* env (fleet) */
+    const char *shell;        /* --shell, NULL: detected */
+    int github, write_activation;
+};
+
 struct cdd_opts_bundle {      /* bundle (fleet) */
     struct cdd_strlist manifests; /* --manifest, repeatable */
     struct cdd_strlist archives;  /* --archive, repeatable */
@@ -95,6 +100,7 @@ struct cdd_cmdline {
     struct cdd_opts_verify verify;
     struct cdd_opts_create create;
     struct cdd_opts_bundle bundle;
+    struct cdd_opts_env env;
     const char *positional[4];
     size_t n_positional;
 };

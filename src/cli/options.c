@@ -23,7 +23,7 @@ const struct cdd_opt_value cdd_level_values[] = {
     {"bench", CDD_LEVEL_BENCH},
     {NULL, 0}};
 
-#define TGT (CMD_TARGETED | CMD_VERIFY | CMD_DOCTOR)
+#define TGT (CMD_TARGETED | CMD_VERIFY | CMD_DOCTOR | CMD_ENV)
 #define NET (CMD_INSTALL | CMD_FETCH)
 /* Download settings, also for bundle (fleet). */
 #define DL (NET | CMD_BUNDLE)
@@ -80,7 +80,7 @@ const struct cdd_option cdd_options[] = {
      F(change.force), NOF, 0, 0, NULL,
      "install: accept a tree of another or unknown CUDA version; "
      "uninstall: remove files changed since install"},
-    {"lock-timeout", 0, CDD_OPT_SECONDS, "SECONDS", CMD_TARGETED,
+    {"lock-timeout", 0, CDD_OPT_SECONDS, "SECONDS", CMD_TARGETED | CMD_ENV,
      F(target.lock_timeout), NOF, 0, 1e7, NULL,
      "wait this long for another cudnn-deploy on the same tree (default 0)"},
     {"level", 0, CDD_OPT_ENUM, "LEVEL", CMD_VERIFY, F(verify.level),
@@ -106,6 +106,16 @@ const struct cdd_option cdd_options[] = {
     {"manifest", 'm', CDD_OPT_LIST, "NAME|FILE", CMD_BUNDLE,
      F(bundle.manifests), NOF, 0, 0, NULL,
      "bundle: a manifest whose archives go in (repeatable)"},
+    {"shell", 0, CDD_OPT_STRING, "SHELL", CMD_ENV, F(env.shell), NOF, 0, 0,
+     NULL, "env: sh, bash, zsh, fish, powershell or cmd (default: $SHELL's, "
+     "PowerShell on Windows)"},
+    {"github", 0, CDD_OPT_FLAG, NULL, CMD_ENV, F(env.github), NOF, 0, 0, NULL,
+     "env: append to the files $GITHUB_ENV and $GITHUB_PATH name (GitHub "
+     "Actions)"},
+    {"write-activation", 0, CDD_OPT_FLAG, NULL, CMD_ENV,
+     F(env.write_activation), NOF, 0, 0, NULL,
+     "env: write a --prefix conda environment's etc/conda/activate.d and "
+     "deactivate.d scripts (in its receipt: uninstall removes them)"},
     {"archive", 'a', CDD_OPT_LIST, "FILE", CMD_BUNDLE, F(bundle.archives),
      NOF, 0, 0, NULL,
      "bundle: a local archive to take instead of downloading (matched to "

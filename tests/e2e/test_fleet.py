@@ -5,6 +5,7 @@ by a static HTTP server, file:// and through a loopback proxy."""
 import json
 import os
 import shutil
+import subprocess
 import sys
 import unittest
 
@@ -282,6 +283,174 @@ class Bundle(CddTestCase):
                                 "no_proxy": "bundle.invalid"}, expect=4)
             self.assertEqual(res.doc["error"]["code"], "NETWORK")
             self.assertEqual(px.requests, [])
+
+
+HOSTILE = "we ird $x 'q\"`b`;&"
+
+
+class Env(CddTestCase):
+    """env: eval-able settings for each shell (sh evaluated here, fish when
+    installed), --json, --github, --write-activation."""
+
+    def tree(self):
+        root = os.path.join(self.scratch("env"), HOSTILE, "cuda-11.8")
+        cddtest.make_cuda_tree(root, cddtest.LINUX)
+        return root
+
+    def eval_sh(self, shell, script, env, show):
+        prog = 'eval "$1"; ' + "; ".join(
+            'printf "%%s\\n" "${%s-UNSET}"' % v for v in show)
+        e = dict(cddtest.clean_env(None))
+        for k, v in env.items():
+            if v is None:
+                e.pop(k, None)
+            else:
+                e[k] = v
+        p = subprocess.run([shell, "-c", prog, shell, script],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=e, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        return p.stdout.decode().split("\n")[:len(show)]
+
+    def test_sh_output_evaluates_to_the_right_values(self):
+        root = self.tree()
+        res = run(["env", "--cuda-root", root, "--shell", "sh"], expect=0)
+        shells = [s for s in ("sh", "bash", "zsh") if shutil.which(s)]
+        for shell in shells:
+            got = self.eval_sh(shell, res.out, {"LD_LIBRARY_PATH": None,
+                                                "PATH": "/usr/bin:/bin"},
+                               ["CUDA_PATH", "CUDA_HOME", "LD_LIBRARY_PATH",
+                                "PATH"])
+            self.assertEqual(got, [root, root, root + "/lib64",
+                                   root + "/bin:/usr/bin:/bin"], shell)
+            got = self.eval_sh(shell, res.out, {"LD_LIBRARY_PATH": "/opt/x"},
+                               ["LD_LIBRARY_PATH"])
+            self.assertEqual(got, [root + "/lib64:/opt/x"], shell)
+
+    def test_fish_output_evaluates_when_fish_is_here(self):
+        if not shutil.which("fish"):
+            self.skipTest("fish is not installed")
+        root = self.tree()
+        res = run(["env", "--cuda-root", root, "--shell", "fish"], expect=0)
+        p = subprocess.run(["fish", "-c", res.out + "\nprintf '%s\\n' "
+                            "$CUDA_PATH $LD_LIBRARY_PATH[1]"],
+                           stdout=subprocess.PIPE, timeout=30)
+        self.assertEqual(p.stdout.decode().split("\n")[:2],
+                         [root, root + "/lib64"])
+
+    def test_powershell_and_cmd_text(self):
+        root = self.tree()
+        ps = run(["env", "--cuda-root", root, "--shell", "powershell"],
+                 expect=0).out
+        self.assertIn("$env:CUDA_PATH = '%s'" % root.replace("'", "''"), ps)
+        self.assertIn("+ $(if ($env:LD_LIBRARY_PATH) { ':' + "
+                      "$env:LD_LIBRARY_PATH })", ps)
+        # A '"' in a value: cmd's caret form instead of the quoted one.
+        res = run(["env", "--cuda-root", root, "--shell", "cmd"], expect=0)
+        self.assertIn("set CUDA_PATH=", res.out)
+        self.assertIn('^"', res.out)
+        plain = os.path.join(self.scratch("plain"), "cuda")
+        cddtest.make_cuda_tree(plain, cddtest.LINUX)
+        cmd = run(["env", "--cuda-root", plain, "--shell", "cmd"],
+                  expect=0).out
+        self.assertIn('set "CUDA_PATH=%s"' % plain, cmd)
+        self.assertIn('set "LD_LIBRARY_PATH=%s/lib64:%%LD_LIBRARY_PATH%%"'
+                      % plain, cmd)
+
+    def test_json_has_the_variables_and_nothing_else_on_stdout(self):
+        root = self.tree()
+        res = run_json(["env", "--cuda-root", root, "--shell", "sh"],
+                       expect=0)
+        v = res.doc["variables"]
+        self.assertEqual(v["CUDA_PATH"], {"set": root})
+        self.assertEqual(v["LD_LIBRARY_PATH"], {"prepend": root + "/lib64"})
+        self.assertFalse(res.doc["changed"])
+        self.assertIn("export CUDA_HOME=", res.doc["script"])
+
+    def test_github_files(self):
+        root = self.tree()
+        d = self.scratch("gh")
+        genv, gpath = os.path.join(d, "env"), os.path.join(d, "path")
+        with open(genv, "w") as f:
+            f.write("EARLIER=1\n")
+        res = run(["env", "--cuda-root", root, "--github"],
+                  env={"GITHUB_ENV": genv, "GITHUB_PATH": gpath,
+                       "LD_LIBRARY_PATH": "/opt/x"}, expect=0)
+        self.assertEqual(res.out, "")
+        with open(genv) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines, ["EARLIER=1",
+                                 "LD_LIBRARY_PATH=%s/lib64:/opt/x" % root,
+                                 "CUDA_PATH=" + root, "CUDA_HOME=" + root])
+        with open(gpath) as f:
+            self.assertEqual(f.read().splitlines(), [root + "/bin"])
+        res = run_json(["env", "--cuda-root", root, "--github"],
+                       env={"GITHUB_ENV": None, "GITHUB_PATH": None},
+                       expect=2)
+        self.assertIn("GITHUB_ENV", res.doc["error"]["message"])
+
+    def test_write_activation_recorded_sourced_and_uninstalled(self):
+        ws = self.workspace(tree="prefix")
+        before = ws.snap()
+        # Nothing installed yet: refused.
+        res = run_json(["env"] + ws.target_args + ["--write-activation"],
+                       expect=3)
+        self.assertIn("install first", res.doc["error"]["message"])
+        run_json(install_args(ws, FIX.linux), expect=0)
+        res = run_json(["env"] + ws.target_args + ["--write-activation"],
+                       expect=0)
+        self.assertTrue(res.doc["changed"])
+        on = os.path.join(ws.tree, "etc/conda/activate.d/cudnn-deploy.sh")
+        off = os.path.join(ws.tree, "etc/conda/deactivate.d/cudnn-deploy.sh")
+        for p in (on, off, on[:-2] + "fish", off[:-2] + "fish"):
+            self.assertTrue(os.path.isfile(p), p)
+        rc = cddtest.read_receipt(ws.tree)
+        roles = {f["path"]: f["role"] for f in rc["files"]}
+        self.assertEqual(roles["etc/conda/activate.d/cudnn-deploy.sh"],
+                         "activation")
+        # Sourced as conda does: the library folder first, then put back.
+        for start in (None, "/opt/x"):
+            e = dict(cddtest.clean_env(None))
+            e.pop("LD_LIBRARY_PATH", None)
+            if start:
+                e["LD_LIBRARY_PATH"] = start
+            prog = ('. "$1"; printf "%s\\n" "$LD_LIBRARY_PATH"; . "$2"; '
+                    'printf "%s\\n" "${LD_LIBRARY_PATH-UNSET}"')
+            p = subprocess.run(["sh", "-c", prog, "sh", on, off],
+                               stdout=subprocess.PIPE, env=e, check=True)
+            want = ws.tree + "/lib" + (":" + start if start else "")
+            self.assertEqual(p.stdout.decode().split("\n")[:2],
+                             [want, start or "UNSET"])
+        # Again: nothing to do. status and verify's files layer see them.
+        res = run_json(["env"] + ws.target_args + ["--write-activation"],
+                       expect=0)
+        self.assertFalse(res.doc["changed"])
+        run_json(["status"] + ws.target_args, expect=0)
+        # Changed by hand: status says so.
+        with open(on, "a") as f:
+            f.write("# edit\n")
+        run_json(["status"] + ws.target_args, expect=1)
+        run_json(["env"] + ws.target_args + ["--write-activation"], expect=0)
+        # A foreign file of that name is not replaced.
+        ws2 = self.workspace("ws2", tree="prefix")
+        run_json(install_args(ws2, FIX.linux), expect=0)
+        cddtest.put_file(ws2.tree, "etc/conda/activate.d/cudnn-deploy.sh",
+                         "mine\n")
+        res = run_json(["env"] + ws2.target_args + ["--write-activation"],
+                       expect=3)
+        self.assertIn("not an activation script", res.doc["error"]["message"])
+        # Uninstall removes them with the rest, folders included.
+        un = run_json(["uninstall"] + ws.target_args, expect=0)
+        self.assertEqual(plan_of(un.doc).get(
+            "etc/conda/deactivate.d/cudnn-deploy.fish"), "remove")
+        self.assertEqual(cddtest.without_state(ws.snap()),
+                         cddtest.without_state(before))
+
+    def test_write_activation_needs_a_prefix(self):
+        root = self.tree()
+        res = run_json(["env", "--cuda-root", root, "--write-activation"],
+                       expect=2)
+        self.assertIn("--prefix", res.doc["error"]["message"])
 
 
 if __name__ == "__main__":

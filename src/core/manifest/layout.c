@@ -12,7 +12,8 @@ struct layout_def {
     const char *dir[CDD_ROLE_COUNT]; /* indexed by enum cdd_role */
 };
 
-/* Order of dir[]: runtime, header, import_lib, static_lib, license, symlink */
+/* Order of dir[]: runtime, header, import_lib, static_lib, license, symlink
+ * (activation scripts have no layout folder: envset.h names their paths) */
 static const struct layout_def layouts[CDD_LAYOUT_COUNT] = {
     [CDD_LAYOUT_CUDA_WINDOWS] = {"cuda-windows", 1,
         {"bin", "include", "lib/x64", "lib/x64", "doc/cudnn", NULL}},

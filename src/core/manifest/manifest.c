@@ -33,6 +33,7 @@
 
 static const char *const role_names[CDD_ROLE_COUNT] = {
     "runtime", "header", "import_lib", "static_lib", "license", "symlink",
+    "activation",
 };
 
 static const char *const platform_names[CDD_PLATFORM_COUNT] = {
@@ -556,7 +557,8 @@ static int parse_file(const struct pctx *c, const cJSON *e, const char *jp,
     }
     if ((r = get_string(c, e, jp, "role", 1, &role, kjp)))
         goto out;
-    if (cdd_role_parse(role, &f->role) != 0) {
+    if (cdd_role_parse(role, &f->role) != 0 ||
+        f->role == CDD_ROLE_ACTIVATION) {
         r = bad(c, kjp,
                 "unknown role \"%s\" (expected runtime, header, import_lib, "
                 "static_lib, license or symlink)",
