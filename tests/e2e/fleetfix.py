@@ -31,8 +31,11 @@ def pe_image(machine, salt="zlibwapi"):
 
 
 class ZlibZip(object):
-    def __init__(self, folder, machine=AMD64, name=ZLIB_ZIP):
-        self.dll = pe_image(machine)
+    """dll: the bytes of dll_x64/zlibwapi.dll (default: a PE image of
+    machine)."""
+
+    def __init__(self, folder, machine=AMD64, name=ZLIB_ZIP, dll=None):
+        self.dll = dll if dll is not None else pe_image(machine)
         entries = [Entry("dll_x64/", DIR), Entry(ENTRY, FILE, self.dll),
                    Entry("dll_x64/zlibwapi.lib", FILE,
                          synth_bytes("zlib-lib", 2000)),
