@@ -94,6 +94,62 @@ class AnsibleModule(CddTestCase):
         with open(out) as f:
             return p.returncode, json.load(f)
 
+    def run_playbook(self, text, *flags):
+        pb = os.path.join(self.dir, "role.yml")
+        with open(pb, "w") as f:
+            f.write(text)
+        env = dict(os.environ)
+        env.update({"ANSIBLE_COLLECTIONS_PATH": COLLECTIONS,
+                    "ANSIBLE_COLLECTIONS_PATHS": COLLECTIONS,
+                    "ANSIBLE_LOCAL_TEMP": os.path.join(self.home, "tmp"),
+                    "ANSIBLE_REMOTE_TEMP": os.path.join(self.home, "rtmp"),
+                    "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0",
+                    "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
+                    "HOME": self.home})
+        return subprocess.run(["ansible-playbook", "-i", "localhost,", "-c",
+                               "local", pb] + list(flags),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              env=env, timeout=300)
+
+    def test_role_cudnn_agent_from_a_bundle_mirror(self):
+        """The role on an agent: the bundle's pinned manifest, the mirror
+        (a folder), install, verify, the environment file."""
+        out = os.path.join(self.dir, "bundle")
+        cddtest.run(["bundle", "--manifest", FIX.linux.manifest_path, "-o",
+                     out, "--archive", FIX.linux.path, "--cache-dir",
+                     os.path.join(self.dir, "c1")], expect=0)
+        name = os.path.splitext(os.path.basename(
+            FIX.linux.manifest_path))[0]
+        envfile = os.path.join(self.dir, "profile.d", "cudnn-deploy.sh")
+        os.makedirs(os.path.dirname(envfile))
+        v = {"cudnn_agent_cuda_root": self.ws.tree,
+             "cudnn_agent_manifest_src": os.path.join(
+                 out, "cudnn-deploy/manifests", name + ".json"),
+             "cudnn_agent_manifest_dir": os.path.join(self.dir, "etc"),
+             "cudnn_agent_mirror": "file://" + out + "/",
+             "cudnn_agent_cache_dir": os.path.join(self.dir, "c2"),
+             "cudnn_agent_binary": os.path.abspath(BIN),
+             "cudnn_agent_verify_level": "files",
+             "cudnn_agent_env_file": envfile}
+        text = ("- hosts: localhost\n  gather_facts: false\n  vars:\n" +
+                "".join("    %s: %s\n" % (k, json.dumps(x))
+                        for k, x in v.items()) +
+                "  roles:\n    - cudnn_deploy.fleet.cudnn_agent\n")
+        before = self.ws.snap()
+        p = self.run_playbook(text, "--check")
+        self.assertEqual(p.returncode, 0, p.stdout.decode())
+        self.assertEqual(self.ws.snap(), before)
+        p = self.run_playbook(text)
+        log = p.stdout.decode()
+        self.assertEqual(p.returncode, 0, log)
+        self.assertTrue(os.path.isfile(os.path.join(self.ws.tree,
+                                                    "include/cudnn.h")), log)
+        with open(envfile) as f:
+            self.assertIn("export LD_LIBRARY_PATH=", f.read())
+        p = self.run_playbook(text)
+        self.assertEqual(p.returncode, 0, p.stdout.decode())
+        self.assertRegex(p.stdout.decode(), r"changed=0\b")
+
     def args(self, fx=FIX.linux, archive=None):
         return {"manifest": fx.manifest_path,
                 "archive": archive or fx.path, "verify": False}
