@@ -38,12 +38,27 @@ static void add(struct text *t, const char *s)
     t->n += k;
 }
 
-static void addf(struct text *t, const char *fmt, const char *a,
-                 const char *b)
+/* pattern with every "{}" replaced by name (a variable name: letters,
+ * digits, '_'; shell.c refuses others), appended to t. */
+static void addv(struct text *t, const char *pattern, const char *name)
 {
-    char line[512];
-    snprintf(line, sizeof line, fmt, a, b ? b : a, a);
-    add(t, line);
+    for (const char *p = pattern; *p && !t->failed;) {
+        const char *q = strstr(p, "{}");
+        size_t n = q ? (size_t)(q - p) : strlen(p);
+        char *piece = malloc(n + 1);
+        if (!piece) {
+            t->failed = 1;
+            return;
+        }
+        memcpy(piece, p, n);
+        piece[n] = '\0';
+        add(t, piece);
+        free(piece);
+        if (!q)
+            break;
+        add(t, name);
+        p = q + 2;
+    }
 }
 
 /* Every step rendered for sh, one per line. */
@@ -147,30 +162,29 @@ static int activation_texts(const struct cdd_fixes *f, const struct ascript *a,
         const char *v = f->v[i].name;
         switch (a->sh) {
         case CDD_SHELL_FISH:
-            addf(on, "if set -q %s; set -gx " SAVED "%s $%s; end\n", v, v);
-            addf(off, "if set -q " SAVED "%s; set -gx %s $" SAVED "%s; "
-                      "set -e " SAVED "%s; else; set -e %s; end\n", v, v);
+            addv(on, "if set -q {}; set -gx " SAVED "{} ${}; end\n", v);
+            addv(off, "if set -q " SAVED "{}; set -gx {} $" SAVED "{}; "
+                      "set -e " SAVED "{}; else; set -e {}; end\n", v);
             break;
         case CDD_SHELL_CMD:
-            addf(on, "if defined %s set \"" SAVED "%s=%%%s%%\"\n", v, v);
-            addf(off, "set \"%s=\"\nif defined " SAVED "%s set \"%s=%%"
-                      SAVED "%s%%\"\n", v, v);
-            addf(off, "set \"" SAVED "%s=\"\n", v, v);
+            addv(on, "if defined {} set \"" SAVED "{}=%{}%\"\n", v);
+            addv(off, "set \"{}=\"\nif defined " SAVED "{} set \"{}=%"
+                      SAVED "{}%\"\n", v);
+            addv(off, "set \"" SAVED "{}=\"\n", v);
             break;
         case CDD_SHELL_POWERSHELL:
-            addf(on, "if (Test-Path Env:%s) { $env:" SAVED "%s = $env:%s }\n",
-                 v, v);
-            addf(off, "if (Test-Path Env:" SAVED "%s) { $env:%s = $env:"
-                      SAVED "%s; Remove-Item Env:" SAVED "%s }", v, v);
-            addf(off, " else { Remove-Item Env:%s -ErrorAction "
-                      "SilentlyContinue }\n", v, v);
+            addv(on, "if (Test-Path Env:{}) { $env:" SAVED "{} = $env:{} }\n",
+                 v);
+            addv(off, "if (Test-Path Env:" SAVED "{}) { $env:{} = $env:"
+                      SAVED "{}; Remove-Item Env:" SAVED "{} } else { "
+                      "Remove-Item Env:{} -ErrorAction SilentlyContinue }\n",
+                 v);
             break;
         default:
-            addf(on, "if [ -n \"${%s+x}\" ]; then export " SAVED "%s=\"$%s\"; "
-                     "fi\n", v, v);
-            addf(off, "if [ -n \"${" SAVED "%s+x}\" ]; then export %s=\"$"
-                      SAVED "%s\"; ", v, v);
-            addf(off, "unset " SAVED "%s; else unset %s; fi\n", v, v);
+            addv(on, "if [ -n \"${{}+x}\" ]; then export " SAVED "{}=\"${}\"; "
+                     "fi\n", v);
+            addv(off, "if [ -n \"${" SAVED "{}+x}\" ]; then export {}=\"$"
+                      SAVED "{}\"; unset " SAVED "{}; else unset {}; fi\n", v);
             break;
         }
     }
@@ -270,9 +284,18 @@ int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep)
                      t.root, cdd_layout_name(layout));
     if (e->github && (r = github(&fx, rep)) < 0)
         goto out;
-    if (e->write_activation &&
-        (r = write_activation(cl, &t, tree, layout, &fx, rep)) < 0)
-        goto out;
+    if (e->write_activation) {
+        /* The scripts run where the layout's platform is: a Windows
+         * prefix's in cmd and PowerShell, with ';' and '\\'. */
+        struct cdd_fixes afx = {0};
+        r = cdd_env_fixes(&t, layout, layout == CDD_LAYOUT_PREFIX_WINDOWS,
+                          &afx);
+        if (!r)
+            r = write_activation(cl, &t, tree, layout, &afx, rep);
+        cdd_fixes_clear(&afx);
+        if (r)
+            goto out;
+    }
     if (!e->write_activation)
         cdd_report_changed(rep, 0);
     /* The settings themselves on stdout, to eval: only when nothing else

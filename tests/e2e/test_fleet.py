@@ -446,6 +446,23 @@ class Env(CddTestCase):
         self.assertEqual(cddtest.without_state(ws.snap()),
                          cddtest.without_state(before))
 
+    def test_write_activation_windows_prefix_writes_bat_and_ps1(self):
+        ws = self.workspace(tree="prefix", platform=WINDOWS)
+        run_json(install_args(ws, FIX.windows), expect=0)
+        run_json(["env"] + ws.target_args + ["--write-activation"], expect=0)
+        d = os.path.join(ws.tree, "etc/conda")
+        with open(os.path.join(d, "activate.d/cudnn-deploy.bat")) as f:
+            bat = f.read()
+        with open(os.path.join(d, "deactivate.d/cudnn-deploy.ps1")) as f:
+            ps1 = f.read()
+        self.assertIn('if defined PATH set "_CUDNN_DEPLOY_SAVED_PATH=%PATH%"',
+                      bat)
+        self.assertIn("\\Library\\bin;%PATH%", bat)
+        self.assertIn("if (Test-Path Env:_CUDNN_DEPLOY_SAVED_PATH) "
+                      "{ $env:PATH = $env:_CUDNN_DEPLOY_SAVED_PATH", ps1)
+        self.assertFalse(os.path.exists(os.path.join(
+            d, "activate.d/cudnn-deploy.sh")))
+
     def test_write_activation_needs_a_prefix(self):
         root = self.tree()
         res = run_json(["env", "--cuda-root", root, "--write-activation"],
