@@ -119,7 +119,7 @@ const struct cdd_option cdd_options[] = {
     {"archive", 'a', CDD_OPT_LIST, "FILE", CMD_BUNDLE, F(bundle.archives),
      NOF, 0, 0, NULL,
      "bundle: a local archive to take instead of downloading (matched to "
-     "its manifest by sha256; repeatable)"},
+     "its manifest by file name, checked against its pin; repeatable)"},
     {"output", 'o', CDD_OPT_DIR, "DIR", CMD_BUNDLE, F(bundle.dir), NOF, 0, 0,
      NULL, "bundle: the folder to write (a mirror of NVIDIA's server)"},
     {"output", 'o', CDD_OPT_FILE, "FILE", CMD_MANIFEST, F(create.output), NOF,
