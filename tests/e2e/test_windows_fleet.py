@@ -85,8 +85,9 @@ class WindowsFleet(CddTestCase):
                   expect=0).out
         bat = os.path.join(self.scratch("bat"), "t.bat")
         with open(bat, "w", newline="\r\n") as f:
-            f.write("@echo off\n" + out + "echo CP=%CUDA_PATH%\n"
-                    "echo P1=%PATH%\n")
+            # `set NAME` prints NAME=value safely (an echo of a value with
+            # '&' in it would run the rest as a command).
+            f.write("@echo off\n" + out + "set CUDA_PATH\nset CUDA_HOME\nset PATH\n")
         cmd = ["cmd", "/c", win(bat)]
         if UNDER_WINE:
             cmd = [wine_run] + cmd
@@ -94,9 +95,10 @@ class WindowsFleet(CddTestCase):
         text = p.stdout.decode("utf-8", "replace").replace("\r", "")
         lines = {l.split("=", 1)[0]: l.split("=", 1)[1]
                  for l in text.splitlines() if "=" in l}
-        self.assertEqual(lines.get("CP"), win(tree), text)
-        self.assertTrue(lines.get("P1", "").startswith(win(tree) + "\\bin;"),
-                        text)
+        self.assertEqual(lines.get("CUDA_PATH"), win(tree), text)
+        self.assertEqual(lines.get("CUDA_HOME"), win(tree), text)
+        self.assertTrue(lines.get("PATH", "").startswith(win(tree) +
+                                                         "\\bin;"), text)
 
     def test_env_powershell_text(self):
         tree = self.new_tree("ps")
