@@ -143,6 +143,37 @@ class Zlibwapi(CddTestCase):
         self.assertEqual(json.loads(res.out)["components"][0]["name"],
                          "zlibwapi")
 
+    def test_linux_component_elf_machine_checked(self):
+        """The machine check on ELF: x86-64 lands in lib64, AArch64 is
+        refused with the tree unchanged."""
+        import struct
+
+        def elf(machine):
+            head = bytearray(64)
+            head[0:4] = b"\x7fELF"
+            head[4] = 2                                  # 64-bit
+            struct.pack_into("<H", head, 18, machine)
+            return bytes(head) + cddtest.synth_bytes("elf", 2000)
+
+        for machine, expect in ((62, 0), (183, 3)):
+            d = os.path.join(self.dir, "elf%d" % machine)
+            z = fleetfix.ZlibZip(d, name="libz-test.zip", dll=elf(machine))
+            c = fleetfix.component(z)
+            c["entry"]["path"] = fleetfix.ENTRY     # any name: no layout rule
+            doc = json.loads(json.dumps(FIX.linux.manifest))
+            doc["components"] = [c]
+            m = cddtest.write_json(os.path.join(d, "m.json"), doc)
+            ws = self.workspace("ws%d" % machine)
+            before = ws.snap()
+            res = run_json(install_args(ws, FIX.linux, m) +
+                           ["--with", "zlibwapi=" + z.path], expect=expect)
+            if expect == 0:
+                self.assertEqual(plan_of(res.doc).get("lib64/zlibwapi.dll"),
+                                 "new")
+            else:
+                self.assertIn("e_machine 183", res.doc["error"]["message"])
+                self.assertEqual(ws.snap(), before)
+
     def test_shipped_windows_manifest_declares_the_real_pin(self):
         res = run(["manifest", "show",
                    "cudnn-8.5.0.96-cuda11-windows-x86_64"], expect=0)
