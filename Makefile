@@ -8,7 +8,7 @@ BUILD ?= build
 TEST_BUILD ?= build-test
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build test test-linux demo bench clean windows test-windows
+.PHONY: all deps configure build test test-linux demo bench clean windows test-windows package
 
 all: build
 
@@ -41,6 +41,10 @@ windows:
 
 test-windows:
 	@JOBS=$(JOBS) sh scripts/windows.sh test
+
+# The .deb and .tar.gz of the release build (docs/fleet.md, Packages).
+package: build
+	@cd $(BUILD) && cpack
 
 demo: build
 	@sh scripts/demo.sh $(BUILD)/cudnn-deploy

@@ -35,6 +35,16 @@ elif [ "${1:-}" = "--bench" ]; then
     PKGS="$BENCH_PKGS"
 fi
 
+# fleet (docs/fleet.md): Debian's ansible-core, for the Ansible collection's
+# test (tests/e2e/test_ansible.py). Best effort, in its own run: where it
+# cannot be installed that test skips, saying why, and nothing else needs it.
+if [ "${1:-}" = "--fleet" ]; then
+    PKGS="ansible-core"
+elif [ -z "${1:-}" ] && ! command -v ansible-playbook >/dev/null 2>&1; then
+    sh "$0" --fleet ||
+        echo "install-deps: ansible-core not installed; the Ansible test skips" >&2
+fi
+
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then

@@ -93,6 +93,12 @@ struct cdd_extract_opts {
      * largest entry). 0 and 1: everything on the calling thread. */
     int jobs;
     int pipeline;
+    /* An optional component's archive (manifest.h, struct cdd_mcomponent):
+     * with pinned and a non-exact manifest, entries it does not list are
+     * checked (names, types, bounds) and read, but given no role
+     * (CDD_ROLE_COUNT) instead of the layout rules' place: only the listed
+     * entry is installed. */
+    int ignore_unlisted;
 };
 
 /* Bounds on the number of entries (directories included) and on their

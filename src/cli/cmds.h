@@ -13,6 +13,9 @@ int cdd_cmd_verify(const struct cdd_cmdline *cl, struct cdd_report *rep);
 int cdd_cmd_manifest(const struct cdd_cmdline *cl, struct cdd_report *rep);
 int cdd_cmd_fetch(const struct cdd_cmdline *cl, struct cdd_report *rep);
 int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep);
+/* fleet (docs/fleet.md) */
+int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep);
+int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep);
 
 /* Resolve the target options and name the target in the report (target.c). */
 int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,

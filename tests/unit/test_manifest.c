@@ -143,7 +143,22 @@ struct bad_case {
     const char *want; /* substring of the message: JSON path and fault */
 };
 
+/* An optional component (docs/manifest.md, components), for mutation. */
+#define W_COMPONENT                                                            \
+    ",\n \"components\": [{\"name\": \"zlibwapi\", \"cuda_majors\": [11], "     \
+    "\"cudnn_min\": \"8.3\", \"cudnn_max\": \"9.1\", \"archive\": "              \
+    "{\"filename\": \"z.zip\", \"sha256\": \"" H64 "\", \"size\": null, "       \
+    "\"strip_components\": 0}, \"entry\": {\"path\": "                         \
+    "\"dll_x64/zlibwapi.dll\", \"sha256\": null, \"size\": null}}]"
+
 static const struct bad_case bad_cases[] = {
+    /* fleet: roles only receipts know, and optional components */
+    {1, "\"role\": \"runtime\"", "\"role\": \"activation\"",
+     "files[0].role: unknown role \"activation\""},
+    {1, "]}\n", "]" W_COMPONENT ", \"components\": []}\n",
+     "(root): duplicate key \"components\""},
+    {1, "]}\n", "], \"components\": {}}\n",
+     "components: expected a list of at most 16 components"},
     /* root and scalars */
     {0, "\"schema_version\": 1", "\"schema_version\": 2",
      "schema_version: unsupported schema version 2"},
@@ -715,6 +730,26 @@ static void test_shipped(void)
     CHECK_STR(w->verify.library, "bin/cudnn64_8.dll");
     CHECK_INT(w->verify.version_number, 8500);
     CHECK_INT(w->verify.mismatch_status, 14);
+    /* Its optional component: zlibwapi, pinned, one entry, as a manifest
+     * of its own that obtain and extract read unchanged. */
+    CHECK_INT(w->n_components, 1);
+    if (w->n_components == 1) {
+        const struct cdd_mcomponent *z = cdd_manifest_component(w, "zlibwapi");
+        CHECK(z == &w->components[0]);
+        CHECK(cdd_manifest_component(w, "cublas") == NULL);
+        CHECK_STR(z->cudnn_min, "8.3");
+        CHECK_STR(z->cudnn_max, "9.1");
+        CHECK_INT(z->n_cuda_majors, 3);
+        CHECK_INT(z->m->archive.has_sha256, 1);
+        CHECK_STR(z->m->archive.filename, "zlib123dllx64.zip");
+        CHECK_INT(z->m->n_files, 1);
+        CHECK_STR(z->m->files[0].path, "dll_x64/zlibwapi.dll");
+        CHECK_INT(z->m->files[0].role, CDD_ROLE_RUNTIME);
+        CHECK_INT(z->m->files_exact, 0);
+        CHECK_INT(z->m->platform, CDD_PLATFORM_WINDOWS_X86_64);
+        CHECK_INT(z->m->cuda_major, 11);
+    }
+    CHECK_INT(l->n_components, 0);
     for (size_t i = 0; i < w->n_files; i++) {
         enum cdd_role r;
         CHECK_INT(w->files[i].has_sha256, 0);

@@ -401,6 +401,11 @@ static int match_entry(struct xstate *x, const char *raw,
         return cdd_fail(CDD_E_UNSAFE, x->apath, 0,
                         "entry \"%s\": symlink to \"%s\": %s", q(raw),
                         q(xe->link_target), why);
+    /* An optional component's archive: its other members stay out. */
+    if (x->o->ignore_unlisted) {
+        xe->role = CDD_ROLE_COUNT;
+        return 0;
+    }
     if (is_symlink) {
         /* Any symlink the rules can place beside what it points at: the
          * .so chains, and e.g. lib*_static_v8.a -> lib*_static.a. */

@@ -17,7 +17,9 @@ struct layout_def {
 
 /* Order of dir[]: runtime, header, import_lib, static_lib, license, symlink.
  * The symlink column is NULL everywhere: a symlink is placed by the role of
- * what it points at (cdd_layout_link_role), never by a folder of its own. */
+ * what it points at (cdd_layout_link_role), never by a folder of its own.
+ * Activation scripts have no layout folder either: envset.h names their
+ * paths. */
 static const struct layout_def layouts[CDD_LAYOUT_COUNT] = {
     [CDD_LAYOUT_CUDA_WINDOWS] = {"cuda-windows", 1,
         {"bin", "include", "lib/x64", "lib/x64", "doc/cudnn", NULL}},

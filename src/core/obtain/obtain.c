@@ -115,10 +115,15 @@ static int load_redistrib(const struct cdd_obtain_opts *o, const char *mirror,
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     src = res->redistrib_source;
     from_url = is_url(src);
+    /* fleet: file:///DIR/... (a bundle in a folder, docs/fleet.md) is read
+     * as the local file; relative paths resolve beside it, as for a URL. */
+    int from_file_url = starts_with(src, "file:///");
     if (from_url)
         r = cdd_fetch_document(src, &o->net, REDISTRIB_MAX_BYTES, &text, &len);
     else
-        r = cdd_fs_read_all(src, REDISTRIB_MAX_BYTES, &text, &len);
+        r = cdd_fs_read_all(from_file_url ? src + 7 : src,
+                            REDISTRIB_MAX_BYTES, &text, &len);
+    from_url |= from_file_url;
     if (r)
         goto out;
     struct cdd_redistrib_query q = {
