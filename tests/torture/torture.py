@@ -687,6 +687,20 @@ class Campaign(object):
                                          res.commits))
 
 
+def unmount_under(folder):
+    """Unmount what an interrupted earlier run left mounted in folder."""
+    try:
+        with open("/proc/mounts") as f:
+            points = [l.split()[1] for l in f]
+    except OSError:
+        return
+    for p in sorted(points, reverse=True):
+        p = p.replace("\\040", " ")
+        if p.startswith(folder + "/"):
+            subprocess.run(["umount", p], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+
+
 CATEGORIES = [
     ("kill", "SIGKILL at every disk-changing system call (strace)"),
     ("errno", "ENOSPC, EIO, EACCES, EROFS, EDQUOT, EMFILE injected (strace)"),
@@ -725,6 +739,8 @@ def main():
                                     "cdd-torture-%s" % ("fast" if a.fast else "full"))
     if a.only:
         a.work += "-" + a.only.replace(",", "-")
+    a.work = os.path.abspath(a.work)
+    unmount_under(a.work)
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
     os.environ["CDD_BIN"] = os.path.abspath(a.bin)
