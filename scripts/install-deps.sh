@@ -14,7 +14,8 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config libarchive-dev libcjson-dev
-libcurl4-openssl-dev libssl-dev python3 zip unzip xz-utils openssl unicode-data"
+libcurl4-openssl-dev libssl-dev libisal-dev zlib1g-dev python3 zip unzip xz-utils
+openssl unicode-data"
 
 # strace: the durability-order check and the fast subset of the fault
 # campaign in `make test` (tests/torture/; skipped without it).
