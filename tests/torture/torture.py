@@ -13,6 +13,8 @@ Categories (--only NAME[,NAME]):
   errno       the same points with error=ENOSPC, EIO, EACCES, EROFS, EDQUOT,
               EMFILE on the calls that can return them: exit 4 and exactly
               "before" with no recovery, or exit 0 and "after"
+  readerr     EIO on every read (tar and zip installs): exit 4 with IO,
+              never a "damaged archive" (exit 3)
   fullfs      a real small file system (tmpfs; ext4 on a loop device) filled
               to the byte where each command starts to succeed, and points
               below it: exit 4 and "before", or exit 0 and "after"
@@ -149,6 +151,8 @@ class Campaign(object):
         # lock contention to land mid-run.
         "install_full": ((), "install", "linux"),
         "upgrade_full": (("linux_old",), "install", "linux"),
+        # A zip (the Windows archive) into a Windows-layout tree.
+        "install_zip": ((), "install", "windows"),
     }
 
     def argv(self, scen, tree):
@@ -161,7 +165,10 @@ class Campaign(object):
         """scen's starting workspace (tree + outside sentinels), made once by
         really installing its setup fixtures; trials copy it."""
         if scen not in self.templates:
-            ws = self.Workspace(os.path.join(self.work, "templates", scen))
+            fx = self.SCENARIOS[scen][2]
+            platform = getattr(self.FIX, fx).platform if fx else "linux"
+            ws = self.Workspace(os.path.join(self.work, "templates", scen),
+                                platform=platform)
             for fx in self.SCENARIOS[scen][0]:
                 self.run(self.install_args(ws, getattr(self.FIX, fx)), expect=0)
             self.templates[scen] = ws.dir
@@ -357,6 +364,36 @@ class Campaign(object):
         for err, c in sorted(codes.items()):
             st.notes.append("%s reported as %s" % (err, ", ".join(
                 "%s %d" % kv for kv in sorted(c.items()))))
+
+    def cat_readerr(self, st):
+        """EIO on every read of the archive, manifest and tree (read, pread64
+        after start-up): an unreadable file is the environment's fault (exit
+        4, IO), never a damaged archive (exit 3), and the tree is "before"."""
+        for scen in ("install", "install_zip"):
+            pts = self.points(scen, ("read", "pread64"))
+            chosen = sample(pts, self.a.max_kills)
+            tally = {}
+            for name, k in chosen:
+                what = "%s, EIO on %s #%d" % (scen, name, k)
+                folder, tree = self.fresh(scen)
+                outside = self.outside(folder)
+                st.trials += 1
+                rc, out, err = self.run(["--json"] + self.argv(scen, tree), strace=[
+                    "-e", "trace=" + name,
+                    "-e", "inject=%s:error=EIO:when=%d" % (name, k)])
+                code = error_code(out) if rc else "ok"
+                tally[code] = tally.get(code, 0) + 1
+                v = self.verdict(scen, tree, folder, outside)
+                if rc == 0 and v == "after":
+                    pass
+                elif rc != 4 or code != "IO" or v != "before":
+                    st.fail(what, "exit %d, %s, tree %s (want exit 4, IO, "
+                            "before): %s" % (rc, code, v, err.strip()[-300:]))
+                    continue
+                self.discard(folder)
+            st.notes.append("%s: %d of %d read points: %s" % (
+                scen, len(chosen), len(pts),
+                ", ".join("%s %d" % kv for kv in sorted(tally.items()))))
 
     # -- real full file systems ------------------------------------------
 
@@ -704,13 +741,14 @@ def unmount_under(folder):
 CATEGORIES = [
     ("kill", "SIGKILL at every disk-changing system call (strace)"),
     ("errno", "ENOSPC, EIO, EACCES, EROFS, EDQUOT, EMFILE injected (strace)"),
+    ("readerr", "EIO on every read of archive, manifest and tree (strace)"),
     ("fullfs", "real full tmpfs and ext4, filled to the byte"),
     ("recover", "recoveries killed at every system call"),
     ("signals", "SIGINT / SIGTERM at random times"),
     ("concurrent", "concurrent installs on one tree"),
     ("durability", "fsync order of install, upgrade, uninstall"),
 ]
-NEEDS_STRACE = ("kill", "errno", "recover", "durability")
+NEEDS_STRACE = ("kill", "errno", "readerr", "recover", "durability")
 
 
 def main():
@@ -767,7 +805,12 @@ def main():
             if name in NEEDS_STRACE and no_strace:
                 st.skipped = no_strace
             else:
-                getattr(camp, "cat_" + name)(st)
+                try:
+                    getattr(camp, "cat_" + name)(st)
+                except Exception as e:  # the harness, not the binary: say so
+                    import traceback
+                    st.fail("harness", "%s: %s" % (type(e).__name__, e))
+                    traceback.print_exc()
             st.seconds = time.monotonic() - t0
             results.append(st)
             print(st.line(), flush=True)
