@@ -452,21 +452,23 @@ class Campaign(object):
         s = os.statvfs(mnt)
         free = s.f_bavail * s.f_frsize
         fill = max(0, free - free_left)
-        with open(os.path.join(mnt, "filler"), "wb") as f:
-            chunk = b"\0" * (1 << 20)
-            left = fill
-            try:
+        try:
+            # Unbuffered: a short write at the end is the disk being full.
+            with open(os.path.join(mnt, "filler"), "wb", buffering=0) as f:
+                chunk = b"\0" * (1 << 20)
+                left = fill
                 while left > 0:
-                    n = f.write(chunk[:min(left, len(chunk))])
-                    left -= n
-                f.flush()
+                    left -= f.write(chunk[:min(left, len(chunk))])
                 os.fsync(f.fileno())
-            except OSError:
-                pass
+        except OSError:
+            pass  # full already: what is left is what the command gets
+        os.sync()
+        s = os.statvfs(mnt)
+        self.last_free = s.f_bavail * s.f_frsize
         st.trials += 1
         rc, out, err = self.run(["--json"] + self.argv(scen, tree))
         v = self.verdict(scen, tree, folder, outside)
-        what = "%s on %s, %d bytes free" % (scen, kind, free_left)
+        what = "%s on %s, %d bytes free" % (scen, kind, self.last_free)
         ok = (rc == 4 and v == "before") or (rc == 0 and v == "after")
         if ok and rc == 4 and error_code(out) != "NOSPC":
             st.fail(what, "a full disk reported as %s, not NOSPC: %s"
@@ -517,8 +519,10 @@ class Campaign(object):
                     for i in range(1, below + 1):
                         self.fullfs_trial(st, kind, mnt, scen, hi * i // (below + 1))
                     self.fullfs_trial(st, kind, mnt, scen, hi - 1)
-                    st.notes.append("%s on %s: succeeds from %d bytes free"
-                                    % (scen, kind, hi))
+                    self.fullfs_trial(st, kind, mnt, scen, hi)
+                    st.notes.append("%s on %s: succeeds from %d bytes free "
+                                    "(statvfs: %d)" % (scen, kind, hi,
+                                                      self.last_free))
             finally:
                 self.umount_fs(kind, mnt)
 
