@@ -7,8 +7,9 @@ clean run.
 
 Categories (--only NAME[,NAME]):
   kill        strace -e inject=SYSCALL:signal=SIGKILL:when=K for every K of
-              every disk-changing system call of install, upgrade and
-              uninstall (sampled evenly to at most --max-kills per command);
+              every disk-changing system call of install, upgrade, uninstall
+              and an uninstall that restores an upgrade's backups (sampled
+              evenly to at most --max-kills per command);
               then `recover`: before or after, nothing left over
   errno       the same points with error=ENOSPC, EIO, EACCES, EROFS, EDQUOT,
               EMFILE on the calls that can return them: exit 4 and exactly
@@ -70,6 +71,10 @@ ERRNO_CALLS = {
     "EMFILE": ("openat", "openat2"),
 }
 TRACE_SET = "trace=%file,%desc,fsync"
+
+
+# The commands the kill and errno loops attack.
+KILL_SCENARIOS = ("install", "upgrade", "uninstall", "uninstall_upgrade")
 
 
 def error_code(out):
@@ -147,6 +152,9 @@ class Campaign(object):
         "install": ((), "install", "linux_mini"),
         "upgrade": (("linux_mini_old",), "install", "linux_mini"),
         "uninstall": (("linux_mini",), "uninstall", None),
+        # An uninstall after an upgrade: it restores the old release's files
+        # from the upgrade's backup (moves out of backup/, not the stage).
+        "uninstall_upgrade": (("linux_mini_old", "linux_mini"), "uninstall", None),
         # The whole fake cuDNN (7 libraries): long enough for signals and
         # lock contention to land mid-run.
         "install_full": ((), "install", "linux"),
@@ -288,7 +296,7 @@ class Campaign(object):
     # -- categories -----------------------------------------------------------
 
     def cat_kill(self, st):
-        for scen in ("install", "upgrade", "uninstall"):
+        for scen in KILL_SCENARIOS:
             pts = self.points(scen)
             chosen = sample(pts, self.a.max_kills)
             seen = {"before": 0, "after": 0}
@@ -322,7 +330,8 @@ class Campaign(object):
     def cat_errno(self, st):
         per = self.a.max_errno
         codes = {}
-        for scen in ("install", "upgrade", "uninstall"):
+        lost = 0
+        for scen in KILL_SCENARIOS:
             tally = {}
             for err, calls in sorted(ERRNO_CALLS.items()):
                 pts = self.points(scen, calls)
@@ -348,6 +357,16 @@ class Campaign(object):
                     # is "after" (a failed clean-up may leave what recover
                     # removes).
                     v = self.verdict(scen, tree, folder, outside)
+                    if rc == 4 and not out.strip():
+                        # The fault hit the write of the report itself (stdout):
+                        # the command may have finished; the tree must still be
+                        # one of the two.
+                        lost += 1
+                        self.recover(tree)
+                        v = self.verdict(scen, tree, folder, outside)
+                        if v not in ("before", "after"):
+                            st.fail(what, "report lost, tree %s" % v)
+                        continue
                     if rc == 4 and v != "before":
                         st.fail(what, "exit 4 but the tree is %s" % v)
                         continue
@@ -361,6 +380,9 @@ class Campaign(object):
                     self.discard(folder)
             st.notes.append("%s: exits %s" % (scen, ", ".join(
                 "%d: %d" % kv for kv in sorted(tally.items()))))
+        if lost:
+            st.notes.append("%d with the JSON report itself unwritable (exit 4, "
+                            "tree before or after)" % lost)
         for err, c in sorted(codes.items()):
             st.notes.append("%s reported as %s" % (err, ", ".join(
                 "%s %d" % kv for kv in sorted(c.items()))))
