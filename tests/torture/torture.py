@@ -631,7 +631,6 @@ class Campaign(object):
     # -- signals -----------------------------------------------------------
 
     def cat_signals(self, st):
-        from cddtest import comparable_state
         n = 10 if self.a.fast else 100
         scen = "upgrade_full"
         self.reference(scen)
