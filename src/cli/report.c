@@ -58,6 +58,16 @@ int cdd_report_verbose(const struct cdd_report *r)
     return r && r->verbose;
 }
 
+char *cdd_report_quote(const struct cdd_report *r, const char *s)
+{
+    char *q = cdd_shell_quote(r->shell, s);
+    if (!q) {
+        cdd_clear_error();
+        q = strdup(s);
+    }
+    return q;
+}
+
 /* SGR codes, used only when r->color. */
 #define SGR_RESET "\033[0m"
 static const char *status_color(enum cdd_check_status st)

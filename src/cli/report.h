@@ -20,6 +20,9 @@ struct cdd_report *cdd_report_new(const char *command, int json, int quiet);
 void cdd_report_style(struct cdd_report *r, int verbose, int color,
                       int shell);
 int cdd_report_verbose(const struct cdd_report *r);
+/* s as one word for the report's shell (for commands in human text),
+ * malloc'd; s itself when that shell cannot quote it; NULL: no memory. */
+char *cdd_report_quote(const struct cdd_report *r, const char *s);
 /* Human text (stderr), silenced by --quiet. */
 void cdd_say(struct cdd_report *r, const char *fmt, ...)
     CDD_PRINTF(2, 3);
