@@ -394,6 +394,70 @@ class Progress(CddTestCase):
         self.assertNotIn("check ", r.err)
 
 
+class InstallDeps(CddTestCase):
+    """scripts/install-deps.sh against a fake apt-get (and a dpkg-query that
+    says nothing is installed): it waits for a held lock, retries a failed
+    update once, and gives up after its timeout with a message."""
+
+    def fake(self, apt_script):
+        d = self.scratch("bin")
+        with open(os.path.join(d, "dpkg-query"), "w") as f:
+            f.write("#!/bin/sh\nexit 1\n")
+        with open(os.path.join(d, "apt-get"), "w") as f:
+            f.write("#!/bin/sh\n" + apt_script)
+        with open(os.path.join(d, "id"), "w") as f:
+            f.write("#!/bin/sh\necho 0\n")    # as root: no sudo
+        for n in ("dpkg-query", "apt-get", "id"):
+            os.chmod(os.path.join(d, n), 0o755)
+        return d
+
+    def deps(self, bindir, **env):
+        e = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"],
+                 CDD_APT_LOCK_POLL="0.1", CDD_APT_RETRY_DELAY="0", **env)
+        return subprocess.run(["sh", os.path.join(ROOT, "scripts", "install-deps.sh")],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=e, timeout=120)
+
+    def test_waits_for_the_lock(self):
+        state = os.path.join(self.scratch("state"), "n")
+        # The lock is held for the first three calls.
+        d = self.fake('n=$(cat "%s" 2>/dev/null || echo 0); echo $((n+1)) > "%s"\n'
+                      'if [ "$n" -lt 3 ]; then echo "E: Could not get lock '
+                      '/var/lib/dpkg/lock-frontend. It is held by process 42 '
+                      '(apt)" >&2; exit 100; fi\necho "$@" >> "%s.calls"\n'
+                      % (state, state, state))
+        p = self.deps(d, CDD_APT_LOCK_TIMEOUT="60")
+        err = p.stderr.decode()
+        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(err.count("another apt or dpkg is running"), 1, err)
+        with open(state + ".calls") as f:
+            calls = f.read().splitlines()
+        self.assertEqual(len(calls), 2, calls)          # update, install
+        self.assertIn("update", calls[0])
+        self.assertIn("install", calls[1])
+
+    def test_gives_up_after_the_timeout(self):
+        d = self.fake('echo "E: Could not get lock /var/lib/apt/lists/lock" >&2; '
+                      'exit 100\n')
+        p = self.deps(d, CDD_APT_LOCK_TIMEOUT="1")
+        err = p.stderr.decode()
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("still holds the lock after 1s", err)
+
+    def test_update_is_retried_once(self):
+        state = os.path.join(self.scratch("state"), "n")
+        d = self.fake('n=$(cat "%s" 2>/dev/null || echo 0); echo $((n+1)) > "%s"\n'
+                      'if [ "$n" = 0 ]; then echo "E: Failed to fetch" >&2; '
+                      'exit 100; fi\nexit 0\n' % (state, state))
+        p = self.deps(d)
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        self.assertIn("apt-get update failed; trying once more", p.stderr.decode())
+        # Failing twice fails.
+        d = self.fake('case "$*" in *update*) echo "E: Failed" >&2; exit 100;; '
+                      'esac\nexit 0\n')
+        self.assertNotEqual(self.deps(d).returncode, 0)
+
+
 @unittest.skipUnless(os.path.exists(os.path.join(ROOT, "scripts", "demo.sh")),
                      "no scripts/demo.sh")
 @unittest.skipIf(fakecudnn.problem(), fakecudnn.problem() or "")
