@@ -18,7 +18,8 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config libarchive-dev libcjson-dev
-libcurl4-openssl-dev libssl-dev python3 zip unzip xz-utils openssl unicode-data"
+libcurl4-openssl-dev libssl-dev libisal-dev zlib1g-dev python3 zip unzip xz-utils
+openssl unicode-data"
 
 # The Windows cross build: the x86-64 mingw-w64 toolchain and its zlib, Wine
 # (64-bit; /usr/bin/wine) to run the tests, libgnutls30 which Wine's Schannel
