@@ -403,10 +403,12 @@ class Gpu(VerifyCase):
         self.check(j.doc, "gpu.arch", "skip")
         self.check(j.doc, "load.version", "pass")
         # Without --level: no driver, so the default level is load, and the
-        # report says that the gpu layer was skipped, and why.
+        # report says that the gpu layer was skipped, and why (as --level gpu
+        # does: the skip, and the architectures read from the files).
         j = self.verify(self.tree, expect=EXIT_OK)
         self.assertEqual(j.doc.get("level"), "load")
-        self.assertEqual(self.statuses(j.doc, "gpu"), {"gpu": "skip"})
+        self.assertEqual(self.statuses(j.doc, "gpu"),
+                         {"gpu": "skip", "gpu.arch": "skip"})
         self.check(j.doc, "gpu", "skip", "no NVIDIA driver")
         self.assertRegex(j.err, r"(?m)^  skip  gpu: no NVIDIA driver")
 
