@@ -8,7 +8,7 @@ BUILD ?= build
 TEST_BUILD ?= build-test
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build test test-linux demo bench clean windows test-windows
+.PHONY: all deps configure build test test-linux demo bench clean windows test-windows package torture
 
 all: build
 
@@ -51,6 +51,10 @@ windows:
 test-windows:
 	@JOBS=$(JOBS) sh scripts/windows.sh test
 
+# The .deb and .tar.gz of the release build (docs/fleet.md, Packages).
+package: build
+	@cd $(BUILD) && cpack
+
 # The build's output only when it fails; the demo fails when a step does.
 demo:
 	@echo "Building $(BUILD)/cudnn-deploy (output shown only on failure)..."
@@ -72,6 +76,18 @@ bench: build
 	@python3 bench/bench.py $(BUILD)/cudnn-deploy $(foreach s,$(SCALES),--scale $(s)) \
 	    --xz-scale $(XZ_SCALE) --rounds $(ROUNDS) --jobs $(BENCH_JOBS) \
 	    $(if $(BENCH_MD),--md $(BENCH_MD),)
+
+# By hand, never in CI: the whole outside-in fault campaign against the
+# release build (tests/torture/, docs/reliability.md): strace kills and
+# injected errors at every system call, real full file systems (root and
+# mount, else skipped with the reason), killed recoveries, signals,
+# concurrent runs, the fsync order; then the fsync mutants, each of which
+# the order check must catch. TORTURE_JSON=FILE keeps the figures.
+torture: build
+	@sh scripts/install-deps.sh --torture
+	@nice -n 10 python3 tests/torture/torture.py --bin $(BUILD)/cudnn-deploy \
+	    $(if $(TORTURE_JSON),--json $(TORTURE_JSON),)
+	@nice -n 10 sh tests/torture/mutants.sh
 
 clean:
 	rm -rf $(BUILD) $(TEST_BUILD) build-win build-win-test
