@@ -23,16 +23,25 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The Linux suite, then the Windows one (cross-built with mingw-w64, run
-# under Wine) when those are installable; the output says which ran.
-test: test-linux
-	@JOBS=$(JOBS) sh scripts/windows.sh auto-test
+# under Wine) when those are installable; one closing line counts the ctest
+# entries of both (skips as skips: scripts/test_summary.py), and make test
+# fails when either suite did.
+test:
+	@start=$$(date +%s); rc=0; \
+	$(MAKE) --no-print-directory test-linux || rc=1; \
+	JOBS=$(JOBS) sh scripts/windows.sh auto-test || rc=1; \
+	python3 scripts/test_summary.py --since $$start \
+	    "linux=$(TEST_BUILD)/ctest-junit.xml" \
+	    "windows (wine)=$${BUILD_WIN_TEST:-build-win-test}/ctest-junit.xml"; \
+	exit $$rc
 
 test-linux: build
 	@cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	    -DCDD_FAULT_INJECTION=ON \
 	    -DCDD_RELEASE_BIN=$(abspath $(BUILD))/cudnn-deploy >/dev/null
 	@cmake --build $(TEST_BUILD) -j $(JOBS)
-	@cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS) \
+	    --output-junit ctest-junit.xml
 
 # build-win/cudnn-deploy.exe (static, system DLLs only) and the zip users
 # download; dependencies from Debian sources, cached outside the clone.
@@ -46,7 +55,12 @@ test-windows:
 package: build
 	@cd $(BUILD) && cpack
 
-demo: build
+# The build's output only when it fails; the demo fails when a step does.
+demo:
+	@echo "Building $(BUILD)/cudnn-deploy (output shown only on failure)..."
+	@log=$$(mktemp); if $(MAKE) --no-print-directory build >$$log 2>&1; then \
+	    rm -f $$log; else cat $$log; rm -f $$log; \
+	    echo "demo: FAILED: the build failed (its output above)"; exit 1; fi
 	@sh scripts/demo.sh $(BUILD)/cudnn-deploy
 
 # By hand, never in CI: cudnn-deploy against unzip, bsdtar, Python's zipfile

@@ -1,43 +1,120 @@
 #!/bin/sh
 # make demo: the main job end to end on generated data in a scratch tree:
-# install -> status -> re-install (unchanged) -> tampered archive refused ->
-# uninstall, each command shown before it runs.
+# install -> status -> re-install (unchanged) -> verify (short, --verbose,
+# --shell powershell) -> a mistyped command -> tampered archive refused ->
+# an archive the default manifest does not pin -> uninstall refused (a changed
+# file) -> uninstall, each command shown before it runs, each with the exit
+# code it must have. A step that exits otherwise stops the demo: the closing
+# summary, then exit 1. Bold headers only on a terminal.
+#
+# usage: demo.sh [BIN]
 set -eu
 BIN=${1:-build/cudnn-deploy}
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/cudnn-deploy-demo.XXXXXX")
-eval "$(python3 "$(dirname "$0")/demo_fixtures.py" "$SCRATCH" "$BIN")"
+trap 'rm -rf "$SCRATCH"' EXIT
+if [ -t 1 ]; then BOLD=$(printf '\033[1m'); PLAIN=$(printf '\033[0m'); else BOLD=; PLAIN=; fi
+FAILED=
+STEPS=0
 
+fixtures=$(python3 "$(dirname "$0")/demo_fixtures.py" "$SCRATCH" "$BIN") || {
+    echo "demo: FAILED: could not generate the demo's archive and tree" >&2
+    exit 1
+}
+eval "$fixtures"
+
+# step WANT ARGS...: run cudnn-deploy ARGS, which must exit WANT.
 step() {
-    printf '\n\033[1m$ cudnn-deploy %s\033[0m\n' "$*" | sed "s|$SCRATCH|\$DEMO|g"
+    want=$1
+    shift
+    STEPS=$((STEPS + 1))
+    printf '\n%s$ cudnn-deploy %s%s\n' "$BOLD" "$*" "$PLAIN" | sed "s|$SCRATCH|\$DEMO|g"
     set +e
     "$BIN" "$@"
     rc=$?
     set -e
-    echo "(exit $rc)"
-    return 0
+    if [ "$rc" -eq "$want" ]; then
+        echo "(exit $rc)"
+    else
+        echo "(exit $rc, expected $want: FAILED)"
+        FAILED="cudnn-deploy $1 exited $rc, not $want"
+        summary # stops here: the later steps build on this one
+    fi
 }
+
+# The tree's files and their hashes, to show that uninstall restores it.
+snapshot() {
+    (cd "$TREE" && find . -path ./.cudnn-deploy -prune -o \( -type f -o -type l \) -print |
+        LC_ALL=C sort | while read -r f; do
+            if [ -L "$f" ]; then echo "$f -> $(readlink "$f")"; else echo "$f $(sha256sum < "$f")"; fi
+        done)
+}
+
+summary() {
+    echo
+    echo "${BOLD}Summary${PLAIN}"
+    echo "  installed: cuDNN 8.5.0.96 (fake libraries) into \$DEMO/cuda-11.6, $NFILES files"
+    echo "  verify:    $VERIFIED"
+    echo "  tampered:  $TAMPER"
+    echo "  uninstall: $RESTORED"
+    if [ -n "$FAILED" ]; then
+        echo "demo: FAILED: $FAILED"
+        exit 1
+    fi
+    echo "demo: all $STEPS steps behaved as documented"
+}
+NFILES="?"; VERIFIED="not run"; TAMPER="not run"; RESTORED="not run"
 
 echo "Scratch folder (\$DEMO): $SCRATCH"
 echo "A fake cuDNN 8.5.0.96 archive for Linux (real shared objects with cuDNN's"
 echo "sonames and version functions), its manifest, and a CUDA 11.6 tree."
+BEFORE=$(snapshot)
 echo "install checks the archive, commits it in one transaction, then verifies."
-step install --cuda-root "$TREE" --manifest "$MANIFEST" --archive "$ARCHIVE" $VERIFY
-printf '\nThe tree now holds:\n'
-(cd "$TREE" && find . -path ./.cudnn-deploy -prune -o \( -type f -o -type l \) -print | sort | sed 's|^\./|  |' | head -40)
-step status --cuda-root "$TREE" --check
-step install --cuda-root "$TREE" --manifest "$MANIFEST" --archive "$ARCHIVE" --no-verify
+step 0 install --cuda-root "$TREE" --manifest "$MANIFEST" --archive "$ARCHIVE" $VERIFY
+NFILES=$(snapshot | wc -l)
+NFILES=$((NFILES - $(printf '%s\n' "$BEFORE" | wc -l)))
+step 0 status --cuda-root "$TREE" --check
+step 0 install --cuda-root "$TREE" --manifest "$MANIFEST" --archive "$ARCHIVE" --no-verify
 echo "A re-install finds every file identical and changes nothing."
 if [ -z "$VERIFY" ]; then
-    echo "With the tree's lib64 on the library path, the search-order warning goes:"
-    LD_LIBRARY_PATH="$TREE/lib64" step verify --cuda-root "$TREE"
+    echo "With the tree's lib64 on the library path, the search-order warning goes;"
+    echo "--verbose shows every check:"
+    LD_LIBRARY_PATH="$TREE/lib64" step 0 verify --cuda-root "$TREE" --verbose
+    VERIFIED=$(LD_LIBRARY_PATH="$TREE/lib64" "$BIN" --json verify --cuda-root "$TREE" 2>/dev/null |
+        python3 -c 'import json,sys
+d = json.load(sys.stdin); n = {}
+for c in d["checks"]: n[c["status"]] = n.get(c["status"], 0) + 1
+print("exit %d: %s" % (d["exit_code"], ", ".join("%d %s" % (v, k) for k, v in sorted(n.items()))))') ||
+        VERIFIED="verify --json failed"
+else
+    VERIFIED="skipped (no C compiler for the fake libraries)"
 fi
-step install --cuda-root "$TREE" --manifest "$MANIFEST" --archive "$TAMPERED" $VERIFY
+echo "The same fixes, written for PowerShell (--shell: sh, bash, zsh, fish, powershell, cmd):"
+step 0 verify --cuda-root "$TREE" --shell powershell
+echo "A mistyped command gets a suggestion (exit 2):"
+step 2 verfy --cuda-root "$TREE"
+step 3 install --cuda-root "$TREE" --manifest "$MANIFEST" --archive "$TAMPERED" $VERIFY
+TAMPER="one flipped bit: refused with exit $rc, tree untouched"
 echo "One flipped bit in the archive: refused with exit 3, tree untouched."
-step uninstall --cuda-root "$TREE"
-printf '\nAfter uninstall the tree holds:\n'
-(cd "$TREE" && find . \( -type f -o -type l \) -print | sort | sed 's|^\./|  |')
+echo "Without --manifest, the default manifest pins NVIDIA's real archive; the"
+echo "error says what to do instead (exit 3):"
+step 3 install --cuda-root "$TREE" --archive "$ARCHIVE" $VERIFY
+cp "$TREE/include/cudnn.h" "$SCRATCH/cudnn.h.saved"
+echo "/* edited by hand */" >> "$TREE/include/cudnn.h"
+echo "A file changed since install: uninstall refuses, names it and the way out (exit 1):"
+step 1 uninstall --cuda-root "$TREE"
+cp "$SCRATCH/cudnn.h.saved" "$TREE/include/cudnn.h"
+echo "The file put back as installed:"
+step 0 uninstall --cuda-root "$TREE"
+if [ "$(snapshot)" = "$BEFORE" ]; then
+    RESTORED="the tree is exactly as before the install"
+else
+    RESTORED="the tree differs from before the install: FAILED"
+    FAILED="${FAILED}${FAILED:+; }uninstall did not restore the tree"
+fi
 echo
-echo "Deploy log ($TREE/.cudnn-deploy/log.jsonl):"
-sed 's/^/  /' "$TREE/.cudnn-deploy/log.jsonl"
-rm -rf "$SCRATCH"
+if [ -f "$TREE/.cudnn-deploy/log.jsonl" ]; then
+    echo "Deploy log (\$DEMO/cuda-11.6/.cudnn-deploy/log.jsonl):"
+    sed "s/^/  /; s|$SCRATCH|\$DEMO|g" "$TREE/.cudnn-deploy/log.jsonl"
+fi
+summary

@@ -11,6 +11,12 @@
 #                                      against (unzip, bsdtar, tar, xz, time)
 #   scripts/install-deps.sh --torture  what `make torture` needs beyond the
 #                                      build (strace, mkfs.ext4, losetup)
+#
+# It waits (with a message) while another apt or dpkg holds the lock, up to
+# CDD_APT_LOCK_TIMEOUT seconds (default 600), and tries a failed
+# `apt-get update` once more. --windows also needs deb-src entries: see
+# scripts/build-windows-deps.sh (it adds /etc/apt/sources.list.d/
+# cudnn-deploy-src.list) and the README.
 set -eu
 
 PKGS="build-essential cmake pkg-config libarchive-dev libcjson-dev
@@ -78,6 +84,47 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
+
+# Another apt or dpkg (unattended-upgrades, a desktop updater, a second
+# terminal) holds the package manager's lock: wait for it, saying so, up to
+# CDD_APT_LOCK_TIMEOUT seconds (default 600), instead of failing at once.
+LOCK_TIMEOUT=${CDD_APT_LOCK_TIMEOUT:-600}
+LOCK_POLL=${CDD_APT_LOCK_POLL:-5}
+ERR=$(mktemp)
+trap 'rm -f "$ERR"' EXIT
+apt_get() {
+    start=$(date +%s)
+    said=0
+    while :; do
+        # shellcheck disable=SC2086
+        if $SUDO apt-get -o DPkg::Lock::Timeout=0 "$@" 2>"$ERR"; then
+            cat "$ERR" >&2
+            return 0
+        fi
+        if ! grep -qiE "could not get lock|unable to acquire the dpkg frontend lock|unable to lock" "$ERR"; then
+            cat "$ERR" >&2
+            return 1
+        fi
+        waited=$(( $(date +%s) - start ))
+        if [ "$waited" -ge "$LOCK_TIMEOUT" ]; then
+            cat "$ERR" >&2
+            echo "install-deps: another package manager still holds the lock after ${LOCK_TIMEOUT}s; let it finish (or set CDD_APT_LOCK_TIMEOUT) and run again" >&2
+            return 1
+        fi
+        if [ "$said" = 0 ]; then
+            echo "install-deps: another apt or dpkg is running (it holds the lock); waiting for it, up to ${LOCK_TIMEOUT}s" >&2
+            said=1
+        fi
+        sleep "$LOCK_POLL"
+    done
+}
+
+# A mirror that answers badly once (a sync in progress, a flaky proxy)
+# should not fail the build: apt-get update is tried once more.
+if ! apt_get update -qq; then
+    echo "install-deps: apt-get update failed; trying once more in ${CDD_APT_RETRY_DELAY:-10}s" >&2
+    sleep "${CDD_APT_RETRY_DELAY:-10}"
+    apt_get update -qq
+fi
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+apt_get install -y -qq --no-install-recommends $missing >/dev/null

@@ -124,7 +124,7 @@ run_tests() {
     # past its 120 s timeout and passed alone and on the next full run (in
     # 15 s). A real fault fails both times and still fails the suite.
     (cd "$BUILD" && ctest --output-on-failure -j "$JOBS" \
-        --repeat until-pass:2) || rc=$?
+        --repeat until-pass:2 --output-junit ctest-junit.xml) || rc=$?
     wineserver -k 2>/dev/null || true
     say "Windows test suite under Wine: $( [ $rc = 0 ] && echo passed || echo FAILED ) in $(( $(now) - t0 ))s"
     return $rc

@@ -37,12 +37,15 @@ struct cdd_fix {
     char sep;           /* PREPEND: the list's separator, ':' or ';' */
     char *args[CDD_FIX_ARGS_MAX]; /* RUN: the arguments, n_args of them */
     size_t n_args;
+    char *label;        /* what its alternative achieves ("to use CUDA
+                           11.6"), or NULL; the first step's counts */
 };
 
 struct cdd_fixes {
     struct cdd_fix *v;
     size_t n, cap;
     unsigned alt;       /* the alternative new steps join */
+    const char *label;  /* given to new steps (cdd_fixes_label) */
 };
 
 /* Append one step to the current alternative; 0 or CDD_E_NOMEM (fixes.c). */
@@ -59,11 +62,26 @@ int cdd_fixes_run(struct cdd_fixes *f, enum cdd_fix_scope scope,
 /* Later steps form the next alternative (nothing when the current one is
  * still empty). */
 void cdd_fixes_or(struct cdd_fixes *f);
+/* Steps added from now on carry label (NULL: none); f keeps a pointer,
+ * each step a copy. */
+void cdd_fixes_label(struct cdd_fixes *f, const char *label);
 /* Appends every step of src, keeping its alternatives apart from dst's. */
 int cdd_fixes_append(struct cdd_fixes *dst, const struct cdd_fixes *src);
 /* How many alternatives the list holds. */
 unsigned cdd_fixes_alternatives(const struct cdd_fixes *f);
 void cdd_fixes_clear(struct cdd_fixes *f);
+
+/* The advice both verify and doctor give, so that they agree:
+ * cdd_fixes_path_first: dirs (joined by the host's separator) first on the
+ * list var: this shell, or kept (Windows: the machine's Path, which comes
+ * before the user's; POSIX: the user's start-up file).
+ * cdd_fixes_libdir: the library folder dir searched by the loader: Windows
+ * as above on PATH; POSIX LD_LIBRARY_PATH in this shell, or system-wide
+ * /etc/ld.so.conf.d/cudnn.conf and ldconfig.
+ * Windows paths get backslashes. 0 or CDD_E_NOMEM. */
+int cdd_fixes_path_first(struct cdd_fixes *f, int windows, const char *var,
+                         const char *dirs);
+int cdd_fixes_libdir(struct cdd_fixes *f, int windows, const char *dir);
 
 const char *cdd_fix_kind_name(enum cdd_fix_kind k);   /* "set", ... */
 const char *cdd_fix_scope_name(enum cdd_fix_scope s); /* "session", ... */

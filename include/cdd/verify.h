@@ -16,6 +16,7 @@
 
 #include "cdd/compat_attr.h"
 #include "cdd/cudatree.h"
+#include "cdd/fix.h"
 #include "cdd/gpu.h"
 #include "cdd/manifest.h"
 
@@ -33,6 +34,7 @@ struct cdd_check {
     char *name;     /* "files", "load.search libcudnn.so.8", "gpu.conv" */
     enum cdd_cstatus status;
     char *detail;   /* what a person needs: what, where, what to do */
+    struct cdd_fixes fix; /* the commands that fix it (fix.h), maybe none */
 };
 
 struct cdd_checks {
@@ -46,6 +48,9 @@ struct cdd_checks {
 int cdd_checks_add(struct cdd_checks *c, const char *name,
                    enum cdd_cstatus st, const char *fmt, ...)
     CDD_PRINTF(4, 5);
+/* The fix of the check added last: fix's steps move there (fix is left
+ * empty, also when there is no check). */
+void cdd_checks_fix(struct cdd_checks *c, struct cdd_fixes *fix);
 void cdd_checks_clear(struct cdd_checks *c);
 const char *cdd_cstatus_name(enum cdd_cstatus s);
 

@@ -16,7 +16,7 @@ _cudnn_deploy()
     done
     for ((i = i + 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i-1]} in
-            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major) continue ;;
+            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major|--shell|--color) continue ;;
         esac
         case ${COMP_WORDS[i]} in
             -*) ;;
@@ -25,7 +25,7 @@ _cudnn_deploy()
     done
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W '--json --quiet -q --help -h --version' -- "$cur"))
+            COMPREPLY=($(compgen -W '--verbose -v --color --json --quiet -q --help -h --version' -- "$cur"))
         else
             COMPREPLY=($(compgen -W 'install status uninstall recover verify doctor manifest fetch bundle env' -- "$cur"))
         fi
@@ -43,10 +43,16 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
+                --shell)
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
+                    return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
                 --cuda|--sha256|--url|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--jobs|-j|--with)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --with --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --with --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         status)
             case $prev in
@@ -54,10 +60,13 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
                 --cuda|--lock-timeout|--jobs|-j)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --lock-timeout --check --jobs -j --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --lock-timeout --check --jobs -j --verbose -v --color --json --quiet -q --help -h'
             ;;
         uninstall)
             case $prev in
@@ -65,10 +74,13 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
                 --cuda|--lock-timeout)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --dry-run -n --force -f --lock-timeout --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --dry-run -n --force -f --lock-timeout --verbose -v --color --json --quiet -q --help -h'
             ;;
         recover)
             case $prev in
@@ -76,10 +88,13 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
                 --cuda|--lock-timeout)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --lock-timeout --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --lock-timeout --verbose -v --color --json --quiet -q --help -h'
             ;;
         verify)
             case $prev in
@@ -94,10 +109,16 @@ _cudnn_deploy()
                 --level)
                     COMPREPLY=($(compgen -W 'files load gpu bench' -- "$cur"))
                     return ;;
+                --shell)
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
+                    return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
                 --cuda)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --level --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --level --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         doctor)
             case $prev in
@@ -105,10 +126,16 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
+                --shell)
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
+                    return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
                 --cuda)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         manifest)
             case $prev in
@@ -116,10 +143,13 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -f -- "$cur"))
                     return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
                 --version|--cuda-major)
                     return ;;
             esac
-            opts='--output -o --version --cuda-major --json --quiet -q --help -h'
+            opts='--output -o --version --cuda-major --verbose -v --color --json --quiet -q --help -h'
             subs='create list show'
             files=1
             ;;
@@ -133,10 +163,13 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
                 --sha256|--url|--connect-timeout|--low-speed-limit|--low-speed-time|--retries)
                     return ;;
             esac
-            opts='--manifest -m --sha256 --allow-unpinned --url --redistrib --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --json --quiet -q --help -h'
+            opts='--manifest -m --sha256 --allow-unpinned --url --redistrib --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --verbose -v --color --json --quiet -q --help -h'
             ;;
         bundle)
             case $prev in
@@ -148,10 +181,13 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
                 --connect-timeout|--low-speed-limit|--low-speed-time|--retries|--manifest|-m|--archive|-a)
                     return ;;
             esac
-            opts='--cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --manifest -m --archive -a --output -o --json --quiet -q --help -h'
+            opts='--cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --manifest -m --archive -a --output -o --verbose -v --color --json --quiet -q --help -h'
             ;;
         env)
             case $prev in
@@ -159,10 +195,13 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
                 --cuda|--lock-timeout|--shell)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --lock-timeout --shell --github --write-activation --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --lock-timeout --shell --github --write-activation --verbose -v --color --json --quiet -q --help -h'
             ;;
         *) return ;;
     esac

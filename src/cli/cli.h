@@ -36,7 +36,13 @@ enum {
 struct cdd_opts_output {      /* every command */
     int json, quiet, help;
     int version;              /* cudnn-deploy --version */
+    int verbose;              /* every check, the plan */
+    int color, color_given;   /* enum cdd_color */
+    int shell, shell_given;   /* enum cdd_shell (shell.h) for the fixes */
 };
+
+/* --color WHEN */
+enum cdd_color { CDD_COLOR_AUTO = 0, CDD_COLOR_ALWAYS, CDD_COLOR_NEVER };
 
 struct cdd_opts_target {      /* which tree, and how long to wait for it */
     struct cdd_target_spec spec;
@@ -142,8 +148,11 @@ struct cdd_option {
 
 #define CDD_NO_FIELD ((size_t)-1)
 
-/* The values of --level (enum cdd_vlevel), and a value's name. */
+/* The values of --level (enum cdd_vlevel), --color and --shell, and a
+ * value's name. */
 extern const struct cdd_opt_value cdd_level_values[];
+extern const struct cdd_opt_value cdd_color_values[];
+extern const struct cdd_opt_value cdd_shell_values[];
 const char *cdd_opt_value_name(const struct cdd_opt_value *values, int value);
 
 extern const struct cdd_option cdd_options[];
@@ -177,9 +186,21 @@ void cdd_cmdline_init(struct cdd_cmdline *cl);
 
 /* Parses argv[first..] into cl for cmd (NULL: the options before the
  * command, up to the first word that is not an option, whose index goes to
- * *next). Returns 0, or CDD_E_USAGE with the fault recorded. */
+ * *next). Returns 0, or CDD_E_USAGE with the fault recorded (an unknown
+ * name with the nearest known one suggested). */
 int cdd_cmdline_parse(const struct cdd_command *cmd, int argc, char **argv,
                       int first, struct cdd_cmdline *cl, int *next);
+/* The whole command line, options anywhere (before the command too: those
+ * of the tool, then the command's): *cmd the command (NULL: none given),
+ * *help_for set for `help [COMMAND]` (the tool's help: *cmd NULL). 0 or
+ * CDD_E_USAGE. */
+int cdd_cmdline_parse_all(int argc, char **argv, struct cdd_cmdline *cl,
+                          const struct cdd_command **cmd, int *help);
+/* The command named name, or NULL. */
+const struct cdd_command *cdd_command_find(const char *name);
+/* Of the NULL-ended names[], the one nearest to word (edit distance, at
+ * most a third of its length, at least 1, at most 3), or NULL. */
+const char *cdd_suggest(const char *word, const char *const *names, size_t n);
 
 /* The meaning of each exit code, for the help and the man page; the error
  * codes that map to it come from CDD_ERRORS. */

@@ -183,7 +183,10 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     if (r)
         goto out;
     cdd_report_str(rep, "transaction", res.txn_id);
-    cdd_report_plan(rep, "plan", &res.plan, ch->dry_run || res.changed);
+    /* Every file only when asked (--verbose) or when nothing is done
+     * (--dry-run): the summary line counts them. */
+    cdd_report_plan(rep, "plan", &res.plan,
+                    ch->dry_run || (res.changed && cdd_report_verbose(rep)));
     cdd_report_changed(rep, res.changed);
     summarise(rep, &res.plan, ch->dry_run, res.changed, res.txn_id);
     /* The truth about the result: files stay installed if it fails (exit 1

@@ -1,9 +1,31 @@
 /* cudnn-deploy uninstall */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cdd/error.h"
 #include "cmds.h"
 #include "report.h"
+
+/* Which files changed since install, and what the user can do. */
+static void refusal(struct cdd_report *rep, const struct cdd_plan *p,
+                    const struct cdd_target *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++)
+        n += p->items[i].action == CDD_ACT_MODIFIED;
+    cdd_say(rep, "Nothing was removed: %zu file(s) changed since install:", n);
+    for (size_t i = 0; i < p->n; i++)
+        if (p->items[i].action == CDD_ACT_MODIFIED)
+            cdd_say(rep, "  changed   %s%s%s", p->items[i].path,
+                    p->items[i].detail ? ": " : "",
+                    p->items[i].detail ? p->items[i].detail : "");
+    const char *opt = t->kind == CDD_TARGET_PREFIX ? "--prefix" : "--cuda-root";
+    char *q = cdd_report_quote(rep, t->root);
+    cdd_say(rep, "To keep them, move them out of the tree first, then "
+            "uninstall again; to delete them with the rest: "
+            "cudnn-deploy uninstall %s %s --force", opt, q ? q : t->root);
+    free(q);
+}
 
 int cdd_cmd_uninstall(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
@@ -19,9 +41,15 @@ int cdd_cmd_uninstall(const struct cdd_cmdline *cl, struct cdd_report *rep)
                                    .force = cl->change.force,
                                    .dry_run = cl->change.dry_run,
                                    .lock_timeout = cl->target.lock_timeout};
+    /* The core decides first (nothing is removed when it refuses); the
+     * human text then says what was decided: a refusal names the changed
+     * files and the ways out, not the plan it did not carry out. */
     r = cdd_uninstall(&o, &res);
     cdd_cli_report_recovery(rep, &res.recovery);
-    cdd_report_plan(rep, "plan", &res.plan, !r || r == CDD_E_MODIFIED);
+    cdd_report_plan(rep, "plan", &res.plan,
+                    !r && (cl->change.dry_run || cdd_report_verbose(rep)));
+    if (r == CDD_E_MODIFIED)
+        refusal(rep, &res.plan, &t);
     if (r)
         goto out;
     cdd_report_changed(rep, res.changed);

@@ -17,6 +17,18 @@ int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep);
 int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep);
 int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep);
 
+/* Whether human text gets colour (--color, NO_COLOR, TERM=dumb, a terminal,
+ * never with --json), and the shell fixes are written for (--shell, else
+ * detected: shell.h), as enum cdd_shell (commands.c). */
+int cdd_cli_color(const struct cdd_opts_output *o);
+int cdd_cli_shell(const struct cdd_opts_output *o);
+
+/* A hint for the error code a command returned (the error it recorded
+ * still current), written into buf, or NULL (hints.c). */
+const char *cdd_cli_hint(const struct cdd_cmdline *cl,
+                         const struct cdd_command *cmd, int code, char *buf,
+                         size_t len);
+
 /* Resolve the target options and name the target in the report (target.c). */
 int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
                    struct cdd_report *rep);

@@ -4,12 +4,15 @@
 #include <string.h>
 
 #include "cdd/archive.h"
+#include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/manifest.h"
 #include "cdd/sys.h"
 #include "cli.h"
 #include "cmds.h"
 #include "report.h"
+#include "shell.h"
 
 static const char *const manifest_subcommands[] = {"create", "list", "show",
                                                    NULL};
@@ -106,51 +109,73 @@ const struct cdd_command cdd_commands[] = {
 
 const size_t cdd_command_count = sizeof cdd_commands / sizeof cdd_commands[0];
 
-static int usage_exit(const char *command, int json)
+const struct cdd_command *cdd_command_find(const char *name)
 {
-    struct cdd_report *rep = cdd_report_new(command, json, 0);
+    for (size_t i = 0; i < cdd_command_count; i++)
+        if (strcmp(name, cdd_commands[i].name) == 0)
+            return &cdd_commands[i];
+    return NULL;
+}
+
+static int usage_exit(const char *command, const struct cdd_cmdline *cl)
+{
+    struct cdd_report *rep = cdd_report_new(command, cl->out.json, 0);
+    if (!rep) {
+        fprintf(stderr, "cudnn-deploy: error: out of memory\n");
+        return 4;
+    }
+    cdd_report_style(rep, 0, cdd_cli_color(&cl->out), CDD_SHELL_SH);
     cdd_report_error(rep, CDD_E_USAGE);
     return cdd_report_finish(rep);
+}
+
+int cdd_cli_color(const struct cdd_opts_output *o)
+{
+    if (o->json || o->color == CDD_COLOR_NEVER)
+        return 0;
+    if (o->color == CDD_COLOR_ALWAYS)
+        return 1;
+    /* auto: a terminal, and neither NO_COLOR (https://no-color.org: set and
+     * not empty) nor TERM=dumb. */
+    const char *term = cdd_getenv("TERM");
+    return cdd_isatty(2) && !cdd_getenv("NO_COLOR") &&
+           !(term && strcmp(term, "dumb") == 0);
+}
+
+int cdd_cli_shell(const struct cdd_opts_output *o)
+{
+    if (o->shell_given)
+        return o->shell;
+    return (int)cdd_shell_detect(
+        cdd_platform_host() == CDD_PLATFORM_WINDOWS_X86_64,
+        cdd_getenv("SHELL"));
 }
 
 int cdd_cli_main(int argc, char **argv)
 {
     struct cdd_cmdline cl;
     const struct cdd_command *cmd = NULL;
-    int first = 1;
+    int help = 0;
     cdd_cmdline_init(&cl);
     cdd_fs_fault_from_env();
     cdd_cancel_on_signals();
     /* Before any thread: archive names are UTF-8 whatever the locale. */
     cdd_archive_init();
 
-    /* Global options before the command. */
-    if (cdd_cmdline_parse(NULL, argc, argv, 1, &cl, &first))
-        return usage_exit("cudnn-deploy", cl.out.json);
-    if (cl.out.version) {
+    /* Options anywhere on the line: the tool's and the command's. */
+    if (cdd_cmdline_parse_all(argc, argv, &cl, &cmd, &help))
+        return usage_exit(cmd ? cmd->name : "cudnn-deploy", &cl);
+    if (cl.out.version && !cmd) {
         printf("cudnn-deploy %s\n", CDD_VERSION_STRING);
         return 0;
     }
-    if (cl.out.help) {
-        cdd_help_print(NULL);
-        return 0;
-    }
-    if (first >= argc) {
-        cdd_fail(CDD_E_USAGE, NULL, 0, "no command given");
-        return usage_exit("cudnn-deploy", cl.out.json);
-    }
-    for (size_t i = 0; i < cdd_command_count; i++)
-        if (strcmp(argv[first], cdd_commands[i].name) == 0)
-            cmd = &cdd_commands[i];
-    if (!cmd) {
-        cdd_fail(CDD_E_USAGE, NULL, 0, "unknown command '%s'", argv[first]);
-        return usage_exit("cudnn-deploy", cl.out.json);
-    }
-    if (cdd_cmdline_parse(cmd, argc, argv, first + 1, &cl, NULL))
-        return usage_exit(cmd->name, cl.out.json);
-    if (cl.out.help) {
+    if (help || cl.out.help) {
         cdd_help_print(cmd);
         return 0;
+    }
+    if (!cmd) {
+        cdd_fail(CDD_E_USAGE, NULL, 0, "no command given");
+        return usage_exit("cudnn-deploy", &cl);
     }
     struct cdd_report *rep = cdd_report_new(cmd->name, cl.out.json,
                                             cl.out.quiet);
@@ -158,8 +183,16 @@ int cdd_cli_main(int argc, char **argv)
         fprintf(stderr, "cudnn-deploy: error: out of memory\n");
         return 4;
     }
+    cdd_report_style(rep, cl.out.verbose, cdd_cli_color(&cl.out),
+                     cdd_cli_shell(&cl.out));
     int r = cmd->run(&cl, rep);
-    if (r)
+    if (r) {
+        /* The hint needs the error as the command left it. */
+        char hint[1536];
+        const char *h = cdd_cli_hint(&cl, cmd, r, hint, sizeof hint);
         cdd_report_error(rep, r);
+        if (h)
+            cdd_report_hint(rep, h);
+    }
     return cdd_report_finish(rep);
 }

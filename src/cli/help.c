@@ -90,7 +90,7 @@ static void print_exit_codes(void)
 
 static void print_globals(unsigned bit)
 {
-    printf("\nGlobal options (before or after the command):\n");
+    printf("\nGlobal options (anywhere on the line):\n");
     for (size_t i = 0; i < cdd_option_count; i++)
         if ((cdd_options[i].commands & CMD_TOOL) &&
             (cdd_options[i].commands & bit))
@@ -115,6 +115,8 @@ void cdd_help_print(const struct cdd_command *cmd)
            "%s\n\nCommands:\n", cdd_tool_description);
     for (size_t i = 0; i < cdd_command_count; i++)
         printf("  %-10s %s\n", cdd_commands[i].name, cdd_commands[i].summary);
+    printf("  %-10s %s\n", "help", "this text, or 'help COMMAND': that "
+           "command's options");
     printf("\nTargets (one of):\n");
     for (size_t i = 0; i < cdd_option_count; i++)
         if (cdd_option_is_target(&cdd_options[i]))

@@ -12,6 +12,7 @@
 #include "cdd/compat_attr.h"
 #include "cdd/error.h"
 #include "cli.h"
+#include "shell.h"
 
 #define F(member) offsetof(struct cdd_cmdline, member)
 #define NOF CDD_NO_FIELD
@@ -21,6 +22,23 @@ const struct cdd_opt_value cdd_level_values[] = {
     {"load", CDD_LEVEL_LOAD},
     {"gpu", CDD_LEVEL_GPU},
     {"bench", CDD_LEVEL_BENCH},
+    {NULL, 0}};
+
+const struct cdd_opt_value cdd_color_values[] = {
+    {"auto", CDD_COLOR_AUTO},
+    {"always", CDD_COLOR_ALWAYS},
+    {"never", CDD_COLOR_NEVER},
+    {NULL, 0}};
+
+/* The names cdd_shell_parse also takes (shell.c), with pwsh. */
+const struct cdd_opt_value cdd_shell_values[] = {
+    {"sh", CDD_SHELL_SH},
+    {"bash", CDD_SHELL_BASH},
+    {"zsh", CDD_SHELL_ZSH},
+    {"fish", CDD_SHELL_FISH},
+    {"powershell", CDD_SHELL_POWERSHELL},
+    {"pwsh", CDD_SHELL_POWERSHELL},
+    {"cmd", CDD_SHELL_CMD},
     {NULL, 0}};
 
 #define TGT (CMD_TARGETED | CMD_VERIFY | CMD_DOCTOR | CMD_ENV)
@@ -131,6 +149,17 @@ const struct cdd_option cdd_options[] = {
     {"cuda-major", 0, CDD_OPT_NUMBER, "N", CMD_MANIFEST, F(create.cuda_major),
      NOF, 1, 99, NULL,
      "manifest create: CUDA major (default: from the file name)"},
+    {"shell", 0, CDD_OPT_ENUM, "SHELL", CMD_INSTALL | CMD_VERIFY | CMD_DOCTOR,
+     F(out.shell), F(out.shell_given), 0, 0, cdd_shell_values,
+     "write fixes for this shell: sh, bash, zsh, fish, powershell (pwsh) or "
+     "cmd (default: $SHELL's; Windows: powershell)"},
+    {"verbose", 'v', CDD_OPT_FLAG, NULL, CMD_GLOBAL, F(out.verbose), NOF, 0, 0,
+     NULL, "show every check and every file, not only the summary"},
+    {"color", 0, CDD_OPT_ENUM, "WHEN", CMD_GLOBAL, F(out.color),
+     F(out.color_given), 0, 0,
+     cdd_color_values,
+     "auto (on a terminal, unless NO_COLOR is set; never with --json), "
+     "always or never"},
     {"json", 0, CDD_OPT_FLAG, NULL, CMD_GLOBAL, F(out.json), NOF, 0, 0, NULL,
      "print one JSON object on stdout (human text stays on stderr)"},
     {"quiet", 'q', CDD_OPT_FLAG, NULL, CMD_GLOBAL, F(out.quiet), NOF, 0, 0,
@@ -209,11 +238,18 @@ static int parse_enum(const struct cdd_option *o, const char *v, int *out)
             *out = e->value;
             return 0;
         }
+    const char *words[32];
     for (size_t i = 0; i < n; i++) {
         size_t l = strlen(names);
         snprintf(names + l, sizeof names - l, "%s%s",
                  i == 0 ? "" : i + 1 == n ? " or " : ", ", o->values[i].name);
+        if (i < 32)
+            words[i] = o->values[i].name;
     }
+    const char *near = cdd_suggest(v, words, n < 32 ? n : 32);
+    if (near)
+        return usage("--%s %s: expected %s; did you mean '%s'?", o->name, v,
+                     names, near);
     return usage("--%s %s: expected %s", o->name, v, names);
 }
 
@@ -315,36 +351,74 @@ static int apply(const struct cdd_option *o, const char *v,
 /* The enums written through an int (CDD_OPT_ENUM). */
 _Static_assert(sizeof(enum cdd_vlevel) == sizeof(int),
                "--level is written as an int");
+_Static_assert(sizeof(enum cdd_shell) == sizeof(int),
+               "--shell is written as an int");
 
 /* ---- the command line --------------------------------------------------- */
 
-/* By name among the options of bit; *other: one of that name exists but is
- * for other commands. */
+/* By name among the options of bit, else of fallback (0: none); *other: one
+ * of that name exists but is for other commands. */
 static const struct cdd_option *find_long(const char *name, size_t len,
-                                          unsigned bit, int *other)
+                                          unsigned bit, unsigned fallback,
+                                          int *other)
 {
+    const struct cdd_option *second = NULL;
     for (size_t i = 0; i < cdd_option_count; i++) {
         const struct cdd_option *o = &cdd_options[i];
         if (strlen(o->name) != len || strncmp(o->name, name, len) != 0)
             continue;
         if (o->commands & bit)
             return o;
-        *other = 1;
+        if (o->commands & fallback) {
+            if (!second)
+                second = o;
+        } else {
+            *other = 1;
+        }
     }
-    return NULL;
+    return second;
 }
 
-static const struct cdd_option *find_short(char c, unsigned bit, int *other)
+static const struct cdd_option *find_short(char c, unsigned bit,
+                                           unsigned fallback, int *other)
 {
+    const struct cdd_option *second = NULL;
     for (size_t i = 0; i < cdd_option_count; i++) {
         const struct cdd_option *o = &cdd_options[i];
         if (o->short_name != c)
             continue;
         if (o->commands & bit)
             return o;
-        *other = 1;
+        if (o->commands & fallback) {
+            if (!second)
+                second = o;
+        } else {
+            *other = 1;
+        }
     }
-    return NULL;
+    return second;
+}
+
+/* "unknown option '--lvel'", with the nearest option of bits. */
+static int unknown_option(const char *s, unsigned bits)
+{
+    const char *names[128];
+    char buf[128][40];
+    size_t n = 0;
+    size_t len = strcspn(s, "=");
+    char word[64];
+    snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), s);
+    for (size_t i = 0; i < cdd_option_count && n < 128; i++) {
+        if (!(cdd_options[i].commands & bits))
+            continue;
+        snprintf(buf[n], sizeof buf[n], "--%s", cdd_options[i].name);
+        names[n] = buf[n];
+        n++;
+    }
+    const char *near = cdd_suggest(word, names, n);
+    if (near)
+        return usage("unknown option '%s'; did you mean '%s'?", word, near);
+    return usage("unknown option '%s'", word);
 }
 
 static int takes_value(const struct cdd_option *o)
@@ -352,14 +426,17 @@ static int takes_value(const struct cdd_option *o)
     return o->type != CDD_OPT_FLAG;
 }
 
-int cdd_cmdline_parse(const struct cdd_command *cmd, int argc, char **argv,
-                      int first, struct cdd_cmdline *cl, int *next)
+/* argv[first..last) into cl: options of bit (else of fallback), and, with a
+ * cmd, its positional arguments; without one, stop at the first word that
+ * is not an option (its index into *next). */
+static int parse_range(const struct cdd_command *cmd, unsigned bit,
+                       unsigned fallback, int last, char **argv, int first,
+                       struct cdd_cmdline *cl, int *next)
 {
-    unsigned bit = cmd ? cmd->bit : CMD_TOOL;
     const char *where = cmd ? cmd->name : "cudnn-deploy";
     int only_positional = 0;
     int i;
-    for (i = first; i < argc; i++) {
+    for (i = first; i < last; i++) {
         const char *s = argv[i];
         const struct cdd_option *o = NULL;
         const char *val = NULL;
@@ -382,7 +459,7 @@ int cdd_cmdline_parse(const struct cdd_command *cmd, int argc, char **argv,
         if (s[1] == '-') {
             const char *eq = strchr(s + 2, '=');
             size_t len = eq ? (size_t)(eq - (s + 2)) : strlen(s + 2);
-            o = find_long(s + 2, len, bit, &other);
+            o = find_long(s + 2, len, bit, fallback, &other);
             if (o && eq) {
                 if (!takes_value(o))
                     return usage("option '--%s' takes no value", o->name);
@@ -392,14 +469,14 @@ int cdd_cmdline_parse(const struct cdd_command *cmd, int argc, char **argv,
             if (s[2] != '\0')
                 return usage("unknown option '%s' (one short option at a "
                              "time)", s);
-            o = find_short(s[1], bit, &other);
+            o = find_short(s[1], bit, fallback, &other);
         }
         if (!o && other)
             return usage("option '%s' does not apply to '%s'", s, where);
         if (!o)
-            return usage("unknown option '%s'", s);
+            return unknown_option(s, bit | fallback);
         if (takes_value(o) && !val) {
-            if (i + 1 >= argc)
+            if (i + 1 >= last)
                 return usage("option '--%s' needs a value (%s)", o->name,
                              o->argname);
             val = argv[++i];
@@ -413,4 +490,90 @@ int cdd_cmdline_parse(const struct cdd_command *cmd, int argc, char **argv,
     if (next)
         *next = i;
     return 0;
+}
+
+int cdd_cmdline_parse(const struct cdd_command *cmd, int argc, char **argv,
+                      int first, struct cdd_cmdline *cl, int *next)
+{
+    return parse_range(cmd, cmd ? cmd->bit : CMD_TOOL, 0, argc, argv, first,
+                       cl, next);
+}
+
+/* Index of the command word: the first word that is neither an option nor
+ * an option's value (argc: none). */
+static int command_index(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        int other = 0;
+        const struct cdd_option *o = NULL;
+        if (strcmp(s, "--") == 0)
+            return i + 1;
+        if (s[0] != '-' || s[1] == '\0')
+            return i;
+        if (s[1] == '-') {
+            if (strchr(s, '='))
+                continue;
+            o = find_long(s + 2, strlen(s + 2), CMD_TOOL, CMD_EVERY, &other);
+        } else if (s[2] == '\0') {
+            o = find_short(s[1], CMD_TOOL, CMD_EVERY, &other);
+        }
+        if (o && takes_value(o))
+            i++;
+    }
+    return argc;
+}
+
+static const char *const help_word = "help";
+
+/* "unknown command 'verfy'", with the nearest command. */
+static int unknown_command(const char *word)
+{
+    const char *names[33];
+    size_t n = 0;
+    for (size_t i = 0; i < cdd_command_count && n < 32; i++)
+        names[n++] = cdd_commands[i].name;
+    names[n++] = help_word;
+    const char *near = cdd_suggest(word, names, n);
+    if (near)
+        return usage("unknown command '%s'; did you mean '%s'?", word, near);
+    return usage("unknown command '%s'", word);
+}
+
+int cdd_cmdline_parse_all(int argc, char **argv, struct cdd_cmdline *cl,
+                          const struct cdd_command **cmdp, int *help)
+{
+    int ci = command_index(argc, argv), r;
+    const struct cdd_command *cmd = NULL;
+    *cmdp = NULL;
+    *help = 0;
+    if (ci < argc && strcmp(argv[ci], help_word) == 0) {
+        *help = 1;
+        if ((r = parse_range(NULL, CMD_TOOL, CMD_EVERY, ci, argv, 1, cl,
+                             NULL)))
+            return r;
+        for (int i = ci + 1; i < argc; i++) {
+            if (argv[i][0] == '-')
+                continue; /* help --json verify: the options do not matter */
+            if (*cmdp)
+                return usage("'help' takes one command, not also '%s'",
+                             argv[i]);
+            if (!(*cmdp = cdd_command_find(argv[i])))
+                return unknown_command(argv[i]);
+        }
+        return 0;
+    }
+    if (ci < argc && !(cmd = cdd_command_find(argv[ci]))) {
+        /* The tool's options still count (--json: the error as JSON). */
+        (void)parse_range(NULL, CMD_TOOL, CMD_EVERY, ci, argv, 1, cl, NULL);
+        return unknown_command(argv[ci]);
+    }
+    /* Before the command: the tool's options, then the command's. */
+    if ((r = parse_range(NULL, CMD_TOOL, cmd ? cmd->bit : 0, ci, argv, 1, cl,
+                         NULL)))
+        return r;
+    *cmdp = cmd;
+    if (!cmd)
+        return 0;
+    return parse_range(cmd, cmd->bit, 0, argc, argv, ci + 1, cl, NULL);
 }

@@ -1,7 +1,6 @@
-/* Progress: a redrawn bar on a terminal (downloads also show rate and ETA);
- * otherwise nothing, except a plain line every few seconds for a download
- * that takes a while, so a CI log shows that it is moving; nothing at all
- * with --quiet. */
+/* Progress: one line redrawn on a terminal, with bytes done, rate and time
+ * left, for the download, the check and the commit; nothing when stderr is
+ * not a terminal (a log gets the result lines only) or with --quiet. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,19 +9,14 @@
 #include "cdd/sys.h"
 #include "cli.h"
 
-/* Plain lines (not a terminal): the first after this many seconds of a
- * download, then one per interval. */
-#define LINE_AFTER_S 3.0
-#define LINE_EVERY_S 5.0
-
 struct cdd_progress_ui {
     int quiet, tty;
     double last;
     char phase[16];
     int drawn;
-    double phase_start, last_line;
+    double phase_start;
     uint64_t phase_done0;
-    int lines;
+    int width;                /* of the line drawn last */
 };
 
 struct cdd_progress_ui *cdd_progress_new(int quiet)
@@ -65,73 +59,56 @@ void cdd_progress_cb(void *ud, const char *phase, uint64_t done, uint64_t total)
     int new_phase = strcmp(p->phase, phase) != 0;
     if (new_phase) {
         snprintf(p->phase, sizeof p->phase, "%s", phase);
-        p->phase_start = p->last_line = now;
+        p->phase_start = now;
         p->phase_done0 = done;
-        p->lines = 0;
     }
     if (done < p->phase_done0) { /* a download that started again */
         p->phase_start = now;
         p->phase_done0 = done;
     }
-    int download = strcmp(phase, "download") == 0;
     double elapsed = now - p->phase_start;
-    double rate = elapsed > 0.5 ? (double)(done - p->phase_done0) / elapsed : 0;
+    /* A rate from the first 0.2 s would be noise. */
+    double rate = elapsed > 0.2 ? (double)(done - p->phase_done0) / elapsed : 0;
     char a[32], b[32], c[32], d[32];
 
-    if (!p->tty) {
-        /* Only downloads are slow enough to deserve lines in a log. */
-        if (!download || elapsed < LINE_AFTER_S)
-            return;
-        int finished = total && done == total;
-        if (finished ? p->lines == 0
-                     : p->lines > 0 && now - p->last_line < LINE_EVERY_S)
-            return;
-        p->last_line = now;
-        p->lines++;
-        if (total)
-            fprintf(stderr, "download: %s of %s (%.0f%%), %s/s, ETA %s\n",
-                    mib((double)done, a, sizeof a),
-                    mib((double)total, b, sizeof b),
-                    100.0 * (double)done / (double)total,
-                    mib(rate, d, sizeof d),
-                    eta(rate > 0 ? (double)(total - done) / rate : -1, c,
-                        sizeof c));
-        else
-            fprintf(stderr, "download: %s, %s/s\n",
-                    mib((double)done, a, sizeof a), mib(rate, d, sizeof d));
-        fflush(stderr);
-        return;
-    }
+    if (!p->tty)
+        return; /* logs get the result lines, not progress */
     if (!new_phase && now - p->last < 0.1 && done != total)
         return;
     p->last = now;
-    if (total == 0) {
-        if (download)
-            fprintf(stderr, "\r%-8s %s, %s/s%30s\r", phase,
-                    mib((double)done, a, sizeof a), mib(rate, d, sizeof d),
-                    "");
+    char line[320];
+    if (strcmp(phase, "commit") == 0) {
+        /* Counted in files, not bytes. */
+        snprintf(line, sizeof line, "%-8s %llu files", phase,
+                 (unsigned long long)total);
+    } else if (total == 0) {
+        if (done)
+            snprintf(line, sizeof line, "%-8s %s, %s/s", phase,
+                     mib((double)done, a, sizeof a), mib(rate, d, sizeof d));
         else
-            fprintf(stderr, "\r%-8s ...%40s\r", phase, "");
+            snprintf(line, sizeof line, "%-8s ...", phase);
     } else {
-        int width = download ? 24 : 40;
+        const int width = 12;
         int fill = (int)((double)done / (double)total * width);
-        char bar[41];
+        char bar[32];
         if (fill > width)
             fill = width;
         memset(bar, '#', (size_t)fill);
         memset(bar + fill, '.', (size_t)(width - fill));
         bar[width] = '\0';
-        if (download)
-            fprintf(stderr, "\r%-8s [%s] %5.1f%% %10s %10s/s ETA %s ",
-                    phase, bar, 100.0 * (double)done / (double)total,
-                    mib((double)done, a, sizeof a), mib(rate, d, sizeof d),
-                    eta(rate > 0 ? (double)(total - done) / rate : -1, c,
-                        sizeof c));
-        else
-            fprintf(stderr, "\r%-8s [%s] %5.1f%% %8.1f MiB", phase, bar,
-                    100.0 * (double)done / (double)total,
-                    (double)done / (1024.0 * 1024.0));
+        /* Bytes done, rate and time left: for the download, the check (the
+         * archive streamed into the staging folder) and the commit alike. */
+        snprintf(line, sizeof line, "%-8s [%s] %3.0f%% %s of %s, %s/s, %s left",
+                 phase, bar, 100.0 * (double)done / (double)total,
+                 mib((double)done, a, sizeof a), mib((double)total, b, sizeof b),
+                 mib(rate, d, sizeof d),
+                 eta(rate > 0 ? (double)(total - done) / rate : -1, c,
+                     sizeof c));
     }
+    /* One line, redrawn in place; the tail of a longer earlier one wiped. */
+    int len = (int)strlen(line);
+    fprintf(stderr, "\r%s%*s", line, p->width > len ? p->width - len : 0, "");
+    p->width = len;
     p->drawn = 1;
     fflush(stderr);
 }
@@ -139,8 +116,9 @@ void cdd_progress_cb(void *ud, const char *phase, uint64_t done, uint64_t total)
 void cdd_progress_clear(struct cdd_progress_ui *p)
 {
     if (p && p->drawn) {
-        fprintf(stderr, "\r%79s\r", "");
+        fprintf(stderr, "\r%*s\r", p->width, "");
         p->drawn = 0;
+        p->width = 0;
     }
 }
 

@@ -1,4 +1,9 @@
-/* Reporting: human text on stderr, one JSON object on stdout with --json. */
+/* Reporting: human text on stderr, one JSON object on stdout with --json.
+ * The human form is short by default: a layer whose checks all passed is
+ * one line, warnings and failures are shown in full with their fixes
+ * rendered for the user's shell (shell.c); --verbose shows every check.
+ * Colour only when the caller says so (a terminal, no NO_COLOR, no
+ * --json: commands.c decides). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +14,13 @@
 #include "cdd/error.h"
 #include "cdd/verify.h"
 #include "report.h"
+#include "shell.h"
 
 struct cdd_report {
     int json, quiet;
+    int verbose, color;
+    enum cdd_shell shell;
+    int shell_used;       /* a fix was rendered: "shell" goes in the JSON */
     int exit_code;
     int failed_checks;
     cJSON *doc;
@@ -35,12 +44,55 @@ struct cdd_report *cdd_report_new(const char *command, int json, int quiet)
     return r;
 }
 
+void cdd_report_style(struct cdd_report *r, int verbose, int color,
+                      int shell)
+{
+    r->verbose = verbose;
+    r->color = color;
+    r->shell = (unsigned)shell < CDD_SHELL_COUNT ? (enum cdd_shell)shell
+                                                 : CDD_SHELL_SH;
+}
+
+int cdd_report_verbose(const struct cdd_report *r)
+{
+    return r && r->verbose;
+}
+
+char *cdd_report_quote(const struct cdd_report *r, const char *s)
+{
+    char *q = cdd_shell_quote(r->shell, s);
+    if (!q) {
+        cdd_clear_error();
+        q = strdup(s);
+    }
+    return q;
+}
+
+/* SGR codes, used only when r->color. */
+#define SGR_RESET "\033[0m"
+static const char *status_color(enum cdd_check_status st)
+{
+    switch (st) {
+    case CDD_PASS: return "\033[32m";
+    case CDD_WARN: return "\033[33m";
+    case CDD_FAIL: return "\033[1;31m";
+    default: return "\033[36m";
+    }
+}
+
 /* Human lines carry names from archives, manifests and trees: each goes to
- * the terminal as one printable line (cdd_text_one_line). */
-static void put_line(const char *text)
+ * the terminal as one printable line (cdd_text_one_line), after a prefix
+ * that is ours (and may hold colour). */
+static void put_prefixed(const char *prefix, const char *text)
 {
     char line[8192];
-    fprintf(stderr, "%s\n", cdd_text_one_line(text, line, sizeof line));
+    fprintf(stderr, "%s%s\n", prefix,
+            cdd_text_one_line(text, line, sizeof line));
+}
+
+static void put_line(const char *text)
+{
+    put_prefixed("", text);
 }
 
 void cdd_say(struct cdd_report *r, const char *fmt, ...)
@@ -120,6 +172,106 @@ static const char *status_name(enum cdd_check_status st)
     }
 }
 
+/* "  pass  name: detail", the status word coloured when r->color. */
+static void status_line(struct cdd_report *r, enum cdd_check_status st,
+                        const char *name, const char *detail)
+{
+    char prefix[64], text[4400];
+    if (r->color)
+        snprintf(prefix, sizeof prefix, "  %s%-4s" SGR_RESET "  ",
+                 status_color(st), status_name(st));
+    else
+        snprintf(prefix, sizeof prefix, "  %-4s  ", status_name(st));
+    snprintf(text, sizeof text, "%s: %s", name, detail);
+    put_prefixed(prefix, text);
+}
+
+static cJSON *fix_steps_json(const struct cdd_fixes *f, unsigned alt)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < f->n; i++) {
+        const struct cdd_fix *x = &f->v[i];
+        if (x->alt != alt)
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "kind", cdd_fix_kind_name(x->kind));
+        cJSON_AddStringToObject(o, "scope", cdd_fix_scope_name(x->scope));
+        cJSON_AddStringToObject(o, x->kind == CDD_FIX_WRITE  ? "path"
+                                   : x->kind == CDD_FIX_RUN ? "program"
+                                                            : "variable",
+                                x->name);
+        if (x->value)
+            cJSON_AddStringToObject(o, x->kind == CDD_FIX_WRITE ? "text"
+                                                                : "value",
+                                    x->value);
+        if (x->kind == CDD_FIX_PREPEND) {
+            char sep[2] = {x->sep, '\0'};
+            cJSON_AddStringToObject(o, "separator", sep);
+        }
+        if (x->kind == CDD_FIX_RUN) {
+            cJSON *args = cJSON_AddArrayToObject(o, "args");
+            for (size_t k = 0; args && k < x->n_args; k++)
+                cJSON_AddItemToArray(args, cJSON_CreateString(x->args[k]));
+        }
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+/* The fix of a check: "fixes" in its JSON object (each alternative with its
+ * command for the user's shell and its steps as data), and, when show,
+ * one line per alternative under the check. */
+static void report_fix(struct cdd_report *r, cJSON *check,
+                       const struct cdd_fixes *f, int show)
+{
+    unsigned n = cdd_fixes_alternatives(f);
+    if (!n)
+        return;
+    cJSON *arr = cJSON_AddArrayToObject(check, "fixes");
+    r->shell_used = 1;
+    for (unsigned alt = 0; alt < n; alt++) {
+        const struct cdd_fix *first = NULL;
+        for (size_t i = 0; i < f->n && !first; i++)
+            if (f->v[i].alt == alt)
+                first = &f->v[i];
+        if (!first)
+            continue;
+        const char *where = cdd_shell_scope_label(r->shell, first);
+        if (!*where)
+            where = first->scope == CDD_FIX_SYSTEM ? "system-wide" : "";
+        cdd_clear_error();
+        char *cmd = cdd_shell_render_alt(r->shell, f, alt);
+        char why[1200] = "";
+        if (!cmd)
+            cdd_error_format(why, sizeof why);
+        cJSON *o = cJSON_CreateObject();
+        if (first->label)
+            cJSON_AddStringToObject(o, "label", first->label);
+        cJSON_AddStringToObject(o, "where", where);
+        if (cmd)
+            cJSON_AddStringToObject(o, "command", cmd);
+        else
+            cJSON_AddStringToObject(o, "unavailable", why);
+        cJSON_AddItemToObject(o, "steps", fix_steps_json(f, alt));
+        cJSON_AddItemToArray(arr, o);
+        if (show) {
+            char head[1024], text[8192];
+            snprintf(head, sizeof head, "fix%s%s%s%s%s", first->label ? ", " : "",
+                     first->label ? first->label : "", *where ? " (" : "",
+                     where, *where ? ")" : "");
+            if (cmd)
+                snprintf(text, sizeof text, "%s: %s", head, cmd);
+            else
+                snprintf(text, sizeof text, "%s: %s (try --shell with "
+                         "another shell)", head, why);
+            put_prefixed(r->color ? "        \033[1m>\033[0m " : "        > ",
+                         text);
+        }
+        free(cmd);
+    }
+    cdd_clear_error();
+}
+
 void cdd_report_check(struct cdd_report *r, const char *name,
                       enum cdd_check_status st, const char *fmt, ...)
 {
@@ -136,23 +288,80 @@ void cdd_report_check(struct cdd_report *r, const char *name,
     if (st == CDD_FAIL)
         r->failed_checks++;
     /* Failures are shown even with --quiet: they are what the user needs. */
-    if (!r->quiet || st == CDD_FAIL) {
-        char text[2200];
-        snprintf(text, sizeof text, "  %-4s  %s: %s", status_name(st), name,
-                 detail);
-        put_line(text);
+    if (!r->quiet || st == CDD_FAIL)
+        status_line(r, st, name, detail);
+}
+
+static enum cdd_check_status map_status(enum cdd_cstatus s)
+{
+    static const enum cdd_check_status map[] = {CDD_PASS, CDD_WARN, CDD_FAIL,
+                                                CDD_SKIP};
+    return (unsigned)s < 4 ? map[s] : CDD_SKIP;
+}
+
+/* The layer of a check: its name up to the first '.' or ' ' ("load" of
+ * "load.search libcudnn.so.8", "path" of "path PATH"). */
+static size_t layer_len(const char *name)
+{
+    return strcspn(name, ". ");
+}
+
+static int same_layer(const char *a, const char *b)
+{
+    size_t n = layer_len(a);
+    return n == layer_len(b) && strncmp(a, b, n) == 0;
+}
+
+/* One check into the JSON array, and its human lines when show. */
+static void one_check(struct cdd_report *r, const struct cdd_check *k,
+                      int show)
+{
+    enum cdd_check_status st = map_status(k->status);
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "name", k->name);
+    cJSON_AddStringToObject(c, "status", status_name(st));
+    cJSON_AddStringToObject(c, "detail", k->detail);
+    cJSON_AddItemToArray(r->checks, c);
+    if (st == CDD_FAIL)
+        r->failed_checks++;
+    show = show && (!r->quiet || st == CDD_FAIL);
+    if (show)
+        status_line(r, st, k->name, k->detail);
+    report_fix(r, c, &k->fix, show && st != CDD_PASS);
+}
+
+void cdd_report_layers(struct cdd_report *r, const struct cdd_checks *c,
+                       const char *(*summary)(void *ud, const char *layer),
+                       void *ud)
+{
+    for (size_t i = 0; i < c->n;) {
+        size_t end = i, n_pass = 0;
+        while (end < c->n && same_layer(c->v[i].name, c->v[end].name))
+            n_pass += c->v[end++].status == CDD_CHECK_PASS;
+        /* Passing checks of a layer fold into one line, unless verbose or
+         * the layer is a single check (shown as it is). */
+        int fold = !r->verbose && n_pass > 1;
+        for (size_t k = i; k < end; k++)
+            one_check(r, &c->v[k], !fold || c->v[k].status != CDD_CHECK_PASS);
+        if (fold && !r->quiet) {
+            char layer[128], text[2400];
+            snprintf(layer, sizeof layer, "%.*s", (int)layer_len(c->v[i].name),
+                     c->v[i].name);
+            const char *sum = summary ? summary(ud, layer) : NULL;
+            if (sum && n_pass == end - i)
+                snprintf(text, sizeof text, "%s", sum);
+            else
+                snprintf(text, sizeof text, "%zu %schecks passed", n_pass,
+                         n_pass == end - i ? "" : "other ");
+            status_line(r, CDD_PASS, layer, text);
+        }
+        i = end;
     }
 }
 
 void cdd_report_checks(struct cdd_report *r, const struct cdd_checks *c)
 {
-    static const enum cdd_check_status map[] = {CDD_PASS, CDD_WARN, CDD_FAIL,
-                                                CDD_SKIP};
-    for (size_t i = 0; i < c->n; i++)
-        cdd_report_check(r, c->v[i].name,
-                         (unsigned)c->v[i].status < 4 ? map[c->v[i].status]
-                                                      : CDD_SKIP,
-                         "%s", c->v[i].detail);
+    cdd_report_layers(r, c, NULL, NULL);
 }
 
 void cdd_report_plan(struct cdd_report *r, const char *key,
@@ -195,15 +404,38 @@ void cdd_report_error(struct cdd_report *r, int code)
     cJSON_AddStringToObject(o, "message", msg);
     set(r, "error", o);
     /* One line, always, even with --quiet: an error must never be silent. */
-    fprintf(stderr, "cudnn-deploy: error: %s\n", msg);
-    if (code == CDD_E_USAGE)
-        fprintf(stderr, "Try 'cudnn-deploy --help' for more information.\n");
+    if (r->color)
+        fprintf(stderr, "cudnn-deploy: \033[1;31merror:\033[0m %s\n", msg);
+    else
+        fprintf(stderr, "cudnn-deploy: error: %s\n", msg);
+    if (code == CDD_E_USAGE) {
+        cJSON *cmd = cJSON_GetObjectItemCaseSensitive(r->doc, "command");
+        const char *name = cJSON_IsString(cmd) ? cmd->valuestring : "";
+        if (*name && strcmp(name, "cudnn-deploy") != 0)
+            fprintf(stderr, "Try 'cudnn-deploy %s --help' for more "
+                            "information.\n", name);
+        else
+            fprintf(stderr, "Try 'cudnn-deploy --help' for more "
+                            "information.\n");
+    }
+}
+
+void cdd_report_hint(struct cdd_report *r, const char *hint)
+{
+    cJSON *e = cJSON_GetObjectItemCaseSensitive(r->doc, "error");
+    if (e)
+        cJSON_AddStringToObject(e, "hint", hint);
+    put_prefixed(r->color ? "cudnn-deploy: \033[1mhint:\033[0m "
+                          : "cudnn-deploy: hint: ",
+                 hint);
 }
 
 int cdd_report_finish(struct cdd_report *r)
 {
     int code = r->exit_code ? r->exit_code : r->failed_checks ? 1 : 0;
     set(r, "ok", cJSON_CreateBool(code == 0));
+    if (r->shell_used)
+        set(r, "shell", cJSON_CreateString(cdd_shell_name(r->shell)));
     set(r, "exit_code", cJSON_CreateNumber(code));
     if (r->json) {
         char *text = cJSON_Print(r->doc);

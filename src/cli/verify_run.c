@@ -1,11 +1,90 @@
 /* Running verify on a tree and reporting its checks: the verify command,
- * and install at its end. */
+ * and install at its end. A layer whose checks all passed is one line,
+ * summarised here from the result ("load: 7 libraries loaded, cuDNN 8.5.0,
+ * ..."); report.c shows the rest in full. */
 #include <stdio.h>
+#include <string.h>
 
+#include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/verify.h"
 #include "cmds.h"
 #include "report.h"
+
+struct summary_ctx {
+    const struct cdd_verify_result *res;
+    char buf[1024];
+};
+
+static size_t count_prefix(const struct cdd_checks *c, const char *prefix)
+{
+    size_t n = 0, len = strlen(prefix);
+    for (size_t i = 0; i < c->n; i++)
+        n += strncmp(c->v[i].name, prefix, len) == 0;
+    return n;
+}
+
+static const char *find_detail(const struct cdd_checks *c, const char *name)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->v[i].name, name) == 0)
+            return c->v[i].detail;
+    return NULL;
+}
+
+/* The one line of a layer that passed (report.c calls it only then). */
+static const char *summary(void *ud, const char *layer)
+{
+    struct summary_ctx *x = ud;
+    const struct cdd_verify_result *res = x->res;
+    const struct cdd_checks *c = &res->checks;
+    char ver[32];
+    if (strcmp(layer, "files") == 0) {
+        const char *d = find_detail(c, "files");
+        if (!d)
+            return NULL;
+        snprintf(x->buf, sizeof x->buf, "%s%s", d,
+                 find_detail(c, "files.strays") ? "; no stray cuDNN files" : "");
+        return x->buf;
+    }
+    if (strcmp(layer, "load") == 0) {
+        size_t libs = count_prefix(c, "load.open ");
+        size_t deps = count_prefix(c, "load.deps ");
+        size_t subs = count_prefix(c, "load.check ");
+        snprintf(x->buf, sizeof x->buf,
+                 "%zu librar%s loaded by absolute path%s%s%s%s%s%s",
+                 libs, libs == 1 ? "y" : "ies",
+                 res->cudnn_version ? ", cuDNN " : "",
+                 res->cudnn_version
+                     ? cdd_cudnn_version_decode(res->cudnn_version, ver,
+                                                sizeof ver)
+                     : "",
+                 deps ? ", dependencies resolved" : "",
+                 subs ? ", sub-library versions agree" : "",
+                 find_detail(c, "load.cudart") ? ", CUDA runtime matches" : "",
+                 count_prefix(c, "load.search ") ? ", the loader picks this "
+                                                   "install" : "");
+        return x->buf;
+    }
+    if (strcmp(layer, "gpu") == 0 && res->have_gpu) {
+        snprintf(x->buf, sizeof x->buf,
+                 "%s%sdriver %s (CUDA %d.%d)%s",
+                 res->gpu.device_name, res->gpu.device_name[0] ? ", " : "",
+                 res->gpu.driver_release, res->gpu.driver_cuda_version / 1000,
+                 res->gpu.driver_cuda_version % 1000 / 10,
+                 res->conv_ran ? ", the convolution matches the CPU reference"
+                               : "");
+        return x->buf;
+    }
+    if (strcmp(layer, "bench") == 0 && res->bench_ran) {
+        snprintf(x->buf, sizeof x->buf,
+                 "GPU %.3f ms vs CPU %.1f ms: %.0fx faster (%.1f TFLOP/s)",
+                 res->bench.gpu_ms, res->bench.cpu_ms, res->bench.speedup,
+                 res->bench.gpu_tflops);
+        return x->buf;
+    }
+    return NULL;
+}
 
 int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
                    struct cdd_tree *tree, const struct cdd_manifest *m,
@@ -22,7 +101,8 @@ int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
     }
     cdd_say(rep, "Verifying %s in %s (level %s)", res.manifest_name, t->root,
             cdd_opt_value_name(cdd_level_values, res.level));
-    cdd_report_checks(rep, &res.checks);
+    struct summary_ctx sc = {.res = &res};
+    cdd_report_layers(rep, &res.checks, summary, &sc);
     cdd_report_str(rep, "level",
                    cdd_opt_value_name(cdd_level_values, res.level));
     if (res.cudnn_version)
@@ -60,9 +140,11 @@ int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
     if (res.checks.n_fail)
         cdd_say(rep, "Verify: %zu check(s) failed, %zu warning(s).",
                 res.checks.n_fail, res.checks.n_warn);
-    else
+    else if (res.checks.n_warn)
         cdd_say(rep, "Verify: all checks passed (%zu warning(s)).",
                 res.checks.n_warn);
+    else
+        cdd_say(rep, "Verify: all checks passed.");
     cdd_verify_result_clear(&res);
     return 0;
 }

@@ -12,6 +12,7 @@ static void fix_free(struct cdd_fix *x)
     free(x->value);
     for (size_t i = 0; i < x->n_args; i++)
         free(x->args[i]);
+    free(x->label);
     memset(x, 0, sizeof *x);
 }
 
@@ -32,6 +33,8 @@ static struct cdd_fix *fix_push(struct cdd_fixes *f, enum cdd_fix_kind kind,
     x->kind = kind;
     x->scope = scope;
     x->alt = f->alt;
+    if (f->label && !(x->label = strdup(f->label)))
+        return NULL;
     return x;
 }
 
@@ -100,6 +103,11 @@ int cdd_fixes_run(struct cdd_fixes *f, enum cdd_fix_scope scope,
     return fix_commit(f, x, argv[0], NULL);
 }
 
+void cdd_fixes_label(struct cdd_fixes *f, const char *label)
+{
+    f->label = label;
+}
+
 void cdd_fixes_or(struct cdd_fixes *f)
 {
     if (f->n && f->v[f->n - 1].alt == f->alt)
@@ -121,6 +129,8 @@ int cdd_fixes_append(struct cdd_fixes *dst, const struct cdd_fixes *src)
             cdd_fixes_or(dst);
             last = s->alt;
         }
+        const char *keep = dst->label;
+        dst->label = s->label;
         switch (s->kind) {
         case CDD_FIX_SET:
             rc = cdd_fixes_set(dst, s->scope, s->name, s->value);
@@ -141,6 +151,7 @@ int cdd_fixes_append(struct cdd_fixes *dst, const struct cdd_fixes *src)
             break;
         }
         }
+        dst->label = keep;
     }
     return rc;
 }
@@ -153,6 +164,51 @@ void cdd_fixes_clear(struct cdd_fixes *f)
         free(f->v);
         memset(f, 0, sizeof *f);
     }
+}
+
+/* path with backslashes (Windows advice), malloc'd. */
+static char *native(int windows, const char *path)
+{
+    char *n = strdup(path);
+    for (char *p = n; windows && p && *p; p++)
+        if (*p == '/')
+            *p = '\\';
+    return n;
+}
+
+int cdd_fixes_path_first(struct cdd_fixes *f, int windows, const char *var,
+                         const char *dirs)
+{
+    char *n = native(windows, dirs);
+    int rc;
+    if (!n)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    char sep = windows ? ';' : ':';
+    cdd_fixes_or(f);
+    rc = cdd_fixes_prepend(f, CDD_FIX_SESSION, var, n, sep);
+    cdd_fixes_or(f);
+    if (!rc)
+        rc = cdd_fixes_prepend(f, windows ? CDD_FIX_SYSTEM : CDD_FIX_USER, var,
+                               n, sep);
+    free(n);
+    return rc;
+}
+
+int cdd_fixes_libdir(struct cdd_fixes *f, int windows, const char *dir)
+{
+    if (windows)
+        return cdd_fixes_path_first(f, 1, "PATH", dir);
+    static const char *const ldconfig[] = {"ldconfig", NULL};
+    int rc;
+    cdd_fixes_or(f);
+    rc = cdd_fixes_prepend(f, CDD_FIX_SESSION, "LD_LIBRARY_PATH", dir, ':');
+    cdd_fixes_or(f);
+    if (!rc)
+        rc = cdd_fixes_write(f, CDD_FIX_SYSTEM, "/etc/ld.so.conf.d/cudnn.conf",
+                             dir);
+    if (!rc)
+        rc = cdd_fixes_run(f, CDD_FIX_SYSTEM, ldconfig);
+    return rc;
 }
 
 const char *cdd_fix_kind_name(enum cdd_fix_kind k)

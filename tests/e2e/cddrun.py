@@ -54,10 +54,15 @@ needs_fault_hook = unittest.skipUnless(
 
 def clean_env(extra=None):
     """The environment for the binary: ours, minus anything that would change
-    what it does (fault injection, CUDA_PATH_*), plus extra (None removes)."""
+    what it does (fault injection, CUDA_PATH_*, SHELL, NO_COLOR), plus extra
+    (None removes)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("CUDA_PATH") and k != "CUDNN_DEPLOY_TEST_FAULT"}
     env.setdefault("LC_ALL", "C.UTF-8")
+    # Fixes are written for $SHELL's shell: the runs get sh's unless a test
+    # says otherwise; no colour unless a test asks for it.
+    env.pop("SHELL", None)
+    env.pop("NO_COLOR", None)
     # Never touch the user's download cache.
     env["XDG_CACHE_HOME"] = os.path.join(TMP_ROOT, "xdg-cache")
     for k, v in (extra or {}).items():

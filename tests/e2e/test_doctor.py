@@ -60,9 +60,23 @@ def version_header(major, minor, patch):
             "#define CUDNN_PATCHLEVEL %d\n#endif\n" % (major, minor, patch))
 
 
+def fix_lines(c):
+    """A check's fixes as the human report writes them: "fix[, label]
+    (where): command", one per alternative."""
+    out = []
+    for f in c.get("fixes", []):
+        head = "fix" + (", " + f["label"] if f.get("label") else "")
+        if f.get("where"):
+            head += " (%s)" % f["where"]
+        out.append("%s: %s" % (head, f.get("command", f.get("unavailable"))))
+    return out
+
+
 def checks_of(doc):
-    """{name: (status, detail)} of a --json answer."""
-    return {c["name"]: (c["status"], c["detail"]) for c in doc["checks"]}
+    """{name: (status, detail)} of a --json answer; the detail followed by
+    the fix lines (rendered for sh: the runs clear SHELL)."""
+    return {c["name"]: (c["status"], "\n".join([c["detail"]] + fix_lines(c)))
+            for c in doc["checks"]}
 
 
 class DoctorCase(cddtest.CddTestCase):
@@ -78,7 +92,7 @@ class DoctorCase(cddtest.CddTestCase):
         e = {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": None,
              "CUDA_HOME": None, "CUDNN_PATH": None, "CONDA_PREFIX": None,
              "VIRTUAL_ENV": None, "PYTHONPATH": None,
-             "PYTHONUSERBASE": None, "HOME": self.home,
+             "PYTHONUSERBASE": None, "HOME": self.home, "SHELL": None,
              "CUDNN_DEPLOY_DRIVER_LIB": NO_DRIVER}
         e.update(kw)
         return e
@@ -127,7 +141,8 @@ class Toolkits(DoctorCase):
         self.assertBefore(detail, "#1 %s/bin (CUDA 12.1)" % b,
                           "#2 %s/bin (CUDA 11.6)" % a)
         # The exact fix: put 11.6's bin first.
-        self.assertIn("export PATH=%s/bin:$PATH" % a, detail)
+        self.assertIn('fix, to use CUDA 11.6 instead (this shell): '
+                      'export PATH=%s/bin"${PATH:+:$PATH}"' % a, detail)
         st, detail = ck["path LD_LIBRARY_PATH"]
         self.assertEqual(st, "warn", detail)
         self.assertIn("CUDA 11.6 comes first", detail)
@@ -145,8 +160,10 @@ class Toolkits(DoctorCase):
                             PATH="%s/bin:%s/bin:/usr/bin:/bin" % (b, a))
         st, detail = ck["path PATH"]
         self.assertEqual(st, "warn")
-        self.assertIn("To use CUDA 11.6 (the target's): `export PATH=%s/bin:"
-                      "$PATH`" % a, detail)
+        self.assertIn("To use CUDA 11.6 (the target's): put %s/bin first on "
+                      "PATH" % a, detail)
+        self.assertIn("fix, to use CUDA 11.6 (the target's) (this shell): "
+                      'export PATH=%s/bin"${PATH:+:$PATH}"' % a, detail)
         self.assertIn("CUDA 11.6.2", ck["target"][1])
 
     def test_one_cuda_passes(self):
@@ -373,8 +390,11 @@ class Target(DoctorCase):
         st, detail = ck["target.search"]
         self.assertEqual(st, "warn")
         self.assertIn("%s is not on the loader's search path" % lib64, detail)
-        self.assertIn("export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:"
-                      "$LD_LIBRARY_PATH}" % lib64, detail)
+        self.assertIn('export LD_LIBRARY_PATH=%s"${LD_LIBRARY_PATH:+:'
+                      '$LD_LIBRARY_PATH}"' % lib64, detail)
+        self.assertIn("fix (system-wide): printf '%%s\\n' %s | sudo tee "
+                      "/etc/ld.so.conf.d/cudnn.conf >/dev/null && sudo "
+                      "ldconfig" % lib64, detail)
         self.assertIn("/etc/ld.so.conf.d", detail)
         _, ck = self.doctor("--cuda-root", ws.tree,
                             LD_LIBRARY_PATH="/nowhere:" + lib64)

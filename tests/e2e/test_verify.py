@@ -182,9 +182,23 @@ class AllPass(VerifyCase):
         doc = self.j.doc
         c = self.check(doc, "load.search " + MAIN, "warn",
                        "not on the loader's search path")
-        self.assertIn("export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-                      % self.lib64, c["detail"])
-        self.assertIn("/etc/ld.so.conf.d", c["detail"])
+        self.assertIn("add %s to LD_LIBRARY_PATH, or system-wide to "
+                      "/etc/ld.so.conf.d" % self.lib64, c["detail"])
+        # The fix as data and as commands for sh (the runs clear SHELL).
+        self.assertEqual(doc["shell"], "sh")
+        self.assertEqual([f["command"] for f in c["fixes"]], [
+            'export LD_LIBRARY_PATH=%s"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"'
+            % self.lib64,
+            "printf '%%s\\n' %s | sudo tee /etc/ld.so.conf.d/cudnn.conf "
+            ">/dev/null && sudo ldconfig" % self.lib64])
+        self.assertEqual([f["where"] for f in c["fixes"]],
+                         ["this shell", "system-wide"])
+        self.assertEqual(c["fixes"][0]["steps"], [
+            {"kind": "prepend", "scope": "session",
+             "variable": "LD_LIBRARY_PATH", "value": self.lib64,
+             "separator": ":"}])
+        self.assertEqual([s["kind"] for s in c["fixes"][1]["steps"]],
+                         ["write", "run"])
         # The sub-libraries are in the same state: not reported seven times.
         for sub in SUBS:
             self.assertEqual(self.checks(doc, "load.search " + sub), [])
@@ -207,10 +221,34 @@ class AllPass(VerifyCase):
         r = run(["verify", "--cuda-root", self.tree], env=env_with(),
                 expect=EXIT_OK)
         self.assertEqual(r.out, "", "human text goes to stderr")
-        self.assertIn("load.version", r.err)
         self.assertIn("Verifying %s in %s (level " % (fakecudnn.TOP, self.tree),
                       r.err)
         self.assertIn("Verify: all checks passed", r.err)
+        # Short: a layer that passed is one line; the warning in full, with
+        # its fix; no single passing check of the load layer.
+        self.assertRegex(r.err, r"(?m)^  pass  files: all 25 files present "
+                         r"and unchanged since install \(sha256\); no stray")
+        self.assertRegex(r.err, r"(?m)^  pass  load: 22 other checks passed$")
+        self.assertRegex(r.err, r"(?m)^  warn  load.search ")
+        self.assertRegex(r.err, r"(?m)^        > fix \(this shell\): export ")
+        self.assertNotIn("load.version", r.err)
+        self.assertNotIn("\033[", r.err, "no colour off a terminal")
+        # --verbose (anywhere on the line): every check.
+        for args in (["--verbose", "verify", "--cuda-root", self.tree],
+                     ["verify", "-v", "--cuda-root", self.tree]):
+            v = run(args, env=env_with(), expect=EXIT_OK)
+            self.assertRegex(v.err, r"(?m)^  pass  load.version: ")
+            self.assertRegex(v.err, r"(?m)^  pass  load.open libcudnn.so.8: ")
+            self.assertRegex(v.err, r"(?m)^  pass  files.strays: ")
+            self.assertNotRegex(v.err, r"(?m)^  pass  load: ")
+        # With the folder searched, the load layer passes whole: one line.
+        s = run(["verify", "--cuda-root", self.tree],
+                env=env_with(LD_LIBRARY_PATH=self.lib64), expect=EXIT_OK)
+        self.assertRegex(s.err, r"(?m)^  pass  load: 7 libraries loaded by "
+                         r"absolute path, cuDNN 8.5.0, dependencies resolved, "
+                         r"sub-library versions agree, CUDA runtime matches, "
+                         r"the loader picks this install$")
+        self.assertNotRegex(s.err, r"(?m)^  warn")
 
 
 class Failures(VerifyCase):
@@ -319,7 +357,9 @@ class Failures(VerifyCase):
                         expect=EXIT_OK)
         c = self.check(j.doc, "load.search " + MAIN, "warn", "BEFORE ours",
                        os.path.join(old, MAIN), os.path.join(lib64, MAIN))
-        self.assertIn("export LD_LIBRARY_PATH=" + lib64, c["detail"])
+        self.assertIn("add %s to LD_LIBRARY_PATH" % lib64, c["detail"])
+        self.assertIn("export LD_LIBRARY_PATH=" + lib64,
+                      c["fixes"][0]["command"])
         # The sub-libraries are ours (they differ from the main library's
         # state, so each is reported).
         for sub in SUBS:
@@ -362,10 +402,15 @@ class Gpu(VerifyCase):
                           if c["name"].startswith("gpu.")], ["gpu.arch"])
         self.check(j.doc, "gpu.arch", "skip")
         self.check(j.doc, "load.version", "pass")
-        # Without --level: no driver, so the default level is load.
+        # Without --level: no driver, so the default level is load, and the
+        # report says that the gpu layer was skipped, and why (as --level gpu
+        # does: the skip, and the architectures read from the files).
         j = self.verify(self.tree, expect=EXIT_OK)
         self.assertEqual(j.doc.get("level"), "load")
-        self.assertEqual(self.statuses(j.doc, "gpu"), {})
+        self.assertEqual(self.statuses(j.doc, "gpu"),
+                         {"gpu": "skip", "gpu.arch": "skip"})
+        self.check(j.doc, "gpu", "skip", "no NVIDIA driver")
+        self.assertRegex(j.err, r"(?m)^  skip  gpu: no NVIDIA driver")
 
     def test_driver_named_but_absent_skips(self):
         gone = os.path.join(self.scratch("nodrv"), "libcuda.so.1")

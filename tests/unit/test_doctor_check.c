@@ -140,6 +140,25 @@ static void expect(const char *name, enum cdd_cstatus st, ...)
     va_end(ap);
 }
 
+/* The check's fix has, in alternative alt, a step of kind and scope on
+ * name (a variable or a file) with value. */
+static void expect_fix(const char *check, unsigned alt, enum cdd_fix_kind kind,
+                       enum cdd_fix_scope scope, const char *name,
+                       const char *value)
+{
+    const struct cdd_check *c = find(check);
+    int found = 0;
+    for (size_t i = 0; c && i < c->fix.n; i++) {
+        const struct cdd_fix *x = &c->fix.v[i];
+        found |= x->alt == alt && x->kind == kind && x->scope == scope &&
+                 !strcmp(x->name, name) &&
+                 (!value || (x->value && !strcmp(x->value, value)));
+    }
+    CHECK_MSG(found, "%s: no fix step %s %s %s=%s in alternative %u", check,
+              cdd_fix_kind_name(kind), cdd_fix_scope_name(scope), name,
+              value ? value : "*", alt);
+}
+
 static void run(void)
 {
     cdd_doctor_check(&s);
@@ -160,8 +179,13 @@ static void test_two_cudas_on_path(void)
     expect("path PATH", CDD_CHECK_WARN,
            "2 CUDA versions on PATH: CUDA 12.4 comes first (#1)",
            "not those of CUDA 11.8 (#3)",
-           "To use CUDA 11.8 instead: `export PATH=/opt/cuda-11.8/bin:$PATH`",
+           "To use CUDA 11.8 instead: put /opt/cuda-11.8/bin first on PATH",
            NULL);
+    expect_fix("path PATH", 0, CDD_FIX_PREPEND, CDD_FIX_SESSION, "PATH",
+               "/opt/cuda-11.8/bin");
+    expect_fix("path PATH", 1, CDD_FIX_PREPEND, CDD_FIX_USER, "PATH",
+               "/opt/cuda-11.8/bin");
+    CHECK_STR(find("path PATH")->fix.v[0].label, "to use CUDA 11.8 instead");
     teardown();
 
     /* One CUDA reached twice (bin and lib64 of one tree): no warning. */
@@ -194,8 +218,13 @@ static void test_two_cudas_target_windows(void)
     run();
     expect("path PATH", CDD_CHECK_WARN,
            "To use CUDA 11.8 (the target's): "
-           "`set PATH=C:\\CUDA\\v11.8\\bin;C:\\CUDA\\v11.8\\libnvvp;%PATH%`",
+           "put C:\\CUDA\\v11.8\\bin;C:\\CUDA\\v11.8\\libnvvp first on PATH",
            NULL);
+    /* The machine's Path: it comes before the user's. */
+    expect_fix("path PATH", 0, CDD_FIX_PREPEND, CDD_FIX_SESSION, "PATH",
+               "C:\\CUDA\\v11.8\\bin;C:\\CUDA\\v11.8\\libnvvp");
+    expect_fix("path PATH", 1, CDD_FIX_PREPEND, CDD_FIX_SYSTEM, "PATH",
+               "C:\\CUDA\\v11.8\\bin;C:\\CUDA\\v11.8\\libnvvp");
     /* The target is reported first. */
     CHECK(res.checks.n > 0 && !strcmp(res.checks.v[0].name, "target"));
     teardown();
@@ -228,9 +257,9 @@ static void test_path_vs_libpath(void)
     expect("path PATH vs LD_LIBRARY_PATH", CDD_CHECK_WARN,
            "the first CUDA on PATH is CUDA 12.4 but the first on "
            "LD_LIBRARY_PATH is CUDA 11.8",
-           "`export LD_LIBRARY_PATH=/opt/cuda-12.4/lib64${LD_LIBRARY_PATH:+:"
-           "$LD_LIBRARY_PATH}`",
-           NULL);
+           "put /opt/cuda-12.4/lib64 first on LD_LIBRARY_PATH", NULL);
+    expect_fix("path PATH vs LD_LIBRARY_PATH", 0, CDD_FIX_PREPEND,
+               CDD_FIX_SESSION, "LD_LIBRARY_PATH", "/opt/cuda-12.4/lib64");
     teardown();
 
     /* Both lists agree: no such check at all. */
@@ -288,7 +317,9 @@ static void test_cudnn_path(void)
     run();
     expect("env CUDNN_PATH", CDD_CHECK_WARN,
            "the Windows DLL loader ignores it",
-           "`set PATH=C:\\cudnn\\bin;%PATH%`", NULL);
+           "put C:\\cudnn\\bin first on PATH", NULL);
+    expect_fix("env CUDNN_PATH", 0, CDD_FIX_PREPEND, CDD_FIX_SESSION, "PATH",
+               "C:\\cudnn\\bin");
     teardown();
 
     /* Its library folder is on PATH: what counts is right. */
@@ -311,7 +342,14 @@ static void test_cudnn_path(void)
     run();
     expect("env CUDNN_PATH", CDD_CHECK_WARN,
            "ignored by the dynamic loader",
-           "sudo tee /etc/ld.so.conf.d/cudnn.conf", NULL);
+           "add /opt/cudnn/lib to LD_LIBRARY_PATH, or system-wide to "
+           "/etc/ld.so.conf.d", NULL);
+    expect_fix("env CUDNN_PATH", 0, CDD_FIX_PREPEND, CDD_FIX_SESSION,
+               "LD_LIBRARY_PATH", "/opt/cudnn/lib");
+    expect_fix("env CUDNN_PATH", 1, CDD_FIX_WRITE, CDD_FIX_SYSTEM,
+               "/etc/ld.so.conf.d/cudnn.conf", "/opt/cudnn/lib");
+    expect_fix("env CUDNN_PATH", 1, CDD_FIX_RUN, CDD_FIX_SYSTEM, "ldconfig",
+               NULL);
     teardown();
 
     setup(0);
@@ -451,9 +489,11 @@ static void test_search_copies(void)
     expect("cudnn libcudnn.so.8", CDD_CHECK_WARN,
            "2 copies in the loader's order: 1) /a/lib/libcudnn.so.8 (8.5.0, "
            "LD_LIBRARY_PATH #1) <- the loader picks this one",
-           "to get /b/lib/libcudnn.so.8 (8.9.7) instead: `export "
-           "LD_LIBRARY_PATH=/b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}`",
+           "to get /b/lib/libcudnn.so.8 (8.9.7) instead: put /b/lib first "
+           "on LD_LIBRARY_PATH",
            NULL);
+    expect_fix("cudnn libcudnn.so.8", 0, CDD_FIX_PREPEND, CDD_FIX_SESSION,
+               "LD_LIBRARY_PATH", "/b/lib");
     teardown();
 
     /* The same version twice: harmless. */
@@ -667,7 +707,11 @@ static void test_target_shadowed(void)
            "installed by cudnn-deploy", NULL);
     expect("target.search", CDD_CHECK_WARN,
            "/opt/cuda-12.4/lib64 is not on the loader's search path",
-           "`export LD_LIBRARY_PATH=/opt/cuda-12.4/lib64", NULL);
+           "add /opt/cuda-12.4/lib64 to LD_LIBRARY_PATH", NULL);
+    expect_fix("target.search", 0, CDD_FIX_PREPEND, CDD_FIX_SESSION,
+               "LD_LIBRARY_PATH", "/opt/cuda-12.4/lib64");
+    expect_fix("target.shadow libcudnn.so.8", 0, CDD_FIX_PREPEND,
+               CDD_FIX_SESSION, "LD_LIBRARY_PATH", "/opt/cuda-12.4/lib64");
     expect("target.shadow libcudnn.so.8", CDD_CHECK_WARN,
            "the loader picks /usr/lib/libcudnn.so.8 (8.5.0, ld.so cache), not "
            "the target's /opt/cuda-12.4/lib64/libcudnn.so.8 (8.9.7)",

@@ -19,10 +19,13 @@
 #include "cdd/verify.h"
 #include "doctor_int.h"
 
+/* Adds a check, and the fix its text built up in c->fix (fix_prepend,
+ * fix_libdir) goes with it. */
 #define DCHECK(c, name, st, ...)                                               \
     do {                                                                       \
         if (cdd_checks_add(&(c)->res->checks, name, st, __VA_ARGS__))          \
             (c)->err = CDD_E_NOMEM;                                            \
+        cdd_checks_fix(&(c)->res->checks, &(c)->fix);                          \
     } while (0)
 
 static void nomem(struct cdd_dscan *c)
@@ -145,41 +148,38 @@ static const char *ver_cudnn(const char *v)
 }
 
 
-/* Put dirs (already joined with the host's separator) first in var. */
-static void fix_prepend(const struct cdd_dscan *c, struct cdd_sbuf *b,
-                        const char *var, const char *dirs) {
+/* Put dirs (already joined with the host's separator) first in var: the
+ * words here, the commands in c->fix (fix.h, the same as verify's), under
+ * label (what this alternative achieves, NULL: the finding's only fix). */
+static void fix_prepend(struct cdd_dscan *c, struct cdd_sbuf *b,
+                        const char *var, const char *dirs, const char *label)
+{
     char *n = native(c, dirs);
     if (!n)
         return;
-    if (c->windows)
-        cdd_sb_printf(b,
-                      "`set PATH=%s;%%PATH%%` (this console; to keep it: "
-                      "System Properties > Environment Variables > Path, move "
-                      "it to the top)",
-                      n);
-    else if (!strcmp(var, "LD_LIBRARY_PATH"))
-        cdd_sb_printf(b,
-                      "`export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:"
-                      "$LD_LIBRARY_PATH}` (this shell; add it to ~/.bashrc to "
-                      "keep it)",
-                      n);
-    else
-        cdd_sb_printf(b,
-                      "`export %s=%s:$%s` (this shell; add it to ~/.bashrc "
-                      "to keep it)",
-                      var, n, var);
+    cdd_sb_printf(b, "put %s first on %s", n, var);
+    cdd_fixes_label(&c->fix, label);
+    if (cdd_fixes_path_first(&c->fix, c->windows, var, dirs))
+        c->err = CDD_E_NOMEM;
+    cdd_fixes_label(&c->fix, NULL);
     free(n);
 }
 
 /* Make the library folder dir reachable by the loader. */
-static void fix_libdir(const struct cdd_dscan *c, struct cdd_sbuf *b,
-                       const char *dir) {
-    fix_prepend(c, b, c->lib->var, dir);
-    if (!c->windows)
-        cdd_sb_printf(b,
-                      ", or system-wide: `echo %s | sudo tee "
-                      "/etc/ld.so.conf.d/cudnn.conf && sudo ldconfig`",
-                      dir);
+static void fix_libdir(struct cdd_dscan *c, struct cdd_sbuf *b,
+                       const char *dir)
+{
+    char *n = native(c, dir);
+    if (!n)
+        return;
+    if (c->windows)
+        cdd_sb_printf(b, "put %s first on PATH", n);
+    else
+        cdd_sb_printf(b, "add %s to LD_LIBRARY_PATH, or system-wide to "
+                         "/etc/ld.so.conf.d", n);
+    if (cdd_fixes_libdir(&c->fix, c->windows, dir))
+        c->err = CDD_E_NOMEM;
+    free(n);
 }
 
 /* ---- PATH and LD_LIBRARY_PATH -------------------------------------------- */
@@ -318,9 +318,12 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
                 struct cdd_sbuf dirs = {0};
                 cuda_label(&c->res->toolkits[groups[g]], lab, sizeof lab);
                 entries_of(c, l, groups[g], &dirs);
+                char label[700];
+                snprintf(label, sizeof label, "to use %s%s", lab,
+                         want > 0 ? " (the target's)" : " instead");
                 cdd_sb_printf(&d, "To use %s%s: ", lab,
                               want > 0 ? " (the target's)" : " instead");
-                fix_prepend(c, &d, l->var, cdd_sb_str(&dirs));
+                fix_prepend(c, &d, l->var, cdd_sb_str(&dirs), label);
                 cdd_sb_printf(&d, ". ");
                 cdd_sb_free(&dirs);
             }
@@ -355,7 +358,7 @@ static void check_path_vs_libpath(struct cdd_dscan *c)
                   "LD_LIBRARY_PATH is %s: programs are built with one and run "
                   "with the other's libraries. To use %s for both: ",
                   la, lb, la);
-    fix_prepend(c, &d, "LD_LIBRARY_PATH", lib ? lib : k->real);
+    fix_prepend(c, &d, "LD_LIBRARY_PATH", lib ? lib : k->real, NULL);
     DCHECK(c, "path PATH vs LD_LIBRARY_PATH", CDD_CHECK_WARN, "%s",
            cdd_sb_str(&d));
     if (d.oom)
@@ -650,7 +653,7 @@ static void check_search(struct cdd_dscan *c)
                 cdd_sb_printf(&d, ". Programs get %s; to get %s (%s) instead: ",
                               cdd_dr_ver_text(c->res->copies[idx[0]].version),
                               k->path, cdd_dr_ver_text(k->version));
-                fix_prepend(c, &d, c->lib->var, dir ? dir : k->path);
+                fix_prepend(c, &d, c->lib->var, dir ? dir : k->path, NULL);
                 cdd_sb_printf(&d, "; or remove the copies you do not want");
                 free(dir);
             } else {
@@ -1035,7 +1038,7 @@ static void check_target_shadow(struct cdd_dscan *c)
                           "%s (%s)%s%s: programs get that copy. Fix: ",
                           win->path, cdd_dr_ver_text(win->version), win->origin,
                           ours->path, cdd_dr_ver_text(ours->version), by, off);
-            fix_prepend(c, &d, c->lib->var, c->t_libdir);
+            fix_prepend(c, &d, c->lib->var, c->t_libdir, NULL);
             cdd_sb_printf(&d, ", or remove %s", win->path);
             DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
         }

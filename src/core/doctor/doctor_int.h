@@ -16,6 +16,7 @@
 #include "cdd/compat_attr.h"
 #include "cdd/cudnn_facts.h"
 #include "cdd/doctor.h"
+#include "cdd/fix.h"
 #include "cdd/receipt.h"
 
 /* ---- tables (doctor.c) --------------------------------------------------- */
@@ -128,6 +129,8 @@ struct cdd_dscan {
     struct cdd_doctor_result *res; /* toolkits, copies and driver are
                                       written here; the checks add to its
                                       checks */
+    struct cdd_fixes fix;    /* the fix the check being written carries
+                                (DCHECK hands it over) */
     int err;                 /* CDD_E_NOMEM once seen */
     int windows;             /* host */
     char sep;                /* list separator of PATH on this host */

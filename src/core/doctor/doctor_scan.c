@@ -916,6 +916,7 @@ void cdd_dscan_clear(struct cdd_dscan *c)
     }
     free(c->stale);
     free(c->conda_prefix);
+    cdd_fixes_clear(&c->fix);
     for (size_t i = 0; i < c->n_conda; i++)
         free(c->conda[i].path);
     free(c->conda);

@@ -1,5 +1,6 @@
 /* The check list (verify.h) that verify's layers and doctor's checks write
- * to: named pass/warn/fail/skip findings with a one-line detail each. */
+ * to: named pass/warn/fail/skip findings with a one-line detail each, and
+ * the fix (fix.h) a finding carries. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ int cdd_checks_add(struct cdd_checks *c, const char *name,
     k->name = strdup(name);
     k->detail = strdup(detail);
     k->status = st;
+    memset(&k->fix, 0, sizeof k->fix);
     if (!k->name || !k->detail) {
         free(k->name);
         free(k->detail);
@@ -45,11 +47,27 @@ int cdd_checks_add(struct cdd_checks *c, const char *name,
     return 0;
 }
 
+void cdd_checks_fix(struct cdd_checks *c, struct cdd_fixes *fix)
+{
+    struct cdd_fixes *to = c->n ? &c->v[c->n - 1].fix : NULL;
+    if (to && !to->n) {
+        *to = *fix;
+        to->label = NULL;
+        memset(fix, 0, sizeof *fix);
+        return;
+    }
+    /* Out of memory here costs the advice, not the finding. */
+    if (to)
+        (void)cdd_fixes_append(to, fix);
+    cdd_fixes_clear(fix);
+}
+
 void cdd_checks_clear(struct cdd_checks *c)
 {
     for (size_t i = 0; c && i < c->n; i++) {
         free(c->v[i].name);
         free(c->v[i].detail);
+        cdd_fixes_clear(&c->v[i].fix);
     }
     if (c) {
         free(c->v);

@@ -358,6 +358,10 @@ int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
     r = resolve_libs(&c);
     if (!r)
         r = cdd_verify_load_layer(&c);
+    /* The default level without a driver still says that the gpu layer
+     * did not run, and why (a skip, not a failure). */
+    if (!r && o->level < 0 && !have_driver)
+        cdd_verify_gpu_layer(&c, 0, NULL, why_none);
     if (r || res->level < CDD_LEVEL_GPU)
         goto out;
     cdd_verify_gpu_layer(&c, res->level >= CDD_LEVEL_BENCH,

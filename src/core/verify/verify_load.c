@@ -147,19 +147,23 @@ static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
 
 /* ---- search order --------------------------------------------------------- */
 
-static void fix_text(const struct vctx *c, const char *dir, char *buf,
-                     size_t len)
+/* The fix for a library folder the loader does not search first: words
+ * for the detail, the commands as data (fix.h), the same as doctor's. */
+static int fix_libdir(const struct vctx *c, const char *dir, char *buf,
+                      size_t len, struct cdd_fixes *fx)
 {
-    if (c->m->platform == CDD_PLATFORM_WINDOWS_X86_64)
-        snprintf(buf, len,
-                 "put %s on PATH before other folders that hold cuDNN "
-                 "(System Properties > Environment Variables, or "
-                 "`set PATH=%s;%%PATH%%` for one console)", dir, dir);
+    int windows = c->m->platform == CDD_PLATFORM_WINDOWS_X86_64;
+    char native[1024];
+    snprintf(native, sizeof native, "%s", dir);
+    for (char *p = native; windows && *p; p++)
+        if (*p == '/')
+            *p = '\\';
+    if (windows)
+        snprintf(buf, len, "put %s first on PATH", native);
     else
-        snprintf(buf, len,
-                 "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-                 " (one shell), or `echo %s > /etc/ld.so.conf.d/cudnn.conf && "
-                 "ldconfig` (system-wide)", dir, dir);
+        snprintf(buf, len, "add %s to LD_LIBRARY_PATH, or system-wide to "
+                           "/etc/ld.so.conf.d", native);
+    return cdd_fixes_libdir(fx, windows, dir);
 }
 
 enum search_state { S_OURS = 0, S_SHADOWED, S_ABSENT, S_OTHER, S_UNKNOWN };
@@ -173,7 +177,8 @@ static enum search_state search_order(struct vctx *c, struct vlib *l,
     enum search_state state = S_UNKNOWN;
     char **paths = NULL, *ours = NULL, *dir = dir_of(l->installed);
     size_t n = 0, mine = (size_t)-1;
-    char name[256], fix[1024], others[1536] = "";
+    char name[256], fix[1200], others[1536] = "";
+    struct cdd_fixes fx = {0};
     snprintf(name, sizeof name, "load.search %s", l->name);
     if (!dir || cdd_lib_find_all(l->name, &paths, &n) != 0) {
         if (report)
@@ -198,7 +203,8 @@ static enum search_state search_order(struct vctx *c, struct vlib *l,
         free(real);
     }
     cdd_clear_error();
-    fix_text(c, dir, fix, sizeof fix);
+    if (fix_libdir(c, dir, fix, sizeof fix, &fx))
+        cdd_clear_error(); /* the check still stands without its commands */
     state = n == 0 ? S_ABSENT : mine == 0 ? S_OURS
             : mine != (size_t)-1 ? S_SHADOWED : S_OTHER;
     if (!report)
@@ -224,7 +230,10 @@ static enum search_state search_order(struct vctx *c, struct vlib *l,
         VCHECK(c, name, CDD_CHECK_WARN,
                "the loader picks %s, not ours: %s is not on the search path; "
                "fix: %s%s", paths[0], dir, fix, same);
+    if (state != S_OURS)
+        cdd_checks_fix(&c->res->checks, &fx);
 out:
+    cdd_fixes_clear(&fx);
     cdd_clear_error();
     cdd_lib_paths_free(paths, n);
     free(ours);
