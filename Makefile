@@ -9,6 +9,7 @@ TEST_BUILD ?= build-test
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps configure build test test-linux demo bench clean windows test-windows
+.PHONY: test-asan test-fuzz fuzz valgrind
 
 all: build
 
@@ -22,9 +23,53 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# ---- sanitizers and fuzzing (docs/fuzzing.md) ------------------------------
+# test-asan: the whole Linux suite (unit + e2e, the e2e running the ASan
+# binary) from $(ASAN_BUILD), built with -fsanitize=address,undefined and
+# the fault hook; a sanitizer report anywhere (also in a binary an e2e test
+# ran, whose exit code the test may have expected) fails it, through the
+# report files left in $(ASAN_BUILD)/sanitizer/.
+# test-fuzz: clang's libFuzzer build in $(FUZZ_BUILD); ctest replays every
+# target's seeds and fuzzes each for CDD_FUZZ_SECONDS (12 s).
+# fuzz (by hand): FUZZ_SECONDS (default 300) per target, figures at the end.
+# valgrind (by hand): the unit tests and a sample of the e2e suite under
+# memcheck (scripts/valgrind.sh).
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 300
+ASAN_LOGS = $(abspath $(ASAN_BUILD))/sanitizer
+test-asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DCDD_SANITIZE=ON -DCDD_FAULT_INJECTION=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@rm -rf $(ASAN_LOGS) && mkdir -p $(ASAN_LOGS)
+	@cd $(ASAN_BUILD) && \
+	    ASAN_OPTIONS=detect_leaks=1:exitcode=86:log_path=$(ASAN_LOGS)/asan \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86:log_path=$(ASAN_LOGS)/ubsan \
+	    ctest --output-on-failure -j $(JOBS) -E '^gen\.'
+	@if [ -n "$$(ls $(ASAN_LOGS))" ]; then head -60 $(ASAN_LOGS)/*; \
+	    echo "test-asan: sanitizer reports in $(ASAN_LOGS)" >&2; exit 1; fi
+	@echo "test-asan: no sanitizer report"
+
+$(FUZZ_BUILD)/CMakeCache.txt:
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang \
+	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCDD_FUZZ=ON -DCDD_BUILD_TESTS=OFF >/dev/null
+
+test-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@cd $(FUZZ_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@sh tests/fuzz/fuzz_all.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+valgrind: deps
+	@sh scripts/install-deps.sh --valgrind
+	@sh scripts/valgrind.sh
+
 # The Linux suite, then the Windows one (cross-built with mingw-w64, run
 # under Wine) when those are installable; the output says which ran.
-test: test-linux
+test: test-linux test-asan test-fuzz
 	@JOBS=$(JOBS) sh scripts/windows.sh auto-test
 
 test-linux: build
@@ -60,4 +105,4 @@ bench: build
 	    $(if $(BENCH_MD),--md $(BENCH_MD),)
 
 clean:
-	rm -rf $(BUILD) $(TEST_BUILD) build-win build-win-test
+	rm -rf $(BUILD) $(TEST_BUILD) build-win build-win-test $(ASAN_BUILD) $(FUZZ_BUILD) build-valgrind

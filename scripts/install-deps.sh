@@ -9,10 +9,16 @@
 #                                      test suite (optional, see docs/windows.md)
 #   scripts/install-deps.sh --bench    the baselines `make bench` times us
 #                                      against (unzip, bsdtar, tar, xz, time)
+#   scripts/install-deps.sh --valgrind valgrind, for `make valgrind`
 set -eu
 
 PKGS="build-essential cmake pkg-config libarchive-dev libcjson-dev
 libcurl4-openssl-dev libssl-dev python3 zip unzip xz-utils openssl unicode-data"
+
+# The fuzz targets (make test's test-fuzz, make fuzz; docs/fuzzing.md):
+# Debian's clang, its libFuzzer and sanitizer runtimes (libclang-rt-dev), and
+# llvm-symbolizer (llvm) for readable stack traces.
+PKGS="$PKGS clang libclang-rt-dev llvm"
 
 # The Windows cross build: the x86-64 mingw-w64 toolchain and its zlib, Wine
 # (64-bit; /usr/bin/wine) to run the tests, libgnutls30 which Wine's Schannel
@@ -32,6 +38,8 @@ if [ "${1:-}" = "--windows" ]; then
     PKGS="$WIN_PKGS"
 elif [ "${1:-}" = "--bench" ]; then
     PKGS="$BENCH_PKGS"
+elif [ "${1:-}" = "--valgrind" ]; then
+    PKGS="valgrind"
 fi
 
 missing=""
