@@ -13,7 +13,8 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config libarchive-dev libcjson-dev
-libcurl4-openssl-dev libssl-dev python3 zip unzip xz-utils openssl unicode-data"
+libcurl4-openssl-dev libssl-dev libisal-dev zlib1g-dev python3 zip unzip xz-utils
+openssl unicode-data"
 
 # The fuzz targets (make test's test-fuzz, make fuzz; docs/fuzzing.md):
 # Debian's clang, its libFuzzer and sanitizer runtimes (libclang-rt-dev), and

@@ -1,5 +1,6 @@
-/* Reading cuDNN archives (zip through libarchive's seekable reader, tar with
- * any compression). The only file that touches libarchive is archive.c.
+/* Reading cuDNN archives (zip through libarchive's seekable reader, its
+ * deflated members inflated by src/core/archive/inflate.c; tar with any
+ * compression). The only file that touches libarchive is archive.c.
  * Entries are streamed: data is read in blocks, never whole. */
 #ifndef CDD_ARCHIVE_H
 #define CDD_ARCHIVE_H

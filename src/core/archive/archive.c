@@ -19,7 +19,12 @@
  * zip's structure by zipcd.c before libarchive opens it, then each entry
  * libarchive yields against the validated central record (zip_match); a
  * tar's headers by tarscan.c, fed the decompressed stream on its way to the
- * tar reader (tar_feed). */
+ * tar reader (tar_feed).
+ *
+ * Deflated zip members are not inflated by libarchive but by inflate.c
+ * (inflate_int.h: ISA-L or zlib), from the validated byte range of their
+ * central record, through a second handle on the file (ar->zf); libarchive's
+ * seekable reader then skips their data. */
 #include "cdd/archive.h"
 
 #include <errno.h>
@@ -36,6 +41,7 @@
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "cdd/tarscan.h"
+#include "inflate_int.h"
 #include "cdd/zipcd.h"
 #include "compat.h"
 
@@ -60,6 +66,11 @@ struct cdd_archive {
     int failed;                /* a libarchive call failed: refuse more */
     struct cdd_zipcd *zip;     /* a zip's validated records, else NULL */
     size_t zip_next;           /* the record the next entry must match */
+    struct cdd_rfile *zf;      /* zip: the file, for inflate.c's reads */
+    const struct cdd_zipcd_entry *deflated; /* the current entry, when we
+                                  inflate it ourselves (inflate_int.h) */
+    struct cdd_inflate *inf;   /* ... its inflater, from the first read */
+    uint64_t inflated_in;      /* compressed bytes earlier inflaters read */
     struct archive *raw;       /* tar: the decompressor feeding a */
     struct cdd_tarscan *scan;  /* tar: the raw header check */
     int scan_err;              /* the check refused: its error */
@@ -255,6 +266,8 @@ static const char *type_word(enum cdd_entry_type t)
  * skipped (it drops a second record at an offset already seen) or an entry
  * it made up shows here. A member whose Unix mode says FIFO, device or
  * socket (libarchive reads it as a regular file) becomes CDD_ENTRY_OTHER. */
+static void end_inflate(struct cdd_archive *ar);
+
 static int zip_match(struct cdd_archive *ar, struct cdd_archive_entry *e)
 {
     const struct cdd_zipcd_entry *ze = cdd_zipcd_get(ar->zip, ar->zip_next);
@@ -291,8 +304,20 @@ static int zip_match(struct cdd_archive *ar, struct cdd_archive_entry *e)
                         (unsigned long long)e->size,
                         (unsigned long long)ze->usize);
     }
+    /* Deflated data is ours to inflate (inflate_int.h says why); stored
+     * members and everything else stay libarchive's. */
+    if (e->type == CDD_ENTRY_FILE && ze->method == 8)
+        ar->deflated = ze;
     ar->failed = 0;
     return 0;
+}
+
+static void end_inflate(struct cdd_archive *ar)
+{
+    ar->inflated_in += cdd_inflate_consumed(ar->inf);
+    cdd_inflate_free(ar->inf);
+    ar->inf = NULL;
+    ar->deflated = NULL;
 }
 
 const struct cdd_zipcd *cdd_archive_zipcd(const struct cdd_archive *ar)
@@ -410,7 +435,11 @@ static int open_reader(const char *path, const struct cdd_archive *like,
                 (r = cdd_zipcd_read(f, path, ar->file_size, &ar->zip)) < 0)) {
         goto out;
     }
-    cdd_rfile_close(f);
+    if (is_zip) {
+        ar->zf = f; /* the deflated members are read through it */
+    } else {
+        cdd_rfile_close(f);
+    }
     f = NULL;
 
     if (is_zip ? archive_read_support_format_zip_seekable(ar->a) != ARCHIVE_OK
@@ -520,6 +549,7 @@ int cdd_archive_next(struct cdd_archive *ar, struct cdd_archive_entry *e)
         return cdd_fail(CDD_E_CORRUPT, ar->path, 0, "reading after an error");
     ar->cur = NULL;
     ar->cur_path = NULL;
+    end_inflate(ar);
     r = archive_read_next_header(ar->a, &ae);
     if (ar->scan_err)
         return scan_refused(ar);
@@ -616,6 +646,16 @@ int cdd_archive_read(struct cdd_archive *ar, void *buf, size_t len,
         return cdd_fail(CDD_E_CORRUPT, ar->path, 0, "reading after an error");
     if (!ar->cur)
         return cdd_fail(CDD_E_CORRUPT, ar->path, 0, "no current entry");
+    if (ar->deflated) {
+        int r;
+        if (!ar->inf &&
+            (r = cdd_inflate_open(ar->zf, ar->path, ar->deflated,
+                                  &ar->inf)) < 0)
+            return r;
+        if ((r = cdd_inflate_read(ar->inf, buf, len, got)) < 0)
+            ar->failed = 1;
+        return r;
+    }
     /* Any negative result is fatal here, ARCHIVE_WARN included: zip reports
      * a CRC mismatch at the end of an entry as a warning. */
     n = archive_read_data(ar->a, buf, len);
@@ -637,10 +677,10 @@ uint64_t cdd_archive_bytes_read(struct cdd_archive *ar)
 {
     /* For tar, the compressed bytes are the raw reader's. */
     int64_t n = archive_filter_bytes(ar->raw ? ar->raw : ar->a, -1);
-    if (n < 0)
-        return 0;
+    uint64_t total = (n < 0 ? 0 : (uint64_t)n) + ar->inflated_in +
+                     cdd_inflate_consumed(ar->inf);
     /* The seekable zip reader jumps around; never report past the end. */
-    return (uint64_t)n > ar->file_size ? ar->file_size : (uint64_t)n;
+    return total > ar->file_size ? ar->file_size : total;
 }
 
 uint64_t cdd_archive_file_size(struct cdd_archive *ar)
@@ -657,6 +697,8 @@ void cdd_archive_close(struct cdd_archive *ar)
     if (ar->raw)
         archive_read_free(ar->raw);
     cdd_tarscan_free(ar->scan);
+    cdd_inflate_free(ar->inf);
+    cdd_rfile_close(ar->zf);
     cdd_zipcd_free(ar->zip);
     free(ar->name.s);
     free(ar->link.s);
