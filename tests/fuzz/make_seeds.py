@@ -520,6 +520,31 @@ def seeds_archives(out):
     write(out, "zipcd", "empty", b"PK\x05\x06" + b"\0" * 18)
 
 
+# ---- raw deflate streams (the zip inflater) -----------------------------------
+
+def seeds_inflate(out):
+    import zlib
+    text = HDR * 20 + bytes(range(256)) + b"\0" * 300
+    cases = []
+    for level in (0, 1, 6, 9):
+        c = zlib.compressobj(level, zlib.DEFLATED, -15)
+        cases.append(("level%d" % level, c.compress(text) + c.flush()))
+    for name, strat in (("fixed", zlib.Z_FIXED), ("huffman", zlib.Z_HUFFMAN_ONLY),
+                        ("rle", zlib.Z_RLE)):
+        c = zlib.compressobj(6, zlib.DEFLATED, -15, 8, strat)
+        cases.append((name, c.compress(text) + c.flush()))
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    cases.append(("empty", c.flush()))
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    two = c.compress(text[:100]) + c.flush(zlib.Z_FULL_FLUSH) + \
+        c.compress(text[100:]) + c.flush()
+    cases.append(("flushed", two))
+    for name, data in list(cases):
+        write(out, "inflate", name, data)
+    write(out, "inflate", "trailing", cases[2][1] + b"PK\x07\x08")
+    write(out, "inflate", "truncated", cases[2][1][:-3])
+
+
 # ---- regressions ----------------------------------------------------------
 
 def regressions():
@@ -531,6 +556,13 @@ def regressions():
     return {
         # tarscan.c: after a failure, a zero-length feed returned 0
         "tarscan": [bytes(bad_sum)],
+        # inflate.c: no compressed bytes, stepped from a null input pointer
+        # (UBSan: applying zero offset to null pointer)
+        "inflate": [b"",
+                    # inflate_isal.c: ISA-L wrapped avail_in below zero on a
+                    # back-reference before the start; one byte too many
+                    # counted as consumed
+                    bytes.fromhex("42253001007ffc76e923185d250b2c0b")],
     }
 
 
@@ -550,6 +582,7 @@ def main():
     seeds_elf(a.out)
     seeds_pe(a.out)
     seeds_archives(a.out)
+    seeds_inflate(a.out)
     for target, inputs in regressions().items():
         for i, data in enumerate(inputs):
             write(a.out, target, "regress-%02d" % i, data)

@@ -54,6 +54,7 @@ int cdd_inflate_open(struct cdd_rfile *f, const char *archive_path,
     z->f = f;
     z->path = archive_path;
     z->e = e;
+    z->next = z->in; /* no input yet, but never a null pointer to step from */
     *out = z;
     z = NULL;
 out:

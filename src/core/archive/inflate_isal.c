@@ -58,10 +58,14 @@ int cdd_inflate_be_step(struct cdd_inflate_be *b, const unsigned char **in,
     st->next_out = *out;
     st->avail_out = out_n;
     rc = isal_inflate(st);
-    *in += in_n - st->avail_in;
-    *in_len -= in_n - st->avail_in;
-    *out += out_n - st->avail_out;
-    *out_len -= out_n - st->avail_out;
+    /* On some errors ISA-L leaves avail_in wrapped below zero (0xFFFFFFFF:
+     * found by fuzz_inflate); never count more than was given. */
+    uint32_t in_left = st->avail_in <= in_n ? st->avail_in : 0;
+    uint32_t out_left = st->avail_out <= out_n ? st->avail_out : 0;
+    *in += in_n - in_left;
+    *in_len -= in_n - in_left;
+    *out += out_n - out_left;
+    *out_len -= out_n - out_left;
     if (rc < 0) {
         *why = isal_words(rc);
         return -1;
