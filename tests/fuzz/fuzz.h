@@ -41,6 +41,11 @@ static inline char *fuzz_strdup(const uint8_t *data, size_t len)
     return s;
 }
 
+/* The last error as the user sees it: a message was recorded, and the
+ * rendered line (cdd_error_format: the core records untrusted names raw,
+ * the rendering escapes them) is one line without control characters. */
+void fuzz_check_error(void);
+
 /* The scratch folder: $CDD_FUZZ_TMP, else $TMPDIR, else /tmp, with a
  * folder of this process under it (made once). Static storage. */
 const char *fuzz_scratch(void);

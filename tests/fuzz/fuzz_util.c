@@ -2,6 +2,8 @@
  * to a file. POSIX only, like the fuzz build (docs/fuzzing.md). */
 #include "fuzz.h"
 
+#include "cdd/error.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -45,4 +47,17 @@ void fuzz_write_file(const char *path, const uint8_t *data, size_t len)
         fprintf(stderr, "fuzz: cannot close %s\n", path);
         abort();
     }
+}
+
+void fuzz_check_error(void)
+{
+    static char line[4096];
+    const char *msg = cdd_last_error()->msg;
+    FUZZ_ASSERT(cdd_last_error()->code < 0, "a failure without a code");
+    FUZZ_ASSERT(msg && *msg, "a failure without a message");
+    cdd_error_format(line, sizeof line);
+    for (const unsigned char *p = (const unsigned char *)line; *p; p++)
+        FUZZ_ASSERT(*p >= 0x20 && *p != 0x7F,
+                    "control byte 0x%02x in the rendered message \"%s\"", *p,
+                    line);
 }
