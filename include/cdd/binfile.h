@@ -1,6 +1,7 @@
 /* What a shared library needs and provides, read from the file without
  * loading it: ELF (DT_NEEDED, DT_SONAME, DT_RPATH/DT_RUNPATH, dynamic
- * symbols) and PE (import, delay-import and export tables). verify uses it to
+ * symbols) and PE (import, delay-import and export tables, the version
+ * resource), and where each keeps its CUDA fatbinaries. verify uses it to
  * name the missing dependency (zlibwapi.dll, libcublasLt.so.11) that the
  * loader reports only as "cannot load cudnn_cnn_infer64_8.dll".
  *
@@ -57,6 +58,18 @@ struct cdd_bininfo {
      * included). Sorted bytewise, without duplicates. */
     char **exports;
     size_t n_exports;
+    /* Where the CUDA fatbinaries lie (ELF section .nv_fatbin, PE section
+     * .nv_fatb): a file range checked to lie inside the file; fatbin.h
+     * walks it. has_fatbin 0: no such section. */
+    int has_fatbin;
+    uint64_t fatbin_off, fatbin_size;
+    /* PE: the RT_VERSION resource's VS_FIXEDFILEINFO (file and product
+     * version, four 16-bit parts: 8.5.0.96). has_version 0: none; -1: one
+     * that is malformed (version_problem says how; the loader ignores
+     * version resources, so the rest of the parse stands). */
+    int has_version;
+    unsigned file_version[4], product_version[4];
+    char version_problem[256];
     struct cdd_binarena *arena_; /* internal: owns the strings */
 };
 
@@ -67,6 +80,12 @@ int cdd_bin_parse(const struct cdd_binsrc *src, struct cdd_bininfo *out);
 
 /* Parse a file, read through cdd_fs_open_read()/cdd_rfile_pread(). */
 int cdd_bin_parse_file(const char *path, struct cdd_bininfo *out);
+
+/* A source reading the file at path (cdd_fs_open_read / cdd_rfile_pread;
+ * path must outlive src); close it with cdd_binsrc_file_close, which
+ * accepts a source that failed to open. */
+int cdd_binsrc_file_open(const char *path, struct cdd_binsrc *src);
+void cdd_binsrc_file_close(struct cdd_binsrc *src);
 
 /* A source reading from memory (the buffer must outlive src). */
 void cdd_binsrc_mem(struct cdd_binsrc *src, const void *buf, size_t len,

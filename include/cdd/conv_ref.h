@@ -7,6 +7,7 @@
 #define CDD_CONV_REF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Input n x c x h x w, filter k x c x r x s, symmetric padding per axis. */
 struct cdd_conv_shape {
@@ -52,5 +53,10 @@ int cdd_conv_ref_forward(const struct cdd_conv_shape *s, const float *x,
 void cdd_conv_compare(const float *got, const float *ref, const float *scale,
                       size_t count, double *max_rel, double *max_abs,
                       size_t *worst);
+
+/* IEEE 754 binary16 (cuDNN's CUDNN_DATA_HALF) to and from float: round to
+ * nearest even, overflow to infinity, subnormals kept, NaN kept NaN. */
+uint16_t cdd_half_from_float(float v);
+float cdd_half_to_float(uint16_t h);
 
 #endif

@@ -97,6 +97,10 @@ const char *cdd_cudnn_math_name(int math_type);
 
 #define CDD_CONV_CHECK_TOL 1e-3 /* FP32 (FMA) math */
 #define CDD_CONV_TF32_TOL 1e-2  /* when TF32 tensor cores were allowed */
+/* FP16 data: inputs are rounded to binary16 before both sides convolve
+ * them, so the error is cuDNN's accumulation and the binary16 rounding of
+ * each output (2^-11 relative to |y| <= the compare scale), well below. */
+#define CDD_CONV_FP16_TOL 1e-2
 
 struct cdd_gpu_conv_result {
     int ran;                /* a result was computed and compared */
@@ -128,22 +132,42 @@ struct cdd_gpu_conv_result {
 int cdd_gpu_conv_check(struct cdd_gpu_env *g, struct cdd_lib *cudnn,
                        struct cdd_gpu_conv_result *res);
 
+/* The benchmark's precisions. */
+enum cdd_bench_math {
+    CDD_BENCH_FP32 = 0, /* FP32 data, FMA_MATH: CUDA cores only;
+                           tolerance CDD_CONV_CHECK_TOL */
+    CDD_BENCH_TF32,     /* FP32 data, TENSOR_OP_MATH: TF32 tensor cores on
+                           compute capability >= 8.0 (FP32 math before);
+                           tolerance CDD_CONV_TF32_TOL */
+    CDD_BENCH_FP16      /* FP16 (binary16) data, FP32 accumulation
+                           (compute type FLOAT), TENSOR_OP_MATH: FP16 tensor
+                           cores on >= 7.0; tolerance CDD_CONV_FP16_TOL */
+};
+#define CDD_BENCH_N_MATH 3
+/* Names for reports: "FP32", "TF32", "FP16". */
+const char *cdd_bench_math_name(int math);
+
+/* Below this speed-up over the single-threaded CPU reference, cuDNN is not
+ * really running on a GPU (the rule of thumb users apply to the manual
+ * check). */
+#define CDD_BENCH_MIN_SPEEDUP 5.0
+
 struct cdd_gpu_bench_opts {
     struct cdd_conv_shape shape;
     int warmup;     /* untimed runs first */
     int gpu_runs;   /* timed with driver events, median taken (>= 1) */
     int cpu_runs;   /* CPU reference runs timed, median taken (>= 1) */
-    int allow_tf32; /* 0: FMA_MATH (FP32 exact, tolerance 1e-3);
-                       1: default math, cuDNN may use TF32 tensor cores
-                       (tolerance 1e-2) */
+    int math;       /* enum cdd_bench_math */
+    double min_speedup; /* fail below this speed-up; 0: no minimum */
 };
 
 /* ResNet-50's first layer: 8x3x224x224, 64x3x7x7, stride 2, pad 3
  * (-> 8x64x112x112, 1.89 GFLOP); warm-up 3, 20 GPU runs, 3 CPU runs,
- * FMA math. */
+ * FP32 (FMA) math, minimum speed-up CDD_BENCH_MIN_SPEEDUP. */
 void cdd_gpu_bench_defaults(struct cdd_gpu_bench_opts *o);
 
 struct cdd_gpu_bench_result {
+    int math;                   /* enum cdd_bench_math that ran */
     struct cdd_conv_shape shape;
     int out_h, out_w;
     double flops;               /* per forward pass */
@@ -155,15 +179,21 @@ struct cdd_gpu_bench_result {
     double gpu_tflops;          /* flops / median GPU time */
     double cpu_gflops;          /* flops / median CPU time */
     double speedup;             /* cpu_ms / gpu_ms */
-    int ran, pass;              /* output compared with the CPU result */
-    double max_rel_err, max_abs_err, tolerance;
+    int ran;                    /* output compared with the CPU result */
+    int accurate;               /* max_rel_err <= tolerance */
+    int fast;                   /* speedup >= min_speedup */
+    int pass;                   /* accurate and fast */
+    double max_rel_err, max_abs_err, tolerance, min_speedup;
 };
 
-/* Time cuDNN's fastest algorithm for opts->shape (cudnnFindConvolution-
- * ForwardAlgorithm; among FMA-math algorithms unless allow_tf32) against the
- * tool's CPU reference, and check the GPU output against the CPU's.
- * Polls cdd_cancelled() between runs. Errors as cdd_gpu_conv_check, plus
- * CDD_E_USAGE for an invalid shape and CDD_E_INTERRUPTED. */
+/* Time cuDNN's fastest algorithm for opts->shape in opts->math
+ * (cudnnFindConvolutionForwardAlgorithm; among FMA-math algorithms for
+ * FP32, tensor-op ones allowed otherwise) against the tool's CPU reference
+ * on the same inputs (rounded to binary16 first for FP16), and check the GPU
+ * output against the CPU's, then the speed-up against opts->min_speedup.
+ * Polls cdd_cancelled() between runs. Errors as cdd_gpu_conv_check (a wrong
+ * result, or a speed-up below the minimum, is CDD_E_CHECK with res filled),
+ * plus CDD_E_USAGE for an invalid shape or math and CDD_E_INTERRUPTED. */
 int cdd_gpu_bench(struct cdd_gpu_env *g, struct cdd_lib *cudnn,
                   const struct cdd_gpu_bench_opts *opts,
                   struct cdd_gpu_bench_result *res);

@@ -6,7 +6,8 @@
  *   load   search order, dependencies (without loading), loading by absolute
  *          path, version functions
  *   gpu    driver vs CUDA version, handle, one convolution vs a CPU reference
- *   bench  ResNet-50's first layer timed on the GPU and on the CPU
+ *   bench  ResNet-50's first layer timed on the GPU (FP32, TF32 and FP16
+ *          tensor-op math) and on the CPU; below a 5x speed-up it fails
  * The core collects checks; the command layer prints them. */
 #ifndef CDD_VERIFY_H
 #define CDD_VERIFY_H
@@ -57,7 +58,8 @@ struct cdd_verify_opts {
     const struct cdd_manifest *m;
     int level;        /* enum cdd_vlevel, or -1: gpu when a driver is
                          present, else load */
-    const struct cdd_gpu_bench_opts *bench; /* NULL: defaults */
+    const struct cdd_gpu_bench_opts *bench; /* NULL: defaults (its math is
+                                               ignored: all three run) */
 };
 
 struct cdd_verify_result {
@@ -70,7 +72,10 @@ struct cdd_verify_result {
     int conv_ran;
     struct cdd_gpu_conv_result conv;
     int bench_ran;
-    struct cdd_gpu_bench_result bench;
+    struct cdd_gpu_bench_result bench; /* FP32, = bench_math[CDD_BENCH_FP32] */
+    /* Every precision of the bench (enum cdd_bench_math): FP32, TF32, FP16. */
+    int bench_math_ran[CDD_BENCH_N_MATH];
+    struct cdd_gpu_bench_result bench_math[CDD_BENCH_N_MATH];
 };
 
 /* Runs the layers; returns 0 when it could run at all (checks that fail are

@@ -1,5 +1,7 @@
 /* Running verify on a tree and reporting its checks: the verify command,
  * and install at its end. */
+#include <stdio.h>
+
 #include "cdd/error.h"
 #include "cdd/verify.h"
 #include "cmds.h"
@@ -39,6 +41,21 @@ int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
         cdd_report_num(rep, "bench_cpu_ms", res.bench.cpu_ms);
         cdd_report_num(rep, "bench_gpu_tflops", res.bench.gpu_tflops);
         cdd_report_num(rep, "bench_speedup", res.bench.speedup);
+    }
+    /* The bench's tensor-op precisions (issue 11): bench_tf32_* and
+     * bench_fp16_*, beside the FP32 figures above. */
+    for (int k = CDD_BENCH_TF32; k < CDD_BENCH_N_MATH; k++) {
+        const struct cdd_gpu_bench_result *b = &res.bench_math[k];
+        const char *p = k == CDD_BENCH_TF32 ? "bench_tf32" : "bench_fp16";
+        char key[48];
+        if (!res.bench_math_ran[k])
+            continue;
+        snprintf(key, sizeof key, "%s_gpu_ms", p);
+        cdd_report_num(rep, key, b->gpu_ms);
+        snprintf(key, sizeof key, "%s_gpu_tflops", p);
+        cdd_report_num(rep, key, b->gpu_tflops);
+        snprintf(key, sizeof key, "%s_speedup", p);
+        cdd_report_num(rep, key, b->speedup);
     }
     if (res.checks.n_fail)
         cdd_say(rep, "Verify: %zu check(s) failed, %zu warning(s).",

@@ -8,8 +8,10 @@
 #      include/, LICENSE),
 #   2. write its manifest with `manifest create` (verify section for cuDNN 9),
 #   3. install it into a copy of the CUDA 13.0 tree (install verifies at the
-#      end, level gpu), then `verify --level bench`, `doctor`,
-#      `status --check`, `uninstall`.
+#      end, level gpu), then `verify --level bench` (FP32, TF32 and FP16
+#      convolutions, the 5x rule, gpu.arch), the gpu.arch report
+#      cross-checked with `cuobjdump --list-elf --list-ptx` of every
+#      installed library, `doctor`, `status --check`, `uninstall`.
 # Outputs go to $OUT (or ./device-out): the logs and JSON reports.
 set -u
 ROOT=$(pwd)
@@ -84,6 +86,59 @@ EXTRA_LD=$CUDA/lib64 tool verify --cuda-root "$CUDA" --level bench
 echo "verify exit $?"
 EXTRA_LD=$CUDA/lib64 tool --json verify --cuda-root "$CUDA" --level bench > "$OUT/verify-bench.json" 2>/dev/null
 echo "verify --json exit $?"
+
+echo "== the bench's three precisions and the GPU code check (from verify-bench.json)"
+python3 - "$OUT/verify-bench.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for c in doc["checks"]:
+    if c["name"] in ("gpu.device", "gpu.arch", "bench", "bench.tf32",
+                     "bench.fp16") or c["name"].startswith(("load.delay",
+                                                            "load.resource")):
+        print("%-4s %s: %s" % (c["status"], c["name"], c["detail"]))
+PY
+
+echo "== gpu.arch cross-checked with cuobjdump --list-elf --list-ptx"
+# cuobjdump names each cubin ...sm_NN[a|f].cubin and each PTX ...sm_NN.ptx;
+# the tool reads each fatbinary entry header's architecture and its
+# arch-/family-specific flags: the sets must be equal, suffixes included.
+CUOBJDUMP=${CUOBJDUMP:-/usr/local/cuda-13.0/bin/cuobjdump}
+for f in "$CUDA"/lib64/libcudnn*.so.9; do
+    echo "--- $(basename "$f")"
+    "$CUOBJDUMP" --list-elf --list-ptx "$f" 2>&1 | tee "$OUT/cuobjdump-$(basename "$f").txt" | wc -l
+done
+python3 - "$OUT" "$OUT/verify-bench.json" <<'PY'
+import glob, json, os, re, sys
+out, report = sys.argv[1], sys.argv[2]
+sass, ptx, entries = set(), set(), 0
+for path in sorted(glob.glob(os.path.join(out, "cuobjdump-*.txt"))):
+    for line in open(path, errors="replace"):
+        m = re.search(r"(ELF|PTX) file\s+\d+:.*\.sm_(\d+)([a-z]?)\.(cubin|ptx)", line)
+        if not m:
+            continue
+        entries += 1
+        if m.group(1) == "ELF":
+            sass.add((int(m.group(2)), m.group(3)))
+        else:
+            ptx.add(int(m.group(2)))
+fmt = lambda s: ", ".join("sm_%d%s" % a for a in sorted(s))
+print("cuobjdump: %d entries; SASS %s; PTX %s"
+      % (entries, fmt(sass), ", ".join("compute_%d" % a for a in sorted(ptx))))
+doc = json.load(open(report))
+arch = [c for c in doc["checks"] if c["name"] == "gpu.arch"]
+detail = arch[0]["detail"] if arch else ""
+# The union the check lists: "SASS sm_70, sm_75, ...; PTX compute_90 (ISA 8.8)"
+lists = re.findall(r"SASS (sm_\d+[af]?(?:, sm_\d+[af]?)*)", detail)
+ours_sass = {(int(a), v) for a, v in re.findall(r"sm_(\d+)([af]?)", max(lists, key=len))} if lists else set()
+ours_ptx = {int(a) for a in re.findall(r"compute_(\d+) \(ISA", detail)}
+print("cudnn-deploy gpu.arch: SASS %s; PTX %s"
+      % (fmt(ours_sass),
+         ", ".join("compute_%d" % a for a in sorted(ours_ptx))))
+same = ours_sass == sass and ours_ptx == ptx
+print("cross-check: %s" % ("AGREE" if same else "DIFFER"))
+sys.exit(0 if same else 1)
+PY
+echo "cross-check exit $?"
 
 echo "== verify without the tree on the path (the system cuDNN shadows ours)"
 tool verify --cuda-root "$CUDA" --level load 2>&1 | grep -E "search|Verify"

@@ -17,6 +17,9 @@ Variants of archive():
   "missing_dep"  libcudnn_adv_infer was linked against a stub
                  libcublasLt.so.11 that is not shipped (and is nowhere on this
                  machine), so its dependency is missing
+  "sm80"         as "ok", and libcudnn_ops_infer and libcudnn_cnn_infer carry
+                 a .nv_fatbin section with SASS for sm_80 only (fatbin.py)
+  "sm80_ptx"     as "sm80", plus PTX for compute_80 (JIT on newer GPUs)
 
 Builds are cached for the whole test process (each library, archive and
 manifest is made once) under CDD_TEST_TMP.
@@ -31,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import archives  # noqa: E402
 import cddenv  # noqa: E402
 import cddrun  # noqa: E402
+import fatbin  # noqa: E402
 import fixtures  # noqa: E402
 import layoutmodel  # noqa: E402
 from archives import DIR, FILE, SYMLINK, Entry  # noqa: E402
@@ -54,6 +58,8 @@ MISSING_DEP_SUB = "adv_infer"
 MISSING_DEP = "libcublasLt.so.11"
 # As in the real cuDNN 8: the cnn library needs the ops library.
 INTERNAL_DEP = ("cnn_infer", "ops_infer")
+# The sub-libraries that carry GPU code in the "sm80*" variants.
+FATBIN_SUBS = ("ops_infer", "cnn_infer")
 
 HEADERS = {
     "cudnn_version.h": (
@@ -145,13 +151,26 @@ def cublaslt_stub():
     return _once("stub", make)
 
 
-def sub_library(sub, variant="ok"):
+def fatbin_source(kind):
+    """A C file placing the fatbinary of kind ("sm80", "sm80_ptx") in
+    .nv_fatbin."""
+    def make():
+        d = _build_dir("fatbin")
+        ents = [fatbin.sass(80)]
+        if kind == "sm80_ptx":
+            ents.append(fatbin.ptx(80, 8, 0))
+        return fatbin.c_source(os.path.join(d, kind + ".c"),
+                               fatbin.section(ents), ".nv_fatbin")
+    return _once(("fatsrc", kind), make)
+
+
+def sub_library(sub, variant="ok", fat=None):
     """libcudnn_<sub>.so.8.5.0 from fake_cudnn_sub.c with its check symbol;
     variant "mismatch": the check returns 14; "missing_dep": needs the
-    withheld libcublasLt.so.11."""
+    withheld libcublasLt.so.11; fat: also a fatbinary (fatbin_source)."""
     def make():
         name = "libcudnn_" + sub
-        d = _build_dir("sub-" + variant)
+        d = _build_dir("sub-" + variant + ("-" + fat if fat else ""))
         defines = ["CHECK_SYMBOL=" + CHECK_SYMBOLS[sub],
                    "CHECK_STATUS=%d" % (MISMATCH_STATUS if variant == "mismatch" else 0)]
         libdirs, libs = [], []
@@ -164,9 +183,10 @@ def sub_library(sub, variant="ok"):
             defines.append("NEEDS_SYMBOL=" + CHECK_SYMBOLS[INTERNAL_DEP[1]])
             libdirs.append(os.path.dirname(sub_library(INTERNAL_DEP[1])))
             libs.append(_real(dep))
-        return cc_shared(os.path.join(d, _real(name)), ["fake_cudnn_sub.c"],
+        sources = ["fake_cudnn_sub.c"] + ([fatbin_source(fat)] if fat else [])
+        return cc_shared(os.path.join(d, _real(name)), sources,
                          _soname(name), defines, libdirs, libs)
-    return _once(("sub", sub, variant), make)
+    return _once(("sub", sub, variant, fat), make)
 
 
 def fake_driver():
@@ -212,7 +232,9 @@ def entries(variant="ok"):
             sub = name[len("libcudnn_"):]
             special = ((variant == "mismatch" and sub == MISMATCH_SUB) or
                        (variant == "missing_dep" and sub == MISSING_DEP_SUB))
-            built = sub_library(sub, variant if special else "ok")
+            fat = (variant if variant.startswith("sm80") and sub in FATBIN_SUBS
+                   else None)
+            built = sub_library(sub, variant if special else "ok", fat)
         lib.append(Entry("%s/lib/%s" % (TOP, _real(name)), FILE, _read(built),
                          mode=0o755))
         lib.append(Entry("%s/lib/%s" % (TOP, _soname(name)), SYMLINK,
@@ -234,7 +256,7 @@ class FakeArchive(object):
                  "--archive", self.path] + [str(e) for e in extra])
 
 
-VARIANTS = ("ok", "mismatch", "missing_dep")
+VARIANTS = ("ok", "mismatch", "missing_dep", "sm80", "sm80_ptx")
 
 
 def archive(variant="ok"):

@@ -16,6 +16,23 @@ Variants of archive():
   "zlibwapi"  cudnn_ops_infer64_8.dll imports zlibwapi.dll (as cuDNN 8.3 to
               9.1 do), linked against a stub zlibwapi.dll that is not shipped
               and lies nowhere the loader looks: the real "error 126"
+  "delayload" cudnn_ops_infer64_8.dll delay-loads that absent zlibwapi.dll
+              (/DELAYLOAD: it loads; the first call into zlib would fail)
+  "resmismatch" cudnn_ops_train64_8.dll carries version resource 8.4.1.50,
+              the others 8.5.0.96: DLLs of two builds
+  "resmissing" cudnn_adv_train64_8.dll carries no version resource
+  "sm80"      cudnn_ops_infer64_8.dll and cudnn_cnn_infer64_8.dll carry a
+              .nv_fatb section with SASS for sm_80 only (fatbin.py)
+
+Every DLL carries a version resource (windres): FILEVERSION 8.5.0.96 unless
+said otherwise.
+
+Delay loads: mingw's ld links a DLL against a delay-import library made by
+`dlltool --output-delaylib` (descriptor, thunks and the __delayLoadHelper2
+call are real), but binutils 2.40 leaves the PE data directory 13 (the
+delay-import directory, which dumpbin and verify read; the loader never
+does) empty, and writes no table terminator after the descriptor;
+set_delay_directory() writes a proper table and points the directory at it.
 
 fake_cudnn_conv.c has no dllexport: mingw's linker then exports every global
 function (auto-export), which gives cudnnGetVersion and friends.
@@ -24,6 +41,7 @@ Builds are cached for the whole test process under CDD_TEST_TMP.
 
 import os
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -31,6 +49,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import archives  # noqa: E402
 import cddenv  # noqa: E402
 import cddrun  # noqa: E402
+import fatbin  # noqa: E402
 import fixtures  # noqa: E402
 import layoutmodel  # noqa: E402
 from archives import FILE, Entry  # noqa: E402
@@ -48,7 +67,14 @@ ZLIB = "zlibwapi.dll"
 ZLIB_SUB = "ops_infer"
 # As in the real cuDNN 8: the cnn library needs the ops library.
 INTERNAL_DEP = ("cnn_infer", "ops_infer")
-VARIANTS = ("ok", "zlibwapi")
+VARIANTS = ("ok", "zlibwapi", "delayload", "resmismatch", "resmissing",
+            "sm80")
+WINDRES = os.environ.get("CDD_MINGW_WINDRES") or "x86_64-w64-mingw32-windres"
+DLLTOOL = os.environ.get("CDD_MINGW_DLLTOOL") or "x86_64-w64-mingw32-dlltool"
+MISMATCH_SUB = "ops_train"
+MISMATCH_RES = "8.4.1.50"
+NORES_SUB = "adv_train"
+FATBIN_SUBS = ("ops_infer", "cnn_infer")
 
 
 def dll_name(sub):
@@ -57,8 +83,9 @@ def dll_name(sub):
 
 def problem():
     """None when fake DLLs can be built here, else why not."""
-    if shutil.which(CC) is None:
-        return "no mingw-w64 compiler (%s) to build the fake cuDNN DLLs" % CC
+    for tool in (CC, WINDRES, DLLTOOL):
+        if shutil.which(tool) is None:
+            return "no mingw-w64 %s to build the fake cuDNN DLLs" % tool
     return None
 
 
@@ -93,13 +120,134 @@ def _build_dir(*parts):
     return d
 
 
+def _run(cmd, what):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        raise RuntimeError("%s failed:\n$ %s\n%s"
+                           % (what, " ".join(cmd), p.stdout.decode(errors="replace")))
+
+
+def version_resource(version):
+    """A COFF object holding VERSIONINFO for "8.5.0.96" (windres)."""
+    def make():
+        d = _build_dir("res-" + version)
+        parts = version.split(".")
+        rc = os.path.join(d, "version.rc")
+        with open(rc, "w") as f:
+            f.write("1 VERSIONINFO\nFILEVERSION %s\nPRODUCTVERSION %s\n"
+                    "BEGIN\n BLOCK \"StringFileInfo\"\n BEGIN\n"
+                    "  BLOCK \"040904b0\"\n  BEGIN\n"
+                    "   VALUE \"CompanyName\", \"cudnn-deploy tests\"\n"
+                    "   VALUE \"FileVersion\", \"%s\"\n"
+                    "   VALUE \"ProductVersion\", \"%s\"\n  END\n END\n"
+                    " BLOCK \"VarFileInfo\"\n BEGIN\n"
+                    "  VALUE \"Translation\", 0x409, 1200\n END\nEND\n"
+                    % (",".join(parts), ",".join(parts), version, version))
+        obj = os.path.join(d, "version.o")
+        _run([WINDRES, rc, "-O", "coff", "-o", obj], "windres")
+        return obj
+    return _once(("res", version), make)
+
+
+def zlibwapi_delaylib():
+    """A delay-import library for zlibwapi.dll (dlltool --output-delaylib)."""
+    def make():
+        d = _build_dir("zlibwapi-delay")
+        dfile = os.path.join(d, "zlibwapi.def")
+        with open(dfile, "w") as f:
+            f.write("LIBRARY zlibwapi.dll\nEXPORTS\nuncompress\n")
+        lib = os.path.join(d, "libzlibwapi-delay.a")
+        _run([DLLTOOL, "--input-def", dfile, "--output-delaylib", lib,
+              "--dllname", ZLIB], "dlltool")
+        return lib
+    return _once("zlib-delay", make)
+
+
+def _pe_sections(data):
+    pe = struct.unpack_from("<I", data, 0x3C)[0]
+    nsec = struct.unpack_from("<H", data, pe + 6)[0]
+    opt = pe + 24
+    optsz = struct.unpack_from("<H", data, pe + 20)[0]
+    secs = []
+    for i in range(nsec):
+        vsize, va, rsize, roff = struct.unpack_from("<IIII", data,
+                                                    opt + optsz + 40 * i + 8)
+        secs.append((va, vsize, roff, rsize))
+    return opt, secs
+
+
+DELAY_SLOT_MARK = b"cdd-delay-table-slot"
+
+
+def delay_table_source():
+    """A C file reserving 64 bytes of .rdata, marked, for the table
+    set_delay_directory() writes."""
+    def make():
+        d = _build_dir("delay-slot")
+        path = os.path.join(d, "delay_slot.c")
+        with open(path, "w") as f:
+            f.write("/* generated by tests/e2e/fakecudnn_win.py */\n"
+                    "__attribute__((used, aligned(8)))\n"
+                    "const unsigned char fake_delay_table[64] = \"%s\";\n"
+                    % DELAY_SLOT_MARK.decode())
+        return path
+    return _once("delay-slot", make)
+
+
+def set_delay_directory(path, dll):
+    """Give the PE32+ image at path the delay-import directory ld leaves
+    out: dlltool put one descriptor (attributes 1 = RVA form, name dll) in
+    .text with code right after it, so it is copied, with the empty
+    descriptor that ends a table, into the slot of delay_table_source(),
+    and data directory 13 points there. The thunks keep using the original
+    descriptor; only tools read the directory."""
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    opt, secs = _pe_sections(data)
+
+    def rva_of(off):
+        for va, vsize, roff, rsize in secs:
+            if roff <= off < roff + min(rsize, vsize):
+                return va + off - roff
+        return None
+
+    desc = -1
+    name = data.find(dll.encode() + b"\0")
+    while name >= 0 and desc < 0:
+        if rva_of(name) is not None:
+            want = struct.pack("<II", 1, rva_of(name))
+            desc = data.find(want)
+            while desc >= 0 and (desc % 4 or rva_of(desc) is None):
+                desc = data.find(want, desc + 1)
+        name = data.find(dll.encode() + b"\0", name + 1)
+    slot = data.find(DELAY_SLOT_MARK)
+    if desc < 0 or slot < 0 or slot % 8 or rva_of(slot) is None:
+        raise RuntimeError("%s: no delay-load descriptor for %s, or no slot"
+                           % (path, dll))
+    data[slot:slot + 64] = bytes(data[desc:desc + 32]) + b"\0" * 32
+    struct.pack_into("<II", data, opt + 112 + 13 * 8, rva_of(slot), 64)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def fatbin_source():
+    """A C file placing SASS-for-sm_80 fatbinaries in section .nv_fatb,
+    the name nvcc's host compiler gives it on Windows."""
+    def make():
+        d = _build_dir("fatbin")
+        return fatbin.c_source(os.path.join(d, "sm80.c"),
+                               fatbin.section([fatbin.sass(80)]), ".nv_fatb")
+    return _once("fatsrc", make)
+
+
 def main_library(default_version=8500):
     """cudnn64_8.dll from fake_cudnn_conv.c; default_version is
     cudnnGetVersion's answer without FAKE_CUDNN_VERSION."""
     def make():
         d = _build_dir("main-%d" % default_version)
         return cc_dll(os.path.join(d, MAIN), ["fake_cudnn_conv.c"],
-                      ["FAKE_CUDNN_DEFAULT_VERSION=%d" % default_version])
+                      ["FAKE_CUDNN_DEFAULT_VERSION=%d" % default_version],
+                      [version_resource(VERSION)])
     return _once(("main", default_version), make)
 
 
@@ -117,20 +265,32 @@ def zlibwapi_stub():
 
 
 def sub_library(sub, variant="ok"):
-    """cudnn_<sub>64_8.dll from fake_cudnn_sub.c with its check symbol;
-    variant "zlibwapi": imports the withheld zlibwapi.dll."""
+    """cudnn_<sub>64_8.dll from fake_cudnn_sub.c with its check symbol and
+    a version resource; variant "zlibwapi": imports the withheld
+    zlibwapi.dll; "delayload": delay-loads it; "resmismatch": version
+    resource MISMATCH_RES; "sm80": a .nv_fatb section."""
     def make():
         d = _build_dir("sub-" + variant)
         defines = ["CHECK_SYMBOL=" + CHECK_SYMBOLS[sub], "CHECK_STATUS=0"]
-        link = []
-        if variant == "zlibwapi":
+        sources = ["fake_cudnn_sub.c"]
+        link = [] if variant == "resmissing" else [
+            version_resource(MISMATCH_RES if variant == "resmismatch"
+                             else VERSION)]
+        if variant in ("zlibwapi", "delayload"):
             defines.append("NEEDS_SYMBOL=uncompress")
-            link.append(zlibwapi_stub())
+            link.append(zlibwapi_stub() if variant == "zlibwapi"
+                        else zlibwapi_delaylib())
         elif sub == INTERNAL_DEP[0]:
             defines.append("NEEDS_SYMBOL=" + CHECK_SYMBOLS[INTERNAL_DEP[1]])
             link.append(sub_library(INTERNAL_DEP[1]))
-        return cc_dll(os.path.join(d, dll_name(sub)), ["fake_cudnn_sub.c"],
-                      defines, link)
+        if variant == "sm80":
+            sources.append(fatbin_source())
+        if variant == "delayload":
+            sources.append(delay_table_source())
+        out = cc_dll(os.path.join(d, dll_name(sub)), sources, defines, link)
+        if variant == "delayload":
+            set_delay_directory(out, ZLIB)
+        return out
     return _once(("sub", sub, variant), make)
 
 
@@ -154,8 +314,11 @@ def entries(variant="ok"):
     8.5.0; dummy .lib import libraries; LICENSE) with the built DLLs."""
     top, ents = fixtures.windows_entries(VERSION)
     built = {MAIN: main_library()}
+    special = {"zlibwapi": (ZLIB_SUB,), "delayload": (ZLIB_SUB,),
+               "resmismatch": (MISMATCH_SUB,), "resmissing": (NORES_SUB,),
+               "sm80": FATBIN_SUBS}
     for s in SUBLIBS:
-        v = variant if (variant == "zlibwapi" and s == ZLIB_SUB) else "ok"
+        v = variant if s in special.get(variant, ()) else "ok"
         built[dll_name(s)] = sub_library(s, v)
     out = []
     for e in ents:

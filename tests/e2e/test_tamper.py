@@ -287,6 +287,17 @@ class BackupLinks(TamperCase):
         self.assertRefused(ws, self.args_for(ws, "uninstall"),
                            (STATE + "/backup", RECEIPT))
 
+    def test_status_and_verify_with_backup_linked_out(self):
+        # Neither reads the backups, but a linked backup folder is tampered
+        # state all the same: they say so instead of reporting a clean tree.
+        ws = self.workspace()
+        self.upgraded(ws)
+        self.move_out(ws, BACKUP, "stash")
+        for command in ("status", "verify"):
+            with self.subTest(command=command):
+                self.assertRefused(ws, self.args_for(ws, command),
+                                   (STATE + "/backup",))
+
     def test_uninstall_with_backup_id_linked_out(self):
         ws = self.workspace()
         txn = self.upgraded(ws)

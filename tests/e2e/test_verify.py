@@ -11,6 +11,12 @@ code and by the name, status and detail of the checks in --json.
   fake driver (gpu pass, corrupt conv, CUDA 12 cudart)
   install whose verify fails      --level files and strays
   no receipt / --manifest         --level bogus
+  GPU code (gpu.arch): sm_80 SASS only on a 9.0 device (fail), on 8.6
+  (pass), with compute_80 PTX on 9.0 (warn: JIT), no driver (reported,
+  not compared)
+  Windows trees checked from Linux (PE files, mingw-built): version
+  resources agreeing / from two builds, a delay-loaded DLL that is absent,
+  .nv_fatb sections
 """
 
 import os
@@ -34,7 +40,8 @@ KNOBS = ("LD_LIBRARY_PATH", "CUDNN_DEPLOY_DRIVER_LIB", "FAKE_CUDNN_VERSION",
          "FAKE_CUDNN_CUDART", "FAKE_CUDNN_CONV_CORRUPT",
          "FAKE_CUDNN_CREATE_STATUS", "FAKE_CUDNN_FAIL_ALGO",
          "FAKE_CUDA_DRIVER_VERSION", "FAKE_CUDA_NO_DEVICE",
-         "FAKE_CUDA_INIT_ERROR", "FAKE_CUDA_OOM")
+         "FAKE_CUDA_INIT_ERROR", "FAKE_CUDA_OOM", "FAKE_CUDA_CC",
+         "FAKE_CUDA_EVENT_SPEEDUP", "CUDNN_DEPLOY_TEST_BENCH")
 
 
 def env_with(**extra):
@@ -350,8 +357,10 @@ class Gpu(VerifyCase):
         j = self.verify(self.tree, "--level", "gpu", expect=EXIT_OK)
         self.assertEqual(j.doc.get("level"), "gpu")
         self.check(j.doc, "gpu", "skip", "no NVIDIA driver")
-        self.assertEqual([c for c in j.doc["checks"]
-                          if c["name"].startswith("gpu.")], [])
+        # Only the architectures, read from the files, not compared.
+        self.assertEqual([c["name"] for c in j.doc["checks"]
+                          if c["name"].startswith("gpu.")], ["gpu.arch"])
+        self.check(j.doc, "gpu.arch", "skip")
         self.check(j.doc, "load.version", "pass")
         # Without --level: no driver, so the default level is load.
         j = self.verify(self.tree, expect=EXIT_OK)
@@ -421,6 +430,204 @@ class Gpu(VerifyCase):
         gpu = self.statuses(j.doc, "gpu")
         self.assertNotIn("pass", [gpu.get("gpu.conv"), gpu.get("gpu.device")],
                          self.listing(j.doc))
+
+
+@cddtest.needs_fault_hook
+class Bench(VerifyCase):
+    """verify --level bench on the fake driver: the three precisions, each
+    with TFLOP/s, and the 5x rule both ways (FAKE_CUDA_EVENT_SPEEDUP makes
+    the fake's event times those of a faster or slower GPU). A small shape
+    (CUDNN_DEPLOY_TEST_BENCH=small, test builds only) keeps the fake's CPU
+    convolutions short."""
+
+    @classmethod
+    def setUpClass(cls):
+        super(Bench, cls).setUpClass()
+        cls.tree = make_cuda_tree(os.path.join(cddtest.WORK_ROOT, "Bench",
+                                               "tree"))
+        run_json(fakecudnn.archive("ok").install_args(cls.tree, "--no-verify"),
+                 env=env_with(), expect=EXIT_OK)
+        cls.driver = fakecudnn.fake_driver()
+
+    def bench(self, speedup, expect):
+        return self.verify(self.tree, "--level", "bench",
+                           env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
+                                "CUDNN_DEPLOY_TEST_BENCH": "small",
+                                "FAKE_CUDA_EVENT_SPEEDUP": speedup},
+                           expect=expect)
+
+    def test_three_precisions(self):
+        j = self.bench("1000", EXIT_OK)
+        doc = j.doc
+        self.check(doc, "bench", "pass", "FP32 ResNet-50 conv1", "TFLOP/s",
+                   "FMA_MATH math", "at least 5x needed", "limit 1e-03")
+        self.check(doc, "bench.tf32", "pass", "TF32 ", "TFLOP/s",
+                   "TENSOR_OP_MATH math", "limit 1e-02")
+        self.check(doc, "bench.fp16", "pass", "FP16 ", "TFLOP/s",
+                   "TENSOR_OP_MATH math", "limit 1e-02")
+        for key in ("bench_gpu_tflops", "bench_tf32_gpu_tflops",
+                    "bench_fp16_gpu_tflops", "bench_tf32_speedup",
+                    "bench_fp16_speedup"):
+            self.assertGreater(doc.get(key, 0), 0, key)
+        self.assertGreater(doc["bench_fp16_speedup"], 5)
+        self.assertNoFail(doc)
+
+    def test_release_build_has_no_bench_knob(self):
+        release = os.environ.get("CDD_RELEASE_BIN")
+        if not release:
+            self.skipTest("no release binary named (CDD_RELEASE_BIN: make test)")
+        with open(release, "rb") as f:
+            self.assertNotIn(b"CUDNN_DEPLOY_TEST_BENCH", f.read())
+
+    def test_below_five_times_fails(self):
+        j = self.bench("0.01", EXIT_CHECK)
+        for name in ("bench", "bench.tf32", "bench.fp16"):
+            self.check(j.doc, name, "fail", "FAILED: below 5x",
+                       "not really running on the GPU")
+        self.assertLess(j.doc["bench_speedup"], 5)
+        self.check(j.doc, "gpu.conv", "pass")
+
+
+class GpuArch(VerifyCase):
+    """gpu.arch: the fatbinaries of the "sm80" fakes against the fake
+    driver's compute capability (FAKE_CUDA_CC)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super(GpuArch, cls).setUpClass()
+        cls.driver = fakecudnn.fake_driver()
+        cls.trees = {}
+        for v in ("sm80", "sm80_ptx"):
+            t = make_cuda_tree(os.path.join(cddtest.WORK_ROOT, "GpuArch", v,
+                                            "tree"))
+            run_json(fakecudnn.archive(v).install_args(t, "--no-verify"),
+                     env=env_with(), expect=EXIT_OK)
+            cls.trees[v] = t
+        cls.gpu_libs = ["libcudnn_%s.so.8" % s for s in fakecudnn.FATBIN_SUBS]
+
+    def run_gpu(self, variant, cc, expect):
+        return self.verify(self.trees[variant], "--level", "gpu",
+                           env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
+                                "FAKE_CUDA_CC": cc}, expect=expect)
+
+    def test_sm80_only_on_hopper_fails(self):
+        j = self.run_gpu("sm80", "9.0", EXIT_CHECK)
+        c = self.check(j.doc, "gpu.arch", "fail", "compute capability 9.0",
+                       "neither SASS for sm_90 nor PTX at or below compute_90",
+                       "SASS sm_80", "cannot run on this GPU")
+        for lib in self.gpu_libs:
+            self.assertIn(lib, c["detail"])
+        self.assertNotIn("libcudnn.so.8 (", c["detail"])
+        self.check(j.doc, "gpu.conv", "pass")
+        self.assertNoFail(j.doc, but=("gpu.arch",))
+
+    def test_sm80_on_ampere_passes(self):
+        j = self.run_gpu("sm80", "8.6", EXIT_OK)
+        c = self.check(j.doc, "gpu.arch", "pass", "compute capability 8.6",
+                       "matching SASS in all 2 libraries", "SASS sm_80")
+        self.assertIn("no GPU code in libcudnn.so.8", c["detail"])
+
+    def test_older_gpu_fails(self):
+        j = self.run_gpu("sm80_ptx", "7.5", EXIT_CHECK)
+        self.check(j.doc, "gpu.arch", "fail", "compute capability 7.5",
+                   "sm_70..sm_75", "compute_75")
+
+    def test_ptx_only_warns_jit(self):
+        j = self.run_gpu("sm80_ptx", "9.0", EXIT_OK)
+        c = self.check(j.doc, "gpu.arch", "warn", "no SASS for sm_90",
+                       "PTX compute_80", "JIT", "first call",
+                       "PTX compute_80 (ISA 8.0)")
+        for lib in self.gpu_libs:
+            self.assertIn(lib, c["detail"])
+
+    def test_no_driver_reports_architectures(self):
+        gone = os.path.join(self.scratch("nodrv"), "libcuda.so.1")
+        j = self.verify(self.trees["sm80"], "--level", "gpu",
+                        env={"CUDNN_DEPLOY_DRIVER_LIB": gone}, expect=EXIT_OK)
+        self.check(j.doc, "gpu", "skip")
+        self.check(j.doc, "gpu.arch", "skip", "2 libraries carry SASS sm_80",
+                   "not compared with a GPU", "no NVIDIA driver")
+
+    def test_plain_fakes_carry_no_gpu_code(self):
+        """The "ok" fakes have no fatbinary: said, as a warning."""
+        tree, _ = self.install_fake("ok", name="plain")
+        j = self.verify(tree, "--level", "gpu",
+                        env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver},
+                        expect=EXIT_OK)
+        self.check(j.doc, "gpu.arch", "warn", "none of the 7 libraries",
+                   "cannot be told from the files")
+
+
+class WindowsTreeFromLinux(VerifyCase):
+    """Windows-layout trees of mingw-built fake DLLs, verified by this
+    (Linux) binary: the load layer reads their PE files without loading
+    them - version resources, delay-load imports, .nv_fatb."""
+
+    @classmethod
+    def setUpClass(cls):
+        super(WindowsTreeFromLinux, cls).setUpClass()
+        import fakecudnn_win
+        why = fakecudnn_win.problem()
+        if why:
+            raise unittest.SkipTest(why)
+        cls.fw = fakecudnn_win
+
+    def win_tree(self, variant, expect=EXIT_OK):
+        root = os.path.join(self.scratch("win-" + variant), "v11.6")
+        tree = make_cuda_tree(root, platform=cddtest.WINDOWS)
+        fx = self.fw.archive(variant)
+        run_json(["install", "--cuda-root", tree, "--manifest", fx.manifest,
+                  "--archive", fx.path, "--no-verify"], env=env_with(),
+                 expect=EXIT_OK)
+        return tree
+
+    def test_version_resources_agree(self):
+        j = self.verify(self.win_tree("ok"), "--level", "load", expect=None)
+        self.check(j.doc, "load.resource", "pass",
+                   "all 7 DLLs carry file version 8.5.0.96")
+        self.assertEqual(self.checks(j.doc, "load.delay " + self.fw.MAIN), [])
+
+    def test_version_resources_from_two_builds(self):
+        j = self.verify(self.win_tree("resmismatch"), "--level", "load",
+                        expect=EXIT_CHECK)
+        self.check(j.doc, "load.resource", "fail", "different builds",
+                   "cudnn_ops_train64_8.dll is 8.4.1.50",
+                   "cudnn64_8.dll is 8.5.0.96")
+
+    def test_delay_loaded_dll_missing_warns(self):
+        j = self.verify(self.win_tree("delayload"), "--level", "load",
+                        expect=None)
+        ops = self.fw.dll_name(self.fw.ZLIB_SUB)
+        self.check(j.doc, "load.delay " + ops, "warn", "zlibwapi.dll",
+                   "zlib", "still loads", "first call")
+        # Not an import the loader needs at load time: no failure for it.
+        self.assertNotEqual(self.check(j.doc, "load.deps " + ops)["status"],
+                            "fail")
+        self.assertNoFail(j.doc)
+
+    def test_version_resource_missing_warns(self):
+        j = self.verify(self.win_tree("resmissing"), "--level", "load",
+                        expect=None)
+        self.check(j.doc, "load.resource", "warn",
+                   "6 DLLs carry file version 8.5.0.96",
+                   "no version resource in cudnn_adv_train64_8.dll")
+        self.assertNoFail(j.doc)
+
+    def test_delay_loaded_dll_present_is_listed(self):
+        import shutil
+        tree = self.win_tree("delayload")
+        ops = self.fw.dll_name(self.fw.ZLIB_SUB)
+        shutil.copyfile(self.fw.zlibwapi_stub(),
+                        os.path.join(tree, "bin", self.fw.ZLIB))
+        j = self.verify(tree, "--level", "load", expect=None)
+        self.check(j.doc, "load.deps " + ops, "pass",
+                   "zlibwapi.dll -> ", "(delay-loaded)")
+        self.assertEqual(self.checks(j.doc, "load.delay " + ops), [])
+
+    def test_fatbin_of_windows_dlls(self):
+        j = self.verify(self.win_tree("sm80"), "--level", "gpu", expect=None)
+        self.check(j.doc, "gpu.arch", "skip", "2 libraries carry SASS sm_80",
+                   "not compared with a GPU")
 
 
 class InstallAndLevels(VerifyCase):

@@ -10,6 +10,10 @@ into a `...\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.6` tree:
                  load.open gives the 126 translation and the cause
   shadowing      an older cudnn64_8.dll (8401) in a folder before the tree's
                  bin on PATH: load.search says the loader picks that copy
+  delay load     cudnn_ops_infer64_8.dll delay-loads the absent zlibwapi.dll:
+                 the real loader loads it (load.open passes), load.delay warns
+  two builds     cudnn_ops_train64_8.dll's version resource says 8.4.1.50:
+                 load.resource fails naming both DLLs and versions
 
 Runs only against the Windows executable (CDD_WINDOWS=1), under Wine (PATH
 is set through WINEPATH, which Wine puts in front of its PATH) or natively.
@@ -185,6 +189,33 @@ class WindowsVerifyCase(CddTestCase):
         # verify itself loads ours by absolute path: the version is right.
         self.check(doc, "load.version", "pass", "8500")
         self.check(doc, "load.open " + MAIN, "pass")
+
+    def test_delay_loaded_zlibwapi_loads_but_warns(self):
+        tree = self.new_tree("delay")
+        bin_dir = os.path.join(tree, "bin")
+        self.install(tree, "delayload", "--no-verify", env=env_path(bin_dir),
+                     expect=EXIT_OK)
+        self.assertFalse(os.path.exists(os.path.join(bin_dir, ZLIB)))
+        doc = self.verify(tree, env_path(bin_dir), EXIT_OK).doc
+        # The loader does not resolve a delay-load import at load time.
+        self.check(doc, "load.open " + OPS, "pass", "loaded")
+        self.check(doc, "load.check " + OPS, "pass")
+        self.check(doc, "load.deps " + OPS, "pass")
+        self.check(doc, "load.delay " + OPS, "warn", ZLIB, "still loads",
+                   "first call")
+
+    def test_version_resources_of_two_builds(self):
+        tree = self.new_tree("twobuilds")
+        bin_dir = os.path.join(tree, "bin")
+        self.install(tree, "resmismatch", "--no-verify",
+                     env=env_path(bin_dir), expect=EXIT_OK)
+        doc = self.verify(tree, env_path(bin_dir), EXIT_CHECK).doc
+        self.check(doc, "load.resource", "fail",
+                   fakecudnn_win.dll_name("ops_train") + " is 8.4.1.50",
+                   MAIN + " is 8.5.0.96")
+        # Each DLL on its own still loads and passes its own check.
+        self.check(doc, "load.check " + fakecudnn_win.dll_name("ops_train"),
+                   "pass")
 
 
 if __name__ == "__main__":

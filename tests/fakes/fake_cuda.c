@@ -13,6 +13,12 @@
  *   FAKE_CUDA_NO_DEVICE=1     cuInit returns CUDA_ERROR_NO_DEVICE
  *   FAKE_CUDA_INIT_ERROR=N    cuInit returns N
  *   FAKE_CUDA_OOM=1           cuMemAlloc_v2 returns CUDA_ERROR_OUT_OF_MEMORY
+ *   FAKE_CUDA_CC=M.N          the device's compute capability (default 9.0,
+ *                             an H200's)
+ *   FAKE_CUDA_EVENT_SPEEDUP=F cuEventElapsedTime reports the wall time
+ *                             divided by F (default 1): a GPU F times as
+ *                             fast as this CPU, for the bench's speed-up
+ *                             rule; F < 1 a slower one
  * Test hooks: fake_cuda_live_allocs(), fake_cuda_retain_count(),
  * fake_cuda_misuse(). */
 #define _POSIX_C_SOURCE 200809L
@@ -168,11 +174,17 @@ API CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
         return E_INVALID_VALUE;
     switch (attr) {
     case 75: /* COMPUTE_CAPABILITY_MAJOR */
-        *v = 9;
+    case 76: { /* COMPUTE_CAPABILITY_MINOR */
+        const char *cc = getenv("FAKE_CUDA_CC");
+        int major = 9, minor = 0;
+        if (cc && *cc) {
+            major = atoi(cc);
+            const char *dot = strchr(cc, '.');
+            minor = dot ? atoi(dot + 1) : 0;
+        }
+        *v = attr == 75 ? major : minor;
         return OK;
-    case 76: /* COMPUTE_CAPABILITY_MINOR */
-        *v = 0;
-        return OK;
+    }
     default:
         return E_INVALID_VALUE;
     }
@@ -184,8 +196,8 @@ API CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice d)
         return E_NOT_INITIALIZED;
     if (!major || !minor || d != 0)
         return E_INVALID_VALUE;
-    *major = 9;
-    *minor = 0;
+    cuDeviceGetAttribute(major, 75, d);
+    cuDeviceGetAttribute(minor, 76, d);
     return OK;
 }
 
@@ -409,7 +421,11 @@ API CUresult cuEventElapsedTime(float *ms, void *a, void *b)
         return E_INVALID_HANDLE;
     if (!ea->recorded || !eb->recorded)
         return E_NOT_READY;
-    *ms = (float)((eb->t - ea->t) * 1e3);
+    const char *f = getenv("FAKE_CUDA_EVENT_SPEEDUP");
+    double speedup = f && *f ? atof(f) : 1.0;
+    if (speedup <= 0)
+        speedup = 1.0;
+    *ms = (float)((eb->t - ea->t) * 1e3 / speedup);
     return OK;
 }
 

@@ -4,12 +4,14 @@
  * without a GPU. It is an independent implementation: float accumulation in
  * filter order as a GPU kernel would, true convolution (flipped filter) for
  * CUDNN_CONVOLUTION and cross-correlation for CUDNN_CROSS_CORRELATION, and
- * TF32 rounding of the inputs when an algorithm runs with tensor-op math -
- * so a caller that gets the mode, the layout or the math type wrong sees
- * the difference.
+ * TF32 rounding of the inputs when an algorithm runs with tensor-op math on
+ * FP32 data, and FP16 (binary16) tensors - x, w and y all CUDNN_DATA_HALF,
+ * accumulated in float, y rounded to binary16 - so a caller that gets the
+ * mode, the layout, the data type or the math type wrong sees the
+ * difference.
  *
- * Algorithms offered (ranked as listed): with DEFAULT math, a tensor-op
- * IMPLICIT_PRECOMP_GEMM first (what Ampere and later offer for FP32); then
+ * Algorithms offered (ranked as listed): with DEFAULT or TENSOR_OP math, a
+ * tensor-op IMPLICIT_PRECOMP_GEMM first (what Ampere and later offer for FP32); then
  * IMPLICIT_PRECOMP_GEMM with the descriptor's math, which needs 4096 bytes of
  * workspace, and IMPLICIT_GEMM (none); WINOGRAD is listed as not supported.
  *
@@ -24,6 +26,7 @@
  * Built with -DFAKE_CUDNN_MINIMAL it lacks cudnnSetConvolutionMathType and
  * every algorithm query (cuDNN 7-era exports), so callers must fall back.
  * Test hooks: fake_cudnn_last_math(), fake_cudnn_last_algo(). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +52,15 @@ struct handle {
 };
 struct tensor {
     unsigned magic;
-    int set, n, c, h, w;
+    int set, n, c, h, w, dtype;
 };
 struct filter {
     unsigned magic;
-    int set, k, c, h, w;
+    int set, k, c, h, w, dtype;
 };
+
+#define DT_FLOAT 0
+#define DT_HALF 2
 struct conv {
     unsigned magic;
     int set, pad_h, pad_w, u, v, mode, math;
@@ -172,8 +178,10 @@ API cudnnStatus_t cudnnSetTensor4dDescriptor(struct tensor *t, int format,
                                              int w)
 {
     if (!t || t->magic != TENSOR_MAGIC || format != 0 /* NCHW */ ||
-        dtype != 0 /* FLOAT */ || n <= 0 || c <= 0 || h <= 0 || w <= 0)
+        (dtype != DT_FLOAT && dtype != DT_HALF) || n <= 0 || c <= 0 ||
+        h <= 0 || w <= 0)
         return S_BAD_PARAM;
+    t->dtype = dtype;
     t->n = n;
     t->c = c;
     t->h = h;
@@ -187,9 +195,11 @@ API cudnnStatus_t cudnnSetFilter4dDescriptor(struct filter *f, int dtype,
                                              int format, int k, int c, int h,
                                              int w)
 {
-    if (!f || f->magic != FILTER_MAGIC || dtype != 0 || format != 0 ||
-        k <= 0 || c <= 0 || h <= 0 || w <= 0)
+    if (!f || f->magic != FILTER_MAGIC ||
+        (dtype != DT_FLOAT && dtype != DT_HALF) || format != 0 || k <= 0 ||
+        c <= 0 || h <= 0 || w <= 0)
         return S_BAD_PARAM;
+    f->dtype = dtype;
     f->k = k;
     f->c = c;
     f->h = h;
@@ -232,7 +242,8 @@ static int valid(const struct tensor *x, const struct filter *f,
 {
     return x && x->magic == TENSOR_MAGIC && x->set && f &&
            f->magic == FILTER_MAGIC && f->set && cd && cd->magic == CONV_MAGIC &&
-           cd->set && x->c == f->c && f->h <= x->h + 2 * cd->pad_h &&
+           cd->set && x->c == f->c && x->dtype == f->dtype &&
+           f->h <= x->h + 2 * cd->pad_h &&
            f->w <= x->w + 2 * cd->pad_w;
 }
 
@@ -256,7 +267,7 @@ static int y_matches(const struct tensor *x, const struct filter *f,
     if (cudnnGetConvolution2dForwardOutputDim(cd, x, f, &n, &c, &h, &w) != 0)
         return 0;
     return y && y->magic == TENSOR_MAGIC && y->set && y->n == n && y->c == c &&
-           y->h == h && y->w == w;
+           y->h == h && y->w == w && y->dtype == x->dtype;
 }
 
 static size_t workspace_of(int algo)
@@ -285,7 +296,7 @@ static cudnnStatus_t rank(struct handle *h, const struct tensor *x,
     struct perf all[4];
     int n = 0;
     memset(all, 0, sizeof all);
-    if (cd->math == 0) { /* DEFAULT: tensor-op FP32 (TF32) ranks first */
+    if (cd->math == 0 || cd->math == 1) { /* tensor-op (TF32, FP16) first */
         all[n].algo = 1;
         all[n].memory = workspace_of(1);
         all[n].time = 0.01f;
@@ -337,6 +348,63 @@ API cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
     return S_SUCCESS;
 }
 
+/* binary16 <-> float, written independently of the tool's converter:
+ * through the exponent and mantissa fields, round half to even. */
+static float from_half(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    float v;
+    if (e == 0)
+        v = (float)m / 1024.0f / 16384.0f; /* m * 2^-24 */
+    else if (e == 31)
+        v = m ? NAN : INFINITY;
+    else {
+        v = 1.0f + (float)m / 1024.0f;
+        for (; e > 15; e--)
+            v *= 2.0f;
+        for (; e < 15; e++)
+            v *= 0.5f;
+    }
+    return (h & 0x8000) ? -v : v;
+}
+
+static uint16_t to_half(float f)
+{
+    uint16_t sign = f < 0 ? 0x8000 : 0;
+    double a = f < 0 ? -(double)f : (double)f;
+    if (a != a)
+        return 0x7e00;
+    if (a >= 65520.0)
+        return sign | 0x7c00;
+    if (a < 6.103515625e-05) { /* subnormal: units of 2^-24 */
+        double q = a * 16777216.0, r = q - (double)(long)q;
+        long n = (long)q;
+        if (r > 0.5 || (r == 0.5 && (n & 1)))
+            n++;
+        return (uint16_t)(sign | n);
+    }
+    int e = 15;
+    while (a >= 2.0) {
+        a *= 0.5;
+        e++;
+    }
+    while (a < 1.0) {
+        a *= 2.0;
+        e--;
+    }
+    double q = (a - 1.0) * 1024.0, r = q - (double)(long)q;
+    long m = (long)q;
+    if (r > 0.5 || (r == 0.5 && (m & 1)))
+        m++;
+    if (m == 1024) {
+        m = 0;
+        e++;
+    }
+    if (e >= 31)
+        return sign | 0x7c00;
+    return (uint16_t)(sign | e << 10 | m);
+}
+
 /* Round to TF32: 10 explicit mantissa bits, round to nearest. */
 static float tf32(float v)
 {
@@ -364,10 +432,11 @@ API cudnnStatus_t cudnnConvolutionForward(
         return S_BAD_PARAM;
     last_math = cd->math;
     last_algo = algo;
-    const float *x = xv, *w = wv;
-    float *y = yv;
+    const int half = xd->dtype == DT_HALF;
     const float a = *(const float *)alpha, b = *(const float *)beta;
-    const int tensor_op = cd->math == 1 || cd->math == 2;
+    /* TF32 rounding applies to FP32 data only; binary16 inputs are exact in
+     * the tensor cores' products. */
+    const int tensor_op = !half && (cd->math == 1 || cd->math == 2);
     const int N = xd->n, C = xd->c, H = xd->h, W = xd->w;
     const int K = fd->k, R = fd->h, S = fd->w, OH = yd->h, OW = yd->w;
     for (int n = 0; n < N; n++)
@@ -385,8 +454,12 @@ API cudnnStatus_t cudnnConvolutionForward(
                                 /* CUDNN_CONVOLUTION (0) flips the filter. */
                                 int fr = cd->mode == 0 ? R - 1 - r : r;
                                 int fs = cd->mode == 0 ? S - 1 - s : s;
-                                float xval = x[((n * C + c) * H + ih) * W + iw];
-                                float wval = w[((k * C + c) * R + fr) * S + fs];
+                                size_t xi = ((size_t)(n * C + c) * H + ih) * W + iw;
+                                size_t wi = ((size_t)(k * C + c) * R + fr) * S + fs;
+                                float xval = half ? from_half(((const uint16_t *)xv)[xi])
+                                                  : ((const float *)xv)[xi];
+                                float wval = half ? from_half(((const uint16_t *)wv)[wi])
+                                                  : ((const float *)wv)[wi];
                                 if (tensor_op) {
                                     xval = tf32(xval);
                                     wval = tf32(wval);
@@ -395,11 +468,22 @@ API cudnnStatus_t cudnnConvolutionForward(
                             }
                     size_t i = (((size_t)n * K + k) * OH + oh) * OW + ow;
                     /* beta == 0: y is not read (it may hold NaN). */
-                    y[i] = b == 0 ? a * acc : a * acc + b * y[i];
+                    if (half) {
+                        uint16_t *yh = yv;
+                        float old = b == 0 ? 0 : from_half(yh[i]);
+                        yh[i] = to_half(b == 0 ? a * acc : a * acc + b * old);
+                    } else {
+                        float *y = yv;
+                        y[i] = b == 0 ? a * acc : a * acc + b * y[i];
+                    }
                 }
     if (env_int("FAKE_CUDNN_CONV_CORRUPT", 0)) {
         size_t total = (size_t)N * K * OH * OW;
-        y[total / 2] += 0.5f;
+        if (half)
+            ((uint16_t *)yv)[total / 2] =
+                to_half(from_half(((uint16_t *)yv)[total / 2]) + 0.5f);
+        else
+            ((float *)yv)[total / 2] += 0.5f;
     }
     return S_SUCCESS;
 }

@@ -268,7 +268,50 @@ static void test_cancel(void)
     CHECK_INT(cdd_conv_ref_forward(&s, x, &w, y), 0);
 }
 
+/* binary16: known encodings, ties to even, overflow, subnormals, and every
+ * one of the 65536 values surviving the round trip through float. */
+static void test_half(void)
+{
+    static const struct {
+        float f;
+        uint16_t h;
+    } known[] = {
+        {1.0f, 0x3c00},      {-2.0f, 0xc000},         {0.5f, 0x3800},
+        {65504.0f, 0x7bff},  {65520.0f, 0x7c00},      {1e6f, 0x7c00},
+        {-1e6f, 0xfc00},     {0.0f, 0x0000},          {-0.0f, 0x8000},
+        {5.9604645e-08f, 0x0001}, /* 2^-24, the smallest subnormal */
+        {2.9802322e-08f, 0x0000}, /* 2^-25: a tie, to even (zero) */
+        {8.9406967e-08f, 0x0002}, /* 1.5 * 2^-24: a tie, to even (2) */
+        {6.1035156e-05f, 0x0400}, /* 2^-14, the smallest normal */
+        {1.00048828125f, 0x3c00}, /* 1 + 2^-11: a tie, to even */
+        {1.00146484375f, 0x3c02}, /* 1 + 3 * 2^-11: a tie, to even */
+        {1.0004883f + 1e-6f, 0x3c01},
+        {0.1f, 0x2e66},      {3.14159265f, 0x4248},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        CHECK_MSG(cdd_half_from_float(known[i].f) == known[i].h,
+                  "%.9g -> 0x%04x, expected 0x%04x", (double)known[i].f,
+                  cdd_half_from_float(known[i].f), known[i].h);
+    CHECK(cdd_half_to_float(0x3c00) == 1.0f);
+    CHECK(cdd_half_to_float(0x0001) == 5.9604645e-08f);
+    CHECK(cdd_half_to_float(0x7bff) == 65504.0f);
+    float nan = cdd_half_to_float(0x7e00);
+    CHECK(nan != nan);
+    CHECK((cdd_half_from_float(nan) & 0x7c00) == 0x7c00 &&
+          (cdd_half_from_float(nan) & 0x3ff) != 0);
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff))
+            continue; /* NaN: stays NaN, payload not promised */
+        uint16_t back = cdd_half_from_float(cdd_half_to_float((uint16_t)h));
+        CHECK_MSG(back == h, "0x%04x -> %.9g -> 0x%04x", h,
+                  (double)cdd_half_to_float((uint16_t)h), back);
+        if (back != h)
+            break;
+    }
+}
+
 TEST_MAIN(TEST(test_out_dims), TEST(test_invalid_shapes), TEST(test_flops),
           TEST(test_identity_1x1), TEST(test_3x3_padding),
           TEST(test_cross_correlation), TEST(test_stride2),
-          TEST(test_random_vs_naive), TEST(test_compare), TEST(test_cancel))
+          TEST(test_random_vs_naive), TEST(test_compare), TEST(test_cancel),
+          TEST(test_half))

@@ -540,7 +540,10 @@ static void test_bench_defaults(void)
     CHECK_INT(ow, 112);
     CHECK(cdd_conv_flops(&o.shape) == 1888223232.0);
     CHECK(o.gpu_runs >= 10);
-    CHECK_INT(o.allow_tf32, 0);
+    CHECK_INT(o.math, CDD_BENCH_FP32);
+    CHECK(o.min_speedup == 5.0);
+    CHECK_STR(cdd_bench_math_name(CDD_BENCH_TF32), "TF32");
+    CHECK_STR(cdd_bench_math_name(CDD_BENCH_FP16), "FP16");
 }
 
 static void test_bench_small(void)
@@ -550,12 +553,17 @@ static void test_bench_small(void)
     struct cdd_gpu_bench_opts o;
     struct cdd_gpu_bench_result res;
     small_bench(&o);
+    /* The fake GPU is this CPU: report its event times as a fast GPU's. */
+    setenv("FAKE_CUDA_EVENT_SPEEDUP", "1000", 1);
     CHECK_INT(cdd_lib_open(fake_cudnn, &dnn), 0);
     if (g && dnn) {
         int r = cdd_gpu_bench(g, dnn, &o, &res);
         CHECK_MSG(r == 0, "%s", last_msg());
         CHECK_INT(res.ran, 1);
         CHECK_INT(res.pass, 1);
+        CHECK_INT(res.accurate, 1);
+        CHECK_INT(res.fast, 1);
+        CHECK_INT(res.math, CDD_BENCH_FP32);
         CHECK_INT(res.out_h, 12);
         CHECK_INT(res.out_w, 10);
         CHECK(res.flops == 2.0 * 2 * 8 * 12 * 10 * 3 * 5 * 5);
@@ -575,6 +583,7 @@ static void test_bench_small(void)
             CHECK(res.speedup > s * 0.999 && res.speedup < s * 1.001);
         }
     }
+    unsetenv("FAKE_CUDA_EVENT_SPEEDUP");
     cdd_gpu_env_close(g);
     cdd_lib_close(dnn);
     check_fake_clean();
@@ -589,17 +598,98 @@ static void test_bench_tf32(void)
     struct cdd_gpu_bench_opts o;
     struct cdd_gpu_bench_result res;
     small_bench(&o);
-    o.allow_tf32 = 1;
+    o.math = CDD_BENCH_TF32;
+    setenv("FAKE_CUDA_EVENT_SPEEDUP", "1000", 1);
     CHECK_INT(cdd_lib_open(fake_cudnn, &dnn), 0);
     if (g && dnn) {
         int r = cdd_gpu_bench(g, dnn, &o, &res);
         CHECK_MSG(r == 0, "%s", last_msg());
         CHECK_INT(res.pass, 1);
+        CHECK_INT(res.math, CDD_BENCH_TF32);
         CHECK_INT(res.math_type, 1);
+        CHECK_INT(fake_dnn_count(dnn, "fake_cudnn_last_math"), 1);
         CHECK(res.tolerance == 1e-2);
         CHECK_MSG(res.max_rel_err > 1e-6 && res.max_rel_err < 2e-3,
                   "TF32 error %g", res.max_rel_err);
     }
+    unsetenv("FAKE_CUDA_EVENT_SPEEDUP");
+    cdd_gpu_env_close(g);
+    cdd_lib_close(dnn);
+    check_fake_clean();
+}
+
+/* FP16: binary16 tensors on the device (the fake reads and writes them as
+ * such and refuses mixed data types), tensor-op math, the output's binary16
+ * rounding visible in the error but far within the tolerance; a wrong
+ * element still fails. */
+static void test_bench_fp16(void)
+{
+    struct cdd_gpu_env *g = open_device();
+    struct cdd_lib *dnn = NULL;
+    struct cdd_gpu_bench_opts o;
+    struct cdd_gpu_bench_result res;
+    small_bench(&o);
+    o.math = CDD_BENCH_FP16;
+    setenv("FAKE_CUDA_EVENT_SPEEDUP", "1000", 1);
+    CHECK_INT(cdd_lib_open(fake_cudnn, &dnn), 0);
+    if (g && dnn) {
+        int r = cdd_gpu_bench(g, dnn, &o, &res);
+        CHECK_MSG(r == 0, "%s", last_msg());
+        CHECK_INT(res.pass, 1);
+        CHECK_INT(res.math, CDD_BENCH_FP16);
+        CHECK_INT(res.math_type, 1);
+        CHECK_INT(fake_dnn_count(dnn, "fake_cudnn_last_math"), 1);
+        CHECK(res.tolerance == CDD_CONV_FP16_TOL);
+        CHECK_MSG(res.max_rel_err > 1e-5 && res.max_rel_err < 2e-3,
+                  "FP16 error %g", res.max_rel_err);
+        CHECK(res.gpu_tflops > 0);
+        setenv("FAKE_CUDNN_CONV_CORRUPT", "1", 1);
+        CHECK_INT(cdd_gpu_bench(g, dnn, &o, &res), CDD_E_CHECK);
+        CHECK_INT(res.accurate, 0);
+        CHECK_INT(res.pass, 0);
+        CHECK(strstr(last_msg(), "benchmark (FP16)") != NULL);
+        unsetenv("FAKE_CUDNN_CONV_CORRUPT");
+        o.math = 7;
+        CHECK_INT(cdd_gpu_bench(g, dnn, &o, &res), CDD_E_USAGE);
+    }
+    unsetenv("FAKE_CUDA_EVENT_SPEEDUP");
+    cdd_clear_error();
+    cdd_gpu_env_close(g);
+    cdd_lib_close(dnn);
+    check_fake_clean();
+}
+
+/* The 5x rule: a "GPU" no faster than the CPU fails the bench, with the
+ * numbers; with no minimum the same run passes. */
+static void test_bench_too_slow(void)
+{
+    struct cdd_gpu_env *g = open_device();
+    struct cdd_lib *dnn = NULL;
+    struct cdd_gpu_bench_opts o;
+    struct cdd_gpu_bench_result res;
+    small_bench(&o);
+    setenv("FAKE_CUDA_EVENT_SPEEDUP", "0.01", 1); /* 100 times slower */
+    CHECK_INT(cdd_lib_open(fake_cudnn, &dnn), 0);
+    if (g && dnn) {
+        for (int m = 0; m < CDD_BENCH_N_MATH; m++) {
+            o.math = m;
+            CHECK_INT(cdd_gpu_bench(g, dnn, &o, &res), CDD_E_CHECK);
+            CHECK_INT(res.ran, 1);
+            CHECK_INT(res.accurate, 1);
+            CHECK_INT(res.fast, 0);
+            CHECK_INT(res.pass, 0);
+            CHECK(res.speedup < 5.0);
+            CHECK_MSG(strstr(last_msg(), "below the 5x") &&
+                          strstr(last_msg(), cdd_bench_math_name(m)),
+                      "%s", last_msg());
+        }
+        o.math = CDD_BENCH_FP32;
+        o.min_speedup = 0;
+        CHECK_MSG(cdd_gpu_bench(g, dnn, &o, &res) == 0, "%s", last_msg());
+        CHECK_INT(res.pass, 1);
+    }
+    unsetenv("FAKE_CUDA_EVENT_SPEEDUP");
+    cdd_clear_error();
     cdd_gpu_env_close(g);
     cdd_lib_close(dnn);
     check_fake_clean();
@@ -612,6 +702,7 @@ static void test_bench_failures(void)
     struct cdd_gpu_bench_opts o;
     struct cdd_gpu_bench_result res;
     small_bench(&o);
+    setenv("FAKE_CUDA_EVENT_SPEEDUP", "1000", 1);
     CHECK_INT(cdd_lib_open(fake_cudnn, &dnn), 0);
     if (g && dnn) {
         setenv("FAKE_CUDNN_CONV_CORRUPT", "1", 1);
@@ -627,6 +718,7 @@ static void test_bench_failures(void)
         CHECK_INT(cdd_gpu_bench(g, dnn, &o, &res), CDD_E_INTERRUPTED);
         cdd_cancel_reset();
     }
+    unsetenv("FAKE_CUDA_EVENT_SPEEDUP");
     cdd_gpu_env_close(g);
     cdd_lib_close(dnn);
     check_fake_clean();
@@ -654,5 +746,6 @@ TEST_MAIN(TEST(test_setup), TEST(test_lib_open_rules),
           TEST(test_conv_check_corrupt), TEST(test_conv_check_minimal),
           TEST(test_conv_check_fallback), TEST(test_conv_check_errors),
           TEST(test_bench_defaults), TEST(test_bench_small),
-          TEST(test_bench_tf32), TEST(test_bench_failures),
+          TEST(test_bench_tf32), TEST(test_bench_fp16),
+          TEST(test_bench_too_slow), TEST(test_bench_failures),
           TEST(test_teardown))

@@ -799,6 +799,173 @@ static void test_real_mingw_dll(void)
     cdd_fs_remove_tree(dir);
 }
 
+/* ---- version resource and .nv_fatb ------------------------------------- */
+
+/* Writes a resource tree (RT_VERSION -> 1 -> 0x409 -> VS_VERSIONINFO with
+ * file version 8.5.0.96, product version 8.5.0.0) into the pad area and
+ * points data directory 2 at it. Offsets of its parts, from the tree's
+ * start: root 0, name dir 24, language dir 48, data entry 72, data 88. */
+#define RES_SIZE 192
+static unsigned char *version_image(struct pe_lay *lay)
+{
+    struct pe_spec sp = cnn_spec();
+    sp.pad = 256;
+    unsigned char *img = build_pe(&sp, lay);
+    unsigned char *r = img + off_of(lay->pad);
+    uint32_t root = lay->pad;
+    put(img + lay->dirs + 16, root, 4);
+    put(img + lay->dirs + 20, RES_SIZE, 4);
+    put(r + 14, 1, 2);                     /* root: one ID entry */
+    put(r + 16, 16, 4);                    /* RT_VERSION */
+    put(r + 20, 0x80000000u | 24, 4);
+    put(r + 24 + 14, 1, 2);
+    put(r + 40, 1, 4);
+    put(r + 44, 0x80000000u | 48, 4);
+    put(r + 48 + 14, 1, 2);
+    put(r + 64, 0x409, 4);
+    put(r + 68, 72, 4);                    /* a data entry */
+    put(r + 72, root + 88, 4);
+    put(r + 76, 92, 4);
+    unsigned char *v = r + 88;
+    put(v, 92, 2);
+    put(v + 2, 52, 2);
+    static const char key[] = "VS_VERSION_INFO";
+    for (size_t k = 0; k < sizeof key; k++)
+        put(v + 6 + 2 * k, (unsigned char)key[k], 2);
+    put(v + 40, 0xFEEF04BDu, 4);
+    put(v + 44, 0x10000, 4);
+    put(v + 48, 8u << 16 | 5, 4);
+    put(v + 52, 0u << 16 | 96, 4);
+    put(v + 56, 8u << 16 | 5, 4);
+    put(v + 60, 0, 4);
+    return img;
+}
+
+static void test_version_resource(void)
+{
+    struct pe_lay lay;
+    unsigned char *img = version_image(&lay), *r = img + off_of(lay.pad);
+    unsigned char *copy = malloc(lay.len);
+    struct cdd_bininfo b = {0};
+    memcpy(copy, img, lay.len);
+    CHECK_MSG(parse_mem(img, lay.len, &b) == 0, "%s", cdd_last_error()->msg);
+    check_cnn(&b);
+    CHECK_INT(b.has_version, 1);
+    CHECK_INT(b.file_version[0], 8);
+    CHECK_INT(b.file_version[1], 5);
+    CHECK_INT(b.file_version[2], 0);
+    CHECK_INT(b.file_version[3], 96);
+    CHECK_INT(b.product_version[3], 0);
+    CHECK_INT(b.has_fatbin, 0);
+    cdd_bininfo_clear(&b);
+    /* Hostile trees: the DLL still parses, the resource is reported bad. */
+    struct {
+        size_t at;
+        uint64_t v;
+        int n;
+        int has;
+        const char *needle;
+    } bad[] = {
+        {88 + 40, 0xFEEF04BE, 4, -1, "VS_FIXEDFILEINFO"},  /* signature */
+        {88 + 6, 'X', 2, -1, "VS_VERSION_INFO"},           /* key */
+        {76, 40, 4, -1, "too small"},                      /* data size */
+        {72, 0x7ffff000u, 4, -1, "not in any section"},    /* data RVA */
+        {68, 0x80000000u | 0, 4, -1, "directory where data"}, /* loop */
+        {44, 72, 4, -1, "data where a directory"},
+        {14, 0xffff, 2, -1, "claims"},                     /* huge count */
+        {20, 0x80000000u | 5000, 4, -1, "outside the resource"},
+        {16, 3, 4, 0, NULL},                               /* RT_ICON only */
+    };
+    for (size_t i = 0; i < N_OF(bad); i++) {
+        memcpy(img, copy, lay.len);
+        put(r + bad[i].at, bad[i].v, bad[i].n);
+        memset(&b, 0, sizeof b);
+        CHECK_MSG(parse_mem(img, lay.len, &b) == 0, "case %zu: %s", i,
+                  cdd_last_error()->msg);
+        CHECK_MSG(b.has_version == bad[i].has, "case %zu: has_version %d", i,
+                  b.has_version);
+        CHECK_MSG(!bad[i].needle || strstr(b.version_problem, bad[i].needle),
+                  "case %zu: \"%s\" lacks \"%s\"", i, b.version_problem,
+                  bad[i].needle ? bad[i].needle : "");
+        CHECK_INT(b.n_exports, N_OF(cnn_exports));
+        cdd_bininfo_clear(&b);
+    }
+    /* The resource directory itself outside the image. */
+    memcpy(img, copy, lay.len);
+    put(img + lay.dirs + 16, 0x900000, 4);
+    memset(&b, 0, sizeof b);
+    CHECK_INT(parse_mem(img, lay.len, &b), 0);
+    CHECK_INT(b.has_version, -1);
+    cdd_bininfo_clear(&b);
+    memcpy(img, copy, lay.len);
+    truncations(img, lay.len, "version resource");
+    mutations(img, lay.len, 2000);
+    free(copy);
+    free(img);
+}
+
+static void test_fatbin_section(void)
+{
+    struct pe_spec sp = cnn_spec();
+    struct pe_lay lay;
+    unsigned char *img = build_pe(&sp, &lay);
+    struct cdd_bininfo b = {0};
+    memcpy(img + lay.sectab, ".nv_fatb", 8); /* the .text section, renamed */
+    CHECK_INT(parse_mem(img, lay.len, &b), 0);
+    CHECK_INT(b.has_fatbin, 1);
+    CHECK_INT(b.fatbin_off, TEXT_RAW);
+    CHECK_INT(b.fatbin_size, 0x100); /* the virtual size: less than raw */
+    cdd_bininfo_clear(&b);
+    free(img);
+}
+
+static int run_quiet(const char *cmd)
+{
+    char full[16384];
+    snprintf(full, sizeof full, "%s >/dev/null 2>&1", cmd);
+    return system(full);
+}
+
+/* windres and the mingw linker write a real version resource. */
+static void test_real_version_resource(void)
+{
+    const char *base = getenv("CDD_TEST_TMP");
+    const char *mcc = getenv("MINGW_CC");
+    char dir[1024], rc_path[1200], cmd[8192], dll[1200];
+    struct cdd_bininfo b = {0};
+    if (!mcc || !*mcc)
+        mcc = "x86_64-w64-mingw32-gcc";
+    snprintf(dir, sizeof dir, "%s/binfile-ver-%ld",
+             base && *base ? base : "/tmp", cdd_getpid());
+    CHECK_INT(cdd_fs_mkdirs(dir, NULL), 0);
+    snprintf(rc_path, sizeof rc_path, "%s/v.rc", dir);
+    CHECK_INT(write_file(rc_path,
+                         "1 VERSIONINFO\nFILEVERSION 8,4,1,50\n"
+                         "PRODUCTVERSION 8,4,1,0\nBEGIN\nBLOCK "
+                         "\"StringFileInfo\"\nBEGIN\nBLOCK \"040904b0\"\n"
+                         "BEGIN\nVALUE \"FileVersion\", \"8.4.1.50\"\nEND\n"
+                         "END\nEND\n"), 0);
+    snprintf(dll, sizeof dll, "%s/cudnn_ops_train64_8.dll", dir);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && x86_64-w64-mingw32-windres v.rc -O coff -o v.o && "
+             "echo 'int cudnnOpsTrainVersionCheck(void) { return 0; }' > s.c "
+             "&& %s -shared -o '%s' s.c v.o", dir, mcc, dll);
+    if (run_quiet(cmd) != 0) {
+        fprintf(stderr, "  skipped: no mingw-w64 windres / compiler\n");
+        cdd_fs_remove_tree(dir);
+        return;
+    }
+    CHECK_MSG(cdd_bin_parse_file(dll, &b) == 0, "%s", cdd_last_error()->msg);
+    CHECK_INT(b.has_version, 1);
+    CHECK_INT(b.file_version[0], 8);
+    CHECK_INT(b.file_version[1], 4);
+    CHECK_INT(b.file_version[2], 1);
+    CHECK_INT(b.file_version[3], 50);
+    CHECK_INT(b.product_version[3], 0);
+    cdd_bininfo_clear(&b);
+    cdd_fs_remove_tree(dir);
+}
+
 static void test_mz_only(void)
 {
     unsigned char dos[128] = {'M', 'Z'};
@@ -813,4 +980,6 @@ TEST_MAIN(TEST(test_cudnn_like_dll), TEST(test_pe32_delay_imports),
           TEST(test_many_exports), TEST(test_hostile_headers),
           TEST(test_hostile_tables), TEST(test_truncations_and_mutations),
           TEST(test_huge_file_reads_little), TEST(test_read_errors_propagate),
-          TEST(test_real_mingw_dll), TEST(test_mz_only))
+          TEST(test_real_mingw_dll), TEST(test_version_resource),
+          TEST(test_fatbin_section), TEST(test_real_version_resource),
+          TEST(test_mz_only))

@@ -410,10 +410,22 @@ static void test_root_and_state(void)
     }
     CHECK(sentinel_intact());
 
+    /* Without a journal, the linked backup folder of the fixture is
+     * refused at the open, naming it (status and verify never read it);
+     * with one (above), recovery is left to name the record. */
+    char bk[2048];
+    snprintf(p, sizeof p, "%s/" CDD_JOURNAL_FILE, root);
+    snprintf(bk, sizeof bk, "%s/" CDD_BACKUP_DIR, root);
+    (void)unlink(p); /* the earlier tests' journal, if any */
+    t = NULL;
+    CHECK_INT(cdd_tree_open(root, &t), CDD_E_STATE);
+    CHECK(t == NULL);
+    CHECK(strstr(cdd_last_error()->path, CDD_BACKUP_DIR) != NULL);
+    CHECK(strstr(cdd_last_error()->msg, "not a folder") != NULL);
+    CHECK(unlink(bk) == 0);
+
     /* The journal as a link planted after the open: the recovery refuses
      * it, exit 3. */
-    snprintf(p, sizeof p, "%s/" CDD_JOURNAL_FILE, root);
-    (void)unlink(p); /* the earlier tests' journal, if any */
     CHECK_INT(cdd_tree_open(root, &t), 0);
     CHECK(symlink(q, p) == 0);
     CHECK_INT(cdd_tree_lock(t, 0, 1, &locked, &rec), CDD_E_STATE);

@@ -873,6 +873,25 @@ int cdd_fs_sync_dir(const char *path)
     return 0;
 }
 
+/* The path the handle's file really has (links and junctions resolved, the
+ * case stored on disk), as UTF-8; NULL with the error set. */
+static char *final_path(HANDLE h, const char *shown)
+{
+    DWORD n = GetFinalPathNameByHandleW(h, NULL, 0, VOLUME_NAME_DOS);
+    wchar_t *fw = n ? malloc(((size_t)n + 1) * sizeof *fw) : NULL;
+    char *out = NULL;
+    if (!n)
+        cdd_fail_win32(shown, GetLastError(), "cannot resolve path");
+    else if (!fw)
+        cdd_fail(CDD_E_NOMEM, shown, 0, NULL);
+    else if (GetFinalPathNameByHandleW(h, fw, n + 1, VOLUME_NAME_DOS) == 0)
+        cdd_fail_win32(shown, GetLastError(), "cannot resolve path");
+    else
+        out = cdd_path_from_w(fw);
+    free(fw);
+    return out;
+}
+
 int cdd_fs_realpath(const char *path, char **out)
 {
     *out = NULL;
@@ -890,23 +909,9 @@ int cdd_fs_realpath(const char *path, char **out)
     free(w);
     if (h == INVALID_HANDLE_VALUE)
         return cdd_fail_win32(path, e, "cannot resolve path");
-    DWORD n = GetFinalPathNameByHandleW(h, NULL, 0, VOLUME_NAME_DOS);
-    wchar_t *fw = n ? malloc(((size_t)n + 1) * sizeof *fw) : NULL;
-    int r = 0;
-    if (!n) {
-        r = cdd_fail_win32(path, GetLastError(), "cannot resolve path");
-    } else if (!fw) {
-        r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
-    } else if (GetFinalPathNameByHandleW(h, fw, n + 1, VOLUME_NAME_DOS) == 0) {
-        r = cdd_fail_win32(path, GetLastError(), "cannot resolve path");
-    } else {
-        *out = cdd_path_from_w(fw);
-        if (!*out)
-            r = cdd_last_error()->code;
-    }
-    free(fw);
+    *out = final_path(h, path);
     CloseHandle(h);
-    return r;
+    return *out ? 0 : cdd_last_error()->code;
 }
 
 /* ---- listing and removal ------------------------------------------------ */
@@ -1054,23 +1059,6 @@ static char *dir_join(const struct cdd_dir *d, const char *name)
         p[k++] = '/';
     memcpy(p + k, name, b + 1);
     return p;
-}
-
-static char *final_path(HANDLE h, const char *shown)
-{
-    DWORD n = GetFinalPathNameByHandleW(h, NULL, 0, VOLUME_NAME_DOS);
-    wchar_t *fw = n ? malloc(((size_t)n + 1) * sizeof *fw) : NULL;
-    char *out = NULL;
-    if (!n)
-        cdd_fail_win32(shown, GetLastError(), "cannot resolve path");
-    else if (!fw)
-        cdd_fail(CDD_E_NOMEM, shown, 0, NULL);
-    else if (GetFinalPathNameByHandleW(h, fw, n + 1, VOLUME_NAME_DOS) == 0)
-        cdd_fail_win32(shown, GetLastError(), "cannot resolve path");
-    else
-        out = cdd_path_from_w(fw);
-    free(fw);
-    return out;
 }
 
 /* Open a folder handle on path; follow: whether a final link is entered. */

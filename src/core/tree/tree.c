@@ -134,36 +134,50 @@ static const char *link_to(struct cdd_dir *d, const char *name, char *buf,
  * file or absent. A link among them is tampered state whatever it leads to
  * (nothing in .cudnn-deploy is followed, and no link there is ever
  * expected): refused when the tree is opened, before any command reads or
- * changes anything, one answer for all of them. (The folders - backup and
- * the stages - are checked by the steps that use them, which can name the
- * journal record or receipt that leads there.) */
+ * changes anything, one answer for all of them. The backup folder, too,
+ * must be a real folder or absent, so that status and verify, which never
+ * read it, still report a link there -- unless a journal is present: then
+ * recovery, which every command runs or reports first, refuses it naming
+ * the record that leads there. (What lies inside it, and the stages, are
+ * checked by the steps that use them.) */
 static int check_state_files(struct cdd_tree *t)
 {
     static const char *const files[] = {CDD_LOCK_FILE, CDD_JOURNAL_FILE,
                                         CDD_RECEIPT_FILE, CDD_MANIFEST_COPY,
                                         CDD_LOG_FILE};
     const size_t skip = sizeof CDD_STATE_DIR; /* ".cudnn-deploy/" */
-    int r = 0;
-    for (size_t i = 0; !r && i < sizeof files / sizeof files[0]; i++) {
-        const char *name = files[i] + skip;
+    int r = 0, journal = 0;
+    for (size_t i = 0; !r && i <= sizeof files / sizeof files[0]; i++) {
+        int is_dir = i == sizeof files / sizeof files[0];
+        if (is_dir && journal)
+            break;
+        const char *path = is_dir ? CDD_BACKUP_DIR : files[i];
+        const char *name = path + skip;
         struct cdd_stat st;
         char to[300];
         r = cdd_dir_lstat(t->state, name, &st);
-        if (r || st.type == CDD_FT_NONE || st.type == CDD_FT_FILE)
+        if (!r && !is_dir && strcmp(path, CDD_JOURNAL_FILE) == 0 &&
+            st.type != CDD_FT_NONE)
+            journal = 1;
+        if (r || st.type == CDD_FT_NONE ||
+            st.type == (is_dir ? CDD_FT_DIR : CDD_FT_FILE))
             continue;
-        char *abs = cdd_tree_abs(t, files[i]);
+        char *abs = cdd_tree_abs(t, path);
+        const char *want = is_dir ? "a folder" : "a regular file";
         if (!abs)
             return nomem();
         if (st.type == CDD_FT_SYMLINK)
             r = cdd_fail(CDD_E_STATE, abs, 0,
-                         "is a link%s, not a regular file; nothing in %s is "
+                         "is a link%s, not %s; nothing in %s is "
                          "followed: inspect the tree",
-                         link_to(t->state, name, to, sizeof to),
+                         link_to(t->state, name, to, sizeof to), want,
                          CDD_STATE_DIR);
         else
-            r = cdd_fail(CDD_E_STATE, abs, 0,
-                         "is %s, not a regular file: inspect the tree",
-                         st.type == CDD_FT_DIR ? "a folder" : "a special file");
+            r = cdd_fail(CDD_E_STATE, abs, 0, "is %s, not %s: inspect the "
+                         "tree", st.type == CDD_FT_DIR ? "a folder"
+                                 : st.type == CDD_FT_FILE ? "a file"
+                                                          : "a special file",
+                         want);
         free(abs);
     }
     return r;

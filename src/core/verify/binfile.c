@@ -90,22 +90,46 @@ static int file_read_at(void *ud, uint64_t off, void *buf, size_t len)
     return 0;
 }
 
+int cdd_binsrc_file_open(const char *path, struct cdd_binsrc *src)
+{
+    struct filesrc *fs = calloc(1, sizeof *fs);
+    int rc;
+    memset(src, 0, sizeof *src);
+    if (!fs)
+        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    fs->path = path;
+    if ((rc = cdd_fs_open_read(path, &fs->f)) != 0 ||
+        (rc = cdd_rfile_size(fs->f, &src->size)) != 0) {
+        cdd_rfile_close(fs->f);
+        free(fs);
+        return rc;
+    }
+    src->ud = fs;
+    src->read_at = file_read_at;
+    src->name = path;
+    return 0;
+}
+
+void cdd_binsrc_file_close(struct cdd_binsrc *src)
+{
+    struct filesrc *fs = src ? src->ud : NULL;
+    if (!fs)
+        return;
+    cdd_rfile_close(fs->f);
+    free(fs);
+    memset(src, 0, sizeof *src);
+}
+
 int cdd_bin_parse_file(const char *path, struct cdd_bininfo *out)
 {
-    struct filesrc fs = {NULL, path};
-    struct cdd_binsrc src = {&fs, 0, file_read_at, path};
+    struct cdd_binsrc src;
     int rc;
 
     memset(out, 0, sizeof *out);
-    rc = cdd_fs_open_read(path, &fs.f);
-    if (rc)
-        goto out;
-    rc = cdd_rfile_size(fs.f, &src.size);
-    if (rc)
-        goto out;
+    if ((rc = cdd_binsrc_file_open(path, &src)) != 0)
+        return rc;
     rc = cdd_bin_parse(&src, out);
-out:
-    cdd_rfile_close(fs.f);
+    cdd_binsrc_file_close(&src);
     return rc;
 }
 

@@ -219,3 +219,60 @@ void cdd_conv_compare(const float *got, const float *ref, const float *scale,
     if (worst)
         *worst = wi;
 }
+
+/* ---- binary16 ------------------------------------------------------------ */
+
+uint16_t cdd_half_from_float(float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    uint32_t sign = (u >> 16) & 0x8000u, exp = (u >> 23) & 0xffu,
+             man = u & 0x7fffffu;
+    if (exp == 0xff) /* infinity, NaN (kept quiet and non-zero) */
+        return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0));
+    int e = (int)exp - 127 + 15;
+    if (e >= 31)
+        return (uint16_t)(sign | 0x7c00u);
+    if (e <= 0) { /* subnormal or zero in binary16 */
+        if (e < -10)
+            return (uint16_t)sign;
+        man |= 0x800000u;
+        unsigned shift = (unsigned)(14 - e);
+        uint32_t half = man >> shift, rest = man & ((1u << shift) - 1),
+                 mid = 1u << (shift - 1);
+        if (rest > mid || (rest == mid && (half & 1)))
+            half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = (uint32_t)e << 10 | man >> 13, rest = man & 0x1fffu;
+    /* A carry out of the mantissa bumps the exponent, up to infinity:
+     * exactly what rounding should do. */
+    if (rest > 0x1000u || (rest == 0x1000u && (half & 1)))
+        half++;
+    return (uint16_t)(sign | half);
+}
+
+float cdd_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu,
+             man = h & 0x3ffu, u;
+    if (exp == 0x1f) {
+        u = sign | 0x7f800000u | man << 13;
+    } else if (exp == 0) {
+        if (!man) {
+            u = sign;
+        } else { /* subnormal: normalise */
+            int e = -1;
+            do {
+                man <<= 1;
+                e++;
+            } while (!(man & 0x400u));
+            u = sign | (uint32_t)(127 - 15 - e) << 23 | (man & 0x3ffu) << 13;
+        }
+    } else {
+        u = sign | (exp - 15 + 127) << 23 | man << 13;
+    }
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}

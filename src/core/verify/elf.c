@@ -20,6 +20,8 @@
 #define SHT_DYNAMIC 6
 #define SHT_DYNSYM 11
 #define SHN_UNDEF 0
+#define SHN_XINDEX 0xffff
+#define SHT_NOBITS 8
 
 #define DT_NULL 0
 #define DT_NEEDED 1
@@ -53,7 +55,7 @@ struct elf_seg {
 struct elf {
     struct cdd_binrd *r;
     int is64, be;
-    uint64_t phoff, phnum, shoff, shnum;
+    uint64_t phoff, phnum, shoff, shnum, shstrndx;
     unsigned phentsize, shentsize;
     struct elf_seg *loads;
     size_t nloads;
@@ -73,7 +75,7 @@ struct elf {
 };
 
 struct elf_shdr {
-    uint32_t type, link, info;
+    uint32_t name, type, link, info;
     uint64_t offset, size, entsize;
 };
 
@@ -113,6 +115,7 @@ static int read_shdr(struct elf *e, uint64_t idx, struct elf_shdr *sh)
                             e->is64 ? 64 : 40, "section header table");
     if (rc)
         return rc;
+    sh->name = ld32(e, b);
     sh->type = ld32(e, b + 4);
     if (e->is64) {
         sh->offset = ldw(e, b + 24);
@@ -175,6 +178,7 @@ static int read_header(struct elf *e, struct cdd_bininfo *out)
     e->phnum = ld16(e, q + 2);
     e->shentsize = ld16(e, q + 4);
     e->shnum = e->shoff ? ld16(e, q + 6) : 0;
+    e->shstrndx = ld16(e, q + 8);
 
     if (e->shoff) {
         if (e->shentsize < (e->is64 ? 64u : 40u))
@@ -189,6 +193,8 @@ static int read_header(struct elf *e, struct cdd_bininfo *out)
             if ((rc = read_shdr(e, 0, &sh0)))
                 return rc;
             e->shnum = n ? n : sh0.size;
+            if (e->shstrndx == SHN_XINDEX)
+                e->shstrndx = sh0.link;
             if (e->phnum == PN_XNUM)
                 e->phnum = sh0.info;
         }
@@ -274,15 +280,57 @@ static int read_phdrs(struct elf *e)
     return 0;
 }
 
-static int read_shdrs(struct elf *e)
+/* Is section sh the CUDA fatbinary section (".nv_fatbin")? Only the name's
+ * bytes inside the section-name table are compared; a table that is not
+ * one (absent, NOBITS, outside the file) names nothing. */
+static int is_fatbin_section(struct elf *e, const struct elf_shdr *names,
+                             const struct elf_shdr *sh, int *yes)
+{
+    static const char want[] = ".nv_fatbin"; /* with its NUL */
+    unsigned char b[sizeof want];
+    *yes = 0;
+    if (names->type == SHT_NOBITS || sh->name >= names->size ||
+        names->size - sh->name < sizeof want ||
+        !cdd_binrd_in_file(e->r, names->offset, names->size))
+        return 0;
+    int rc = cdd_binrd_read(e->r, names->offset + sh->name, b, sizeof b,
+                            "section name table");
+    if (rc)
+        return rc;
+    *yes = memcmp(b, want, sizeof want) == 0;
+    return 0;
+}
+
+static int read_shdrs(struct elf *e, struct cdd_bininfo *out)
 {
     int have_dynsec = 0;
-    struct elf_shdr dynsec = {0};
-    for (uint64_t i = 0; i < e->shnum; i++) {
-        struct elf_shdr sh;
-        int rc = read_shdr(e, i, &sh);
+    struct elf_shdr dynsec = {0}, names = {0};
+    if (e->shstrndx && e->shstrndx < e->shnum) {
+        int rc = read_shdr(e, e->shstrndx, &names);
         if (rc)
             return rc;
+    }
+    for (uint64_t i = 0; i < e->shnum; i++) {
+        struct elf_shdr sh;
+        int rc = read_shdr(e, i, &sh), fat = 0;
+        if (rc)
+            return rc;
+        if (names.size && !out->has_fatbin && sh.type != SHT_NOBITS &&
+            (rc = is_fatbin_section(e, &names, &sh, &fat)))
+            return rc;
+        if (fat) {
+            /* cuobjdump and the CUDA runtime read these bytes; a section
+             * that announces more than the file holds was cut short. */
+            if (!cdd_binrd_in_file(e->r, sh.offset, sh.size))
+                return cdd_binrd_corrupt(e->r, ".nv_fatbin section (offset "
+                                         "0x%llx, 0x%llx bytes) extends past "
+                                         "end of file: truncated?",
+                                         (unsigned long long)sh.offset,
+                                         (unsigned long long)sh.size);
+            out->has_fatbin = 1;
+            out->fatbin_off = sh.offset;
+            out->fatbin_size = sh.size;
+        }
         if (sh.type == SHT_DYNSYM && !e->have_dynsym) {
             e->have_dynsym = 1;
             e->dynsym_off = sh.offset;
@@ -637,7 +685,7 @@ int cdd_elf_parse(struct cdd_binrd *r, struct cdd_bininfo *out)
     memset(&e, 0, sizeof e);
     e.r = r;
     if ((rc = read_header(&e, out)) || (rc = read_phdrs(&e)) ||
-        (rc = read_shdrs(&e)))
+        (rc = read_shdrs(&e, out)))
         goto out;
     if (!e.have_dyn)
         goto out; /* static executable or object file: needs nothing */

@@ -359,6 +359,7 @@ typedef void *cudnnConvolutionDescriptor_t;
 #define CUDNN_STATUS_SUCCESS 0
 #define CUDNN_TENSOR_NCHW 0
 #define CUDNN_DATA_FLOAT 0
+#define CUDNN_DATA_HALF 2
 #define CUDNN_CROSS_CORRELATION 1
 #define CUDNN_DEFAULT_MATH 0
 #define CUDNN_TENSOR_OP_MATH 1
@@ -494,7 +495,9 @@ struct conv_run {
     struct cdd_conv_shape s;
     int oh, ow;
     size_t nx, nw, ny;
-    int allow_tf32;
+    int tc;     /* tensor-op math wanted (TF32, FP16) */
+    int dtype;  /* CUDNN_DATA_FLOAT or CUDNN_DATA_HALF */
+    size_t esize; /* bytes per element on the device */
     cudnnHandle_t h;
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t wd;
@@ -611,13 +614,54 @@ static void *dptr(CUdeviceptr p)
  * read y, but an engine that computed beta * y literally would turn a NaN
  * fill into a false failure. */
 #define SENTINEL 1.0e6f
+#define SENTINEL_HALF 3.0e4f /* binary16 tops out at 65504 */
 
 /* Everything up to, not including, the choice of algorithm: handle,
  * descriptors (with the math type), device buffers holding x and w, and y
  * filled with SENTINEL. */
+/* Host floats to the device in the run's data type. */
+static int upload(struct conv_run *cr, CUdeviceptr to, const float *v,
+                  size_t n)
+{
+    void *buf = (void *)v;
+    uint16_t *h = NULL;
+    if (cr->dtype == CUDNN_DATA_HALF) {
+        if (!(h = malloc(n * sizeof *h)))
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        for (size_t i = 0; i < n; i++)
+            h[i] = cdd_half_from_float(v[i]);
+        buf = h;
+    }
+    CUresult res = cr->g->cu.cuMemcpyHtoD(to, buf, n * cr->esize);
+    free(h);
+    if (res != CUDA_SUCCESS)
+        return cu_fail(cr->g, CDD_E_CHECK, "cuMemcpyHtoD", res);
+    return 0;
+}
+
+/* y from the device, as floats. */
+static int download_y(struct conv_run *cr, float *y)
+{
+    uint16_t *h = NULL;
+    void *buf = y;
+    if (cr->dtype == CUDNN_DATA_HALF) {
+        if (!(h = malloc(cr->ny * sizeof *h)))
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        buf = h;
+    }
+    CUresult res = cr->g->cu.cuMemcpyDtoH(buf, cr->dy, cr->ny * cr->esize);
+    if (res == CUDA_SUCCESS && h)
+        for (size_t i = 0; i < cr->ny; i++)
+            y[i] = cdd_half_to_float(h[i]);
+    free(h);
+    if (res != CUDA_SUCCESS)
+        return cu_fail(cr->g, CDD_E_CHECK, "cuMemcpyDtoH", res);
+    return 0;
+}
+
 static int run_setup(struct conv_run *cr, struct cdd_gpu_env *g,
                      struct cdd_lib *cudnn, const struct cdd_conv_shape *s,
-                     int allow_tf32, const float *x, const float *w)
+                     int mode, const float *x, const float *w)
 {
     cudnnStatus_t st;
     CUresult res;
@@ -625,7 +669,9 @@ static int run_setup(struct conv_run *cr, struct cdd_gpu_env *g,
     int r;
     cr->g = g;
     cr->s = *s;
-    cr->allow_tf32 = allow_tf32;
+    cr->tc = mode != CDD_BENCH_FP32;
+    cr->dtype = mode == CDD_BENCH_FP16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    cr->esize = mode == CDD_BENCH_FP16 ? 2 : sizeof(float);
     cr->lib_path = cdd_lib_path(cudnn);
     if ((r = cdd_conv_out_dims(s, &cr->oh, &cr->ow)) != 0)
         return r;
@@ -649,10 +695,10 @@ static int run_setup(struct conv_run *cr, struct cdd_gpu_env *g,
     if ((st = cr->dnn.cudnnCreateConvolutionDescriptor(&cr->cd)) != 0)
         return dnn_fail(cr, "cudnnCreateConvolutionDescriptor", st);
     if ((st = cr->dnn.cudnnSetTensor4dDescriptor(cr->xd, CUDNN_TENSOR_NCHW,
-                                                 CUDNN_DATA_FLOAT, s->n, s->c,
+                                                 cr->dtype, s->n, s->c,
                                                  s->h, s->w)) != 0)
         return dnn_fail(cr, "cudnnSetTensor4dDescriptor(x)", st);
-    if ((st = cr->dnn.cudnnSetFilter4dDescriptor(cr->wd, CUDNN_DATA_FLOAT,
+    if ((st = cr->dnn.cudnnSetFilter4dDescriptor(cr->wd, cr->dtype,
                                                  CUDNN_TENSOR_NCHW, s->k, s->c,
                                                  s->r, s->s)) != 0)
         return dnn_fail(cr, "cudnnSetFilter4dDescriptor", st);
@@ -663,10 +709,12 @@ static int run_setup(struct conv_run *cr, struct cdd_gpu_env *g,
     /* FMA_MATH (cuDNN >= 8.0) keeps TF32 tensor cores out: on Ampere and
      * later DEFAULT_MATH lets cuDNN round FP32 inputs to TF32 (10-bit
      * mantissa), which would make a 1e-3 check test the rounding instead of
-     * the library. */
+     * the library. TENSOR_OP_MATH asks for the tensor cores: TF32 on FP32
+     * data, FP16 on half data (accumulating in the FLOAT compute type set
+     * above). */
     cr->math = -1;
     if (cr->dnn.cudnnSetConvolutionMathType) {
-        int want = allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+        int want = cr->tc ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
         if ((st = cr->dnn.cudnnSetConvolutionMathType(cr->cd, want)) != 0)
             return dnn_fail(cr, "cudnnSetConvolutionMathType", st);
         cr->math = want;
@@ -681,25 +729,22 @@ static int run_setup(struct conv_run *cr, struct cdd_gpu_env *g,
                         "%dx%dx%dx%d, expected %dx%dx%dx%d",
                         n, c, h, wd, s->n, s->k, cr->oh, cr->ow);
     if ((st = cr->dnn.cudnnSetTensor4dDescriptor(cr->yd, CUDNN_TENSOR_NCHW,
-                                                 CUDNN_DATA_FLOAT, n, c, h,
+                                                 cr->dtype, n, c, h,
                                                  wd)) != 0)
         return dnn_fail(cr, "cudnnSetTensor4dDescriptor(y)", st);
-    if ((r = dev_alloc(g, &cr->dx, cr->nx * sizeof(float), "input")) ||
-        (r = dev_alloc(g, &cr->dw, cr->nw * sizeof(float), "filter")) ||
-        (r = dev_alloc(g, &cr->dy, cr->ny * sizeof(float), "output")))
+    if ((r = dev_alloc(g, &cr->dx, cr->nx * cr->esize, "input")) ||
+        (r = dev_alloc(g, &cr->dw, cr->nw * cr->esize, "filter")) ||
+        (r = dev_alloc(g, &cr->dy, cr->ny * cr->esize, "output")))
         return r;
-    if ((res = g->cu.cuMemcpyHtoD(cr->dx, x, cr->nx * sizeof(float))) != 0 ||
-        (res = g->cu.cuMemcpyHtoD(cr->dw, w, cr->nw * sizeof(float))) != 0)
-        return cu_fail(g, CDD_E_CHECK, "cuMemcpyHtoD", res);
+    if ((r = upload(cr, cr->dx, x, cr->nx)) || (r = upload(cr, cr->dw, w, cr->nw)))
+        return r;
     if (!(fill = malloc(cr->ny * sizeof(float))))
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     for (size_t i = 0; i < cr->ny; i++)
-        fill[i] = SENTINEL;
-    res = g->cu.cuMemcpyHtoD(cr->dy, fill, cr->ny * sizeof(float));
+        fill[i] = cr->dtype == CUDNN_DATA_HALF ? SENTINEL_HALF : SENTINEL;
+    r = upload(cr, cr->dy, fill, cr->ny);
     free(fill);
-    if (res != CUDA_SUCCESS)
-        return cu_fail(g, CDD_E_CHECK, "cuMemcpyHtoD", res);
-    return 0;
+    return r;
 }
 
 static int run_forward(struct conv_run *cr)
@@ -748,7 +793,7 @@ static int run_try(struct conv_run *cr, int algo, int math)
     /* With TF32 allowed, cuDNN wants the math type its perf result was
      * measured with set before the call; with FMA only, the descriptor
      * stays at FMA_MATH whatever the perf result says. */
-    if (cr->allow_tf32 && cr->dnn.cudnnSetConvolutionMathType && math >= 0 &&
+    if (cr->tc && cr->dnn.cudnnSetConvolutionMathType && math >= 0 &&
         math != cr->math) {
         if ((st = cr->dnn.cudnnSetConvolutionMathType(cr->cd, math)) != 0)
             return dnn_fail(cr, "cudnnSetConvolutionMathType", st);
@@ -809,7 +854,7 @@ static int run_choose(struct conv_run *cr, int use_find)
     for (int i = 0; i < got; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS)
             continue;
-        if (!cr->allow_tf32 && tf32_math(perf[i].mathType))
+        if (!cr->tc && tf32_math(perf[i].mathType))
             continue;
         cand[nc] = perf[i].algo;
         cmath[nc++] = perf[i].mathType;
@@ -819,7 +864,7 @@ static int run_choose(struct conv_run *cr, int use_find)
         have_gemm |= cand[i] == CUDNN_FWD_ALGO_IMPLICIT_GEMM;
     if (!have_gemm) {
         cand[nc] = CUDNN_FWD_ALGO_IMPLICIT_GEMM;
-        cmath[nc++] = cr->allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+        cmath[nc++] = cr->tc ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
     }
     int r = 0;
     for (int i = 0; i < nc; i++) {
@@ -923,7 +968,7 @@ int cdd_gpu_conv_check(struct cdd_gpu_env *g, struct cdd_lib *cudnn,
     }
     fill_random(x, nx, 1);
     fill_random(w, nw, 2);
-    r = run_setup(&cr, g, cudnn, &shape, 0, x, w);
+    r = run_setup(&cr, g, cudnn, &shape, CDD_BENCH_FP32, x, w);
     if (cr.dnn.cudnnGetVersion)
         res->cudnn_version = cr.dnn.cudnnGetVersion();
     res->math_type = cr.math;
@@ -973,7 +1018,18 @@ void cdd_gpu_bench_defaults(struct cdd_gpu_bench_opts *o)
     o->warmup = 3;
     o->gpu_runs = 20;
     o->cpu_runs = 3;
-    o->allow_tf32 = 0;
+    o->math = CDD_BENCH_FP32;
+    o->min_speedup = CDD_BENCH_MIN_SPEEDUP;
+}
+
+const char *cdd_bench_math_name(int math)
+{
+    switch (math) {
+    case CDD_BENCH_FP32: return "FP32";
+    case CDD_BENCH_TF32: return "TF32";
+    case CDD_BENCH_FP16: return "FP16";
+    default: return "unknown";
+    }
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -1002,8 +1058,15 @@ int cdd_gpu_bench(struct cdd_gpu_env *g, struct cdd_lib *cudnn,
     int r;
     memset(res, 0, sizeof *res);
     res->shape = opts->shape;
+    res->math = opts->math;
     res->math_type = -1;
-    res->tolerance = opts->allow_tf32 ? CDD_CONV_TF32_TOL : CDD_CONV_CHECK_TOL;
+    res->min_speedup = opts->min_speedup;
+    res->tolerance = opts->math == CDD_BENCH_TF32   ? CDD_CONV_TF32_TOL
+                     : opts->math == CDD_BENCH_FP16 ? CDD_CONV_FP16_TOL
+                                                    : CDD_CONV_CHECK_TOL;
+    if (opts->math < 0 || opts->math >= CDD_BENCH_N_MATH)
+        return cdd_fail(CDD_E_USAGE, NULL, 0, "unknown benchmark math %d",
+                        opts->math);
     if ((r = need_device(g, cudnn)) != 0)
         return r;
     if ((r = cdd_conv_out_dims(&opts->shape, &res->out_h, &res->out_w)) != 0)
@@ -1028,9 +1091,17 @@ int cdd_gpu_bench(struct cdd_gpu_env *g, struct cdd_lib *cudnn,
     }
     fill_random(x, nx, 3);
     fill_random(w, nw, 4);
+    /* FP16: both sides convolve the same binary16 values, so the compare
+     * measures cuDNN, not the rounding of its inputs. */
+    if (opts->math == CDD_BENCH_FP16) {
+        for (size_t i = 0; i < nx; i++)
+            x[i] = cdd_half_to_float(cdd_half_from_float(x[i]));
+        for (size_t i = 0; i < nw; i++)
+            w[i] = cdd_half_to_float(cdd_half_from_float(w[i]));
+    }
 
     /* GPU first: a failing library then fails fast, before the CPU runs. */
-    r = run_setup(&cr, g, cudnn, &opts->shape, opts->allow_tf32, x, w);
+    r = run_setup(&cr, g, cudnn, &opts->shape, opts->math, x, w);
     res->math_type = cr.math;
     if (r || (r = run_choose(&cr, 1)) != 0)
         goto out;
@@ -1086,12 +1157,8 @@ int cdd_gpu_bench(struct cdd_gpu_env *g, struct cdd_lib *cudnn,
         }
         gt[i] = ms;
     }
-    if ((r = run_sync(&cr)) != 0)
+    if ((r = run_sync(&cr)) != 0 || (r = download_y(&cr, y)) != 0)
         goto out;
-    if ((cres = g->cu.cuMemcpyDtoH(y, cr.dy, ny * sizeof *y)) != 0) {
-        r = cu_fail(g, CDD_E_CHECK, "cuMemcpyDtoH", cres);
-        goto out;
-    }
     res->gpu_runs = gpu_runs;
     res->gpu_ms = median(gt, gpu_runs);
     res->gpu_ms_min = gt[0];
@@ -1121,10 +1188,24 @@ int cdd_gpu_bench(struct cdd_gpu_env *g, struct cdd_lib *cudnn,
     cdd_conv_compare(y, ref, scale, ny, &res->max_rel_err, &res->max_abs_err,
                      &worst);
     res->ran = 1;
-    res->pass = res->max_rel_err <= res->tolerance;
-    if (!res->pass)
-        r = mismatch("benchmark", &cr, res->max_rel_err, res->tolerance,
-                     worst, y, ref);
+    res->accurate = res->max_rel_err <= res->tolerance;
+    res->fast = opts->min_speedup <= 0 || res->speedup >= opts->min_speedup;
+    res->pass = res->accurate && res->fast;
+    char what[48];
+    snprintf(what, sizeof what, "benchmark (%s)",
+             cdd_bench_math_name(opts->math));
+    if (!res->accurate)
+        r = mismatch(what, &cr, res->max_rel_err, res->tolerance, worst, y,
+                     ref);
+    else if (!res->fast)
+        r = cdd_fail(CDD_E_CHECK, cr.lib_path, 0,
+                     "benchmark (%s): GPU %.3f ms against the CPU reference's "
+                     "%.1f ms is a speed-up of %.1fx, below the %.0fx that "
+                     "shows cuDNN really running on the GPU (algorithm %s, "
+                     "%s)", cdd_bench_math_name(opts->math), res->gpu_ms,
+                     res->cpu_ms, res->speedup, opts->min_speedup,
+                     cdd_cudnn_algo_name(cr.algo),
+                     cdd_cudnn_math_name(cr.math));
 out:
     for (int i = 0; i < nev; i++)
         if (ev[i])

@@ -1,6 +1,7 @@
 /* PE (Windows DLL/EXE): which DLLs an image imports (the import table and
- * the delay-load table, what `dumpbin /dependents` prints), its own name and
- * its export names. Every RVA is translated through a section table that is
+ * the delay-load table, what `dumpbin /dependents` prints), its own name,
+ * its export names, its version resource (VS_FIXEDFILEINFO) and where its
+ * CUDA fatbinaries lie (section .nv_fatb). Every RVA is translated through a section table that is
  * first checked the way the Windows loader checks it (ascending, not
  * overlapping, raw data inside the file), and every table walk is bounded by
  * a fixed limit, so a hostile or truncated DLL gives CDD_E_CORRUPT with the
@@ -10,6 +11,7 @@
 
 #include "cdd/error.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,7 @@
 
 #define DIR_EXPORT 0
 #define DIR_IMPORT 1
+#define DIR_RESOURCE 2
 #define DIR_SECURITY 4
 #define DIR_DELAY_IMPORT 13
 
@@ -214,6 +217,13 @@ static int read_headers(struct pe *p, struct cdd_bininfo *out)
                                      "file: truncated?", i,
                                      (unsigned long long)s->raw_off,
                                      (unsigned long long)raw_size);
+        /* nvcc's section for the fatbinaries; the name is cut to the 8
+         * bytes a PE section name holds (".nv_fatbin" -> ".nv_fatb"). */
+        if (!out->has_fatbin && memcmp(b, ".nv_fatb", 8) == 0 && s->raw_off) {
+            out->has_fatbin = 1;
+            out->fatbin_off = s->raw_off;
+            out->fatbin_size = s->backed;
+        }
         /* The loader requires ascending, non-overlapping sections; RVA
          * lookups rely on it. */
         if (i > 0 && s->va < p->secs[i - 1].va + p->secs[i - 1].vsize)
@@ -376,6 +386,126 @@ static int read_exports(struct pe *p, struct cdd_bininfo *out)
     return 0;
 }
 
+/* ---- version resource ---------------------------------------------------
+ * The resource directory is a tree of fixed depth: type (RT_VERSION = 16),
+ * name, language; the leaf is a data entry pointing at VS_VERSIONINFO, whose
+ * Value is VS_FIXEDFILEINFO (signature 0xFEEF04BD). Offsets inside the tree
+ * are relative to the directory's start; each level is read once, its entry
+ * count bounded by the table's own file data, so neither a loop nor a long
+ * walk can be built. */
+
+#define RT_VERSION 16
+#define RES_MAX_ENTRIES 65536u
+#define VS_FIXED_SIGNATURE 0xFEEF04BDu
+
+/* The entry of directory `dir_off` (offset inside the resource tree) whose
+ * ID is `id`, or the first ID entry when id < 0. *found 0: none. */
+static int res_lookup(struct pe *p, uint64_t root, uint64_t rsize,
+                      uint64_t dir_off, long id, uint32_t *target, int *found)
+{
+    unsigned char d[16];
+    int rc;
+    *found = 0;
+    if (dir_off > rsize || rsize - dir_off < 16)
+        return cdd_binrd_corrupt(p->r, "resource directory at offset 0x%llx "
+                                 "lies outside the resource data",
+                                 (unsigned long long)dir_off);
+    if ((rc = read_rva(p, root + dir_off, d, 16, "resource directory")))
+        return rc;
+    uint64_t named = ld16(d + 12), ids = ld16(d + 14);
+    if (named + ids > RES_MAX_ENTRIES ||
+        (named + ids) * 8 > rsize - dir_off - 16)
+        return cdd_binrd_corrupt(p->r, "resource directory at offset 0x%llx "
+                                 "claims %llu entries, more than its data "
+                                 "holds", (unsigned long long)dir_off,
+                                 (unsigned long long)(named + ids));
+    /* Named entries come first; RT_VERSION and its children are IDs. */
+    for (uint64_t i = named; i < named + ids; i++) {
+        unsigned char e[8];
+        if ((rc = read_rva(p, root + dir_off + 16 + 8 * i, e, 8,
+                           "resource directory entry")))
+            return rc;
+        if (id < 0 || ld32(e) == (uint32_t)id) {
+            *target = ld32(e + 4);
+            *found = 1;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+static int read_version(struct pe *p, struct cdd_bininfo *out)
+{
+    uint64_t root = p->dir_rva[DIR_RESOURCE], rsize = p->dir_size[DIR_RESOURCE];
+    uint64_t off, end;
+    uint32_t t = 0;
+    int rc, found;
+    if (!root || !rsize)
+        return 0;
+    /* The resource tree must be file data of one section. */
+    if (map_rva(p, root, 1, &off, &end))
+        return cdd_binrd_corrupt(p->r, "resource directory (RVA 0x%llx) is "
+                                 "not in any section's file data",
+                                 (unsigned long long)root);
+    if (rsize > end - off)
+        rsize = end - off;
+    /* type -> name -> language: the first two levels must be directories,
+     * the third a data entry (high bit clear). */
+    uint64_t dir = 0;
+    for (int level = 0; level < 3; level++) {
+        if ((rc = res_lookup(p, root, rsize, dir, level == 0 ? RT_VERSION : -1,
+                             &t, &found)))
+            return rc;
+        if (!found)
+            return 0;
+        int is_dir = (t & 0x80000000u) != 0;
+        if (is_dir != (level < 2))
+            return cdd_binrd_corrupt(p->r, "version resource: level %d entry "
+                                     "is %s", level,
+                                     is_dir ? "a directory where data was "
+                                              "expected"
+                                            : "data where a directory was "
+                                              "expected");
+        dir = t & 0x7fffffffu;
+    }
+    unsigned char de[16], v[92];
+    if (dir > rsize || rsize - dir < 16)
+        return cdd_binrd_corrupt(p->r, "version resource data entry at "
+                                 "offset 0x%llx lies outside the resource "
+                                 "data", (unsigned long long)dir);
+    if ((rc = read_rva(p, root + dir, de, 16, "resource data entry")))
+        return rc;
+    uint32_t data = ld32(de), size = ld32(de + 4);
+    /* VS_VERSIONINFO: wLength, wValueLength, wType, L"VS_VERSION_INFO",
+     * padding to 32 bits, then the 52-byte VS_FIXEDFILEINFO at 40. */
+    if (size < sizeof v)
+        return cdd_binrd_corrupt(p->r, "version resource is %u bytes, too "
+                                 "small for VS_FIXEDFILEINFO", size);
+    if ((rc = read_rva(p, data, v, sizeof v, "version resource")))
+        return rc;
+    static const char key[] = "VS_VERSION_INFO";
+    for (size_t k = 0; k < sizeof key; k++)
+        if (v[6 + 2 * k] != (unsigned char)key[k] || v[7 + 2 * k])
+            return cdd_binrd_corrupt(p->r, "version resource does not start "
+                                     "with VS_VERSION_INFO");
+    if (ld16(v + 2) < 52 || ld32(v + 40) != VS_FIXED_SIGNATURE)
+        return cdd_binrd_corrupt(p->r, "version resource has no "
+                                 "VS_FIXEDFILEINFO (signature 0x%x)",
+                                 ld32(v + 40));
+    uint32_t fms = ld32(v + 48), fls = ld32(v + 52);
+    uint32_t pms = ld32(v + 56), pls = ld32(v + 60);
+    out->file_version[0] = fms >> 16;
+    out->file_version[1] = fms & 0xffff;
+    out->file_version[2] = fls >> 16;
+    out->file_version[3] = fls & 0xffff;
+    out->product_version[0] = pms >> 16;
+    out->product_version[1] = pms & 0xffff;
+    out->product_version[2] = pls >> 16;
+    out->product_version[3] = pls & 0xffff;
+    out->has_version = 1;
+    return 0;
+}
+
 int cdd_pe_parse(struct cdd_binrd *r, struct cdd_bininfo *out)
 {
     struct pe p;
@@ -386,6 +516,17 @@ int cdd_pe_parse(struct cdd_binrd *r, struct cdd_bininfo *out)
     if ((rc = read_headers(&p, out)) || (rc = read_imports(&p, out)) ||
         (rc = read_delay_imports(&p, out)) || (rc = read_exports(&p, out)))
         goto out;
+    /* The loader never reads the version resource: a malformed one is
+     * reported as such, not as a DLL that cannot load. */
+    if ((rc = read_version(&p, out)) == CDD_E_CORRUPT) {
+        out->has_version = -1;
+        memset(out->file_version, 0, sizeof out->file_version);
+        memset(out->product_version, 0, sizeof out->product_version);
+        snprintf(out->version_problem, sizeof out->version_problem, "%.*s",
+                 (int)sizeof out->version_problem - 1, cdd_last_error()->msg);
+        cdd_clear_error();
+        rc = 0;
+    }
 out:
     free(p.secs);
     return rc;

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "cdd/cudnn_facts.h"
+#include "cdd/env.h"
 #include "cdd/error.h"
+#include "cdd/fatbin.h"
 #include "cdd/gpu.h"
 #include "verify_int.h"
 
@@ -44,6 +46,130 @@ static void driver_fit(struct vctx *c, const struct cdd_gpu_info *gi)
     }
 }
 
+/* ---- the GPU code the libraries carry ------------------------------------ */
+
+#define ARCH_LIST 1536
+
+static void list_add(char *buf, size_t len, const char *sep, const char *fmt,
+                     const char *a, const char *b)
+{
+    size_t u = strlen(buf);
+    if (u + 200 < len)
+        snprintf(buf + u, len - u, fmt, u ? sep : "", a, b);
+}
+
+/* gpu.arch: each library's fatbinaries (fatbin.h) against the device's
+ * compute capability. gi NULL: no device to compare with (why says why);
+ * the architectures are still reported, the comparison skipped. */
+static void arch_check(struct vctx *c, const struct cdd_gpu_info *gi,
+                       const char *why)
+{
+    struct cdd_fatbin_info all, fi;
+    char none[ARCH_LIST] = "", fail[ARCH_LIST] = "", jit[ARCH_LIST] = "",
+         bad[ARCH_LIST] = "", desc[ARCH_LIST], codes[512];
+    size_t n_code = 0;
+    memset(&all, 0, sizeof all);
+    for (size_t i = 0; i < c->n_libs; i++) {
+        const struct vlib *l = &c->libs[i];
+        int has = 0;
+        int r = cdd_fatbin_scan_file(l->installed, &has, &fi);
+        if (r == CDD_E_NOTFOUND) { /* the load layer reported it missing */
+            cdd_clear_error();
+            continue;
+        }
+        if (r != 0) {
+            list_add(bad, sizeof bad, "; ", "%s%s: %s", l->name,
+                     cdd_last_error()->msg);
+            cdd_clear_error();
+            continue;
+        }
+        if (!has || !fi.n_codes) {
+            list_add(none, sizeof none, ", ", "%s%s%s", l->name, "");
+            continue;
+        }
+        n_code++;
+        cdd_fatbin_merge(&all, &fi);
+        cdd_clear_error();
+        if (!gi)
+            continue;
+        unsigned arch = 0;
+        enum cdd_arch_fit fit = cdd_fatbin_fit(&fi, gi->cc_major,
+                                               gi->cc_minor, &arch);
+        cdd_fatbin_describe(&fi, codes, sizeof codes);
+        if (fit == CDD_ARCH_NONE)
+            list_add(fail, sizeof fail, "; ", "%s%s (%s)", l->name, codes);
+        else if (fit == CDD_ARCH_PTX_JIT) {
+            char a[32];
+            snprintf(a, sizeof a, "compute_%u", arch);
+            list_add(jit, sizeof jit, ", ", "%s%s (PTX %s)", l->name, a);
+        }
+    }
+    cdd_fatbin_describe(&all, desc, sizeof desc);
+    if (*bad) {
+        VCHECK(c, "gpu.arch", CDD_CHECK_FAIL,
+               "unreadable CUDA fatbinary: %s", bad);
+        return;
+    }
+    if (!n_code) {
+        VCHECK(c, "gpu.arch", gi ? CDD_CHECK_WARN : CDD_CHECK_SKIP,
+               "none of the %zu libraries carries GPU code (no .nv_fatbin / "
+               ".nv_fatb section): which GPUs this cuDNN runs on cannot be "
+               "told from the files", c->n_libs);
+        return;
+    }
+    char without[ARCH_LIST + 64] = "";
+    if (*none)
+        snprintf(without, sizeof without, "; no GPU code in %s", none);
+    if (!gi) {
+        VCHECK(c, "gpu.arch", CDD_CHECK_SKIP,
+               "%zu librar%s carry %s%s; not compared with a GPU: %s", n_code,
+               n_code == 1 ? "y" : "ies", desc, without, why);
+        return;
+    }
+    char cc[320], sass[48];
+    snprintf(cc, sizeof cc, "compute capability %d.%d (%s)", gi->cc_major,
+             gi->cc_minor, gi->device_name);
+    /* The cubins that run there: same major, minor at most the device's. */
+    if (gi->cc_minor)
+        snprintf(sass, sizeof sass, "sm_%d0..sm_%d%d", gi->cc_major,
+                 gi->cc_major, gi->cc_minor);
+    else
+        snprintf(sass, sizeof sass, "sm_%d0", gi->cc_major);
+    if (*fail)
+        VCHECK(c, "gpu.arch", CDD_CHECK_FAIL,
+               "%s: neither SASS for %s nor PTX at or below compute_%d%d in "
+               "%s: its kernels cannot run on this GPU; install a cuDNN "
+               "build that supports compute capability %d.%d", cc, sass,
+               gi->cc_major, gi->cc_minor, fail, gi->cc_major, gi->cc_minor);
+    else if (*jit)
+        VCHECK(c, "gpu.arch", CDD_CHECK_WARN,
+               "%s: no SASS for %s in %s: they run only after the driver "
+               "compiles their PTX (JIT), which makes the first call slow "
+               "(minutes for cuDNN) and needs a driver that knows that PTX "
+               "version. All code: %s%s", cc, sass, jit, desc, without);
+    else
+        VCHECK(c, "gpu.arch", CDD_CHECK_PASS,
+               "%s: matching SASS in all %zu librar%s with GPU code (%s)%s",
+               cc, n_code, n_code == 1 ? "y" : "ies", desc, without);
+}
+
+#ifdef CDD_FAULT_INJECTION
+/* Test builds only (docs/design.md, Test builds): with
+ * CUDNN_DEPLOY_TEST_BENCH=small the bench runs a small convolution a few
+ * times, so the end-to-end suite can drive `verify --level bench` on the
+ * fake driver, whose "GPU" is this CPU. A release build has no such code. */
+static void test_bench_size(struct cdd_gpu_bench_opts *o)
+{
+    const char *v = cdd_getenv("CUDNN_DEPLOY_TEST_BENCH");
+    if (!v || strcmp(v, "small") != 0)
+        return;
+    o->shape = (struct cdd_conv_shape){2, 3, 24, 20, 8, 5, 5, 2, 2, 2, 2};
+    o->warmup = 1;
+    o->gpu_runs = 3;
+    o->cpu_runs = 1;
+}
+#endif
+
 void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
                           const char *why_none)
 {
@@ -55,12 +181,14 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
                "driver and a GPU", why_none && *why_none
                                        ? why_none
                                        : "libcuda.so.1 / nvcuda.dll");
+        arch_check(c, NULL, "no NVIDIA driver");
         return;
     }
     if (!c->host_can_load) {
         VCHECK(c, "gpu", CDD_CHECK_SKIP,
                "%s libraries cannot run on this host",
                cdd_platform_name(c->m->platform));
+        arch_check(c, NULL, "they cannot run on this host");
         return;
     }
     if (cdd_gpu_env_open(driver, &g) != 0) {
@@ -77,9 +205,13 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
         VCHECK(c, "gpu.device", CDD_CHECK_SKIP,
                "the driver is installed but no CUDA device is visible: %s",
                cdd_last_error()->msg);
+        cdd_clear_error();
+        arch_check(c, NULL, "no CUDA device visible");
         goto out;
     } else if (r) {
         VCHECK(c, "gpu.device", CDD_CHECK_FAIL, "%s", cdd_last_error()->msg);
+        cdd_clear_error();
+        arch_check(c, NULL, "the device could not be opened");
         goto out;
     }
     res->gpu = *cdd_gpu_env_info(g);
@@ -88,6 +220,7 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
            res->gpu.device_name, res->gpu.cc_major, res->gpu.cc_minor,
            (double)res->gpu.total_mem / (1024.0 * 1024.0 * 1024.0),
            res->gpu.device_count);
+    arch_check(c, &res->gpu, NULL);
     struct cdd_lib *cudnn = c->n_libs ? c->libs[0].handle : NULL;
     if (!cudnn) {
         VCHECK(c, "gpu.conv", CDD_CHECK_SKIP,
@@ -113,23 +246,61 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
         bo = *c->o->bench;
     else
         cdd_gpu_bench_defaults(&bo);
-    r = cdd_gpu_bench(g, cudnn, &bo, &res->bench);
-    res->bench_ran = res->bench.ran;
-    if (r) {
-        VCHECK(c, "bench", CDD_CHECK_FAIL, "%s", cdd_last_error()->msg);
-        goto out;
+#ifdef CDD_FAULT_INJECTION
+    test_bench_size(&bo);
+#endif
+    for (int m = 0; m < CDD_BENCH_N_MATH; m++) {
+        static const char *const names[CDD_BENCH_N_MATH] = {
+            "bench", "bench.tf32", "bench.fp16"};
+        bo.math = m;
+        struct cdd_gpu_bench_result *b = &res->bench_math[m];
+        r = cdd_gpu_bench(g, cudnn, &bo, b);
+        res->bench_math_ran[m] = b->ran;
+        if (m == CDD_BENCH_FP32) {
+            res->bench = *b;
+            res->bench_ran = b->ran;
+        }
+        if (r == CDD_E_INTERRUPTED) {
+            VCHECK(c, names[m], CDD_CHECK_FAIL, "%s", cdd_last_error()->msg);
+            goto out;
+        }
+        char tc[160] = "";
+        if (m == CDD_BENCH_TF32 && res->gpu.cc_major < 8)
+            snprintf(tc, sizeof tc, "; compute capability %d.%d has no TF32 "
+                     "tensor cores (they start at 8.0): FP32 math there",
+                     res->gpu.cc_major, res->gpu.cc_minor);
+        else if (m == CDD_BENCH_FP16 && res->gpu.cc_major < 7)
+            snprintf(tc, sizeof tc, "; compute capability %d.%d has no "
+                     "tensor cores (they start at 7.0)", res->gpu.cc_major,
+                     res->gpu.cc_minor);
+        if (r && !b->ran) {
+            VCHECK(c, names[m], CDD_CHECK_FAIL, "%s: %s%s",
+                   cdd_bench_math_name(m), cdd_last_error()->msg, tc);
+            cdd_clear_error();
+            continue;
+        }
+        /* Ran: accurate and fast enough, or which of the two it was not. */
+        char verdict[1100] = "";
+        if (r && !b->accurate)
+            snprintf(verdict, sizeof verdict, "; FAILED: %s",
+                     cdd_last_error()->msg);
+        else if (r)
+            snprintf(verdict, sizeof verdict, "; FAILED: below %.0fx, cuDNN "
+                     "is not really running on the GPU", b->min_speedup);
+        cdd_clear_error();
+        VCHECK(c, names[m], b->pass ? CDD_CHECK_PASS : CDD_CHECK_FAIL,
+               "%s ResNet-50 conv1 %dx%dx%dx%d * %dx%dx%dx%d stride %d pad %d: "
+               "GPU %.3f ms median of %d (%.2f TFLOP/s, %s, %s math), CPU "
+               "reference %.1f ms median of %d (%.2f GFLOP/s, one thread): "
+               "speed-up %.0fx (at least %.0fx needed); max relative error "
+               "%.2e (limit %.0e)%s%s", cdd_bench_math_name(m), b->shape.n,
+               b->shape.c, b->shape.h, b->shape.w, b->shape.k, b->shape.c,
+               b->shape.r, b->shape.s, b->shape.stride_h, b->shape.pad_h,
+               b->gpu_ms, b->gpu_runs, b->gpu_tflops,
+               cdd_cudnn_algo_name(b->algo), cdd_cudnn_math_name(b->math_type),
+               b->cpu_ms, b->cpu_runs, b->cpu_gflops, b->speedup,
+               b->min_speedup, b->max_rel_err, b->tolerance, tc, verdict);
     }
-    const struct cdd_gpu_bench_result *b = &res->bench;
-    VCHECK(c, "bench", b->pass ? CDD_CHECK_PASS : CDD_CHECK_FAIL,
-           "ResNet-50 conv1 %dx%dx%dx%d * %dx%dx%dx%d stride %d pad %d: GPU "
-           "%.3f ms median of %d (%.2f TFLOP/s, %s, %s math), CPU reference "
-           "%.1f ms median of %d (%.2f GFLOP/s, one thread): speed-up %.0fx; "
-           "max relative error %.2e", b->shape.n, b->shape.c, b->shape.h,
-           b->shape.w, b->shape.k, b->shape.c, b->shape.r, b->shape.s,
-           b->shape.stride_h, b->shape.pad_h, b->gpu_ms, b->gpu_runs,
-           b->gpu_tflops, cdd_cudnn_algo_name(b->algo),
-           cdd_cudnn_math_name(b->math_type), b->cpu_ms, b->cpu_runs,
-           b->cpu_gflops, b->speedup, b->max_rel_err);
 out:
     cdd_clear_error();
     cdd_gpu_env_close(g);

@@ -234,10 +234,62 @@ out:
 
 /* ---- dependencies --------------------------------------------------------- */
 
+/* A DLL's version resource, as dependencies() read it. */
+struct vres {
+    int read;   /* the file was parsed */
+    int has;    /* as cdd_bininfo.has_version */
+    unsigned v[4];
+    char problem[256];
+};
+
+/* Delay-loaded imports (/DELAYLOAD): the loader resolves them at the first
+ * call into them, not when the DLL loads, so one that is missing lets the
+ * DLL load and the program fail later - a warning, with the name. */
+static void delay_imports(struct vctx *c, struct vlib *l,
+                          const struct cdd_bininfo *bi, char *found_list,
+                          size_t found_len, size_t *n_ok)
+{
+    char name[256], miss[2048] = "";
+    size_t n_miss = 0;
+    for (size_t i = 0; i < bi->n_delay_needed; i++) {
+        const char *dep = bi->delay_needed[i];
+        char *where = resolve_dep(c, bi, l->installed, dep);
+        size_t u;
+        if (where) {
+            u = strlen(found_list);
+            if (u < found_len - 300)
+                snprintf(found_list + u, found_len - u,
+                         "%s%s -> %s (delay-loaded)", u ? ", " : "", dep,
+                         where);
+            (*n_ok)++;
+        } else {
+            const char *hint = cdd_dependency_hint(dep);
+            u = strlen(miss);
+            if (u < sizeof miss - 600)
+                snprintf(miss + u, sizeof miss - u, "%s%s (%s)",
+                         u ? "; " : "", dep,
+                         hint ? hint : "not found on the search path");
+            n_miss++;
+        }
+        free(where);
+    }
+    if (!n_miss)
+        return;
+    snprintf(name, sizeof name, "load.delay %s", l->name);
+    VCHECK(c, name, CDD_CHECK_WARN,
+           "delay-loads %zu DLL%s the loader cannot find%s: %s. %s still "
+           "loads; the failure comes at the first call into %s (a crash or "
+           "exception 0xC06D007E in the program, not an error at load "
+           "time)", n_miss, n_miss == 1 ? "" : "s",
+           c->host_can_load ? "" : " (Windows' own folders cannot be "
+                                   "searched from this host)",
+           miss, l->name, n_miss == 1 ? "it" : "them");
+}
+
 /* Parse every installed library and resolve what it needs. Remembers, for
  * the load step, which libraries have a dependency that cannot be found. */
 static void dependencies(struct vctx *c, struct vlib *l, char *missing,
-                         size_t missing_len)
+                         size_t missing_len, struct vres *vr)
 {
     struct cdd_bininfo bi;
     char name[256], found_list[2048] = "", miss[2048] = "";
@@ -251,6 +303,10 @@ static void dependencies(struct vctx *c, struct vlib *l, char *missing,
         cdd_clear_error();
         return;
     }
+    vr->read = 1;
+    vr->has = bi.has_version;
+    memcpy(vr->v, bi.file_version, sizeof vr->v);
+    snprintf(vr->problem, sizeof vr->problem, "%s", bi.version_problem);
     int foreign = (bi.fmt == CDD_BIN_PE) !=
                   (c->m->platform == CDD_PLATFORM_WINDOWS_X86_64);
     if (foreign || strcmp(bi.machine_name, "x86_64") != 0) {
@@ -296,6 +352,7 @@ static void dependencies(struct vctx *c, struct vlib *l, char *missing,
         }
         free(where);
     }
+    delay_imports(c, l, &bi, found_list, sizeof found_list, &n_ok);
     if (n_miss && !c->host_can_load && bi.fmt == CDD_BIN_PE)
         VCHECK(c, name, CDD_CHECK_WARN,
                "needs %s, not in the tree; Windows' own folders cannot be "
@@ -311,6 +368,89 @@ static void dependencies(struct vctx *c, struct vlib *l, char *missing,
         VCHECK(c, name, CDD_CHECK_PASS, "%zu dependenc%s resolved: %s", n_ok,
                n_ok == 1 ? "y" : "ies", found_list);
     cdd_bininfo_clear(&bi);
+}
+
+/* ---- version resources ------------------------------------------------------ */
+
+static int same_version(const unsigned *a, const unsigned *b)
+{
+    return memcmp(a, b, 4 * sizeof *a) == 0;
+}
+
+/* Every DLL's file version (VS_FIXEDFILEINFO) against the main library's:
+ * DLLs from two builds in one folder load and pass their own checks until a
+ * call crosses between them. Windows only: ELF libraries carry no such
+ * resource. */
+static void version_resources(struct vctx *c, const struct vres *vr)
+{
+    const struct vres *ref = NULL;
+    const struct vlib *ref_lib = NULL;
+    char lacking[1024] = "", bad[1536] = "", odd[1024] = "";
+    size_t n_have = 0, n_read = 0;
+    for (size_t i = 0; i < c->n_libs; i++) {
+        if (!vr[i].read)
+            continue;
+        n_read++;
+        if (vr[i].has == 1) {
+            n_have++;
+            if (!ref) {
+                ref = &vr[i];
+                ref_lib = &c->libs[i];
+            }
+        }
+    }
+    if (!n_read)
+        return;
+    if (!n_have) {
+        VCHECK(c, "load.resource", CDD_CHECK_WARN,
+               "none of the %zu DLLs carries a version resource: whether "
+               "they come from one build cannot be told from the files",
+               n_read);
+        return;
+    }
+    for (size_t i = 0; i < c->n_libs; i++) {
+        const struct vres *v = &vr[i];
+        const char *nm = c->libs[i].name;
+        size_t u;
+        if (!v->read || v == ref)
+            continue;
+        if (v->has == 1 && !same_version(v->v, ref->v)) {
+            u = strlen(bad);
+            if (u < sizeof bad - 300)
+                snprintf(bad + u, sizeof bad - u, "%s%s is %u.%u.%u.%u",
+                         u ? ", " : "", nm, v->v[0], v->v[1], v->v[2],
+                         v->v[3]);
+        } else if (v->has == 0) {
+            u = strlen(lacking);
+            if (u < sizeof lacking - 300)
+                snprintf(lacking + u, sizeof lacking - u, "%s%s",
+                         u ? ", " : "", nm);
+        } else if (v->has < 0) {
+            u = strlen(odd);
+            if (u < sizeof odd - 300)
+                snprintf(odd + u, sizeof odd - u, "%s%s (%s)", u ? "; " : "",
+                         nm, v->problem);
+        }
+    }
+    char refv[64];
+    snprintf(refv, sizeof refv, "%u.%u.%u.%u", ref->v[0], ref->v[1],
+             ref->v[2], ref->v[3]);
+    if (*bad)
+        VCHECK(c, "load.resource", CDD_CHECK_FAIL,
+               "the DLLs come from different builds: %s but %s is %s "
+               "(file versions in their version resources); reinstall the "
+               "whole archive", bad, ref_lib->name, refv);
+    else if (*lacking || *odd)
+        VCHECK(c, "load.resource", CDD_CHECK_WARN,
+               "%zu DLL%s carr%s file version %s (as %s does)%s%s%s%s",
+               n_have, n_have == 1 ? "" : "s", n_have == 1 ? "ies" : "y",
+               refv, ref_lib->name,
+               *lacking ? "; no version resource in " : "", lacking,
+               *odd ? "; unreadable version resource in " : "", odd);
+    else
+        VCHECK(c, "load.resource", CDD_CHECK_PASS,
+               "all %zu DLLs carry file version %s in their version "
+               "resources", n_have, refv);
 }
 
 /* ---- loading and version functions ---------------------------------------- */
@@ -484,8 +624,12 @@ int cdd_verify_load_layer(struct vctx *c)
 {
     enum search_state main_state = S_UNKNOWN;
     char **missing = calloc(c->n_libs, sizeof *missing);
-    if (!missing)
+    struct vres *vr = calloc(c->n_libs ? c->n_libs : 1, sizeof *vr);
+    if (!missing || !vr) {
+        free(missing);
+        free(vr);
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
     for (size_t i = 0; i < c->n_libs; i++) {
         struct vlib *l = &c->libs[i];
         if (!file_exists(l->installed)) {
@@ -505,8 +649,10 @@ int cdd_verify_load_layer(struct vctx *c)
         }
         missing[i] = malloc(1024);
         if (missing[i])
-            dependencies(c, l, missing[i], 1024);
+            dependencies(c, l, missing[i], 1024, &vr[i]);
     }
+    if (c->m->platform == CDD_PLATFORM_WINDOWS_X86_64)
+        version_resources(c, vr);
     if (!c->host_can_load) {
         VCHECK(c, "load.open", CDD_CHECK_SKIP,
                "%s libraries cannot be loaded on this host: search order, "
@@ -540,5 +686,6 @@ int cdd_verify_load_layer(struct vctx *c)
     for (size_t i = 0; i < c->n_libs; i++)
         free(missing[i]);
     free(missing);
+    free(vr);
     return 0;
 }
