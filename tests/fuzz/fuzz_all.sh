@@ -10,7 +10,7 @@ set -u
 build=$1 secs=$2
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
-targets=${*:-"pathsafe manifest redistrib receipt journal elf pe zipcd tarscan inflate extract"}
+targets=${*:-"pathsafe manifest redistrib receipt journal elf pe fatbin zipcd tarscan inflate extract"}
 summary=$build/fuzz-long/summary.txt
 mkdir -p "$build/fuzz-long"
 : >"$summary"

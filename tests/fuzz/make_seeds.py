@@ -390,6 +390,31 @@ def seeds_pe(out):
         True, dllname="cudnn64_8.dll", exports=exports[:1]))
 
 
+def fatbin_container(entries):
+    """A fatbinary container as nvcc writes one: (kind, arch, (major, minor),
+    flags, payload) entries, 64-byte headers (72 for PTX)."""
+    body = b""
+    for kind, arch, (major, minor), flags, payload in entries:
+        hs = 72 if kind == 1 else 64
+        h = bytearray(hs)
+        struct.pack_into("<HHIQ", h, 0, kind, 0x101, hs, len(payload))
+        struct.pack_into("<HHI", h, 24, minor, major, arch)
+        struct.pack_into("<Q", h, 40, flags | 0x11)
+        body += bytes(h) + payload
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+
+def seeds_fatbin(out):
+    sass = lambda arch, fl=0: (2, arch, (0, 0), fl, b"\x7fELF cubin" + b"\0" * 20)
+    ptx = lambda arch, v: (1, arch, v, 0, b".version 8.4\n.target sm_%d\n" % arch)
+    write(out, "fatbin", "sass-ptx", fatbin_container(
+        [sass(75), sass(80), sass(90), ptx(90, (8, 4))]))
+    write(out, "fatbin", "variants", fatbin_container(
+        [sass(90, 0x100000), sass(100, 0x200000), (2, 120, (0, 0), 0x2000, b"zz")])
+        + b"\0" * 16 + fatbin_container([ptx(80, (7, 0)), (16, 0, (0, 0), 0, b"lto")]))
+    write(out, "fatbin", "empty-container", fatbin_container([]))
+
+
 # ---- archives ----------------------------------------------------------------
 
 def zip_bytes(entries, top=TOP_WIN, method=zipfile.ZIP_STORED):
@@ -581,6 +606,7 @@ def main():
     seeds_journal(a.out)
     seeds_elf(a.out)
     seeds_pe(a.out)
+    seeds_fatbin(a.out)
     seeds_archives(a.out)
     seeds_inflate(a.out)
     for target, inputs in regressions().items():
