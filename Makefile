@@ -8,7 +8,7 @@ BUILD ?= build
 TEST_BUILD ?= build-test
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build test test-linux demo bench clean windows test-windows
+.PHONY: all deps configure build test test-linux demo bench clean windows test-windows package torture
 .PHONY: test-asan test-fuzz fuzz valgrind
 
 all: build
@@ -32,7 +32,7 @@ build: configure
 # test-fuzz: clang's libFuzzer build in $(FUZZ_BUILD); ctest replays every
 # target's seeds and fuzzes each for CDD_FUZZ_SECONDS (12 s).
 # fuzz (by hand): FUZZ_SECONDS (default 300) per target, figures at the end.
-# valgrind (by hand): the unit tests and a sample of the e2e suite under
+# valgrind (by hand): the unit tests and the e2e scripts under
 # memcheck (scripts/valgrind.sh).
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
@@ -87,6 +87,10 @@ windows:
 test-windows:
 	@JOBS=$(JOBS) sh scripts/windows.sh test
 
+# The .deb and .tar.gz of the release build (docs/fleet.md, Packages).
+package: build
+	@cd $(BUILD) && cpack
+
 demo: build
 	@sh scripts/demo.sh $(BUILD)/cudnn-deploy
 
@@ -103,6 +107,18 @@ bench: build
 	@python3 bench/bench.py $(BUILD)/cudnn-deploy $(foreach s,$(SCALES),--scale $(s)) \
 	    --xz-scale $(XZ_SCALE) --rounds $(ROUNDS) --jobs $(BENCH_JOBS) \
 	    $(if $(BENCH_MD),--md $(BENCH_MD),)
+
+# By hand, never in CI: the whole outside-in fault campaign against the
+# release build (tests/torture/, docs/reliability.md): strace kills and
+# injected errors at every system call, real full file systems (root and
+# mount, else skipped with the reason), killed recoveries, signals,
+# concurrent runs, the fsync order; then the fsync mutants, each of which
+# the order check must catch. TORTURE_JSON=FILE keeps the figures.
+torture: build
+	@sh scripts/install-deps.sh --torture
+	@nice -n 10 python3 tests/torture/torture.py --bin $(BUILD)/cudnn-deploy \
+	    $(if $(TORTURE_JSON),--json $(TORTURE_JSON),)
+	@nice -n 10 sh tests/torture/mutants.sh
 
 clean:
 	rm -rf $(BUILD) $(TEST_BUILD) build-win build-win-test $(ASAN_BUILD) $(FUZZ_BUILD) build-valgrind

@@ -10,6 +10,8 @@
 #   scripts/install-deps.sh --bench    the baselines `make bench` times us
 #                                      against (unzip, bsdtar, tar, xz, time)
 #   scripts/install-deps.sh --valgrind valgrind, for `make valgrind`
+#   scripts/install-deps.sh --torture  what `make torture` needs beyond the
+#                                      build (strace, mkfs.ext4, losetup)
 set -eu
 
 PKGS="build-essential cmake pkg-config libarchive-dev libcjson-dev
@@ -20,6 +22,9 @@ openssl unicode-data"
 # Debian's clang, its libFuzzer and sanitizer runtimes (libclang-rt-dev), and
 # llvm-symbolizer (llvm) for readable stack traces.
 PKGS="$PKGS clang libclang-rt-dev llvm"
+# strace: the durability-order check and the fast subset of the fault
+# campaign in `make test` (tests/torture/; skipped without it).
+PKGS="$PKGS strace"
 
 # The Windows cross build: the x86-64 mingw-w64 toolchain and its zlib, Wine
 # (64-bit; /usr/bin/wine) to run the tests, libgnutls30 which Wine's Schannel
@@ -35,12 +40,28 @@ cmake make zip unzip python3 ca-certificates"
 # The benchmark's baselines (bench/README.md): bsdtar is libarchive-tools.
 BENCH_PKGS="unzip libarchive-tools tar xz-utils time python3"
 
+# The fault campaign (tests/torture/): strace, and for the full-disk trials
+# mkfs.ext4 (e2fsprogs) and losetup/mount (util-linux, mount).
+TORTURE_PKGS="strace e2fsprogs util-linux mount python3"
+
 if [ "${1:-}" = "--windows" ]; then
     PKGS="$WIN_PKGS"
 elif [ "${1:-}" = "--bench" ]; then
     PKGS="$BENCH_PKGS"
 elif [ "${1:-}" = "--valgrind" ]; then
     PKGS="valgrind"
+elif [ "${1:-}" = "--torture" ]; then
+    PKGS="$TORTURE_PKGS"
+fi
+
+# fleet (docs/fleet.md): Debian's ansible-core, for the Ansible collection's
+# test (tests/e2e/test_ansible.py). Best effort, in its own run: where it
+# cannot be installed that test skips, saying why, and nothing else needs it.
+if [ "${1:-}" = "--fleet" ]; then
+    PKGS="ansible-core"
+elif [ -z "${1:-}" ] && ! command -v ansible-playbook >/dev/null 2>&1; then
+    sh "$0" --fleet ||
+        echo "install-deps: ansible-core not installed; the Ansible test skips" >&2
 fi
 
 missing=""

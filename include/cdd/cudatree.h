@@ -23,7 +23,15 @@ struct cdd_target {
     char *root;          /* as resolved (absolute) */
     char *how;           /* "CUDA_PATH_V11_6", "default root", "--cuda-root" */
     struct cdd_cuda_version version; /* CUDA kind only */
+    /* --cuda vX.Y: the version asked for (asked 0 otherwise). The tree a
+     * CUDA_PATH_Vx_y or default root names may be of another version. */
+    int asked, asked_major, asked_minor;
 };
+
+/* Does the tree say (version.json / version.txt / cuda.h) that it is of
+ * another CUDA version than --cuda asked for? 0 when nothing was asked or
+ * the tree's version is unknown. */
+int cdd_target_version_differs(const struct cdd_target *t);
 
 /* Resolve exactly one of the spec's fields (else CDD_E_USAGE). The tree must
  * exist and be a directory (else CDD_E_NOTFOUND, naming where it looked and
@@ -32,6 +40,14 @@ struct cdd_target {
 int cdd_target_resolve(const struct cdd_target_spec *spec,
                        struct cdd_target *out);
 void cdd_target_clear(struct cdd_target *t);
+
+/* The platform whose layout a tree has, by what is in it when nothing
+ * records it (a receipt does): Windows for lib/x64, bin/nvcc.exe, a cuDNN
+ * DLL in bin or a conda Library folder; Linux for lib64, targets/
+ * x86_64-linux, bin/nvcc or a cuDNN .so in lib. 0 and *out when the signs
+ * agree, -1 when there are none or both kinds. */
+int cdd_target_layout_platform(const struct cdd_target *t,
+                               enum cdd_platform *out);
 
 /* Parse "v11.6", "11.6" (also "V11.6"): 0 or CDD_E_USAGE. */
 int cdd_cuda_arg_parse(const char *s, int *major, int *minor);

@@ -74,6 +74,15 @@ enum cdd_pin {
  * CDD_PIN_NONE. */
 const char *cdd_pin_name(enum cdd_pin p);
 
+/* An optional component installed with the archive (`--with NAME`,
+ * manifest.h struct cdd_mcomponent): its archive, obtained by the caller,
+ * is checked against the component's own pin and its one entry lands in
+ * the layout's runtime folder, in the same transaction and receipt. */
+struct cdd_install_with {
+    const struct cdd_mcomponent *c;
+    const char *archive_path;
+};
+
 struct cdd_install_opts {
     const struct cdd_manifest *m;
     const struct cdd_target *target;
@@ -89,6 +98,8 @@ struct cdd_install_opts {
     int jobs;                /* extraction threads; 0: one per processor */
     int check_tree;          /* the unchanged re-install re-hashes the
                                 tree instead of trusting its metadata */
+    const struct cdd_install_with *with; /* optional components */
+    size_t n_with;
     cdd_progress_fn progress;
     void *progress_ud;
 };

@@ -24,6 +24,9 @@ struct cdd_xentry {
                                   (CDD_ROLE_COUNT: none, discovery only) */
     const struct cdd_mfile *mfile; /* NULL when the manifest does not list it */
     const char *link_target;   /* symlinks */
+    enum cdd_role link_role;   /* symlinks, with a manifest: the role of the
+                                  entry the chain ends at, whose folder the
+                                  link is placed in (cdd_layout_link_role) */
     uint64_t size;             /* files: bytes read (valid in end()) */
     uint8_t sha256[CDD_SHA256_LEN]; /* files: valid in end() */
     size_t index;              /* 0, 1, 2... over the files and symlinks in
@@ -90,6 +93,12 @@ struct cdd_extract_opts {
      * largest entry). 0 and 1: everything on the calling thread. */
     int jobs;
     int pipeline;
+    /* An optional component's archive (manifest.h, struct cdd_mcomponent):
+     * with pinned and a non-exact manifest, entries it does not list are
+     * checked (names, types, bounds) and read, but given no role
+     * (CDD_ROLE_COUNT) instead of the layout rules' place: only the listed
+     * entry is installed. */
+    int ignore_unlisted;
 };
 
 /* Bounds on the number of entries (directories included) and on their

@@ -165,6 +165,18 @@ struct cdd_gpu_bench_opts {
  * (-> 8x64x112x112, 1.89 GFLOP); warm-up 3, 20 GPU runs, 3 CPU runs,
  * FP32 (FMA) math, minimum speed-up CDD_BENCH_MIN_SPEEDUP. */
 void cdd_gpu_bench_defaults(struct cdd_gpu_bench_opts *o);
+/* The defaults for one precision: FP32 and FP16 as above; TF32 a layer
+ * its tensor cores take -- ResNet-50's res2 3x3 convolution, 8x64x56x56,
+ * 64x64x3x3, stride 1, pad 1 (-> 8x64x56x56, 1.85 GFLOP, so the CPU
+ * reference costs the same). Measured on the H200 machine with cuDNN 9.14
+ * (docs/verification.md): for TF32 the first layer (3 input channels) ran
+ * with DEFAULT_MATH although TENSOR_OP_MATH was asked for, the res2 layer
+ * with TENSOR_OP_MATH (27.9 and 29.7 TFLOP/s in two runs). For FP16,
+ * cuDNN's own choice (the fastest algorithm its search measured) varies
+ * from run to run on either layer: the first layer ran once with
+ * TENSOR_OP_MATH (32.3 TFLOP/s) and once with DEFAULT_MATH (18.6), so the
+ * report names the math that ran rather than assume it. */
+void cdd_gpu_bench_defaults_for(struct cdd_gpu_bench_opts *o, int math);
 
 struct cdd_gpu_bench_result {
     int math;                   /* enum cdd_bench_math that ran */

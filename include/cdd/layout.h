@@ -33,6 +33,24 @@ const char *cdd_layout_dir(enum cdd_layout_id id, enum cdd_role role);
 int cdd_layout_dest(enum cdd_layout_id id, enum cdd_role role,
                     const char *archive_path, char **out);
 
+/* The role whose folder a symlink at archive path 'path' (pointing at
+ * 'target', a plain name in its folder) is placed in: the role of the entry
+ * its chain of links ends at, so that the link lands beside its target.
+ * Each name on the chain is looked up in m's files (a listed symlink is
+ * followed); a name m does not list gets the role the path rules of m's
+ * platform give it as a file (cdd_role_from_path). Returns 0 and *out, -1
+ * when nothing places it (no rule fits, a loop, a Windows archive), or
+ * CDD_E_NOMEM. */
+int cdd_layout_link_role(const struct cdd_manifest *m, const char *path,
+                         const char *target, enum cdd_role *out);
+
+/* Destination of an entry of m, whatever its role: cdd_layout_dest, with a
+ * symlink (role CDD_ROLE_SYMLINK, 'target' its target) placed by
+ * cdd_layout_link_role. CDD_E_MANIFEST when nothing places it. */
+int cdd_layout_entry_dest(enum cdd_layout_id id, const struct cdd_manifest *m,
+                          enum cdd_role role, const char *archive_path,
+                          const char *target, char **out);
+
 /* Is the layout's filesystem case-insensitive (Windows layouts)? */
 int cdd_layout_case_insensitive(enum cdd_layout_id id);
 

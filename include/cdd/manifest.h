@@ -20,6 +20,8 @@ enum cdd_role {
     CDD_ROLE_STATIC_LIB,  /* .a */
     CDD_ROLE_LICENSE,     /* LICENSE */
     CDD_ROLE_SYMLINK,     /* symlink, target in the same folder */
+    CDD_ROLE_ACTIVATION,  /* a conda activation script `env --write-activation`
+                             wrote (receipts only, never in a manifest) */
     CDD_ROLE_COUNT
 };
 
@@ -55,6 +57,28 @@ struct cdd_mverify {
     long mismatch_status; /* status a check returns on mismatch: 14 / 1002 */
 };
 
+/* An optional component (docs/manifest.md, Optional components): a file
+ * the cuDNN archive does not ship but its libraries need (zlibwapi.dll for
+ * cuDNN 8.3-9.1 on Windows), taken from an archive of its own, pinned by
+ * its own sha256. `install --with NAME` adds it to the same transaction and
+ * receipt as the cuDNN files. */
+struct cdd_mcomponent {
+    char *name;           /* identifier: "zlibwapi" */
+    char *summary;        /* one line, may be NULL */
+    int *cuda_majors;     /* CUDA majors it applies to (the manifest's is
+                             among them) */
+    size_t n_cuda_majors;
+    char *cudnn_min;      /* cuDNN versions it applies to, inclusive, as
+                             "8.3" or "9.1" (the manifest's is in range) */
+    char *cudnn_max;
+    /* Its archive as a manifest of its own: product = name, the parent's
+     * platform and CUDA major, archive.* from the component (sha256
+     * required), files = the one entry taken (role runtime), files_exact
+     * false: the archive's other members are read and checked, not
+     * installed. Lets obtain and extract serve it unchanged. */
+    struct cdd_manifest *m;
+};
+
 struct cdd_manifest {
     char *source;         /* file name or "builtin:<stem>", for messages */
     char *name;           /* stem: cudnn-8.5.0.96-cuda11-linux-x86_64 */
@@ -80,6 +104,8 @@ struct cdd_manifest {
     size_t n_files;
     int has_verify;
     struct cdd_mverify verify;
+    struct cdd_mcomponent *components; /* optional components */
+    size_t n_components;
 };
 
 /* Parse and validate a manifest from memory. 'source' names it in messages
@@ -109,6 +135,8 @@ extern const struct cdd_builtin_manifest cdd_builtin_manifests[];
 extern const size_t cdd_builtin_manifest_count;
 
 /* Lookups. */
+const struct cdd_mcomponent *cdd_manifest_component(const struct cdd_manifest *m,
+                                                    const char *name);
 const struct cdd_mfile *cdd_manifest_file(const struct cdd_manifest *m,
                                           const char *path);
 const char *cdd_role_name(enum cdd_role r);

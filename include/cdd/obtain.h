@@ -1,5 +1,6 @@
 /* Obtaining a manifest's archive without --archive: decide the pin and the
- * sources, then let the cache and the downloader deliver a verified file.
+ * sources, then let the cache and the downloader deliver a verified file;
+ * with --archive, the same pin for the local file.
  *
  * Pins, in order: the manifest's archive.sha256; --sha256; NVIDIA's
  * redistrib JSON (--redistrib FILE|URL, else the manifest's redistrib_url).
@@ -48,6 +49,16 @@ struct cdd_obtain_result {
 
 int cdd_obtain_archive(const struct cdd_obtain_opts *o,
                        struct cdd_obtain_result *res);
+
+/* The same pin for a local archive (install --archive FILE), without a
+ * download: the manifest's sha256, --sha256, or --redistrib FILE|URL (read
+ * only when o->redistrib is given: a file already here costs no network).
+ * The file's size is compared with the pinned size (manifest or redistrib)
+ * before a byte of it is read: another size is CDD_E_CHECKSUM ("wrong
+ * file"). On success res->fetch.path is archive, res->fetch.sha256 the pin
+ * when res->pinned, res->fetch.size the file's size. */
+int cdd_obtain_local(const struct cdd_obtain_opts *o, const char *archive,
+                     struct cdd_obtain_result *res);
 void cdd_obtain_result_clear(struct cdd_obtain_result *r);
 
 /* url with NVIDIA's prefix replaced by mirror (malloc'd copy of url when

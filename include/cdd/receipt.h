@@ -28,6 +28,13 @@ struct cdd_rfile_entry {
                               type, size and this */
 };
 
+/* An optional component the install took a file from (install --with). */
+struct cdd_rcomponent {
+    char *name;
+    char *archive_filename;
+    uint8_t archive_sha256[CDD_SHA256_LEN];
+};
+
 struct cdd_receipt {
     int schema_version;
     char *tool_version;
@@ -55,6 +62,10 @@ struct cdd_receipt {
     char **created_dirs;   /* folders this install created, outermost
                               first: uninstall removes them when empty */
     size_t n_created_dirs;
+    struct cdd_rcomponent *components; /* optional components installed
+                              (their files are in files[]); receipts
+                              without the key: none */
+    size_t n_components;
 };
 
 struct cdd_tree;

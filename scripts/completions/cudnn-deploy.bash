@@ -16,7 +16,7 @@ _cudnn_deploy()
     done
     for ((i = i + 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i-1]} in
-            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--output|-o|--version|--cuda-major) continue ;;
+            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major) continue ;;
         esac
         case ${COMP_WORDS[i]} in
             -*) ;;
@@ -27,7 +27,7 @@ _cudnn_deploy()
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '--json --quiet -q --help -h --version' -- "$cur"))
         else
-            COMPREPLY=($(compgen -W 'install status uninstall recover verify doctor manifest fetch' -- "$cur"))
+            COMPREPLY=($(compgen -W 'install status uninstall recover verify doctor manifest fetch bundle env' -- "$cur"))
         fi
         return
     fi
@@ -43,10 +43,10 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
-                --cuda|--sha256|--url|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--jobs|-j)
+                --cuda|--sha256|--url|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--jobs|-j|--with)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --with --json --quiet -q --help -h'
             ;;
         status)
             case $prev in
@@ -137,6 +137,32 @@ _cudnn_deploy()
                     return ;;
             esac
             opts='--manifest -m --sha256 --allow-unpinned --url --redistrib --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --json --quiet -q --help -h'
+            ;;
+        bundle)
+            case $prev in
+                --cacert)
+                    compopt -o filenames 2>/dev/null
+                    COMPREPLY=($(compgen -f -- "$cur"))
+                    return ;;
+                --cache-dir|--output|-o)
+                    compopt -o filenames 2>/dev/null
+                    COMPREPLY=($(compgen -d -- "$cur"))
+                    return ;;
+                --connect-timeout|--low-speed-limit|--low-speed-time|--retries|--manifest|-m|--archive|-a)
+                    return ;;
+            esac
+            opts='--cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --manifest -m --archive -a --output -o --json --quiet -q --help -h'
+            ;;
+        env)
+            case $prev in
+                --cuda-root|--prefix)
+                    compopt -o filenames 2>/dev/null
+                    COMPREPLY=($(compgen -d -- "$cur"))
+                    return ;;
+                --cuda|--lock-timeout|--shell)
+                    return ;;
+            esac
+            opts='--cuda --cuda-root --prefix --lock-timeout --shell --github --write-activation --json --quiet -q --help -h'
             ;;
         *) return ;;
     esac

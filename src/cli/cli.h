@@ -22,8 +22,10 @@ enum {
     CMD_VERIFY = 1 << 5,
     CMD_DOCTOR = 1 << 6,
     CMD_FETCH = 1 << 7,
+    CMD_BUNDLE = 1 << 8,          /* fleet: offline bundles (cmd_bundle.c) */
+    CMD_ENV = 1 << 9,             /* fleet: environment (cmd_env.c) */
     CMD_TOOL = 1 << 15,
-    CMD_EVERY = 0x00ff,           /* every command */
+    CMD_EVERY = 0x03ff,           /* every command */
     CMD_GLOBAL = CMD_EVERY | CMD_TOOL
 };
 
@@ -56,9 +58,27 @@ struct cdd_opts_obtain {      /* which manifest and archive, and the pin */
     long retries;             /* -1: default */
 };
 
+/* A repeatable option's values, in order (CDD_OPT_LIST). */
+struct cdd_strlist {
+    const char *v[32];
+    size_t n;
+};
+
 struct cdd_opts_change {      /* how install, uninstall and status work */
     int dry_run, force, check, check_tree, no_verify;
     long jobs;                /* 0: one per processor */
+    struct cdd_strlist with;  /* install --with NAME[=FILE] */
+};
+
+struct cdd_opts_env {         /* env (fleet) */
+    const char *shell;        /* --shell, NULL: detected */
+    int github, write_activation;
+};
+
+struct cdd_opts_bundle {      /* bundle (fleet) */
+    struct cdd_strlist manifests; /* --manifest, repeatable */
+    struct cdd_strlist archives;  /* --archive, repeatable */
+    const char *dir;          /* -o DIR */
 };
 
 struct cdd_opts_verify {
@@ -79,6 +99,8 @@ struct cdd_cmdline {
     struct cdd_opts_change change;
     struct cdd_opts_verify verify;
     struct cdd_opts_create create;
+    struct cdd_opts_bundle bundle;
+    struct cdd_opts_env env;
     const char *positional[4];
     size_t n_positional;
 };
@@ -96,7 +118,8 @@ enum cdd_opt_type {
     CDD_OPT_ENUM,     /* an int-sized enum, one of values[] */
     CDD_OPT_CUDA,     /* const char *, a CUDA version vX.Y */
     CDD_OPT_VERSION,  /* const char *, a dotted version N.N.N[.N] */
-    CDD_OPT_SHA256    /* uint8_t[CDD_SHA256_LEN] from 64 hex digits */
+    CDD_OPT_SHA256,   /* uint8_t[CDD_SHA256_LEN] from 64 hex digits */
+    CDD_OPT_LIST      /* appended to a struct cdd_strlist (repeatable) */
 };
 
 struct cdd_opt_value {

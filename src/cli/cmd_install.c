@@ -1,5 +1,6 @@
 /* cudnn-deploy install */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cdd/error.h"
@@ -26,8 +27,69 @@ static void summarise(struct cdd_report *rep, const struct cdd_plan *p,
             txn ? " (transaction " : "", txn ? txn : "", txn ? ")" : "");
 }
 
+/* --with NAME[=FILE]: the manifest's optional component NAME, from FILE or
+ * downloaded through the cache against the component's own pin. got[i]
+ * holds what a download left (freed by the caller). */
+static int components(const struct cdd_cmdline *cl,
+                      const struct cdd_manifest *m, struct cdd_report *rep,
+                      struct cdd_install_with *with,
+                      struct cdd_obtain_result *got, char **names)
+{
+    const struct cdd_strlist *l = &cl->change.with;
+    const struct cdd_opts_obtain *ob = &cl->obtain;
+    for (size_t i = 0; i < l->n; i++) {
+        const char *eq = strchr(l->v[i], '=');
+        size_t len = eq ? (size_t)(eq - l->v[i]) : strlen(l->v[i]);
+        if (!(names[i] = malloc(len + 1)))
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        memcpy(names[i], l->v[i], len);
+        names[i][len] = '\0';
+        const struct cdd_mcomponent *k = cdd_manifest_component(m, names[i]);
+        if (!k) {
+            char have[256] = "";
+            for (size_t j = 0; j < m->n_components; j++) {
+                size_t u = strlen(have);
+                snprintf(have + u, sizeof have - u, "%s%s", j ? ", " : "",
+                         m->components[j].name);
+            }
+            return cdd_fail(CDD_E_USAGE, NULL, 0,
+                            "--with %s: the manifest %s declares no such "
+                            "optional component (it declares: %s)",
+                            names[i], m->name ? m->name : m->source,
+                            *have ? have : "none");
+        }
+        for (size_t j = 0; j < i; j++)
+            if (with[j].c == k)
+                return cdd_fail(CDD_E_USAGE, NULL, 0,
+                                "--with %s given twice", names[i]);
+        with[i].c = k;
+        if (eq && eq[1]) {
+            with[i].archive_path = eq + 1;
+            continue;
+        }
+        cdd_say(rep, "Obtaining %s (component %s)", k->m->archive.filename,
+                k->name);
+        struct cdd_obtain_opts o = {
+            .m = k->m, .cache_dir = ob->cache_dir,
+            .net = {.cacert = ob->cacert,
+                    .connect_timeout_s = ob->connect_timeout,
+                    .low_speed_limit = ob->low_speed_limit,
+                    .low_speed_time_s = ob->low_speed_time,
+                    .retries = ob->retries}};
+        int r = cdd_obtain_archive(&o, &got[i]);
+        if (r)
+            return r;
+        with[i].archive_path = got[i].fetch.path;
+    }
+    return 0;
+}
+
 int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
+    struct cdd_install_with with[sizeof cl->change.with.v /
+                                 sizeof cl->change.with.v[0]];
+    struct cdd_obtain_result wgot[sizeof with / sizeof with[0]];
+    char *wnames[sizeof with / sizeof with[0]];
     struct cdd_manifest *m = NULL;
     struct cdd_target t = {0};
     struct cdd_install_result res = {0};
@@ -40,13 +102,16 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     const uint8_t *pin = ob->has_sha256 ? ob->sha256 : NULL;
     int r;
 
+    memset(with, 0, sizeof with);
+    memset(wgot, 0, sizeof wgot);
+    memset(wnames, 0, sizeof wnames);
     r = cdd_manifest_find(ob->manifest, &m);
     if (r)
         goto out;
-    if (ob->archive && (ob->n_urls || ob->redistrib)) {
+    if (ob->archive && ob->n_urls) {
         r = cdd_fail(CDD_E_USAGE, NULL, 0,
-                     "--url and --redistrib are for downloading; --archive "
-                     "names a file already here: give one or the other");
+                     "--url is for downloading; --archive names a file "
+                     "already here: give one or the other");
         goto out;
     }
     /* The target first: a wrong target must not cost a download. */
@@ -58,13 +123,19 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     if (!archive) {
         cdd_say(rep, "Obtaining %s", m->archive.filename);
         r = cdd_cli_obtain(ob, cl->out.quiet, m, rep, &got);
-        if (r)
-            goto out;
-        /* The install checks the cached file against the same pin again
-         * (and records where the pin came from). */
-        archive = got.fetch.path;
-        pin = got.pinned ? got.fetch.sha256 : NULL;
+    } else {
+        /* The same pins for a file already here (--redistrib included),
+         * and a wrong size refused before the file is read. */
+        r = cdd_cli_obtain_local(ob, m, rep, &got);
     }
+    if (r)
+        goto out;
+    /* The install checks the file against the same pin again (and records
+     * where the pin came from). */
+    archive = got.fetch.path;
+    pin = got.pinned ? got.fetch.sha256 : NULL;
+    if ((r = components(cl, m, rep, with, wgot, wnames)) < 0)
+        goto out;
     cdd_report_str(rep, "manifest", m->name ? m->name : m->source);
     cdd_say(rep, "%s cuDNN %s (CUDA %d, %s) into %s", 
             ch->dry_run ? "Checking" : "Installing", m->version, m->cuda_major,
@@ -83,6 +154,7 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         .dry_run = ch->dry_run, .force = ch->force,
         .lock_timeout = cl->target.lock_timeout,
         .jobs = (int)ch->jobs, .check_tree = ch->check_tree,
+        .with = with, .n_with = ch->with.n,
         .progress = cdd_progress_cb, .progress_ud = ui};
     r = cdd_install(&o, &res);
     cdd_progress_free(ui);
@@ -103,6 +175,11 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     }
     cdd_report_str(rep, "layout", cdd_layout_name(res.layout));
     cdd_report_bool(rep, "dry_run", ch->dry_run);
+    for (size_t i = 0; !r && i < ch->with.n; i++)
+        cdd_report_check(rep, "component", CDD_PASS,
+                         "%s from %s, sha256 matches the manifest's pin%s",
+                         with[i].c->name, with[i].archive_path,
+                         ch->dry_run ? "" : ", machine type checked");
     if (r)
         goto out;
     cdd_report_str(rep, "transaction", res.txn_id);
@@ -114,6 +191,10 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     if (!ch->dry_run && !ch->no_verify)
         r = cdd_cli_verify(rep, &t, tree, m, NULL);
 out:
+    for (size_t i = 0; i < ch->with.n; i++) {
+        cdd_obtain_result_clear(&wgot[i]);
+        free(wnames[i]);
+    }
     cdd_progress_free(ui);
     cdd_obtain_result_clear(&got);
     cdd_install_result_clear(&res);

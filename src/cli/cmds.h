@@ -13,6 +13,9 @@ int cdd_cmd_verify(const struct cdd_cmdline *cl, struct cdd_report *rep);
 int cdd_cmd_manifest(const struct cdd_cmdline *cl, struct cdd_report *rep);
 int cdd_cmd_fetch(const struct cdd_cmdline *cl, struct cdd_report *rep);
 int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep);
+/* fleet (docs/fleet.md) */
+int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep);
+int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep);
 
 /* Resolve the target options and name the target in the report (target.c). */
 int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
@@ -29,6 +32,11 @@ struct cdd_obtain_result;
 int cdd_cli_obtain(const struct cdd_opts_obtain *o, int quiet,
                    const struct cdd_manifest *m, struct cdd_report *rep,
                    struct cdd_obtain_result *res);
+/* install --archive: the pin of the local file (manifest, --sha256,
+ * --redistrib) and its size checked at once (obtain.c). */
+int cdd_cli_obtain_local(const struct cdd_opts_obtain *o,
+                         const struct cdd_manifest *m, struct cdd_report *rep,
+                         struct cdd_obtain_result *res);
 
 /* Run verify on a tree and put its checks in the report (verify_run.c);
  * verify, and install at its end. o NULL: the default level. */

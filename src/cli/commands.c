@@ -78,6 +78,30 @@ const struct cdd_command cdd_commands[] = {
      "redistrib JSON; CUDNN_DEPLOY_MIRROR replaces NVIDIA's URL prefix.\n"
      "A cached file is re-hashed before use; an interrupted download resumes.",
      0, NULL, cdd_cmd_fetch},
+    /* fleet (docs/fleet.md) */
+    {"bundle", CMD_BUNDLE,
+     "--manifest NAME|FILE... -o DIR [--archive FILE]... [--cache-dir DIR]",
+     "write an offline mirror of NVIDIA's server for a fleet",
+     "Obtains each manifest's archive (and its optional components') through\n"
+     "the cache against its pin, and writes them into DIR in the layout of\n"
+     "NVIDIA's server (cudnn/redist/cudnn/<platform>/...), with NVIDIA-style\n"
+     "redistrib_<version>.json indexes and the manifests, pinned, in\n"
+     "DIR/cudnn-deploy/manifests/. Serve DIR with any static HTTP server and\n"
+     "set CUDNN_DEPLOY_MIRROR=http://HOST/ (or file:///DIR) on the fleet.\n"
+     "Proxies: https_proxy, http_proxy and no_proxy are honoured.",
+     0, NULL, cdd_cmd_bundle},
+    {"env", CMD_ENV,
+     "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--shell SHELL] "
+     "[--github] [--write-activation]",
+     "print the settings that make the target's cuDNN the one programs load",
+     "Its library folder first on PATH (Windows) or LD_LIBRARY_PATH (Linux),\n"
+     "and for a CUDA tree CUDA_PATH and CUDA_HOME, quoted for the shell:\n"
+     "  eval \"$(cudnn-deploy env --cuda-root /usr/local/cuda-11.8)\"\n"
+     "  cudnn-deploy env --cuda v11.6 --shell powershell | Invoke-Expression\n"
+     "--github appends them to $GITHUB_ENV and $GITHUB_PATH; --json gives\n"
+     "them as data; --write-activation writes a conda environment's\n"
+     "activation scripts, recorded in its receipt.",
+     0, NULL, cdd_cmd_env},
 };
 
 const size_t cdd_command_count = sizeof cdd_commands / sizeof cdd_commands[0];

@@ -1,6 +1,7 @@
 /* The download step that fetch and install (without --archive) share:
  * turn the options into the core's obtain request, show notes and progress,
- * report where the archive came from and what pinned it. */
+ * report where the archive came from and what pinned it; and, for install
+ * --archive, the same pins for the local file. */
 #include <stdio.h>
 
 #include "cdd/error.h"
@@ -32,12 +33,11 @@ static char *human_size(uint64_t n, char *buf, size_t len)
     return buf;
 }
 
-int cdd_cli_obtain(const struct cdd_opts_obtain *a, int quiet,
-                   const struct cdd_manifest *m, struct cdd_report *rep,
-                   struct cdd_obtain_result *res)
+/* The core's obtain request, from the options. */
+static struct cdd_obtain_opts obtain_opts(const struct cdd_opts_obtain *a,
+                                          const struct cdd_manifest *m,
+                                          struct note_ctx *nc)
 {
-    struct note_ctx nc = {rep, cdd_progress_new(quiet)};
-    char sz[32], sz2[32];
     struct cdd_obtain_opts o = {
         .m = m, .urls = a->urls, .n_urls = a->n_urls,
         .sha256 = a->has_sha256 ? a->sha256 : NULL, .redistrib = a->redistrib,
@@ -45,8 +45,31 @@ int cdd_cli_obtain(const struct cdd_opts_obtain *a, int quiet,
         .net = {.cacert = a->cacert, .connect_timeout_s = a->connect_timeout,
                 .low_speed_limit = a->low_speed_limit,
                 .low_speed_time_s = a->low_speed_time, .retries = a->retries,
-                .note = on_note, .note_ud = &nc},
-        .progress = cdd_progress_cb, .progress_ud = nc.ui};
+                .note = on_note, .note_ud = nc},
+        .progress = cdd_progress_cb, .progress_ud = nc->ui};
+    return o;
+}
+
+int cdd_cli_obtain_local(const struct cdd_opts_obtain *a,
+                         const struct cdd_manifest *m, struct cdd_report *rep,
+                         struct cdd_obtain_result *res)
+{
+    struct note_ctx nc = {rep, cdd_progress_new(1)};
+    struct cdd_obtain_opts o = obtain_opts(a, m, &nc);
+    int r = cdd_obtain_local(&o, a->archive, res);
+    cdd_progress_free(nc.ui);
+    if (res->redistrib_source)
+        cdd_report_str(rep, "redistrib", res->redistrib_source);
+    return r;
+}
+
+int cdd_cli_obtain(const struct cdd_opts_obtain *a, int quiet,
+                   const struct cdd_manifest *m, struct cdd_report *rep,
+                   struct cdd_obtain_result *res)
+{
+    struct note_ctx nc = {rep, cdd_progress_new(quiet)};
+    char sz[32], sz2[32];
+    struct cdd_obtain_opts o = obtain_opts(a, m, &nc);
     int r = cdd_obtain_archive(&o, res);
     cdd_progress_free(nc.ui);
     if (res->pin_source)

@@ -23,8 +23,10 @@ const struct cdd_opt_value cdd_level_values[] = {
     {"bench", CDD_LEVEL_BENCH},
     {NULL, 0}};
 
-#define TGT (CMD_TARGETED | CMD_VERIFY | CMD_DOCTOR)
+#define TGT (CMD_TARGETED | CMD_VERIFY | CMD_DOCTOR | CMD_ENV)
 #define NET (CMD_INSTALL | CMD_FETCH)
+/* Download settings, also for bundle (fleet). */
+#define DL (NET | CMD_BUNDLE)
 
 const struct cdd_option cdd_options[] = {
     {"cuda", 0, CDD_OPT_CUDA, "vX.Y", TGT, F(target.spec.cuda), NOF, 0, 0,
@@ -51,24 +53,25 @@ const struct cdd_option cdd_options[] = {
     {"redistrib", 0, CDD_OPT_FILE, "FILE|URL", NET, F(obtain.redistrib), NOF,
      0, 0, NULL,
      "NVIDIA's redistrib_<version>.json: the pin when the manifest has "
-     "none (default: the manifest's redistrib_url)"},
-    {"cache-dir", 0, CDD_OPT_DIR, "DIR", NET, F(obtain.cache_dir), NOF, 0, 0,
+     "none, for a download (default: the manifest's redistrib_url) or a "
+     "local --archive"},
+    {"cache-dir", 0, CDD_OPT_DIR, "DIR", DL, F(obtain.cache_dir), NOF, 0, 0,
      NULL,
      "download cache (default: $XDG_CACHE_HOME/cudnn-deploy, else "
      "~/.cache/cudnn-deploy; %LOCALAPPDATA%\\cudnn-deploy\\cache)"},
-    {"cacert", 0, CDD_OPT_FILE, "FILE", NET, F(obtain.cacert), NOF, 0, 0, NULL,
+    {"cacert", 0, CDD_OPT_FILE, "FILE", DL, F(obtain.cacert), NOF, 0, 0, NULL,
      "trust the CA certificates in FILE (PEM) instead of the system's, "
      "for a private mirror"},
-    {"connect-timeout", 0, CDD_OPT_NUMBER, "SECONDS", NET,
+    {"connect-timeout", 0, CDD_OPT_NUMBER, "SECONDS", DL,
      F(obtain.connect_timeout), NOF, 1, 1e9, NULL,
      "give up connecting after this long (default 30)"},
-    {"low-speed-limit", 0, CDD_OPT_NUMBER, "BYTES", NET,
+    {"low-speed-limit", 0, CDD_OPT_NUMBER, "BYTES", DL,
      F(obtain.low_speed_limit), NOF, 1, 1e9, NULL,
      "abort a download slower than BYTES per second ... (default 1024)"},
-    {"low-speed-time", 0, CDD_OPT_NUMBER, "SECONDS", NET,
+    {"low-speed-time", 0, CDD_OPT_NUMBER, "SECONDS", DL,
      F(obtain.low_speed_time), NOF, 1, 1e9, NULL,
      "... for this long (default 60)"},
-    {"retries", 0, CDD_OPT_NUMBER, "N", NET, F(obtain.retries), NOF, 0, 100,
+    {"retries", 0, CDD_OPT_NUMBER, "N", DL, F(obtain.retries), NOF, 0, 100,
      NULL,
      "retry transient network failures N times, with back-off (default 4)"},
     {"dry-run", 'n', CDD_OPT_FLAG, NULL, CMD_INSTALL | CMD_UNINSTALL,
@@ -78,7 +81,7 @@ const struct cdd_option cdd_options[] = {
      F(change.force), NOF, 0, 0, NULL,
      "install: accept a tree of another or unknown CUDA version; "
      "uninstall: remove files changed since install"},
-    {"lock-timeout", 0, CDD_OPT_SECONDS, "SECONDS", CMD_TARGETED,
+    {"lock-timeout", 0, CDD_OPT_SECONDS, "SECONDS", CMD_TARGETED | CMD_ENV,
      F(target.lock_timeout), NOF, 0, 1e7, NULL,
      "wait this long for another cudnn-deploy on the same tree (default 0)"},
     {"level", 0, CDD_OPT_ENUM, "LEVEL", CMD_VERIFY, F(verify.level),
@@ -96,6 +99,30 @@ const struct cdd_option cdd_options[] = {
      NOF, 0, 0, NULL,
      "re-installing the same archive: re-hash the installed files instead "
      "of trusting their size and modification time"},
+    /* fleet (docs/fleet.md): optional components, bundles */
+    {"with", 0, CDD_OPT_LIST, "NAME[=FILE]", CMD_INSTALL, F(change.with), NOF,
+     0, 0, NULL,
+     "also install the manifest's optional component NAME (zlibwapi), from "
+     "FILE or its pinned download (repeatable)"},
+    {"manifest", 'm', CDD_OPT_LIST, "NAME|FILE", CMD_BUNDLE,
+     F(bundle.manifests), NOF, 0, 0, NULL,
+     "bundle: a manifest whose archives go in (repeatable)"},
+    {"shell", 0, CDD_OPT_STRING, "SHELL", CMD_ENV, F(env.shell), NOF, 0, 0,
+     NULL, "env: sh, bash, zsh, fish, powershell or cmd (default: $SHELL's, "
+     "PowerShell on Windows)"},
+    {"github", 0, CDD_OPT_FLAG, NULL, CMD_ENV, F(env.github), NOF, 0, 0, NULL,
+     "env: append to the files $GITHUB_ENV and $GITHUB_PATH name (GitHub "
+     "Actions)"},
+    {"write-activation", 0, CDD_OPT_FLAG, NULL, CMD_ENV,
+     F(env.write_activation), NOF, 0, 0, NULL,
+     "env: write a --prefix conda environment's etc/conda/activate.d and "
+     "deactivate.d scripts (in its receipt: uninstall removes them)"},
+    {"archive", 'a', CDD_OPT_LIST, "FILE", CMD_BUNDLE, F(bundle.archives),
+     NOF, 0, 0, NULL,
+     "bundle: a local archive to take instead of downloading (matched to "
+     "its manifest by file name, checked against its pin; repeatable)"},
+    {"output", 'o', CDD_OPT_DIR, "DIR", CMD_BUNDLE, F(bundle.dir), NOF, 0, 0,
+     NULL, "bundle: the folder to write (a mirror of NVIDIA's server)"},
     {"output", 'o', CDD_OPT_FILE, "FILE", CMD_MANIFEST, F(create.output), NOF,
      0, 0, NULL, "manifest create: write here instead of stdout"},
     {"version", 0, CDD_OPT_VERSION, "V", CMD_MANIFEST, F(create.version), NOF,
@@ -271,6 +298,14 @@ static int apply(const struct cdd_option *o, const char *v,
     case CDD_OPT_SHA256:
         r = parse_sha256(o, v, (uint8_t *)field);
         break;
+    case CDD_OPT_LIST: {
+        struct cdd_strlist *l = (struct cdd_strlist *)field;
+        if (l->n >= sizeof l->v / sizeof l->v[0])
+            return usage("too many --%s options (at most %zu)", o->name,
+                         sizeof l->v / sizeof l->v[0]);
+        l->v[l->n++] = v;
+        break;
+    }
     }
     if (!r && o->given != CDD_NO_FIELD)
         *(int *)((char *)cl + o->given) = 1;

@@ -1,5 +1,7 @@
 /* The target step every tree command shares: resolve --cuda / --cuda-root /
- * --prefix into a tree, name it in the report, report a recovery that ran. */
+ * --prefix into a tree, name it in the report (with a warning when the tree
+ * is of another CUDA version than --cuda asked for), report a recovery that
+ * ran. */
 #include "cmds.h"
 #include "report.h"
 
@@ -7,9 +9,20 @@ int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
                    struct cdd_report *rep)
 {
     int r = cdd_target_resolve(&o->spec, t);
-    if (!r)
-        cdd_report_target(rep, t->root);
-    return r;
+    if (r)
+        return r;
+    cdd_report_target(rep, t->root);
+    /* CUDA_PATH_V11_6 left over from an upgrade, or a default root that is
+     * a link to another toolkit: the tree is not what --cuda asked for.
+     * The major-version refusal (install) stays with cdd_target_check. */
+    if (cdd_target_version_differs(t))
+        cdd_report_check(rep, "target.version", CDD_WARN,
+                         "--cuda v%d.%d: %s names %s, which is CUDA %d.%d "
+                         "by its %s",
+                         t->asked_major, t->asked_minor, t->how, t->root,
+                         t->version.major, t->version.minor,
+                         t->version.source);
+    return 0;
 }
 
 int cdd_cli_target_given(const struct cdd_opts_target *o)

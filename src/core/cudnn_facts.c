@@ -296,7 +296,8 @@ static const struct hint hints[] = {
     {"zlibwapi", "zlib for Windows (zlibwapi.dll, the ZLIB_WINAPI build), "
                  "which cuDNN " CDD_CUDNN_ZLIBWAPI_RANGE " need and NVIDIA "
                  "does not ship in the archive: put a 64-bit zlibwapi.dll in "
-                 "the CUDA tree's bin folder"},
+                 "the CUDA tree's bin folder (cudnn-deploy install --with "
+                 "zlibwapi takes the pinned one)"},
     {"cublaslt64_", "cuBLASLt of the CUDA toolkit: its bin folder must be on "
                     "PATH"},
     {"cublas64_", "cuBLAS of the CUDA toolkit: its bin folder must be on PATH"},

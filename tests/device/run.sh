@@ -99,15 +99,22 @@ for c in doc["checks"]:
 PY
 
 echo "== gpu.arch cross-checked with cuobjdump --list-elf --list-ptx"
-# cuobjdump names each cubin ...sm_NN[a|f].cubin and each PTX ...sm_NN.ptx;
+# cuobjdump names each cubin ...sm_NN[a].cubin and each PTX ...sm_NN.ptx;
 # the tool reads each fatbinary entry header's architecture and its
-# arch-/family-specific flags: the sets must be equal, suffixes included.
+# arch-/family-specific flags. cuobjdump 13.0 names a family-specific cubin
+# (flag 0x200000, the tool's sm_NNNf) by its base architecture, sm_NNN
+# (seen on the H200 machine: libcudnn_engines_precompiled's sm_100f and
+# sm_120f cubins are listed as sm_100 and sm_120), so the tool's "f" is
+# folded into the base before the sets are compared; "a" must match.
+# The listings go into one tarball ($OUT holds few files).
 CUOBJDUMP=${CUOBJDUMP:-/usr/local/cuda-13.0/bin/cuobjdump}
+LISTINGS=$(mktemp -d)
 for f in "$CUDA"/lib64/libcudnn*.so.9; do
     echo "--- $(basename "$f")"
-    "$CUOBJDUMP" --list-elf --list-ptx "$f" 2>&1 | tee "$OUT/cuobjdump-$(basename "$f").txt" | wc -l
+    "$CUOBJDUMP" --list-elf --list-ptx "$f" 2>&1 | tee "$LISTINGS/cuobjdump-$(basename "$f").txt" | wc -l
 done
-python3 - "$OUT" "$OUT/verify-bench.json" <<'PY'
+tar -C "$LISTINGS" -czf "$OUT/cuobjdump-listings.tar.gz" .
+python3 - "$LISTINGS" "$OUT/verify-bench.json" <<'PY'
 import glob, json, os, re, sys
 out, report = sys.argv[1], sys.argv[2]
 sass, ptx, entries = set(), set(), 0
@@ -134,7 +141,8 @@ ours_ptx = {int(a) for a in re.findall(r"compute_(\d+) \(ISA", detail)}
 print("cudnn-deploy gpu.arch: SASS %s; PTX %s"
       % (fmt(ours_sass),
          ", ".join("compute_%d" % a for a in sorted(ours_ptx))))
-same = ours_sass == sass and ours_ptx == ptx
+folded = {(a, "" if v == "f" else v) for a, v in ours_sass}
+same = folded == sass and ours_ptx == ptx
 print("cross-check: %s" % ("AGREE" if same else "DIFFER"))
 sys.exit(0 if same else 1)
 PY

@@ -12,8 +12,14 @@ from cddtest import FIX, CddTestCase, install_args, run, run_json  # noqa: E402
 
 COMMANDS = ("install", "status", "uninstall", "recover", "manifest")
 SHIPPED = ("cudnn-8.5.0.96-cuda11-linux-x86_64",
-           "cudnn-8.5.0.96-cuda11-windows-x86_64")
+           "cudnn-8.5.0.96-cuda11-windows-x86_64",
+           "cudnn-8.9.7.29-cuda11-linux-x86_64",
+           "cudnn-8.9.7.29-cuda11-windows-x86_64",
+           "cudnn-8.9.7.29-cuda12-linux-x86_64",
+           "cudnn-8.9.7.29-cuda12-windows-x86_64",
+           "cudnn-9.14.0.64-cuda13-linux-x86_64")
 LINUX_ARCHIVE_SHA = "5454a6fd94f008728caae9adad993c4e85ef36302e26bce43bea7d458a5e7b6d"
+WINDOWS_ARCHIVE_SHA = "bf277ed350addb8f97e0ab6a20b6fad869abe49ea24277d38ca79f5f23fbec6b"
 
 
 def find_manifests(doc):
@@ -292,7 +298,7 @@ class ShippedManifests(CddTestCase):
         r = run(["manifest", "show", SHIPPED[0]], expect=0)
         self.assertIn(LINUX_ARCHIVE_SHA, r.out + r.err)
 
-    def test_show_windows_never_invents_hashes(self):
+    def test_show_windows_pinned_never_invents_entry_hashes(self):
         j = run_json(["manifest", "show", SHIPPED[1]], expect=0)
         m = find_manifests(j.doc)[0]
         self.assertEqual(m["platform"], "windows-x86_64")
@@ -302,8 +308,11 @@ class ShippedManifests(CddTestCase):
         self.assertEqual(len([p for p in paths if p.startswith("bin/")]), 7)
         self.assertEqual(len([p for p in paths if p.startswith("lib/x64/")]), 14)
         self.assertEqual(len([p for p in paths if p.startswith("include/")]), 9)
-        # Nobody published the zip's sha256: it must not be made up.
-        self.assertIsNone(m["archive"]["sha256"])
+        # The archive's pin is NVIDIA's (redistrib_8.5.0.96.json); the
+        # entries' hashes nobody published, so they are not made up.
+        self.assertEqual(m["archive"]["sha256"], WINDOWS_ARCHIVE_SHA)
+        self.assertEqual(m["archive"]["size"], 542516637)
+        self.assertTrue(all(f["sha256"] is None for f in m["files"]))
 
     def test_show_unknown(self):
         r = run(["manifest", "show", "cudnn-0.0.0-nothing"])
@@ -316,7 +325,9 @@ class ShippedManifests(CddTestCase):
         before = ws.snap(ignore=())
         j = self.install(ws, FIX.linux, manifest=SHIPPED[0], expect=None)
         self.assertError(j, 3, "CHECKSUM")
-        self.assertIn(LINUX_ARCHIVE_SHA[:12], j.err + j.doc["error"]["message"])
+        # Its pinned size tells at once (before a byte is hashed).
+        self.assertIn("692647752", j.doc["error"]["message"])
+        self.assertIn("wrong file", j.doc["error"]["message"])
         self.assertSameTree(before, ws.snap(cddtest.IGNORE_LOCK))
 
     def test_create_to_stdout(self):

@@ -459,7 +459,7 @@ class Bench(VerifyCase):
     def test_three_precisions(self):
         j = self.bench("1000", EXIT_OK)
         doc = j.doc
-        self.check(doc, "bench", "pass", "FP32 ResNet-50 conv1", "TFLOP/s",
+        self.check(doc, "bench", "pass", "FP32 conv ", "TFLOP/s",
                    "FMA_MATH math", "at least 5x needed", "limit 1e-03")
         self.check(doc, "bench.tf32", "pass", "TF32 ", "TFLOP/s",
                    "TENSOR_OP_MATH math", "limit 1e-02")

@@ -529,6 +529,7 @@ struct tsink {
     char path[MAXREC][256];
     enum cdd_entry_type type[MAXREC];
     enum cdd_role role[MAXREC];
+    enum cdd_role link_role[MAXREC];
     uint64_t size[MAXREC];
     uint8_t sha[MAXREC][CDD_SHA256_LEN];
     int listed[MAXREC];
@@ -577,6 +578,7 @@ static int ts_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
         snprintf(t->path[i], sizeof t->path[i], "%s", e->path);
         t->type[i] = e->type;
         t->role[i] = e->role;
+        t->link_role[i] = e->link_role;
         t->size[i] = e->size;
         t->listed[i] = e->mfile != NULL;
         memcpy(t->sha[i], e->sha256, CDD_SHA256_LEN);
@@ -995,7 +997,8 @@ static void test_symlinks_unlisted(void)
     /* a link whose target exists only in another folder */
     struct aent elsewhere[] = {{TOP "lib/libcudnn_z.so", 'l', "cudnn.h", 0}};
     expect_linux("sym-elsewhere.tar", "tar", elsewhere, 1, NULL, m, 1,
-                 CDD_E_ARCHIVE, "not an entry of the archive");
+                 CDD_E_ARCHIVE, "no entry of the manifest and no layout "
+                                "rule places");
     /* a symlink, then a file written "through" it */
     struct aent through[] = {{TOP "lib/libcudnn_d.so", 'l', "libcudnn.so.8.5.0", 0},
                              {TOP "lib/libcudnn_d.so/x.so", 'f', "x", 0}};
@@ -1314,6 +1317,93 @@ static void test_pinned_unlisted(void)
     m->files_exact = 0;
     expect_linux("unlisted-missing.tar", "tar", NULL, 0, TOP "LICENSE", m, 1,
                  CDD_E_ARCHIVE, "missing entry LICENSE");
+    cdd_manifest_free(m);
+}
+
+/* The real 8.x shape: `_v8` header twins and lib*_static_v8.a, as files
+ * or as symlinks to a file of their folder, listed or not. A symlink is
+ * placed by what it points at (link_role), whatever its own name says. */
+static void test_v8_shape(void)
+{
+    struct cdd_manifest *m = linux_manifest();
+    struct aent extra[] = {
+        /* unlisted links to listed files */
+        {TOP "lib/libcudnn_static_v8.a", 'l', "libcudnn_static.a", 0},
+        {TOP "include/cudnn_v8.h", 'l', "cudnn.h", 0},
+        /* unlisted link to an unlisted file, the link first */
+        {TOP "lib/libcudnn_ops_infer_static_v8.a", 'l',
+         "libcudnn_ops_infer_static.a", 0},
+        {TOP "lib/libcudnn_ops_infer_static.a", 'f', "ops static", 0},
+        /* a _v8 twin as a file */
+        {TOP "include/cudnn_version_v8.h", 'f', VHDR, 0},
+    };
+    struct aent ents[N_LINUX + 5];
+    struct tsink t = {0};
+    int i;
+
+    m->files_exact = 0;
+    memcpy(ents, linux_good, sizeof linux_good);
+    memcpy(ents + N_LINUX, extra, sizeof extra);
+    write_archive(tmp_path("v8.tar.xz"), "tar.xz", ents, N_LINUX + 5);
+    /* unpinned: the unlisted entries are refused */
+    run_x(tmp_path("v8.tar.xz"), m, 0, &t, CDD_E_ARCHIVE, "not pinned");
+    memset(&t, 0, sizeof t);
+    CHECK_INT(run_x(tmp_path("v8.tar.xz"), m, 1, &t, 0, NULL), 0);
+    CHECK_INT(t.n_end, (int)N_LINUX_FILES + 5);
+    i = ts_find(&t, "lib/libcudnn_static_v8.a");
+    CHECK(i >= 0 && t.role[i] == CDD_ROLE_SYMLINK &&
+          t.link_role[i] == CDD_ROLE_STATIC_LIB && !t.listed[i]);
+    i = ts_find(&t, "include/cudnn_v8.h");
+    CHECK(i >= 0 && t.role[i] == CDD_ROLE_SYMLINK &&
+          t.link_role[i] == CDD_ROLE_HEADER);
+    i = ts_find(&t, "lib/libcudnn_ops_infer_static_v8.a");
+    CHECK(i >= 0 && t.link_role[i] == CDD_ROLE_STATIC_LIB);
+    i = ts_find(&t, "include/cudnn_version_v8.h");
+    CHECK(i >= 0 && t.role[i] == CDD_ROLE_HEADER);
+    /* the .so links are placed as the runtime they end at */
+    i = ts_find(&t, "lib/libcudnn.so");
+    CHECK(i >= 0 && t.link_role[i] == CDD_ROLE_RUNTIME && t.listed[i]);
+
+    /* a twin link whose target is not there dangles */
+    struct aent dangle[] = {{TOP "include/cudnn_gone_v8.h", 'l',
+                             "cudnn_gone.h", 0}};
+    expect_linux("v8-dangle.tar", "tar", dangle, 1, NULL, m, 1, CDD_E_ARCHIVE,
+                 "not an entry of the archive");
+    /* a link the rules cannot place by its target's name */
+    struct aent norule[] = {{TOP "include/cudnn_x.h", 'l', "README", 0},
+                            {TOP "include/README", 'f', "hi", 0}};
+    expect_linux("v8-norule.tar", "tar", norule, 2, NULL, m, 1, CDD_E_ARCHIVE,
+                 "no layout rule places");
+    /* a chain through an unlisted link whose name says runtime but which
+     * ends at a header: the first link would land apart from its end */
+    static const struct mspec odd_files[] = {
+        {"lib/cudnn_extra.h", CDD_ROLE_HEADER, "x", NULL, 0},
+    };
+    struct cdd_manifest *m2 =
+        mk_manifest(CDD_PLATFORM_LINUX_X86_64, 1, 0, odd_files, 1);
+    struct aent apart[] = {
+        {TOP "lib/libq.so", 'l', "libq.so.1", 0},
+        {TOP "lib/libq.so.1", 'l', "cudnn_extra.h", 0},
+        {TOP "lib/cudnn_extra.h", 'f', "x", 0},
+    };
+    write_archive(tmp_path("v8-apart.tar"), "tar", apart, 3);
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("v8-apart.tar"), m2, 1, &t, CDD_E_ARCHIVE,
+          "would not land beside its target");
+    cdd_manifest_free(m2);
+    /* Windows archives have no symlinks, listed or not */
+    static const struct mspec win_dll[] = {
+        {"bin/cudnn64_8.dll", CDD_ROLE_RUNTIME, "dll", NULL, 0},
+    };
+    struct cdd_manifest *mw =
+        mk_manifest(CDD_PLATFORM_WINDOWS_X86_64, 1, 0, win_dll, 1);
+    struct aent wl[] = {{TOP "bin/cudnn64_8.dll", 'f', "dll", 0},
+                        {TOP "bin/cudnn.dll", 'l', "cudnn64_8.dll", 0}};
+    write_archive(tmp_path("win-link.tar"), "tar", wl, 2);
+    memset(&t, 0, sizeof t);
+    run_x(tmp_path("win-link.tar"), mw, 1, &t, CDD_E_ARCHIVE,
+          "no layout rule places");
+    cdd_manifest_free(mw);
     cdd_manifest_free(m);
 }
 
@@ -1721,7 +1811,8 @@ TEST_MAIN(TEST(test_sha256_file), TEST(test_archive_reader),
           TEST(test_symlinks), TEST(test_symlinks_unlisted),
           TEST(test_unexpected_missing), TEST(test_duplicates),
           TEST(test_sizes_and_hashes), TEST(test_bomb), TEST(test_corrupt),
-          TEST(test_pinned_unlisted), TEST(test_discovery),
+          TEST(test_pinned_unlisted), TEST(test_v8_shape),
+          TEST(test_discovery),
           TEST(test_unicode_names), TEST(test_zip_unflagged_names),
           TEST(test_tar_undecodable_name), TEST(test_zip_utf8_flag),
           TEST(test_sink_failures), TEST(test_message_escaping),

@@ -179,7 +179,7 @@ static void test_two_cudas_on_path(void)
 static void test_two_cudas_target_windows(void)
 {
     struct cdd_target t = {CDD_TARGET_CUDA, "C:/CUDA/v11.8", "--cuda-root",
-                           {1, 11, 8, -1, "version.json"}};
+                           {1, 11, 8, -1, "version.json"}, 0, 0, 0};
     setup(1);
     s.t = &t;
     s.t_windows = 1;
@@ -347,7 +347,7 @@ static void test_driver(void)
 
     /* A driver for CUDA 11.4 cannot run the target's CUDA 12.4. */
     struct cdd_target t = {CDD_TARGET_CUDA, "/opt/cuda-12.4", "--cuda-root",
-                           {1, 12, 4, -1, "version.json"}};
+                           {1, 12, 4, -1, "version.json"}, 0, 0, 0};
     setup(0);
     s.t = &t;
     cdd_dr_names_fill(s.t_names, 0);
@@ -603,7 +603,7 @@ static void test_zlibwapi(void)
     teardown();
     /* A Windows target checked from Linux: PATH cannot be searched. */
     struct cdd_target t = {CDD_TARGET_PREFIX, "/mnt/win/cudnn", "--prefix",
-                           {0, 0, 0, -1, ""}};
+                           {0, 0, 0, -1, ""}, 0, 0, 0};
     setup(0);
     s.t = &t;
     s.t_windows = 1;
@@ -651,7 +651,7 @@ static void test_vcruntime(void)
 static void test_target_shadowed(void)
 {
     struct cdd_target t = {CDD_TARGET_CUDA, "/opt/cuda-12.4", "--cuda-root",
-                           {1, 12, 4, -1, "version.json"}};
+                           {1, 12, 4, -1, "version.json"}, 0, 0, 0};
     setup(0);
     s.t = &t;
     cdd_dr_names_fill(s.t_names, 0);
@@ -752,7 +752,7 @@ static void test_shadow_reference(void)
 
     /* With a target: its copy is the reference, not the winner. */
     struct cdd_target t = {CDD_TARGET_PREFIX, "/opt/p", "--prefix",
-                           {0, 0, 0, -1, ""}};
+                           {0, 0, 0, -1, ""}, 0, 0, 0};
     setup(0);
     s.t = &t;
     cdd_dr_names_fill(s.t_names, 0);
@@ -792,7 +792,7 @@ static void test_toolkit_and_target_unknown(void)
     teardown();
 
     struct cdd_target t = {CDD_TARGET_CUDA, "/opt/cuda-x", "--cuda-root",
-                           {0, 0, 0, -1, ""}};
+                           {0, 0, 0, -1, ""}, 0, 0, 0};
     setup(0);
     s.t = &t;
     cdd_dr_names_fill(s.t_names, 0);

@@ -544,6 +544,19 @@ static void test_bench_defaults(void)
     CHECK(o.min_speedup == 5.0);
     CHECK_STR(cdd_bench_math_name(CDD_BENCH_TF32), "TF32");
     CHECK_STR(cdd_bench_math_name(CDD_BENCH_FP16), "FP16");
+    /* TF32: a layer with 64 input channels, about the same work, so the
+     * CPU reference costs the same; FP16 and FP32: the first layer. */
+    cdd_gpu_bench_defaults_for(&o, CDD_BENCH_TF32);
+    CHECK_INT(o.math, CDD_BENCH_TF32);
+    CHECK_INT(o.shape.c, 64);
+    CHECK_INT(cdd_conv_out_dims(&o.shape, &oh, &ow), 0);
+    CHECK_INT(oh, 56);
+    CHECK(cdd_conv_flops(&o.shape) == 1849688064.0);
+    for (int m = CDD_BENCH_FP32; m <= CDD_BENCH_FP16; m += 2) {
+        cdd_gpu_bench_defaults_for(&o, m);
+        CHECK_INT(o.math, m);
+        CHECK_INT(o.shape.c, 3);
+    }
 }
 
 static void test_bench_small(void)

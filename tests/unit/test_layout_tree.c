@@ -26,8 +26,6 @@ static void layout_mapping(void)
          "LICENSE", "doc/cudnn/LICENSE"},
         {CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_RUNTIME,
          "lib/libcudnn.so.8.5.0", "lib64/libcudnn.so.8.5.0"},
-        {CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_SYMLINK,
-         "lib/libcudnn.so.8", "lib64/libcudnn.so.8"},
         {CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_STATIC_LIB,
          "lib/libcudnn_ops_infer_static.a", "lib64/libcudnn_ops_infer_static.a"},
         {CDD_TARGET_CUDA, CDD_PLATFORM_LINUX_X86_64, CDD_ROLE_LICENSE,
@@ -60,6 +58,95 @@ static void layout_mapping(void)
         cdd_layout_select(CDD_TARGET_CUDA, CDD_PLATFORM_WINDOWS_X86_64)));
     CHECK(!cdd_layout_case_insensitive(lin));
     CHECK(cdd_layout_dir(CDD_LAYOUT_PREFIX_WINDOWS, CDD_ROLE_SYMLINK) == NULL);
+    /* A symlink has no folder of its own: it goes beside its target. */
+    CHECK(cdd_layout_dir(lin, CDD_ROLE_SYMLINK) == NULL);
+    CHECK_INT(cdd_layout_dest(lin, CDD_ROLE_SYMLINK, "lib/libcudnn.so", &dest),
+              CDD_E_MANIFEST);
+}
+
+/* A symlink lands where the entry its chain ends at lands: listed entries
+ * by their role, unlisted names by the path rules. */
+static void link_placement(void)
+{
+    static const char doc[] =
+        "{\"schema_version\": 1, \"product\": \"cudnn\", \"version\": "
+        "\"8.9.7.29\", \"cuda_major\": 12, \"platform\": \"linux-x86_64\", "
+        "\"archive\": {\"filename\": \"a.tar.xz\", \"sha256\": null, "
+        "\"size\": null, \"strip_components\": 1}, \"files_exact\": false, "
+        "\"files\": ["
+        "{\"path\": \"include/cudnn.h\", \"role\": \"header\", "
+        "\"sha256\": null, \"size\": null},"
+        "{\"path\": \"include/cudnn_v8.h\", \"role\": \"symlink\", "
+        "\"target\": \"cudnn.h\"},"
+        "{\"path\": \"lib/libcudnn_ops_infer_static.a\", \"role\": "
+        "\"static_lib\", \"sha256\": null, \"size\": null},"
+        "{\"path\": \"lib/libcudnn_ops_infer_static_v8.a\", \"role\": "
+        "\"symlink\", \"target\": \"libcudnn_ops_infer_static.a\"},"
+        "{\"path\": \"lib/libcudnn.so.8.9.7\", \"role\": \"runtime\", "
+        "\"sha256\": null, \"size\": null},"
+        "{\"path\": \"lib/libcudnn.so.8\", \"role\": \"symlink\", "
+        "\"target\": \"libcudnn.so.8.9.7\"},"
+        "{\"path\": \"lib/libcudnn.so\", \"role\": \"symlink\", "
+        "\"target\": \"libcudnn.so.8\"}]}";
+    static const struct {
+        enum cdd_target_kind kind;
+        const char *src, *target, *dest;
+        int role; /* the link role wanted; -1: not placed */
+    } rows[] = {
+        {CDD_TARGET_CUDA, "include/cudnn_v8.h", "cudnn.h",
+         "include/cudnn_v8.h", CDD_ROLE_HEADER},
+        {CDD_TARGET_CUDA, "lib/libcudnn_ops_infer_static_v8.a",
+         "libcudnn_ops_infer_static.a", "lib64/libcudnn_ops_infer_static_v8.a",
+         CDD_ROLE_STATIC_LIB},
+        {CDD_TARGET_CUDA, "lib/libcudnn.so", "libcudnn.so.8",
+         "lib64/libcudnn.so", CDD_ROLE_RUNTIME},
+        {CDD_TARGET_PREFIX, "lib/libcudnn.so.8", "libcudnn.so.8.9.7",
+         "lib/libcudnn.so.8", CDD_ROLE_RUNTIME},
+        {CDD_TARGET_PREFIX, "include/cudnn_v8.h", "cudnn.h",
+         "include/cudnn_v8.h", CDD_ROLE_HEADER},
+        /* unlisted names: the path rules of the target's name */
+        {CDD_TARGET_CUDA, "lib/libcudnn_cnn_train_static_v8.a",
+         "libcudnn_cnn_train_static.a", "lib64/libcudnn_cnn_train_static_v8.a",
+         CDD_ROLE_STATIC_LIB},
+        {CDD_TARGET_CUDA, "include/cudnn_ops_train_v8.h", "cudnn_ops_train.h",
+         "include/cudnn_ops_train_v8.h", CDD_ROLE_HEADER},
+        {CDD_TARGET_CUDA, "include/cudnn_x.h", "README", NULL, -1},
+        {CDD_TARGET_CUDA, "lib/sub/libx.so", "libx.so.1", NULL, -1},
+    };
+    struct cdd_manifest *m = NULL;
+    CHECK_INT(cdd_manifest_parse(doc, sizeof doc - 1, "links.json", &m), 0);
+    for (size_t i = 0; m && i < sizeof rows / sizeof rows[0]; i++) {
+        enum cdd_layout_id id =
+            cdd_layout_select(rows[i].kind, CDD_PLATFORM_LINUX_X86_64);
+        enum cdd_role role = CDD_ROLE_COUNT;
+        char *dest = NULL;
+        int r = cdd_layout_link_role(m, rows[i].src, rows[i].target, &role);
+        CHECK_MSG(rows[i].role < 0 ? r == -1 : r == 0 && (int)role == rows[i].role,
+                  "%s: r %d role %d", rows[i].src, r, (int)role);
+        r = cdd_layout_entry_dest(id, m, CDD_ROLE_SYMLINK, rows[i].src,
+                                  rows[i].target, &dest);
+        if (rows[i].dest) {
+            CHECK_INT(r, 0);
+            CHECK_STR(dest, rows[i].dest);
+        } else {
+            CHECK_INT(r, CDD_E_MANIFEST);
+            CHECK(dest == NULL);
+        }
+        free(dest);
+    }
+    /* non-symlinks go by their own role */
+    char *dest = NULL;
+    CHECK_INT(cdd_layout_entry_dest(CDD_LAYOUT_CUDA_LINUX, m, CDD_ROLE_HEADER,
+                                    "include/cudnn.h", NULL, &dest), 0);
+    CHECK_STR(dest, "include/cudnn.h");
+    free(dest);
+    /* no symlinks in a Windows manifest, whatever it lists */
+    if (m)
+        m->platform = CDD_PLATFORM_WINDOWS_X86_64;
+    enum cdd_role role;
+    CHECK_INT(cdd_layout_link_role(m, "include/cudnn_v8.h", "cudnn.h", &role),
+              -1);
+    cdd_manifest_free(m);
 }
 
 static void cuda_arg(void)
@@ -202,6 +289,100 @@ static void resolve_and_check(void)
     free(pkg);
 }
 
+/* --cuda v11.6 through CUDA_PATH_V11_6 naming a tree of another version. */
+static void version_differs(void)
+{
+    struct cdd_target t;
+    char *other = scratch("cuda-11.5");
+    write_file(other, "version.json", "{\"cuda\":{\"version\":\"11.5.2\"}}");
+    setenv("CUDA_PATH_V11_6", other, 1);
+    struct cdd_target_spec byenv = {.cuda = "v11.6"};
+    CHECK_INT(cdd_target_resolve(&byenv, &t), 0);
+    CHECK_INT(t.asked, 1);
+    CHECK_INT(t.asked_major, 11);
+    CHECK_INT(t.asked_minor, 6);
+    CHECK(cdd_target_version_differs(&t));
+    cdd_target_clear(&t);
+    /* the same tree asked for as what it is */
+    setenv("CUDA_PATH_V11_5", other, 1);
+    struct cdd_target_spec same = {.cuda = "11.5"};
+    CHECK_INT(cdd_target_resolve(&same, &t), 0);
+    CHECK(!cdd_target_version_differs(&t));
+    cdd_target_clear(&t);
+    unsetenv("CUDA_PATH_V11_5");
+    /* --cuda-root asks for no version; a tree of unknown version says
+     * nothing either */
+    struct cdd_target_spec root = {.cuda_root = other};
+    CHECK_INT(cdd_target_resolve(&root, &t), 0);
+    CHECK(!cdd_target_version_differs(&t));
+    cdd_target_clear(&t);
+    char *bare = scratch("bare2");
+    setenv("CUDA_PATH_V11_6", bare, 1);
+    CHECK_INT(cdd_target_resolve(&byenv, &t), 0);
+    CHECK(!cdd_target_version_differs(&t));
+    cdd_target_clear(&t);
+    unsetenv("CUDA_PATH_V11_6");
+    free(other);
+    free(bare);
+}
+
+/* Which layout a tree has, by what is in it. */
+static void layout_platform(void)
+{
+    static const struct {
+        const char *name;
+        const char *dirs[3];
+        const char *files[2];
+        int want; /* platform, or -1 */
+    } rows[] = {
+        {"win-cuda", {"lib", "lib/x64", "bin"}, {"bin/nvcc.exe", NULL},
+         CDD_PLATFORM_WINDOWS_X86_64},
+        {"win-cudnn", {"bin", NULL, NULL}, {"bin/cudnn64_8.dll", NULL},
+         CDD_PLATFORM_WINDOWS_X86_64},
+        {"conda-win", {"Library", "Library/bin", NULL}, {NULL, NULL},
+         CDD_PLATFORM_WINDOWS_X86_64},
+        {"lin-cuda", {"lib64", "bin", NULL}, {"bin/nvcc", NULL},
+         CDD_PLATFORM_LINUX_X86_64},
+        {"lin-prefix", {"lib", NULL, NULL}, {"lib/libcudnn.so.9", NULL},
+         CDD_PLATFORM_LINUX_X86_64},
+        {"empty", {NULL, NULL, NULL}, {NULL, NULL}, -1},
+        {"both", {"lib64", "lib", "lib/x64"}, {NULL, NULL}, -1},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char *root = scratch(rows[i].name), p[4200];
+        for (size_t k = 0; k < 3 && rows[i].dirs[k]; k++) {
+            snprintf(p, sizeof p, "%s/%s", root, rows[i].dirs[k]);
+            CHECK(mkdir(p, 0755) == 0);
+        }
+        for (size_t k = 0; k < 2 && rows[i].files[k]; k++)
+            write_file(root, rows[i].files[k], "x");
+        struct cdd_target t = {0};
+        t.root = root;
+        enum cdd_platform got = CDD_PLATFORM_COUNT;
+        int r = cdd_target_layout_platform(&t, &got);
+        if (rows[i].want < 0)
+            CHECK_MSG(r == -1, "%s: %d", rows[i].name, r);
+        else
+            CHECK_MSG(r == 0 && (int)got == rows[i].want, "%s: r %d got %d",
+                      rows[i].name, r, (int)got);
+        free(root);
+    }
+    /* a Linux lib64 that is a link into targets/ counts */
+    char *root = scratch("lin-links"), p[4200], q[4200];
+    snprintf(p, sizeof p, "%s/targets", root);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/targets/x86_64-linux", root);
+    mkdir(p, 0755);
+    snprintf(q, sizeof q, "%s/lib64", root);
+    CHECK(symlink("targets/x86_64-linux/lib", q) == 0);
+    struct cdd_target t = {0};
+    t.root = root;
+    enum cdd_platform got;
+    CHECK_INT(cdd_target_layout_platform(&t, &got), 0);
+    CHECK_INT(got, CDD_PLATFORM_LINUX_X86_64);
+    free(root);
+}
+
 static void error_table(void)
 {
     CHECK_INT(cdd_err_exit_code(0), 0);
@@ -218,5 +399,6 @@ static void error_table(void)
     CHECK_STR(cdd_err_name(-1), "UNKNOWN");
 }
 
-TEST_MAIN(TEST(layout_mapping), TEST(cuda_arg), TEST(version_files),
+TEST_MAIN(TEST(layout_mapping), TEST(link_placement), TEST(cuda_arg), TEST(version_differs),
+          TEST(layout_platform), TEST(version_files),
           TEST(resolve_and_check), TEST(error_table))

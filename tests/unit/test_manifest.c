@@ -143,7 +143,22 @@ struct bad_case {
     const char *want; /* substring of the message: JSON path and fault */
 };
 
+/* An optional component (docs/manifest.md, components), for mutation. */
+#define W_COMPONENT                                                            \
+    ",\n \"components\": [{\"name\": \"zlibwapi\", \"cuda_majors\": [11], "     \
+    "\"cudnn_min\": \"8.3\", \"cudnn_max\": \"9.1\", \"archive\": "              \
+    "{\"filename\": \"z.zip\", \"sha256\": \"" H64 "\", \"size\": null, "       \
+    "\"strip_components\": 0}, \"entry\": {\"path\": "                         \
+    "\"dll_x64/zlibwapi.dll\", \"sha256\": null, \"size\": null}}]"
+
 static const struct bad_case bad_cases[] = {
+    /* fleet: roles only receipts know, and optional components */
+    {1, "\"role\": \"runtime\"", "\"role\": \"activation\"",
+     "files[0].role: unknown role \"activation\""},
+    {1, "]}\n", "]" W_COMPONENT ", \"components\": []}\n",
+     "(root): duplicate key \"components\""},
+    {1, "]}\n", "], \"components\": {}}\n",
+     "components: expected a list of at most 16 components"},
     /* root and scalars */
     {0, "\"schema_version\": 1", "\"schema_version\": 2",
      "schema_version: unsupported schema version 2"},
@@ -586,12 +601,84 @@ static void count_roles(const struct cdd_manifest *m, size_t counts[CDD_ROLE_COU
         counts[m->files[i].role]++;
 }
 
+/* cuDNN 8.9.7.29, the pins of NVIDIA's redistrib_8.9.7.json. */
+static void test_shipped_897(void)
+{
+    static const struct {
+        const char *name, *sha;
+        uint64_t size;
+        int cuda, windows;
+    } want[] = {
+        {"cudnn-8.9.7.29-cuda11-windows-x86_64",
+         "5e45478efe71a96329e6c0d2a3a2f79c747c15b2a51fead4b84c89b02cbf1671",
+         704240064u, 11, 1},
+        {"cudnn-8.9.7.29-cuda12-windows-x86_64",
+         "94fc17af8e83a26cc5d231ed23981b28c29c3fc2e87b1844ea3f46486f481df5",
+         708408517u, 12, 1},
+        {"cudnn-8.9.7.29-cuda11-linux-x86_64",
+         "a3e2509028cecda0117ce5a0f42106346e82e86d390f4bb9475afc976c77402e",
+         860967256u, 11, 0},
+        {"cudnn-8.9.7.29-cuda12-linux-x86_64",
+         "475333625c7e42a7af3ca0b2f7506a106e30c93b1aa0081cd9c13efb6e21e3bb",
+         864984964u, 12, 0},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        struct cdd_manifest *m = NULL;
+        uint8_t sha[CDD_SHA256_LEN];
+        size_t c[CDD_ROLE_COUNT];
+        char fname[128];
+        CHECK_INT(cdd_manifest_find(want[k].name, &m), 0);
+        if (!m)
+            continue;
+        snprintf(fname, sizeof fname, "cudnn-%s-8.9.7.29_cuda%d-archive.%s",
+                 want[k].windows ? "windows-x86_64" : "linux-x86_64",
+                 want[k].cuda, want[k].windows ? "zip" : "tar.xz");
+        CHECK_STR(m->archive.filename, fname);
+        CHECK_INT(m->cuda_major, want[k].cuda);
+        CHECK_INT(m->platform, want[k].windows ? CDD_PLATFORM_WINDOWS_X86_64
+                                               : CDD_PLATFORM_LINUX_X86_64);
+        CHECK_INT(m->archive.has_sha256, 1);
+        CHECK_INT(cdd_hex_decode(want[k].sha, sha, CDD_SHA256_LEN), 0);
+        CHECK(memcmp(m->archive.sha256, sha, CDD_SHA256_LEN) == 0);
+        CHECK_INT(m->archive.has_size, 1);
+        CHECK(m->archive.size == want[k].size);
+        CHECK_INT(m->archive.strip_components, 1);
+        /* Only what public sources show is listed: the rest comes in
+         * under the pin by the layout rules. */
+        CHECK_INT(m->files_exact, 0);
+        CHECK_INT(m->verify.version_number, 8907);
+        CHECK_INT(m->verify.mismatch_status, 14);
+        CHECK_INT(m->verify.n_sublibs, 6);
+        count_roles(m, c);
+        CHECK_INT(c[CDD_ROLE_RUNTIME], 7);
+        if (want[k].windows) {
+            CHECK_INT(m->n_files, 7);
+            CHECK_STR(m->verify.library, "bin/cudnn64_8.dll");
+        } else {
+            CHECK_INT(m->n_files, 31);
+            CHECK_INT(c[CDD_ROLE_HEADER], 9);
+            CHECK_INT(c[CDD_ROLE_SYMLINK], 14);
+            CHECK_INT(c[CDD_ROLE_LICENSE], 1);
+            CHECK_STR(m->verify.library, "lib/libcudnn.so.8");
+            CHECK(cdd_manifest_file(m, "lib/libcudnn_cnn_train.so.8.9.7") != NULL);
+        }
+        for (size_t i = 0; i < m->n_files; i++) {
+            enum cdd_role r;
+            int link = m->files[i].role == CDD_ROLE_SYMLINK;
+            CHECK_INT(cdd_role_from_path(m->platform, m->files[i].path, link, &r), 0);
+            CHECK_INT(r, m->files[i].role);
+            CHECK_INT(m->files[i].has_sha256, 0);
+        }
+        cdd_manifest_free(m);
+    }
+}
+
 static void test_shipped(void)
 {
     struct cdd_manifest *w = NULL, *l = NULL;
     size_t c[CDD_ROLE_COUNT];
     uint8_t want[CDD_SHA256_LEN];
-    CHECK_INT(cdd_builtin_manifest_count, 3);
+    CHECK_INT(cdd_builtin_manifest_count, 7);
     CHECK(cdd_builtin_manifests[cdd_builtin_manifest_count].name == NULL);
     /* Every shipped manifest loads; the cuDNN 9 template has its layout. */
     for (size_t i = 0; i < cdd_builtin_manifest_count; i++) {
@@ -626,8 +713,13 @@ static void test_shipped(void)
     CHECK_INT(w->n_files, 31);
     CHECK_INT(w->platform, CDD_PLATFORM_WINDOWS_X86_64);
     CHECK_INT(w->files_exact, 1);
-    CHECK_INT(w->archive.has_sha256, 0);
-    CHECK_INT(w->archive.has_size, 0);
+    /* NVIDIA's pin from redistrib_8.5.0.96.json: installs with no flag. */
+    CHECK_INT(w->archive.has_sha256, 1);
+    CHECK_INT(cdd_hex_decode("bf277ed350addb8f97e0ab6a20b6fad869abe49ea24277d38ca79f5f23fbec6b",
+                             want, CDD_SHA256_LEN), 0);
+    CHECK(memcmp(w->archive.sha256, want, CDD_SHA256_LEN) == 0);
+    CHECK_INT(w->archive.has_size, 1);
+    CHECK(w->archive.size == 542516637u); /* 517.38 MiB */
     CHECK_STR(w->archive.filename, "cudnn-windows-x86_64-8.5.0.96_cuda11-archive.zip");
     count_roles(w, c);
     CHECK_INT(c[CDD_ROLE_RUNTIME], 7);
@@ -638,6 +730,26 @@ static void test_shipped(void)
     CHECK_STR(w->verify.library, "bin/cudnn64_8.dll");
     CHECK_INT(w->verify.version_number, 8500);
     CHECK_INT(w->verify.mismatch_status, 14);
+    /* Its optional component: zlibwapi, pinned, one entry, as a manifest
+     * of its own that obtain and extract read unchanged. */
+    CHECK_INT(w->n_components, 1);
+    if (w->n_components == 1) {
+        const struct cdd_mcomponent *z = cdd_manifest_component(w, "zlibwapi");
+        CHECK(z == &w->components[0]);
+        CHECK(cdd_manifest_component(w, "cublas") == NULL);
+        CHECK_STR(z->cudnn_min, "8.3");
+        CHECK_STR(z->cudnn_max, "9.1");
+        CHECK_INT(z->n_cuda_majors, 3);
+        CHECK_INT(z->m->archive.has_sha256, 1);
+        CHECK_STR(z->m->archive.filename, "zlib123dllx64.zip");
+        CHECK_INT(z->m->n_files, 1);
+        CHECK_STR(z->m->files[0].path, "dll_x64/zlibwapi.dll");
+        CHECK_INT(z->m->files[0].role, CDD_ROLE_RUNTIME);
+        CHECK_INT(z->m->files_exact, 0);
+        CHECK_INT(z->m->platform, CDD_PLATFORM_WINDOWS_X86_64);
+        CHECK_INT(z->m->cuda_major, 11);
+    }
+    CHECK_INT(l->n_components, 0);
     for (size_t i = 0; i < w->n_files; i++) {
         enum cdd_role r;
         CHECK_INT(w->files[i].has_sha256, 0);
@@ -652,6 +764,8 @@ static void test_shipped(void)
     CHECK_INT(cdd_hex_decode("5454a6fd94f008728caae9adad993c4e85ef36302e26bce43bea7d458a5e7b6d",
                              want, CDD_SHA256_LEN), 0);
     CHECK(memcmp(l->archive.sha256, want, CDD_SHA256_LEN) == 0);
+    CHECK_INT(l->archive.has_size, 1);
+    CHECK(l->archive.size == 692647752u);
     count_roles(l, c);
     CHECK_INT(c[CDD_ROLE_RUNTIME], 7);
     CHECK_INT(c[CDD_ROLE_HEADER], 9);
@@ -668,6 +782,7 @@ static void test_shipped(void)
     }
     cdd_manifest_free(w);
     cdd_manifest_free(l);
+    test_shipped_897();
 
     /* The shipped files are in canonical form: the writer reproduces them
      * byte for byte. */

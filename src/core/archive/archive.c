@@ -9,7 +9,10 @@
  *
  * Every libarchive failure is CDD_E_CORRUPT with libarchive's own words, and
  * after a failure the reader refuses further calls, so a truncated or damaged
- * archive can never look like a short, successful one.
+ * archive can never look like a short, successful one. The exception is a
+ * read of the file that failed: libarchive reads through our handle (src_*),
+ * so such a failure is known for what it is (the disk's, exit 4) rather than
+ * taken for the short stream libarchive then sees ("truncated input").
  *
  * Entry names come out as the same UTF-8 on every platform: libarchive is
  * told that names without a declared character set are UTF-8, and the name
@@ -23,8 +26,9 @@
  *
  * Deflated zip members are not inflated by libarchive but by inflate.c
  * (inflate_int.h: ISA-L or zlib), from the validated byte range of their
- * central record, through a second handle on the file (ar->zf); libarchive's
- * seekable reader then skips their data. */
+ * central record, through the handle libarchive reads through too (ar->zf,
+ * by pread at each reader's own offset); libarchive's seekable reader then
+ * skips their data. */
 #include "cdd/archive.h"
 
 #include <errno.h>
@@ -74,6 +78,12 @@ struct cdd_archive {
     struct archive *raw;       /* tar: the decompressor feeding a */
     struct cdd_tarscan *scan;  /* tar: the raw header check */
     int scan_err;              /* the check refused: its error */
+    struct cdd_rfile *rf;      /* what libarchive reads (src_read): zf for a
+                                  zip, else owned here */
+    uint64_t rpos;             /* ... its position */
+    void *rbuf;                /* ... the block it reads into */
+    int io_err;                /* a read of the file failed: its error, */
+    struct cdd_errinfo io_info; /* ... and the record that said so */
 };
 
 static const char *la_msg(struct archive *a)
@@ -88,9 +98,20 @@ static const char *cur_name(struct cdd_archive *ar, char *buf, size_t len)
     return cdd_path_printable(p ? p : "", buf, len);
 }
 
+/* A read of the file failed earlier (src_read): that error, again, is the
+ * one to report, whatever libarchive made of the missing bytes. */
+static int io_failed(struct cdd_archive *ar)
+{
+    const struct cdd_errinfo *e = &ar->io_info;
+    ar->failed = 1;
+    return cdd_fail(ar->io_err, e->path, e->os_err, "%s", e->msg);
+}
+
 static int corrupt(struct cdd_archive *ar, const char *what)
 {
     char name[512];
+    if (ar->io_err)
+        return io_failed(ar);
     ar->failed = 1;
     if (ar->cur)
         return cdd_fail(CDD_E_CORRUPT, ar->path, 0, "entry \"%s\": %s: %s",
@@ -361,10 +382,80 @@ static int scan_refused(struct cdd_archive *ar)
 
 /* ---- the reader ----------------------------------------------------------------- */
 
-/* libarchive's open failed: the environment's fault or not an archive. */
-static int open_failed(struct archive *a, const char *path)
+/* ---- the file, as libarchive reads it ----------------------------------------- */
+
+/* libarchive reads the archive through these callbacks, never opening it
+ * itself: preads at our own position through the handle open_reader opened
+ * (fsops), so a failed read is recorded with its OS error (io_err), and the
+ * zip's handle serves libarchive and inflate.c alike. */
+static la_ssize_t src_read(struct archive *a, void *ud, const void **buf)
+{
+    struct cdd_archive *ar = ud;
+    size_t got = 0;
+    int r = ar->io_err ? ar->io_err
+                       : cdd_rfile_pread(ar->rf, ar->rpos, ar->rbuf, READ_BLOCK,
+                                         &got);
+    if (r < 0) {
+        if (!ar->io_err) {
+            ar->io_err = r;
+            ar->io_info = *cdd_last_error();
+        }
+        archive_set_error(a, EIO, "%s", ar->io_info.msg);
+        return -1;
+    }
+    ar->rpos += got;
+    *buf = ar->rbuf;
+    return (la_ssize_t)got;
+}
+
+static la_int64_t src_seek(struct archive *a, void *ud, la_int64_t off,
+                           int whence)
+{
+    struct cdd_archive *ar = ud;
+    int64_t base = whence == SEEK_SET   ? 0
+                   : whence == SEEK_CUR ? (int64_t)ar->rpos
+                                        : (int64_t)ar->file_size;
+    if (off < -base) {
+        archive_set_error(a, EINVAL, "seek before the start of the file");
+        return ARCHIVE_FATAL;
+    }
+    ar->rpos = (uint64_t)(base + off);
+    return (la_int64_t)ar->rpos;
+}
+
+static la_int64_t src_skip(struct archive *a, void *ud, la_int64_t n)
+{
+    struct cdd_archive *ar = ud;
+    uint64_t left = ar->file_size > ar->rpos ? ar->file_size - ar->rpos : 0;
+    (void)a;
+    if (n <= 0)
+        return 0;
+    if ((uint64_t)n > left)
+        n = (la_int64_t)left;
+    ar->rpos += (uint64_t)n;
+    return n;
+}
+
+/* Open reader a on ar's file; only a zip's reader seeks. */
+static int src_open(struct cdd_archive *ar, struct archive *a, int seekable)
+{
+    if (archive_read_set_callback_data(a, ar) != ARCHIVE_OK ||
+        archive_read_set_read_callback(a, src_read) != ARCHIVE_OK ||
+        archive_read_set_skip_callback(a, src_skip) != ARCHIVE_OK ||
+        (seekable &&
+         archive_read_set_seek_callback(a, src_seek) != ARCHIVE_OK))
+        return ARCHIVE_FATAL;
+    return archive_read_open1(a);
+}
+
+/* libarchive's open failed: the file could not be read, the environment's
+ * fault, or not an archive. */
+static int open_failed(struct cdd_archive *ar, struct archive *a,
+                       const char *path)
 {
     int e = archive_errno(a);
+    if (ar->io_err)
+        return io_failed(ar);
     /* libarchive reports "not an archive" with an errno too (EILSEQ or
      * EFTYPE); only the errors of opening and reading a file are the
      * environment's fault. */
@@ -435,12 +526,16 @@ static int open_reader(const char *path, const struct cdd_archive *like,
                 (r = cdd_zipcd_read(f, path, ar->file_size, &ar->zip)) < 0)) {
         goto out;
     }
-    if (is_zip) {
-        ar->zf = f; /* the deflated members are read through it */
-    } else {
-        cdd_rfile_close(f);
-    }
+    /* libarchive reads through f (src_read); for a zip so do inflate.c's
+     * reads of the deflated members (zf). */
+    ar->rf = f;
+    if (is_zip)
+        ar->zf = f;
     f = NULL;
+    if (!(ar->rbuf = malloc(READ_BLOCK))) {
+        r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+        goto out;
+    }
 
     if (is_zip ? archive_read_support_format_zip_seekable(ar->a) != ARCHIVE_OK
                : archive_read_support_format_tar(ar->a) != ARCHIVE_OK) {
@@ -472,8 +567,8 @@ static int open_reader(const char *path, const struct cdd_archive *like,
     if (is_zip) {
         /* The narrow-character open takes UTF-8 on Windows too: the
          * executable's application manifest selects the UTF-8 code page. */
-        if (archive_read_open_filename(ar->a, path, READ_BLOCK) != ARCHIVE_OK) {
-            r = open_failed(ar->a, path);
+        if (src_open(ar, ar->a, 1) != ARCHIVE_OK) {
+            r = open_failed(ar, ar->a, path);
             goto out;
         }
     } else {
@@ -498,17 +593,16 @@ static int open_reader(const char *path, const struct cdd_archive *like,
         add_filter(ar->raw, archive_read_support_filter_bzip2);
         add_filter(ar->raw, archive_read_support_filter_xz);
         add_filter(ar->raw, archive_read_support_filter_zstd);
-        if (archive_read_open_filename(ar->raw, path, READ_BLOCK) !=
-            ARCHIVE_OK) {
-            r = open_failed(ar->raw, path);
+        if (src_open(ar, ar->raw, 0) != ARCHIVE_OK) {
+            r = open_failed(ar, ar->raw, path);
             goto out;
         }
         if (archive_read_next_header(ar->raw, &re) != ARCHIVE_OK) {
-            r = open_failed(ar->raw, path);
+            r = open_failed(ar, ar->raw, path);
             goto out;
         }
         if (archive_read_open(ar->a, ar, NULL, tar_feed, NULL) != ARCHIVE_OK) {
-            r = ar->scan_err ? ar->scan_err : open_failed(ar->a, path);
+            r = ar->scan_err ? ar->scan_err : open_failed(ar, ar->a, path);
             goto out;
         }
     }
@@ -698,7 +792,10 @@ void cdd_archive_close(struct cdd_archive *ar)
         archive_read_free(ar->raw);
     cdd_tarscan_free(ar->scan);
     cdd_inflate_free(ar->inf);
+    if (ar->rf != ar->zf)
+        cdd_rfile_close(ar->rf);
     cdd_rfile_close(ar->zf);
+    free(ar->rbuf);
     cdd_zipcd_free(ar->zip);
     free(ar->name.s);
     free(ar->link.s);

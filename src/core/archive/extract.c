@@ -22,6 +22,7 @@
 
 #include "cdd/error.h"
 #include "cdd/hash.h"
+#include "cdd/layout.h"
 #include "cdd/pathsafe.h"
 #include "cdd/thread.h"
 #include "xpipe_int.h"
@@ -33,6 +34,8 @@ struct xrec {
     char *path;   /* after strip_components */
     char *target; /* symlinks */
     int is_symlink;
+    enum cdd_role place; /* with a manifest: the role whose folder the entry
+                            goes to (a symlink's link_role) */
     int chain;    /* check_symlinks: 0 not seen, 1 on the chain being
                      followed, 2 known to end at a regular file */
     size_t next;  /* check_symlinks: the entry this link names */
@@ -306,6 +309,25 @@ static void progress_data(struct xworker *w, size_t got)
     cdd_mutex_unlock(x->mu);
 }
 
+/* Where a symlink of a manifest's archive goes: beside the entry its chain
+ * ends at (xe->link_role). Whether the chain really ends there is known
+ * only after the last entry (check_symlinks). */
+static int link_place(struct xstate *x, const char *raw,
+                      struct cdd_xentry *xe)
+{
+    int r = cdd_layout_link_role(x->m, xe->path, xe->link_target,
+                                 &xe->link_role);
+    if (r < -1)
+        return r;
+    if (r)
+        return cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
+                        "entry \"%s\": symlink to \"%s\", which no entry "
+                        "of the manifest and no layout rule places%s",
+                        q(raw), q(xe->link_target),
+                        xe->mfile ? "" : " (not in the manifest)");
+    return 0;
+}
+
 /* The manifest's say on an entry, or the layout rules' for an unlisted one
  * of a pinned, non-exact manifest. Fills xe->role and xe->mfile. */
 static int match_entry(struct xstate *x, const char *raw,
@@ -360,6 +382,7 @@ static int match_entry(struct xstate *x, const char *raw,
                                 "manifest says \"%s\"",
                                 q(raw), q(xe->link_target),
                                 q(mf->target ? mf->target : "(none)"));
+            return link_place(x, raw, xe);
         }
         return 0;
     }
@@ -378,12 +401,22 @@ static int match_entry(struct xstate *x, const char *raw,
         return cdd_fail(CDD_E_UNSAFE, x->apath, 0,
                         "entry \"%s\": symlink to \"%s\": %s", q(raw),
                         q(xe->link_target), why);
-    if (cdd_role_from_path(m->platform, xe->path, is_symlink, &xe->role))
+    /* An optional component's archive: its other members stay out. */
+    if (x->o->ignore_unlisted) {
+        xe->role = CDD_ROLE_COUNT;
+        return 0;
+    }
+    if (is_symlink) {
+        /* Any symlink the rules can place beside what it points at: the
+         * .so chains, and e.g. lib*_static_v8.a -> lib*_static.a. */
+        xe->role = CDD_ROLE_SYMLINK;
+        return link_place(x, raw, xe);
+    }
+    if (cdd_role_from_path(m->platform, xe->path, 0, &xe->role))
         return cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
                         "unexpected entry %s (not in the manifest), and no "
-                        "layout rule places %s %s",
-                        q(xe->path), is_symlink ? "a symlink" : "a file",
-                        q(cdd_path_basename(xe->path)));
+                        "layout rule places a file %s",
+                        q(xe->path), q(cdd_path_basename(xe->path)));
     return 0;
 }
 
@@ -637,6 +670,8 @@ static int one_entry(struct xstate *x, const struct cdd_archive_entry *e,
         return r;
     if ((r = match_entry(x, e->path, &xe)) < 0)
         return r;
+    x->recs[x->n_recs - 1].place =
+        e->type == CDD_ENTRY_SYMLINK ? xe.link_role : xe.role;
     xe.index = x->n_given++;
     if (x->sink && x->sink->entry && (r = x->sink->entry(x->sink->ud, &xe)) < 0)
         return r;
@@ -699,6 +734,23 @@ static int check_symlinks(struct xstate *x)
                          q(x->recs[i].path));
             break;
         }
+        /* Each link was placed (link_place) by the name it points at; a
+         * chain through unlisted links must still end at an entry of that
+         * role, or a link would land apart from its target. */
+        for (size_t c = i; x->m && !r && x->recs[c].is_symlink &&
+                           x->recs[c].chain == 1;
+             c = x->recs[c].next)
+            if (x->recs[c].place != x->recs[cur].place)
+                r = cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
+                             "symlink %s is placed as a %s, but its chain "
+                             "ends at %s, a %s: the link would not land "
+                             "beside its target",
+                             q(x->recs[c].path),
+                             cdd_role_name(x->recs[c].place),
+                             q(x->recs[cur].path),
+                             cdd_role_name(x->recs[cur].place));
+        if (r)
+            break;
         for (size_t c = i; x->recs[c].is_symlink && x->recs[c].chain == 1;
              c = x->recs[c].next)
             x->recs[c].chain = 2;

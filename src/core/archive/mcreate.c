@@ -77,6 +77,43 @@ static int detect_strip(const struct collect *c)
     return 1;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries' raw paths, sorted, for the symlink-target lookups (an
+ * archive may hold up to CDD_MAX_ENTRIES: no quadratic search). */
+static int sorted_paths(const struct collect *c, char ***out)
+{
+    char **v = malloc((c->n ? c->n : 1) * sizeof *v);
+    if (!v)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (size_t i = 0; i < c->n; i++)
+        v[i] = c->v[i].path;
+    qsort(v, c->n, sizeof *v, cmp_str);
+    *out = v;
+    return 0;
+}
+
+/* A symlink the path rules do not place by its own name (lib*_static_v8.a
+ * -> lib*_static.a, a header twin) is listed when what it points at is an
+ * entry of its own folder: the manifest then places it where that entry
+ * goes, and the strict reader checks that the chain ends at a file. */
+static int target_in_folder(char **sorted, size_t n, const struct seen *s,
+                            int *found)
+{
+    size_t dlen = (size_t)(cdd_path_basename(s->path) - s->path);
+    char *want = malloc(dlen + strlen(s->target) + 1);
+    if (!want)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    memcpy(want, s->path, dlen);
+    strcpy(want + dlen, s->target);
+    *found = bsearch(&want, sorted, n, sizeof *sorted, cmp_str) != NULL;
+    free(want);
+    return 0;
+}
+
 static int detect_platform(const struct collect *c, int strip,
                            enum cdd_platform *out)
 {
@@ -223,7 +260,7 @@ int cdd_manifest_create(const struct cdd_mcreate_opts *o,
 {
     struct collect c = {0};
     struct cdd_manifest *m = NULL;
-    char *vh = NULL;
+    char *vh = NULL, **sorted = NULL; /* sorted: not owning its strings */
     int r, strip, ma = -1, mi = -1, pa = -1;
     const char *archive = o->archive_path, *fname = cdd_path_basename(archive);
     uint8_t sha[CDD_SHA256_LEN];
@@ -309,7 +346,16 @@ int cdd_manifest_create(const struct cdd_mcreate_opts *o,
         const struct seen *s = &c.v[i];
         const char *p = cdd_path_strip(s->path, strip);
         struct cdd_mfile *f = &m->files[m->n_files];
-        if (cdd_role_from_path(m->platform, p, s->is_symlink, &f->role) != 0) {
+        int placed = cdd_role_from_path(m->platform, p, s->is_symlink,
+                                        &f->role) == 0;
+        if (!placed && s->is_symlink &&
+            m->platform == CDD_PLATFORM_LINUX_X86_64) {
+            if (!sorted && (r = sorted_paths(&c, &sorted)))
+                goto out;
+            if ((r = target_in_folder(sorted, c.n, s, &placed)))
+                goto out;
+        }
+        if (!placed) {
             r = cdd_fail(CDD_E_ARCHIVE, archive, 0,
                          "entry \"%s\": not a header, library or licence of "
                          "a %s cuDNN archive",
@@ -359,6 +405,7 @@ out:
     }
     *out = m;
     free(vh);
+    free(sorted);
     collect_free(&c);
     return r;
 }

@@ -163,7 +163,8 @@ struct cdd_dscan {
     const struct cdd_target *t;
     struct cdd_receipt *rc;
     int rc_bad;              /* a receipt exists but could not be read */
-    int t_windows;           /* the target's platform (receipt, else host) */
+    int t_windows;           /* the target's platform (receipt, else its
+                                layout, else host) */
     char *t_libdir, *t_libdir_real;
     int t_libdir_pos;        /* t_libdir's place on the loader's list, 0 */
     struct cdd_dr_names t_names[CDD_DR_MAJORS];

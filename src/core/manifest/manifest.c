@@ -33,6 +33,7 @@
 
 static const char *const role_names[CDD_ROLE_COUNT] = {
     "runtime", "header", "import_lib", "static_lib", "license", "symlink",
+    "activation",
 };
 
 static const char *const platform_names[CDD_PLATFORM_COUNT] = {
@@ -184,7 +185,26 @@ void cdd_manifest_free(struct cdd_manifest *m)
         free(m->verify.sublibs[i].check_symbol);
     }
     free(m->verify.sublibs);
+    for (size_t i = 0; i < m->n_components; i++) {
+        struct cdd_mcomponent *k = &m->components[i];
+        free(k->name);
+        free(k->summary);
+        free(k->cuda_majors);
+        free(k->cudnn_min);
+        free(k->cudnn_max);
+        cdd_manifest_free(k->m);
+    }
+    free(m->components);
     free(m);
+}
+
+const struct cdd_mcomponent *cdd_manifest_component(const struct cdd_manifest *m,
+                                                    const char *name)
+{
+    for (size_t i = 0; m && name && i < m->n_components; i++)
+        if (strcmp(m->components[i].name, name) == 0)
+            return &m->components[i];
+    return NULL;
 }
 
 const struct cdd_mfile *cdd_manifest_file(const struct cdd_manifest *m,
@@ -459,16 +479,18 @@ static long long version_number_of(const long long v[3])
 
 /* ---- the sections ------------------------------------------------------------------ */
 
-static int parse_archive(const struct pctx *c, const cJSON *root)
+/* The "archive" object of obj (the root, or an optional component at
+ * JSON path pjp) into m. */
+static int parse_archive_of(const struct pctx *c, const cJSON *root,
+                            const char *pjp, struct cdd_manifest *m)
 {
     static const char *const keys[] = {"filename", "url", "sha256", "size",
                                        "strip_components"};
-    struct cdd_manifest *m = c->m;
     const cJSON *a, *u;
     char jp[JP_MAX], kjp[JP_MAX], ijp[JP_MAX];
     const char *why = NULL;
     long strip = 0;
-    int r = get_item(c, root, "", "archive", 1, &a, jp);
+    int r = get_item(c, root, pjp, "archive", 1, &a, jp);
     if (r || (r = check_object(c, a, jp, keys, 5)))
         return r;
     if ((r = get_string(c, a, jp, "filename", 1, &m->archive.filename, kjp)))
@@ -512,6 +534,11 @@ static int parse_archive(const struct pctx *c, const cJSON *root)
     return 0;
 }
 
+static int parse_archive(const struct pctx *c, const cJSON *root)
+{
+    return parse_archive_of(c, root, "", c->m);
+}
+
 static int parse_file(const struct pctx *c, const cJSON *e, const char *jp,
                       struct cdd_mfile *f)
 {
@@ -530,7 +557,8 @@ static int parse_file(const struct pctx *c, const cJSON *e, const char *jp,
     }
     if ((r = get_string(c, e, jp, "role", 1, &role, kjp)))
         goto out;
-    if (cdd_role_parse(role, &f->role) != 0) {
+    if (cdd_role_parse(role, &f->role) != 0 ||
+        f->role == CDD_ROLE_ACTIVATION) {
         r = bad(c, kjp,
                 "unknown role \"%s\" (expected runtime, header, import_lib, "
                 "static_lib, license or symlink)",
@@ -887,12 +915,181 @@ static void position_of(const char *t, const char *at, int *line, int *col)
     }
 }
 
+/* ---- optional components (docs/manifest.md, Optional components) ------------------ */
+
+/* "8.3", "9.1" or a full version: 2 to 4 dot-separated decimal numbers;
+ * num[2] is 0 when only two are given. */
+static int parse_short_version(const char *s, long long num[3])
+{
+    char buf[40];
+    if (parse_version(s, num))
+        return 1;
+    if (strlen(s) > 20)
+        return 0;
+    snprintf(buf, sizeof buf, "%s.0", s);
+    return parse_version(buf, num);
+}
+
+/* -1, 0, 1 comparing a and b on major, minor (and patch when full). */
+static int version_cmp(const long long a[3], const long long b[3], int parts)
+{
+    for (int i = 0; i < parts; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+static int parse_component_range(const struct pctx *c, const cJSON *o,
+                                 const char *jp, struct cdd_mcomponent *k)
+{
+    const cJSON *cm, *e;
+    char kjp[JP_MAX], ijp[JP_MAX], b[80];
+    long long mine[3], lo[3], hi[3];
+    size_t i = 0;
+    int found = 0;
+    int r = get_item(c, o, jp, "cuda_majors", 1, &cm, kjp);
+    if (r)
+        return r;
+    size_t n = (size_t)cJSON_GetArraySize(cm);
+    if (!cJSON_IsArray(cm) || n == 0 || n > 16)
+        return bad(c, kjp, "expected a list of 1 to 16 CUDA majors");
+    if (!(k->cuda_majors = calloc(n, sizeof *k->cuda_majors)))
+        return nomem(c);
+    cJSON_ArrayForEach(e, cm) {
+        double d;
+        jp_index(ijp, kjp, i);
+        if (!whole_in(e, 1, 99, &d))
+            return bad(c, ijp, "expected an integer from 1 to 99");
+        k->cuda_majors[i++] = (int)d;
+        found |= (int)d == c->m->cuda_major;
+    }
+    k->n_cuda_majors = n;
+    if (!found)
+        return bad(c, kjp, "does not include this manifest's cuda_major %d",
+                   c->m->cuda_major);
+    if ((r = get_string(c, o, jp, "cudnn_min", 1, &k->cudnn_min, kjp)))
+        return r;
+    if (!parse_short_version(k->cudnn_min, lo))
+        return bad(c, kjp, "expected a version such as \"8.3\", got \"%s\"",
+                   cdd_path_printable(k->cudnn_min, b, sizeof b));
+    if ((r = get_string(c, o, jp, "cudnn_max", 1, &k->cudnn_max, ijp)))
+        return r;
+    if (!parse_short_version(k->cudnn_max, hi))
+        return bad(c, ijp, "expected a version such as \"9.1\", got \"%s\"",
+                   cdd_path_printable(k->cudnn_max, b, sizeof b));
+    if (!parse_version(c->m->version, mine))
+        return bad(c, "version", "not a version");
+    /* A bound given as "9.1" covers every 9.1.x. */
+    if (version_cmp(mine, lo, 3) < 0 || version_cmp(mine, hi, 2) > 0)
+        return bad(c, jp, "applies to cuDNN %s to %s, not to this manifest's "
+                          "%s",
+                   k->cudnn_min, k->cudnn_max, c->m->version);
+    return 0;
+}
+
+/* The component's own manifest: its archive, and the one entry taken. */
+static int parse_component_entry(const struct pctx *c, const cJSON *o,
+                                 const char *jp, struct cdd_mcomponent *k)
+{
+    static const char *const ekeys[] = {"path", "sha256", "size"};
+    const struct cdd_manifest *pm = c->m;
+    struct cdd_manifest *sm;
+    const cJSON *e;
+    char kjp[JP_MAX], src[512];
+    const char *why = NULL;
+    int r;
+    if (!(sm = k->m = calloc(1, sizeof *sm)))
+        return nomem(c);
+    snprintf(src, sizeof src, "%s (component %s)", pm->source, k->name);
+    if (!(sm->source = strdup(src)) || !(sm->name = strdup(k->name)) ||
+        !(sm->product = strdup(k->name)) ||
+        !(sm->version = strdup(pm->version)) ||
+        !(sm->files = calloc(1, sizeof *sm->files)))
+        return nomem(c);
+    memcpy(sm->doc_sha256, pm->doc_sha256, CDD_SHA256_LEN);
+    sm->schema_version = pm->schema_version;
+    sm->cuda_major = pm->cuda_major;
+    sm->platform = pm->platform;
+    sm->files_exact = 0;
+    if ((r = parse_archive_of(c, o, jp, sm)))
+        return r;
+    if (!sm->archive.has_sha256) {
+        jp_key(kjp, jp, "archive.sha256");
+        return bad(c, kjp, "a component's archive must be pinned by its "
+                           "sha256");
+    }
+    if ((r = get_item(c, o, jp, "entry", 1, &e, kjp)) ||
+        (r = check_object(c, e, kjp, ekeys, 3)))
+        return r;
+    struct cdd_mfile *f = &sm->files[0];
+    sm->n_files = 1;
+    f->role = CDD_ROLE_RUNTIME;
+    char pjp[JP_MAX];
+    snprintf(pjp, sizeof pjp, "%s", kjp);
+    if ((r = get_string(c, e, pjp, "path", 1, &f->path, kjp)))
+        return r;
+    if (!cdd_path_is_safe(f->path, 0, &why))
+        return bad(c, kjp, "unsafe path: %s", why ? why : "rejected");
+    if ((r = get_sha256(c, e, pjp, &f->has_sha256, f->sha256)) ||
+        (r = get_size(c, e, pjp, &f->has_size, &f->size)))
+        return r;
+    /* Its file must not land on one of the archive's own. */
+    for (size_t i = 0; i < pm->n_files; i++) {
+        if (pm->files[i].role != CDD_ROLE_RUNTIME &&
+            pm->files[i].role != CDD_ROLE_SYMLINK)
+            continue;
+        if (cdd_path_casecmp(cdd_path_basename(pm->files[i].path),
+                             cdd_path_basename(f->path)) == 0)
+            return bad(c, kjp, "the archive itself ships %s",
+                       pm->files[i].path);
+    }
+    return 0;
+}
+
+static int parse_components(const struct pctx *c, const cJSON *root)
+{
+    static const char *const keys[] = {"name", "summary", "cuda_majors",
+                                       "cudnn_min", "cudnn_max", "archive",
+                                       "entry"};
+    struct cdd_manifest *m = c->m;
+    const cJSON *arr, *o;
+    char jp[JP_MAX], ijp[JP_MAX], kjp[JP_MAX];
+    size_t i = 0;
+    int r = get_item(c, root, "", "components", 0, &arr, jp);
+    if (r || !arr)
+        return r;
+    size_t n = (size_t)cJSON_GetArraySize(arr);
+    if (!cJSON_IsArray(arr) || n > 16)
+        return bad(c, jp, "expected a list of at most 16 components");
+    if (!(m->components = calloc(n ? n : 1, sizeof *m->components)))
+        return nomem(c);
+    cJSON_ArrayForEach(o, arr) {
+        struct cdd_mcomponent *k = &m->components[i];
+        jp_index(ijp, jp, i++);
+        m->n_components = i;
+        if ((r = check_object(c, o, ijp, keys, 7)) ||
+            (r = get_identifier(c, o, ijp, "name", 1, &k->name)) ||
+            (r = get_string(c, o, ijp, "summary", 0, &k->summary, kjp)))
+            return r;
+        for (size_t j = 0; j + 1 < i; j++)
+            if (strcmp(m->components[j].name, k->name) == 0) {
+                jp_key(kjp, ijp, "name");
+                return bad(c, kjp, "a second component named \"%s\"",
+                           k->name);
+            }
+        if ((r = parse_component_range(c, o, ijp, k)) ||
+            (r = parse_component_entry(c, o, ijp, k)))
+            return r;
+    }
+    return 0;
+}
+
 static int parse_root(const struct pctx *c, const cJSON *root)
 {
     static const char *const keys[] = {"schema_version", "product", "version",
                                        "cuda_major", "platform", "archive",
                                        "redistrib_url", "files_exact",
-                                       "files", "verify"};
+                                       "files", "verify", "components"};
     struct cdd_manifest *m = c->m;
     const cJSON *it;
     char jp[JP_MAX], b[80];
@@ -911,7 +1108,7 @@ static int parse_root(const struct pctx *c, const cJSON *root)
         return bad(c, jp, "unsupported schema version %g (this program reads %d)",
                    it->valuedouble, CDD_MANIFEST_SCHEMA);
     m->schema_version = CDD_MANIFEST_SCHEMA;
-    if ((r = check_object(c, root, "", keys, 10)))
+    if ((r = check_object(c, root, "", keys, 11)))
         return r;
 
     if ((r = get_string(c, root, "", "product", 1, &m->product, jp)))
@@ -946,9 +1143,9 @@ static int parse_root(const struct pctx *c, const cJSON *root)
         return bad(c, jp, "expected true or false");
     if (it)
         m->files_exact = cJSON_IsTrue(it);
-    if ((r = parse_files(c, root)))
+    if ((r = parse_files(c, root)) || (r = parse_verify(c, root)))
         return r;
-    return parse_verify(c, root);
+    return parse_components(c, root);
 }
 
 /* Name of a manifest from its file name: the last component without

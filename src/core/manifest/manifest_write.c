@@ -51,6 +51,45 @@ static void write_verify(struct cdd_jw *w, const struct cdd_mverify *v)
     cdd_jw_end(w);
 }
 
+/* Optional components, in the order and shape parse_components() reads. */
+static void write_components(struct cdd_jw *w, const struct cdd_manifest *m)
+{
+    cdd_jw_array(w, "components");
+    for (size_t i = 0; i < m->n_components; i++) {
+        const struct cdd_mcomponent *k = &m->components[i];
+        const struct cdd_manifest *sm = k->m;
+        cdd_jw_object(w, NULL);
+        cdd_jw_str(w, "name", k->name);
+        if (k->summary)
+            cdd_jw_str(w, "summary", k->summary);
+        cdd_jw_array(w, "cuda_majors");
+        for (size_t j = 0; j < k->n_cuda_majors; j++)
+            cdd_jw_int(w, NULL, k->cuda_majors[j]);
+        cdd_jw_end(w);
+        cdd_jw_str(w, "cudnn_min", k->cudnn_min);
+        cdd_jw_str(w, "cudnn_max", k->cudnn_max);
+        cdd_jw_object(w, "archive");
+        cdd_jw_str(w, "filename", sm->archive.filename);
+        if (sm->archive.n_urls) {
+            cdd_jw_array(w, "url");
+            for (size_t j = 0; j < sm->archive.n_urls; j++)
+                cdd_jw_str(w, NULL, sm->archive.urls[j]);
+            cdd_jw_end(w);
+        }
+        sha_or_null(w, "sha256", sm->archive.has_sha256, sm->archive.sha256);
+        size_or_null(w, sm->archive.has_size, sm->archive.size);
+        cdd_jw_int(w, "strip_components", sm->archive.strip_components);
+        cdd_jw_end(w);
+        cdd_jw_object(w, "entry");
+        cdd_jw_str(w, "path", sm->files[0].path);
+        sha_or_null(w, "sha256", sm->files[0].has_sha256, sm->files[0].sha256);
+        size_or_null(w, sm->files[0].has_size, sm->files[0].size);
+        cdd_jw_end(w);
+        cdd_jw_end(w);
+    }
+    cdd_jw_end(w);
+}
+
 int cdd_manifest_to_json(const struct cdd_manifest *m, char **out)
 {
     const char *src = m && m->source ? m->source : "(manifest)";
@@ -110,6 +149,8 @@ int cdd_manifest_to_json(const struct cdd_manifest *m, char **out)
 
     if (m->has_verify)
         write_verify(w, &m->verify);
+    if (m->n_components)
+        write_components(w, m);
     cdd_jw_end(w);
     int r = cdd_jw_finish(w, CDD_JW_MANIFEST, out);
     if (r == CDD_E_NOMEM)

@@ -43,7 +43,9 @@ enum stop_reason {
     STOP_TOO_BIG,     /* more bytes than the expected size / cap */
     STOP_BAD_RANGE,   /* 206 not starting where the .part ends */
     STOP_BAD_STATUS,  /* a status we do not store a body for */
-    STOP_SIZE_DIFFERS,/* Content-Range says the file has another size */
+    STOP_SIZE_DIFFERS,/* Content-Range or a 200's Content-Length says the
+                         file has another size than the pin: the wrong
+                         file, not a network fault */
     STOP_LOCAL,       /* writing the .part failed (recorded by fsops) */
     STOP_CANCEL
 };
@@ -229,6 +231,14 @@ static int start_body(struct xfer *x)
             return -1;
         }
     } else if (x->status == 200) {
+        /* A whole file of another size is another file (a mirror serving a
+         * stale or cut copy): refused before its first byte, not retried. */
+        if (x->has_size && x->content_length >= 0 &&
+            (uint64_t)x->content_length != x->size) {
+            x->cr_total = x->content_length;
+            x->stop = STOP_SIZE_DIFFERS;
+            return -1;
+        }
         if (x->range_requested) {
             /* The server ignored the range and sends the whole file. */
             int r = restart_part(x);
@@ -457,14 +467,15 @@ static enum outcome perform(struct xfer *x, const struct cdd_net_opts *net,
         goto out;
     case STOP_TOO_BIG:
         *err = cdd_fail(CDD_E_CHECKSUM, x->url, 0,
-                        "the server sends more than the %s %llu bytes",
+                        "the server sends more than the %s %llu bytes "
+                        "(the wrong file)",
                         x->has_size ? "expected" : "allowed",
                         (unsigned long long)x->cap);
         goto out;
     case STOP_SIZE_DIFFERS:
         *err = cdd_fail(CDD_E_CHECKSUM, x->url, 0,
-                        "the server's file has %lld bytes, not the "
-                        "expected %llu",
+                        "the server's file has %lld bytes, but the pin says "
+                        "%llu: the wrong file (not downloaded)",
                         x->cr_total, (unsigned long long)x->size);
         goto out;
     case STOP_BAD_RANGE:
@@ -484,6 +495,15 @@ static enum outcome perform(struct xfer *x, const struct cdd_net_opts *net,
                         x->status);
         goto out;
     }
+    if (cc == CURLE_HTTP_RETURNED_ERROR && code == 416 && x->range_requested &&
+        x->has_size && x->cr_total >= 0 && (uint64_t)x->cr_total != x->size) {
+        /* "bytes * /N": the server's whole file is N bytes, not the pin's. */
+        *err = cdd_fail(CDD_E_CHECKSUM, x->url, 0,
+                        "the server's file has %lld bytes, but the pin says "
+                        "%llu: the wrong file",
+                        x->cr_total, (unsigned long long)x->size);
+        goto out;
+    }
     if (cc == CURLE_HTTP_RETURNED_ERROR && code == 416 && x->range_requested) {
         /* The .part is not a prefix the server can continue. */
         note(net, "%s: the server cannot continue from byte %llu; starting "
@@ -494,7 +514,8 @@ static enum outcome perform(struct xfer *x, const struct cdd_net_opts *net,
     }
     if (cc == CURLE_FILESIZE_EXCEEDED) {
         *err = cdd_fail(CDD_E_CHECKSUM, x->url, 0,
-                        "the server announces more than the %s %llu bytes",
+                        "the server announces more than the %s %llu bytes "
+                        "(the wrong file)",
                         x->has_size ? "expected" : "allowed",
                         (unsigned long long)x->cap);
         goto out;
@@ -661,6 +682,82 @@ static void park_part(struct xfer *x, int err)
              "%s", saved.msg);
 }
 
+/* ---- file:// (fleet: a bundle or mirror in a local folder, docs/fleet.md)
+ * A pinned file:// URL is copied into the .part, hashed as it goes, and then
+ * checked and committed exactly like a download: the pin, not the folder,
+ * vouches for the bytes. No percent-escapes; file:///C:/x is C:/x. */
+static int url_is_file(const char *url)
+{
+    return url && strlen(url) >= 8 && ascii_ieq(url, "file:///", 8);
+}
+
+static const char *file_url_path(const char *url)
+{
+    const char *p = url + 7; /* "/..." */
+    if (((p[1] >= 'A' && p[1] <= 'Z') || (p[1] >= 'a' && p[1] <= 'z')) &&
+        p[2] == ':')
+        p++;
+    return p;
+}
+
+static int copy_local(struct xfer *x, const struct cdd_fetch_opts *o,
+                      uint8_t digest[CDD_SHA256_LEN],
+                      struct cdd_fetch_result *res)
+{
+    struct cdd_rfile *in = NULL;
+    struct cdd_stat st;
+    char *buf = NULL;
+    size_t got = 0, cap = 1 << 16;
+    int r;
+    if (!o->sha256)
+        return cdd_fail(CDD_E_UNPINNED, x->url, 0,
+                        "a file:// source is used only for an archive that a "
+                        "sha256 pins");
+    cdd_file_abort(x->file);
+    x->file = NULL;
+    if ((r = cdd_fs_lstat(x->part, &st)) ||
+        (st.type != CDD_FT_NONE && (r = cdd_fs_unlink(x->part))) ||
+        (r = cdd_sha256_reset(x->h)) ||
+        (r = cdd_fs_create(x->part, 0, &x->file)))
+        return r;
+    x->have = 0;
+    if ((r = cdd_fs_open_read(file_url_path(x->url), &in)))
+        return r == CDD_E_NOTFOUND ? cdd_fail(CDD_E_NETWORK, x->url, 0,
+                                              "no such file")
+                                   : r;
+    res->requests++;
+    if (!(buf = malloc(cap)))
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    while (!r) {
+        if ((r = cdd_rfile_read(in, buf, cap, &got)) || got == 0)
+            break;
+        if (got > x->cap - x->have) {
+            r = cdd_fail(CDD_E_CHECKSUM, x->url, 0,
+                         "the file holds more than the %s %llu bytes",
+                         x->has_size ? "expected" : "allowed",
+                         (unsigned long long)x->cap);
+            break;
+        }
+        if ((r = cdd_file_write(x->file, buf, got)) ||
+            (r = cdd_sha256_update(x->h, buf, got)))
+            break;
+        x->have += got;
+        res->downloaded += got;
+        if (x->progress)
+            x->progress(x->progress_ud, "download", x->have,
+                        x->has_size ? x->size : 0);
+    }
+    cdd_rfile_close(in);
+    free(buf);
+    if (r) {
+        cdd_file_abort(x->file);
+        x->file = NULL;
+        cdd_fs_unlink(x->part);
+        return r;
+    }
+    return verify_part(x, o->sha256, digest);
+}
+
 /* Download one URL into the .part, with retries; on success the .part is
  * complete and verified (digest filled). */
 static int fetch_url(struct xfer *x, const struct cdd_fetch_opts *o,
@@ -672,6 +769,8 @@ static int fetch_url(struct xfer *x, const struct cdd_fetch_opts *o,
      * an https download into a plain one. */
     int allow_http = o->sha256 != NULL && cdd_url_is_http(x->url);
     int r = 0, resumed_prefix;
+    if (url_is_file(x->url))
+        return copy_local(x, o, digest, res);
     if (cdd_url_is_http(x->url) && !o->sha256)
         return cdd_fail(CDD_E_UNPINNED, x->url, 0,
                         "plain http is used only for a download that a "

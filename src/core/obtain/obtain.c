@@ -115,10 +115,15 @@ static int load_redistrib(const struct cdd_obtain_opts *o, const char *mirror,
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     src = res->redistrib_source;
     from_url = is_url(src);
+    /* fleet: file:///DIR/... (a bundle in a folder, docs/fleet.md) is read
+     * as the local file; relative paths resolve beside it, as for a URL. */
+    int from_file_url = starts_with(src, "file:///");
     if (from_url)
         r = cdd_fetch_document(src, &o->net, REDISTRIB_MAX_BYTES, &text, &len);
     else
-        r = cdd_fs_read_all(src, REDISTRIB_MAX_BYTES, &text, &len);
+        r = cdd_fs_read_all(from_file_url ? src + 7 : src,
+                            REDISTRIB_MAX_BYTES, &text, &len);
+    from_url |= from_file_url;
     if (r)
         goto out;
     struct cdd_redistrib_query q = {
@@ -134,6 +139,7 @@ out:
     return r;
 }
 
+
 static char *join_url(const char *base, const char *rel)
 {
     size_t n = strlen(base) + strlen(rel) + 1;
@@ -143,63 +149,152 @@ static char *join_url(const char *base, const char *rel)
     return r;
 }
 
+/* The pin for the manifest's archive, in order: the manifest's sha256,
+ * --sha256 (which must agree with it), NVIDIA's redistrib JSON -- read only
+ * when nothing else pins it and use_redistrib says it may be (--redistrib,
+ * or for a download the manifest's redistrib_url). The pinned size comes
+ * from the manifest or the redistrib entry (which must agree). *redist_url:
+ * where the redistrib entry says the archive is, or NULL. */
+struct pin {
+    uint8_t sha256[CDD_SHA256_LEN];
+    int pinned, has_size;
+    uint64_t size;
+};
+
+static int decide_pin(const struct cdd_obtain_opts *o, const char *mirror,
+                      int use_redistrib, struct cdd_obtain_result *res,
+                      struct pin *p, char **redist_url)
+{
+    const struct cdd_manifest *m = o->m;
+    struct cdd_redistrib_entry ent = {0};
+    char *base = NULL;
+    int r = 0;
+
+    *redist_url = NULL;
+    memset(p, 0, sizeof *p);
+    p->has_size = m->archive.has_size;
+    p->size = m->archive.size;
+    if (m->archive.has_sha256) {
+        memcpy(p->sha256, m->archive.sha256, CDD_SHA256_LEN);
+        p->pinned = 1;
+        res->pin_source = CDD_PIN_MANIFEST;
+    }
+    if (o->sha256) {
+        if (p->pinned && memcmp(o->sha256, p->sha256, CDD_SHA256_LEN) != 0) {
+            char given[CDD_SHA256_HEX];
+            cdd_hex_encode(o->sha256, CDD_SHA256_LEN, given);
+            r = cdd_fail(CDD_E_CHECKSUM, m->source, 0,
+                         "--sha256 %s contradicts the manifest's archive "
+                         "sha256; nothing was downloaded or read",
+                         given);
+            goto out;
+        }
+        if (!p->pinned) {
+            memcpy(p->sha256, o->sha256, CDD_SHA256_LEN);
+            p->pinned = 1;
+            res->pin_source = CDD_PIN_OPTION;
+        }
+    }
+    if (p->pinned || !use_redistrib || (!o->redistrib && !m->redistrib_url))
+        goto out;
+    if ((r = load_redistrib(o, mirror, res, &ent, &base)))
+        goto out;
+    memcpy(p->sha256, ent.sha256, CDD_SHA256_LEN);
+    p->pinned = 1;
+    res->pin_source = CDD_PIN_REDISTRIB;
+    if (ent.has_size) {
+        if (p->has_size && p->size != ent.size) {
+            r = cdd_fail(CDD_E_CHECKSUM, res->redistrib_source, 0,
+                         "size %llu contradicts the manifest's %llu",
+                         (unsigned long long)ent.size,
+                         (unsigned long long)p->size);
+            goto out;
+        }
+        p->has_size = 1;
+        p->size = ent.size;
+    }
+    if (!(*redist_url = join_url(base, ent.relative_path)))
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+out:
+    free(base);
+    cdd_redistrib_entry_clear(&ent);
+    return r;
+}
+
+/* Keep what pinned a failed attempt (worth reporting), clear the rest. */
+static void clear_but_pin(struct cdd_obtain_result *res)
+{
+    enum cdd_pin ps = res->pin_source;
+    char *rs = res->redistrib_source;
+    res->redistrib_source = NULL;
+    cdd_obtain_result_clear(res);
+    res->pin_source = ps;
+    res->redistrib_source = rs;
+}
+
+int cdd_obtain_local(const struct cdd_obtain_opts *o, const char *archive,
+                     struct cdd_obtain_result *res)
+{
+    struct pin p;
+    struct cdd_rfile *f = NULL;
+    uint64_t fsize = 0;
+    char *unused_url = NULL;
+    int r;
+
+    memset(res, 0, sizeof *res);
+    /* No network for a file already here unless --redistrib names it. */
+    if ((r = decide_pin(o, cdd_getenv(CDD_MIRROR_ENV), o->redistrib != NULL,
+                        res, &p, &unused_url)))
+        goto out;
+    /* Opened as install will open it (symlinks the user named followed;
+     * a FIFO or device refused at once). */
+    if ((r = cdd_fs_open_read(archive, &f)) || (r = cdd_rfile_size(f, &fsize)))
+        goto out;
+    /* A file of another size is another file: say so before a byte of it
+     * is read (install would hash all of it first). */
+    if (p.has_size && fsize != p.size) {
+        r = cdd_fail(CDD_E_CHECKSUM, archive, 0,
+                     "%llu bytes, but %s pins %llu: not the file the pin "
+                     "names (wrong file)",
+                     (unsigned long long)fsize,
+                     res->pin_source == CDD_PIN_REDISTRIB
+                         ? "the redistrib JSON"
+                         : "the manifest",
+                     (unsigned long long)p.size);
+        goto out;
+    }
+    res->pinned = p.pinned;
+    if (p.pinned) {
+        memcpy(res->fetch.sha256, p.sha256, CDD_SHA256_LEN);
+        cdd_hex_encode(p.sha256, CDD_SHA256_LEN, res->sha256_hex);
+    }
+    res->fetch.size = fsize;
+    if (!(res->fetch.path = strdup(archive)))
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+out:
+    cdd_rfile_close(f);
+    free(unused_url);
+    if (r)
+        clear_but_pin(res);
+    return r;
+}
+
 int cdd_obtain_archive(const struct cdd_obtain_opts *o,
                        struct cdd_obtain_result *res)
 {
     const struct cdd_manifest *m = o->m;
     const char *mirror = cdd_getenv(CDD_MIRROR_ENV);
-    struct cdd_redistrib_entry ent = {0};
     struct urls urls = {0};
-    char *base = NULL, *redist_url = NULL;
-    uint8_t pin[CDD_SHA256_LEN];
-    int pinned = 0, has_size = m->archive.has_size, r = 0;
-    uint64_t size = m->archive.size;
+    char *redist_url = NULL;
+    struct pin p;
+    int r = 0;
 
     memset(res, 0, sizeof *res);
-    if (m->archive.has_sha256) {
-        memcpy(pin, m->archive.sha256, CDD_SHA256_LEN);
-        pinned = 1;
-        res->pin_source = CDD_PIN_MANIFEST;
-    }
-    if (o->sha256) {
-        if (pinned && memcmp(o->sha256, pin, CDD_SHA256_LEN) != 0) {
-            char given[CDD_SHA256_HEX];
-            cdd_hex_encode(o->sha256, CDD_SHA256_LEN, given);
-            r = cdd_fail(CDD_E_CHECKSUM, m->source, 0,
-                         "--sha256 %s contradicts the manifest's archive "
-                         "sha256; nothing was downloaded",
-                         given);
-            goto out;
-        }
-        if (!pinned) {
-            memcpy(pin, o->sha256, CDD_SHA256_LEN);
-            pinned = 1;
-            res->pin_source = CDD_PIN_OPTION;
-        }
-    }
-    /* The redistrib JSON is read only when it is needed as the pin. */
-    if (!pinned && (o->redistrib || m->redistrib_url)) {
-        if ((r = load_redistrib(o, mirror, res, &ent, &base)))
-            goto out;
-        memcpy(pin, ent.sha256, CDD_SHA256_LEN);
-        pinned = 1;
-        res->pin_source = CDD_PIN_REDISTRIB;
-        if (ent.has_size) {
-            if (has_size && size != ent.size) {
-                r = cdd_fail(CDD_E_CHECKSUM, res->redistrib_source, 0,
-                             "size %llu contradicts the manifest's %llu",
-                             (unsigned long long)ent.size,
-                             (unsigned long long)size);
-                goto out;
-            }
-            has_size = 1;
-            size = ent.size;
-        }
-        if (!(redist_url = join_url(base, ent.relative_path))) {
-            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-            goto out;
-        }
-    }
+    if ((r = decide_pin(o, mirror, 1, res, &p, &redist_url)))
+        goto out;
+    int pinned = p.pinned, has_size = p.has_size;
+    uint64_t size = p.size;
+    uint8_t *pin = p.sha256;
     if (!pinned && !o->allow_unpinned) {
         r = cdd_fail(CDD_E_UNPINNED, m->source, 0,
                      "nothing pins the sha256 of %s, so a download could "
@@ -257,17 +352,8 @@ int cdd_obtain_archive(const struct cdd_obtain_opts *o,
 out:
     urls_free(&urls);
     free(redist_url);
-    free(base);
-    cdd_redistrib_entry_clear(&ent);
-    if (r) {
-        enum cdd_pin ps = res->pin_source;
-        char *rs = res->redistrib_source;
-        res->redistrib_source = NULL;
-        cdd_obtain_result_clear(res);
-        /* What pinned the attempt is still worth reporting. */
-        res->pin_source = ps;
-        res->redistrib_source = rs;
-    }
+    if (r)
+        clear_but_pin(res); /* what pinned the attempt is worth reporting */
     return r;
 }
 

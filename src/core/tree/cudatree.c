@@ -189,6 +189,9 @@ int cdd_target_resolve(const struct cdd_target_spec *spec,
             how = "default root";
         }
         out->kind = CDD_TARGET_CUDA;
+        out->asked = 1;
+        out->asked_major = major;
+        out->asked_minor = minor;
     } else if (spec->cuda_root) {
         path = strdup(spec->cuda_root);
         how = "--cuda-root";
@@ -234,6 +237,51 @@ int cdd_target_resolve(const struct cdd_target_spec *spec,
     if (r)
         cdd_target_clear(out);
     return r;
+}
+
+static int present(const char *root, const char *rel, int want_dir)
+{
+    struct cdd_stat st;
+    char *p = cdd_path_join(root, rel);
+    int r = p ? cdd_fs_lstat(p, &st) : -1;
+    free(p);
+    if (r)
+        return 0;
+    /* a link that resolves counts as what it names (lib64 -> targets/...) */
+    if (st.type == CDD_FT_SYMLINK)
+        return 1;
+    return want_dir ? st.type == CDD_FT_DIR : st.type == CDD_FT_FILE;
+}
+
+int cdd_target_layout_platform(const struct cdd_target *t,
+                               enum cdd_platform *out)
+{
+    static const struct {
+        const char *rel;
+        int dir;
+    } win[] = {{"lib/x64", 1},           {"bin/nvcc.exe", 0},
+               {"bin/cudnn64_8.dll", 0}, {"bin/cudnn64_9.dll", 0},
+               {"Library/bin", 1}},
+      lin[] = {{"lib64", 1},             {"targets/x86_64-linux", 1},
+               {"bin/nvcc", 0},          {"lib/libcudnn.so.8", 0},
+               {"lib/libcudnn.so.9", 0}};
+    int w = 0, l = 0;
+    for (size_t i = 0; i < sizeof win / sizeof win[0]; i++)
+        w += present(t->root, win[i].rel, win[i].dir);
+    for (size_t i = 0; i < sizeof lin / sizeof lin[0]; i++)
+        l += present(t->root, lin[i].rel, lin[i].dir);
+    cdd_clear_error();
+    if (!w == !l)
+        return -1;
+    *out = w ? CDD_PLATFORM_WINDOWS_X86_64 : CDD_PLATFORM_LINUX_X86_64;
+    return 0;
+}
+
+int cdd_target_version_differs(const struct cdd_target *t)
+{
+    return t->asked && t->kind == CDD_TARGET_CUDA && t->version.known &&
+           (t->version.major != t->asked_major ||
+            t->version.minor != t->asked_minor);
 }
 
 void cdd_target_clear(struct cdd_target *t)

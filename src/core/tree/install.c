@@ -20,6 +20,7 @@
 #include "cdd/tree.h"
 #include "cdd/treecheck.h"
 #include "cdd/txn.h"
+#include "component_int.h"
 #include "plan_int.h"
 
 struct inst {
@@ -30,6 +31,7 @@ struct inst {
     struct cdd_tree *tree;
     uint64_t archive_size;
     int jobs;
+    uint8_t (*with_sha256)[CDD_SHA256_LEN]; /* each component's archive */
 };
 
 void cdd_install_result_clear(struct cdd_install_result *r)
@@ -70,7 +72,11 @@ static int plan_entry(struct inst *c, const struct cdd_xentry *e,
                       struct cdd_plan_item **out)
 {
     char *dest = NULL;
-    int r = cdd_layout_dest(c->layout, e->role, e->path, &dest);
+    /* A symlink goes beside what it points at (its link_role's folder). */
+    int r = cdd_layout_dest(c->layout,
+                            e->type == CDD_ENTRY_SYMLINK ? e->link_role
+                                                         : e->role,
+                            e->path, &dest);
     if (r) {
         r = cdd_fail(CDD_E_ARCHIVE, c->o->archive_path, 0, "entry \"%s\": %s",
                      e->raw_path, cdd_last_error()->msg);
@@ -539,6 +545,53 @@ static int note_missing_dirs(struct inst *c, const char *rel,
     return r;
 }
 
+/* The optional components taken (install --with), with the hash of the
+ * archive each came from. */
+static int receipt_components(struct inst *c, struct cdd_receipt *rc)
+{
+    const struct cdd_install_opts *o = c->o;
+    if (!o->n_with)
+        return 0;
+    if (!(rc->components = calloc(o->n_with, sizeof *rc->components)))
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (size_t i = 0; i < o->n_with; i++) {
+        struct cdd_rcomponent *k = &rc->components[rc->n_components++];
+        k->name = strdup(o->with[i].c->name);
+        k->archive_filename =
+            strdup(cdd_path_basename(o->with[i].archive_path));
+        memcpy(k->archive_sha256, c->with_sha256[i], CDD_SHA256_LEN);
+        if (!k->name || !k->archive_filename)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    return 0;
+}
+
+/* The receipt names the same components, from the same archives. */
+static int same_components(const struct inst *c,
+                           const struct cdd_receipt *prev)
+{
+    if (prev->n_components != c->o->n_with)
+        return 0;
+    for (size_t i = 0; i < c->o->n_with; i++)
+        if (strcmp(prev->components[i].name, c->o->with[i].c->name) != 0 ||
+            memcmp(prev->components[i].archive_sha256, c->with_sha256[i],
+                   CDD_SHA256_LEN) != 0)
+            return 0;
+    return 1;
+}
+
+/* Hash every component's archive against its pin (before the unchanged
+ * re-install compares them with the receipt's). */
+static int check_components(struct inst *c)
+{
+    for (size_t i = 0; i < c->o->n_with; i++) {
+        int r = cdd_component_pin_check(&c->o->with[i], c->with_sha256[i]);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
 static int build_receipt(struct inst *c, struct cdd_receipt *rc,
                          const struct cdd_receipt *prev)
 {
@@ -572,6 +625,8 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
     rc->archive_size = c->res->archive_size;
     rc->archive_pinned = c->res->pinned;
     rc->pin_source = strdup(cdd_pin_name(c->res->pin_source));
+    if ((r = receipt_components(c, rc)) < 0)
+        return r;
     if (!rc->tool_version || !rc->txn_id || !rc->installed_at ||
         !rc->manifest_name || !rc->product || !rc->version || !rc->platform ||
         !rc->layout || !rc->target_kind || !rc->archive_filename ||
@@ -636,7 +691,7 @@ static int same_as_before(const struct inst *c, const struct cdd_receipt *prev)
                         CDD_SHA256_LEN) != 0 ||
         memcmp(prev->manifest_sha256, c->o->m->doc_sha256, CDD_SHA256_LEN) != 0 ||
         strcmp(prev->layout, cdd_layout_name(c->layout)) != 0 ||
-        prev->n_files != p->n)
+        prev->n_files != p->n || !same_components(c, prev))
         return 0;
     for (size_t i = 0; i < p->n; i++)
         if (p->items[i].action != CDD_ACT_UNCHANGED ||
@@ -759,7 +814,8 @@ static int unchanged_tree(struct inst *c, const struct cdd_receipt *prev,
     *same = 0;
     if (!prev || !prev->layout ||
         memcmp(prev->manifest_sha256, c->o->m->doc_sha256, CDD_SHA256_LEN) ||
-        strcmp(prev->layout, cdd_layout_name(c->layout)) != 0)
+        strcmp(prev->layout, cdd_layout_name(c->layout)) != 0 ||
+        !same_components(c, prev))
         return 0;
     if (!(acts = calloc(prev->n_files ? prev->n_files : 1, sizeof *acts)))
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
@@ -815,6 +871,13 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
         r = cdd_tree_check_access(c.tree);
     if (!r)
         r = pin_expected(&c, &pinned);
+    if (!r && o->n_with &&
+        !(c.with_sha256 = calloc(o->n_with, sizeof *c.with_sha256)))
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    /* A component's archive that is not the pinned one fails the install
+     * before anything is staged. */
+    if (!r)
+        r = check_components(&c);
     if (r)
         goto out;
 
@@ -885,6 +948,11 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
         else if (r)
             cdd_error_restore(&xerr);
     }
+    /* Optional components join the plan after the archive's own files. */
+    for (size_t i = 0; !r && i < o->n_with; i++)
+        r = cdd_component_stage(c.tree, c.txn ? cdd_txn_stage_rel(c.txn)
+                                              : NULL,
+                                c.layout, &o->with[i], &res->plan);
     if (!r)
         r = plan_against_tree(&c, prev);
     if (r || o->dry_run)
@@ -912,5 +980,6 @@ out:
     /* The verify that follows reads the tree: others may change it again. */
     cdd_tree_unlock(c.tree);
     cdd_receipt_free(prev);
+    free(c.with_sha256);
     return r;
 }

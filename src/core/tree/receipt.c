@@ -69,6 +69,11 @@ void cdd_receipt_clear(struct cdd_receipt *r)
     for (size_t i = 0; i < r->n_created_dirs; i++)
         free(r->created_dirs[i]);
     free(r->created_dirs);
+    for (size_t i = 0; i < r->n_components; i++) {
+        free(r->components[i].name);
+        free(r->components[i].archive_filename);
+    }
+    free(r->components);
     memset(r, 0, sizeof *r);
 }
 
@@ -118,6 +123,17 @@ int cdd_receipt_to_json(const struct cdd_receipt *r, char **out)
     cdd_jw_bool(w, "pinned", r->archive_pinned);
     cdd_jw_str(w, "pin_source", r->pin_source);
     cdd_jw_end(w);
+    if (r->n_components) {
+        cdd_jw_array(w, "components");
+        for (size_t i = 0; i < r->n_components; i++) {
+            cdd_jw_object(w, NULL);
+            cdd_jw_str(w, "name", r->components[i].name);
+            cdd_jw_str(w, "filename", r->components[i].archive_filename);
+            put_hex(w, "sha256", r->components[i].archive_sha256);
+            cdd_jw_end(w);
+        }
+        cdd_jw_end(w);
+    }
     cdd_jw_array(w, "files");
     for (size_t i = 0; i < r->n_files; i++) {
         const struct cdd_rfile_entry *f = &r->files[i];
@@ -251,6 +267,34 @@ static int get_backups(struct rd *c, const cJSON *o, struct cdd_receipt *r)
     return 0;
 }
 
+static char *get_str(struct rd *c, const cJSON *o, const char *key,
+                     int nullable);
+
+/* components (optional): [{"name", "filename", "sha256"}]. */
+static int get_components(struct rd *c, const cJSON *o, struct cdd_receipt *r)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "components"), *e;
+    if (!arr)
+        return 0;
+    if (!cJSON_IsArray(arr))
+        return bad(c, "components: expected a list");
+    size_t cnt = (size_t)cJSON_GetArraySize(arr);
+    if (!(r->components = calloc(cnt ? cnt : 1, sizeof *r->components)))
+        return bad(c, "out of memory");
+    cJSON_ArrayForEach(e, arr) {
+        struct cdd_rcomponent *k = &r->components[r->n_components++];
+        if (!cJSON_IsObject(e))
+            return bad_record(c, "components", r->n_components - 1,
+                              "expected an object");
+        k->name = get_str(c, e, "name", 0);
+        k->archive_filename = get_str(c, e, "filename", 0);
+        get_hex(c, e, "sha256", k->archive_sha256);
+        if (c->err)
+            return c->err;
+    }
+    return 0;
+}
+
 /* A list of safe relative paths (uninstall acts on them). */
 static int get_paths(struct rd *c, const cJSON *o, const char *key,
                      char ***out, size_t *n)
@@ -371,7 +415,8 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
     }
     if (get_backups(&c, o, r) ||
         get_paths(&c, o, "created_dirs", &r->created_dirs,
-                  &r->n_created_dirs))
+                  &r->n_created_dirs) ||
+        get_components(&c, o, r))
         goto out;
     size_t nf = (size_t)cJSON_GetArraySize(files);
     r->files = calloc(nf ? nf : 1, sizeof *r->files);

@@ -1022,6 +1022,17 @@ void cdd_gpu_bench_defaults(struct cdd_gpu_bench_opts *o)
     o->min_speedup = CDD_BENCH_MIN_SPEEDUP;
 }
 
+void cdd_gpu_bench_defaults_for(struct cdd_gpu_bench_opts *o, int math)
+{
+    cdd_gpu_bench_defaults(o);
+    o->math = math;
+    if (math == CDD_BENCH_TF32)
+        o->shape = (struct cdd_conv_shape){
+            .n = 8, .c = 64, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3,
+            .pad_h = 1, .pad_w = 1, .stride_h = 1, .stride_w = 1,
+        };
+}
+
 const char *cdd_bench_math_name(int math)
 {
     switch (math) {

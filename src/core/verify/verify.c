@@ -192,7 +192,8 @@ static int files_layer(struct vctx *c)
             char *dest = NULL;
             enum cdd_action a;
             char *detail = NULL;
-            r = cdd_layout_dest(c->layout, f->role, f->path, &dest);
+            r = cdd_layout_entry_dest(c->layout, c->m, f->role, f->path,
+                                      f->target, &dest);
             if (r)
                 goto out;
             known[i] = dest;
@@ -273,8 +274,10 @@ static int resolve_libs(struct vctx *c)
         l->is_main = i == 0;
         const struct cdd_mfile *f = cdd_manifest_file(c->m, l->archive_path);
         char *dest = NULL;
-        int r = cdd_layout_dest(c->layout, f ? f->role : CDD_ROLE_RUNTIME,
-                                l->archive_path, &dest);
+        int r = cdd_layout_entry_dest(c->layout, c->m,
+                                      f ? f->role : CDD_ROLE_RUNTIME,
+                                      l->archive_path, f ? f->target : NULL,
+                                      &dest);
         if (r)
             return r;
         /* The loader takes an absolute path; the files layer has resolved

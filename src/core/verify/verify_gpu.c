@@ -242,16 +242,16 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
     if (!bench)
         goto out;
     struct cdd_gpu_bench_opts bo;
-    if (c->o->bench)
-        bo = *c->o->bench;
-    else
-        cdd_gpu_bench_defaults(&bo);
-#ifdef CDD_FAULT_INJECTION
-    test_bench_size(&bo);
-#endif
     for (int m = 0; m < CDD_BENCH_N_MATH; m++) {
         static const char *const names[CDD_BENCH_N_MATH] = {
             "bench", "bench.tf32", "bench.fp16"};
+        if (c->o->bench)
+            bo = *c->o->bench;
+        else
+            cdd_gpu_bench_defaults_for(&bo, m);
+#ifdef CDD_FAULT_INJECTION
+        test_bench_size(&bo);
+#endif
         bo.math = m;
         struct cdd_gpu_bench_result *b = &res->bench_math[m];
         r = cdd_gpu_bench(g, cudnn, &bo, b);
@@ -289,7 +289,7 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
                      "is not really running on the GPU", b->min_speedup);
         cdd_clear_error();
         VCHECK(c, names[m], b->pass ? CDD_CHECK_PASS : CDD_CHECK_FAIL,
-               "%s ResNet-50 conv1 %dx%dx%dx%d * %dx%dx%dx%d stride %d pad %d: "
+               "%s conv %dx%dx%dx%d * %dx%dx%dx%d stride %d pad %d: "
                "GPU %.3f ms median of %d (%.2f TFLOP/s, %s, %s math), CPU "
                "reference %.1f ms median of %d (%.2f GFLOP/s, one thread): "
                "speed-up %.0fx (at least %.0fx needed); max relative error "

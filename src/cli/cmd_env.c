@@ -1,0 +1,312 @@
+/* cudnn-deploy env: the settings that make a target's cuDNN the one
+ * programs load, for a shell (eval-able), for GitHub Actions (--github), as
+ * JSON, or as a conda environment's activation scripts (--write-activation,
+ * recorded in the receipt). The settings are data (envset.h, fix.h); each
+ * shell's quoting is shell.c's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/env.h"
+#include "cdd/envset.h"
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/jsonw.h"
+#include "cmds.h"
+#include "report.h"
+#include "shell.h"
+
+#define SAVED "_CUDNN_DEPLOY_SAVED_"
+
+/* A growing string; on out of memory it stays NULL-marked (failed). */
+struct text {
+    char *s;
+    size_t n;
+    int failed;
+};
+
+static void add(struct text *t, const char *s)
+{
+    size_t k = strlen(s);
+    char *p = t->failed ? NULL : realloc(t->s, t->n + k + 1);
+    if (!p) {
+        t->failed = 1;
+        return;
+    }
+    memcpy(p + t->n, s, k + 1);
+    t->s = p;
+    t->n += k;
+}
+
+/* pattern with every "{}" replaced by name (a variable name: letters,
+ * digits, '_'; shell.c refuses others), appended to t. */
+static void addv(struct text *t, const char *pattern, const char *name)
+{
+    for (const char *p = pattern; *p && !t->failed;) {
+        const char *q = strstr(p, "{}");
+        size_t n = q ? (size_t)(q - p) : strlen(p);
+        char *piece = malloc(n + 1);
+        if (!piece) {
+            t->failed = 1;
+            return;
+        }
+        memcpy(piece, p, n);
+        piece[n] = '\0';
+        add(t, piece);
+        free(piece);
+        if (!q)
+            break;
+        add(t, name);
+        p = q + 2;
+    }
+}
+
+/* Every step rendered for sh, one per line. */
+static int render_all(enum cdd_shell sh, const struct cdd_fixes *f,
+                      struct text *t)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        char *line = cdd_shell_render(sh, &f->v[i]);
+        if (!line)
+            return cdd_last_error()->code ? cdd_last_error()->code
+                                          : CDD_E_NOMEM;
+        add(t, line);
+        add(t, "\n");
+        free(line);
+    }
+    return t->failed ? cdd_fail(CDD_E_NOMEM, NULL, 0, NULL) : 0;
+}
+
+/* The variables as JSON: {"NAME": {"set"|"prepend": value}}. */
+static int vars_json(const struct cdd_fixes *f, char **out)
+{
+    struct cdd_jw *w = cdd_jw_new();
+    cdd_jw_object(w, NULL);
+    for (size_t i = 0; i < f->n; i++) {
+        cdd_jw_object(w, f->v[i].name);
+        cdd_jw_str(w, cdd_fix_kind_name(f->v[i].kind), f->v[i].value);
+        cdd_jw_end(w);
+    }
+    cdd_jw_end(w);
+    return cdd_jw_finish(w, CDD_JW_LINE, out);
+}
+
+/* GitHub Actions: "NAME=value" lines in $GITHUB_ENV, folders for PATH in
+ * $GITHUB_PATH (later steps see them first). Other lists get their current
+ * value appended here, as the runner has no file for them. */
+static int github(const struct cdd_fixes *f, struct cdd_report *rep)
+{
+    const char *genv = cdd_getenv("GITHUB_ENV");
+    const char *gpath = cdd_getenv("GITHUB_PATH");
+    if (!genv || !*genv || !gpath || !*gpath)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "--github needs GITHUB_ENV and GITHUB_PATH (set by "
+                        "GitHub Actions in every step)");
+    for (size_t i = 0; i < f->n; i++) {
+        const struct cdd_fix *x = &f->v[i];
+        char *line = NULL;
+        int r;
+        if (strchr(x->value, '\n') || strchr(x->value, '\r'))
+            return cdd_fail(CDD_E_NOTSUP, x->value, 0,
+                            "a value with a line break cannot go into "
+                            "GITHUB_ENV");
+        if (x->kind == CDD_FIX_PREPEND && strcmp(x->name, "PATH") == 0) {
+            r = cdd_fs_append_line(gpath, x->value);
+            if (!r)
+                cdd_say(rep, "GITHUB_PATH: %s", x->value);
+            if (r)
+                return r;
+            continue;
+        }
+        const char *old = x->kind == CDD_FIX_PREPEND ? cdd_getenv(x->name)
+                                                      : NULL;
+        size_t len = strlen(x->name) + strlen(x->value) +
+                     (old ? strlen(old) : 0) + 3;
+        if (!(line = malloc(len)))
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        snprintf(line, len, "%s=%s%s%s", x->name, x->value,
+                 old && *old ? (char[]){x->sep, '\0'} : "",
+                 old && *old ? old : "");
+        r = cdd_fs_append_line(genv, line);
+        if (!r)
+            cdd_say(rep, "GITHUB_ENV: %s", line);
+        free(line);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+/* Activation and deactivation scripts of a conda environment for the
+ * shells conda runs them in: sh and fish on Linux, cmd and PowerShell on
+ * Windows. Each saves what it changes and the other puts it back. */
+struct ascript {
+    const char *ext;
+    enum cdd_shell sh;
+};
+
+static int activation_texts(const struct cdd_fixes *f, const struct ascript *a,
+                            struct text *on, struct text *off)
+{
+    const char *head = "%s cudnn-deploy: this environment's cuDNN first; "
+                       "written by `cudnn-deploy env --write-activation`, "
+                       "removed by `cudnn-deploy uninstall`%s\n";
+    const char *c = a->sh == CDD_SHELL_CMD ? "@REM" : "#";
+    char h[256];
+    snprintf(h, sizeof h, head, c, "");
+    if (a->sh == CDD_SHELL_CMD)
+        add(on, "@echo off\n"), add(off, "@echo off\n");
+    add(on, h);
+    add(off, h);
+    for (size_t i = 0; i < f->n; i++) {
+        const char *v = f->v[i].name;
+        switch (a->sh) {
+        case CDD_SHELL_FISH:
+            addv(on, "if set -q {}; set -gx " SAVED "{} ${}; end\n", v);
+            addv(off, "if set -q " SAVED "{}; set -gx {} $" SAVED "{}; "
+                      "set -e " SAVED "{}; else; set -e {}; end\n", v);
+            break;
+        case CDD_SHELL_CMD:
+            addv(on, "if defined {} set \"" SAVED "{}=%{}%\"\n", v);
+            addv(off, "set \"{}=\"\nif defined " SAVED "{} set \"{}=%"
+                      SAVED "{}%\"\n", v);
+            addv(off, "set \"" SAVED "{}=\"\n", v);
+            break;
+        case CDD_SHELL_POWERSHELL:
+            addv(on, "if (Test-Path Env:{}) { $env:" SAVED "{} = $env:{} }\n",
+                 v);
+            addv(off, "if (Test-Path Env:" SAVED "{}) { $env:{} = $env:"
+                      SAVED "{}; Remove-Item Env:" SAVED "{} } else { "
+                      "Remove-Item Env:{} -ErrorAction SilentlyContinue }\n",
+                 v);
+            break;
+        default:
+            addv(on, "if [ -n \"${{}+x}\" ]; then export " SAVED "{}=\"${}\"; "
+                     "fi\n", v);
+            addv(off, "if [ -n \"${" SAVED "{}+x}\" ]; then export {}=\"$"
+                      SAVED "{}\"; unset " SAVED "{}; else unset {}; fi\n", v);
+            break;
+        }
+    }
+    return render_all(a->sh, f, on);
+}
+
+static int write_activation(const struct cdd_cmdline *cl,
+                            const struct cdd_target *t, struct cdd_tree *tree,
+                            enum cdd_layout_id layout,
+                            const struct cdd_fixes *f, struct cdd_report *rep)
+{
+    static const struct ascript lin[] = {{"sh", CDD_SHELL_SH},
+                                         {"fish", CDD_SHELL_FISH}};
+    static const struct ascript win[] = {{"bat", CDD_SHELL_CMD},
+                                         {"ps1", CDD_SHELL_POWERSHELL}};
+    int windows = layout == CDD_LAYOUT_PREFIX_WINDOWS;
+    const struct ascript *as = windows ? win : lin;
+    struct text texts[4] = {{0}};
+    char paths[4][128];
+    struct cdd_envfile files[4];
+    struct cdd_plan plan = {0};
+    int r = 0, changed = 0;
+    if (t->kind != CDD_TARGET_PREFIX)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "--write-activation is for a conda environment: give "
+                        "--prefix DIR");
+    for (size_t i = 0; !r && i < 2; i++) {
+        snprintf(paths[2 * i], sizeof paths[0], "%s/cudnn-deploy.%s",
+                 CDD_CONDA_ACTIVATE_DIR, as[i].ext);
+        snprintf(paths[2 * i + 1], sizeof paths[0], "%s/cudnn-deploy.%s",
+                 CDD_CONDA_DEACTIVATE_DIR, as[i].ext);
+        r = activation_texts(f, &as[i], &texts[2 * i], &texts[2 * i + 1]);
+    }
+    for (size_t i = 0; !r && i < 4; i++) {
+        if (texts[i].failed)
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        files[i].path = paths[i];
+        files[i].text = texts[i].s;
+    }
+    if (!r)
+        r = cdd_activation_write(tree, cl->target.lock_timeout, files, 4, 0,
+                                 &plan, &changed);
+    cdd_report_plan(rep, "plan", &plan, !r && changed);
+    if (!r) {
+        cdd_report_changed(rep, changed);
+        cdd_say(rep, changed ? "Activation scripts written into %s/etc/conda"
+                             : "Activation scripts in %s/etc/conda are "
+                               "current",
+                t->root);
+    }
+    cdd_plan_clear(&plan);
+    for (size_t i = 0; i < 4; i++)
+        free(texts[i].s);
+    return r;
+}
+
+int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep)
+{
+    const struct cdd_opts_env *e = &cl->env;
+    struct cdd_target t = {0};
+    struct cdd_tree *tree = NULL;
+    struct cdd_fixes fx = {0};
+    struct text script = {0};
+    char *vars = NULL;
+    enum cdd_layout_id layout;
+    enum cdd_shell sh;
+    int installed = 0;
+    int windows = cdd_platform_host() == CDD_PLATFORM_WINDOWS_X86_64;
+    int r = 0;
+
+    if (e->shell)
+        r = cdd_shell_parse(e->shell, &sh);
+    else
+        sh = cdd_shell_detect(windows, cdd_getenv("SHELL"));
+    if (!r)
+        r = cdd_cli_target(&cl->target, &t, rep);
+    if (!r)
+        r = cdd_tree_open(t.root, &tree);
+    if (!r)
+        r = cdd_env_layout(tree, &t, &layout, &installed);
+    if (!r)
+        r = cdd_env_fixes(&t, layout, windows, &fx);
+    if (!r)
+        r = render_all(sh, &fx, &script);
+    if (!r)
+        r = vars_json(&fx, &vars);
+    if (r)
+        goto out;
+    cdd_report_str(rep, "shell", cdd_shell_name(sh));
+    cdd_report_str(rep, "layout", cdd_layout_name(layout));
+    cdd_report_json_text(rep, "variables", vars);
+    cdd_report_str(rep, "script", script.s ? script.s : "");
+    cdd_report_check(rep, "env.installed", installed ? CDD_PASS : CDD_WARN,
+                     installed ? "%s holds a cudnn-deploy install (%s layout)"
+                               : "%s holds no cudnn-deploy install: the "
+                                 "settings are for its %s layout",
+                     t.root, cdd_layout_name(layout));
+    if (e->github && (r = github(&fx, rep)) < 0)
+        goto out;
+    if (e->write_activation) {
+        /* The scripts run where the layout's platform is: a Windows
+         * prefix's in cmd and PowerShell, with ';' and '\\'. */
+        struct cdd_fixes afx = {0};
+        r = cdd_env_fixes(&t, layout, layout == CDD_LAYOUT_PREFIX_WINDOWS,
+                          &afx);
+        if (!r)
+            r = write_activation(cl, &t, tree, layout, &afx, rep);
+        cdd_fixes_clear(&afx);
+        if (r)
+            goto out;
+    }
+    if (!e->write_activation)
+        cdd_report_changed(rep, 0);
+    /* The settings themselves on stdout, to eval: only when nothing else
+     * was asked for (--json keeps stdout for its one object). */
+    if (!cl->out.json && !e->github && !e->write_activation)
+        fputs(script.s ? script.s : "", stdout);
+out:
+    free(vars);
+    free(script.s);
+    cdd_fixes_clear(&fx);
+    cdd_tree_close(tree);
+    cdd_target_clear(&t);
+    return r;
+}

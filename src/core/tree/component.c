@@ -1,0 +1,245 @@
+/* Optional components (docs/manifest.md, Optional components): the one file
+ * an install takes from a component's own archive — zlibwapi.dll from the
+ * zlib 1.2.3 DLL zip for cuDNN 8.3-9.1 on Windows. The archive is checked
+ * against the component's pin before its entry is staged; the staged
+ * library's machine type is checked (a 32-bit zlibwapi.dll beside a 64-bit
+ * cuDNN is Windows' error 193); the plan item then joins the archive's own,
+ * so the transaction, receipt and uninstall treat it like any file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/error.h"
+#include "cdd/extract.h"
+#include "cdd/hash.h"
+#include "cdd/pathsafe.h"
+#include "component_int.h"
+#include "plan_int.h"
+
+/* PE: "MZ", e_lfanew at 0x3c, "PE\0\0", then the COFF machine. ELF: class
+ * at 4, e_machine at 18. */
+#define PE_MACHINE_AMD64 0x8664u
+#define PE_MACHINE_I386 0x014cu
+#define ELF_MACHINE_X86_64 62u
+
+struct comp {
+    struct cdd_tree *tree;
+    const char *stage;          /* NULL: dry run */
+    enum cdd_layout_id layout;
+    const struct cdd_install_with *w;
+    struct cdd_plan *plan;
+    size_t item;                /* index of the entry's plan item */
+    int have_item;
+};
+
+static unsigned rd16(const unsigned char *p)
+{
+    return (unsigned)p[0] | (unsigned)p[1] << 8;
+}
+
+static const char *pe_machine_name(unsigned m)
+{
+    return m == PE_MACHINE_I386 ? "x86 (32-bit)"
+           : m == PE_MACHINE_AMD64 ? "x64"
+           : m == 0xaa64u ? "ARM64"
+                          : "another machine";
+}
+
+int cdd_component_machine_check(struct cdd_rfile *f, enum cdd_platform p,
+                                const char *shown)
+{
+    unsigned char h[64], pe[6];
+    size_t got = 0;
+    int r = cdd_rfile_pread(f, 0, h, sizeof h, &got);
+    if (r)
+        return r;
+    if (p == CDD_PLATFORM_WINDOWS_X86_64) {
+        if (got < sizeof h || h[0] != 'M' || h[1] != 'Z')
+            return cdd_fail(CDD_E_ARCHIVE, shown, 0,
+                            "not a Windows DLL (no MZ header)");
+        uint32_t off = (uint32_t)h[0x3c] | (uint32_t)h[0x3d] << 8 |
+                       (uint32_t)h[0x3e] << 16 | (uint32_t)h[0x3f] << 24;
+        got = 0;
+        if ((r = cdd_rfile_pread(f, off, pe, sizeof pe, &got)) < 0)
+            return r;
+        if (got < sizeof pe || memcmp(pe, "PE\0\0", 4) != 0)
+            return cdd_fail(CDD_E_ARCHIVE, shown, 0,
+                            "not a Windows DLL (no PE header at 0x%lx)",
+                            (unsigned long)off);
+        unsigned m = rd16(pe + 4);
+        if (m != PE_MACHINE_AMD64)
+            return cdd_fail(CDD_E_ARCHIVE, shown, 0,
+                            "a DLL for %s (PE machine 0x%04x), but cuDNN is "
+                            "x64: Windows would refuse to load it with error "
+                            "193 (\"%%1 is not a valid Win32 application\"); "
+                            "the component's archive must be the x64 build",
+                            pe_machine_name(m), m);
+        return 0;
+    }
+    if (got < 20 || memcmp(h, "\177ELF", 4) != 0)
+        return cdd_fail(CDD_E_ARCHIVE, shown, 0,
+                        "not an ELF shared library");
+    if (h[4] != 2 || rd16(h + 18) != ELF_MACHINE_X86_64)
+        return cdd_fail(CDD_E_ARCHIVE, shown, 0,
+                        "an ELF library for another machine (class %u, "
+                        "e_machine %u), but cuDNN is x86-64",
+                        (unsigned)h[4], rd16(h + 18));
+    return 0;
+}
+
+static char *staged_rel(struct comp *c, const char *dest)
+{
+    return cdd_path_join(c->stage, dest);
+}
+
+static int mkparent(struct comp *c, const char *rel)
+{
+    const char *s = strrchr(rel, '/');
+    char *dir = s ? strdup(rel) : NULL;
+    if (!s)
+        return 0;
+    if (!dir)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    dir[s - rel] = '\0';
+    int r = cdd_tree_mkdirs(c->tree, dir, NULL);
+    free(dir);
+    return r;
+}
+
+static int sink_entry(void *ud, const struct cdd_xentry *e)
+{
+    struct comp *c = ud;
+    char *dest = NULL, *rel = NULL;
+    int r;
+    if (!e->mfile)
+        return 0; /* another member of the component's archive */
+    if ((r = cdd_layout_dest(c->layout, CDD_ROLE_RUNTIME, e->path, &dest)))
+        goto out;
+    const struct cdd_plan_item *dup = cdd_plan_find(c->plan, dest, 1);
+    if (dup) {
+        r = cdd_fail(CDD_E_ARCHIVE, c->w->archive_path, 0,
+                     "component %s: \"%s\" would land on %s, which the cuDNN "
+                     "archive installs",
+                     c->w->c->name, e->path, dup->path);
+        goto out;
+    }
+    struct cdd_plan_item *it = cdd_plan_add(c->plan, dest);
+    if (!it) {
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        goto out;
+    }
+    it->role = CDD_ROLE_RUNTIME;
+    c->item = (size_t)(it - c->plan->items);
+    c->have_item = 1;
+    if (c->stage) {
+        rel = staged_rel(c, dest);
+        r = rel ? mkparent(c, rel) : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+out:
+    free(rel);
+    free(dest);
+    return r;
+}
+
+static int sink_begin(void *ud, const struct cdd_xentry *e,
+                      struct cdd_file **out)
+{
+    struct comp *c = ud;
+    if (!e->mfile || !c->stage)
+        return 0;
+    char *rel = staged_rel(c, c->plan->items[c->item].path);
+    int r = rel ? cdd_tree_create(c->tree, rel, 1, out)
+                : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    free(rel);
+    return r;
+}
+
+static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
+{
+    struct comp *c = ud;
+    struct cdd_rfile *rf = NULL;
+    struct cdd_stat st;
+    char *rel = NULL;
+    int r = 0;
+    if (!e->mfile)
+        return 0;
+    struct cdd_plan_item *it = &c->plan->items[c->item];
+    if (f) {
+        r = cdd_file_sync(f);
+        if (r) {
+            cdd_file_abort(f);
+            return r;
+        }
+        if ((r = cdd_file_close(f)))
+            return r;
+        if (!(rel = staged_rel(c, it->path)))
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        r = cdd_tree_open_read(c->tree, rel, &rf);
+        if (!r)
+            r = cdd_component_machine_check(rf, c->w->c->m->platform,
+                                            c->w->archive_path);
+        if (r == CDD_E_ARCHIVE) {
+            char why[sizeof cdd_last_error()->msg];
+            snprintf(why, sizeof why, "%s", cdd_last_error()->msg);
+            r = cdd_fail(CDD_E_ARCHIVE, c->w->archive_path, 0,
+                         "component %s: %s: %s", c->w->c->name, e->path, why);
+        }
+        cdd_rfile_close(rf);
+        if (!r && !(r = cdd_tree_lstat(c->tree, rel, &st)))
+            it->mtime_ns = st.mtime_ns;
+        free(rel);
+    }
+    it->size = e->size;
+    memcpy(it->sha256, e->sha256, CDD_SHA256_LEN);
+    return r;
+}
+
+int cdd_component_pin_check(const struct cdd_install_with *w,
+                            uint8_t sha256[CDD_SHA256_LEN])
+{
+    const struct cdd_manifest *sm = w->c->m;
+    char got[CDD_SHA256_HEX], want[CDD_SHA256_HEX];
+    uint64_t size = 0;
+    int r = cdd_sha256_file(w->archive_path, sha256, &size);
+    if (r)
+        return r;
+    if (sm->archive.has_size && sm->archive.size != size)
+        return cdd_fail(CDD_E_CHECKSUM, w->archive_path, 0,
+                        "component %s: size %llu bytes, but the manifest "
+                        "says %llu",
+                        w->c->name, (unsigned long long)size,
+                        (unsigned long long)sm->archive.size);
+    if (memcmp(sm->archive.sha256, sha256, CDD_SHA256_LEN) != 0) {
+        cdd_hex_encode(sha256, CDD_SHA256_LEN, got);
+        cdd_hex_encode(sm->archive.sha256, CDD_SHA256_LEN, want);
+        return cdd_fail(CDD_E_CHECKSUM, w->archive_path, 0,
+                        "component %s: sha256 %s does not match the "
+                        "manifest's pin %s",
+                        w->c->name, got, want);
+    }
+    return 0;
+}
+
+int cdd_component_stage(struct cdd_tree *tree, const char *stage,
+                        enum cdd_layout_id layout,
+                        const struct cdd_install_with *w,
+                        struct cdd_plan *plan)
+{
+    struct comp c = {.tree = tree, .stage = stage, .layout = layout,
+                     .w = w, .plan = plan};
+    uint8_t sha[CDD_SHA256_LEN];
+    int r = cdd_component_pin_check(w, sha);
+    if (r)
+        return r;
+    /* One small archive: one thread, its other members read and dropped. */
+    struct cdd_extract_opts xo = {.m = w->c->m, .pinned = 1, .jobs = 1,
+                                  .ignore_unlisted = 1};
+    struct cdd_extract_sink sink = {.ud = &c, .begin = sink_begin,
+                                    .end = sink_end, .entry = sink_entry};
+    r = cdd_extract(w->archive_path, &xo, &sink);
+    if (!r && !c.have_item) /* cdd_extract() reports a missing entry */
+        r = cdd_fail(CDD_E_ARCHIVE, w->archive_path, 0,
+                     "component %s: no entry %s", w->c->name,
+                     w->c->m->files[0].path);
+    return r;
+}

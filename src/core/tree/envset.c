@@ -1,0 +1,69 @@
+/* The settings that make a target's cuDNN the one programs load (envset.h):
+ * which variables, which folders, in the host's separators. */
+#include "cdd/envset.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/error.h"
+#include "cdd/pathsafe.h"
+#include "cdd/receipt.h"
+
+int cdd_env_layout(struct cdd_tree *tree, const struct cdd_target *t,
+                   enum cdd_layout_id *layout, int *installed)
+{
+    struct cdd_receipt *rc = NULL;
+    int r = cdd_receipt_load(tree, &rc);
+    *installed = 0;
+    *layout = cdd_layout_select(t->kind, cdd_platform_host());
+    if (r)
+        return r;
+    for (int i = 0; rc && rc->layout && i < CDD_LAYOUT_COUNT; i++)
+        if (strcmp(rc->layout, cdd_layout_name((enum cdd_layout_id)i)) == 0) {
+            *layout = (enum cdd_layout_id)i;
+            *installed = 1;
+        }
+    cdd_receipt_free(rc);
+    return 0;
+}
+
+/* root/rel (rel may be NULL: root), with the host's separators. */
+static char *host_path(const char *root, const char *rel, int windows_host)
+{
+    char *p = rel ? cdd_path_join(root, rel) : strdup(root);
+    for (char *s = p; p && windows_host && *s; s++)
+        if (*s == '/')
+            *s = '\\';
+    return p;
+}
+
+int cdd_env_fixes(const struct cdd_target *t, enum cdd_layout_id layout,
+                  int windows_host, struct cdd_fixes *out)
+{
+    char sep = windows_host ? ';' : ':';
+    int win_layout = layout == CDD_LAYOUT_CUDA_WINDOWS ||
+                     layout == CDD_LAYOUT_PREFIX_WINDOWS;
+    char *lib = host_path(t->root, cdd_layout_dir(layout, CDD_ROLE_RUNTIME),
+                          windows_host);
+    char *root = host_path(t->root, NULL, windows_host);
+    char *bin = host_path(t->root, "bin", windows_host);
+    int r = lib && root && bin ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    /* The loader searches PATH for DLLs on Windows, LD_LIBRARY_PATH for
+     * shared objects on Linux; a CUDA tree is also the toolkit its
+     * variables name (and its bin holds nvcc). */
+    if (!r && win_layout)
+        r = cdd_fixes_prepend(out, CDD_FIX_SESSION, "PATH", lib, sep);
+    if (!r && !win_layout)
+        r = cdd_fixes_prepend(out, CDD_FIX_SESSION, "LD_LIBRARY_PATH", lib,
+                              sep);
+    if (!r && !win_layout && t->kind == CDD_TARGET_CUDA)
+        r = cdd_fixes_prepend(out, CDD_FIX_SESSION, "PATH", bin, sep);
+    if (!r && t->kind == CDD_TARGET_CUDA)
+        r = cdd_fixes_set(out, CDD_FIX_SESSION, "CUDA_PATH", root);
+    if (!r && t->kind == CDD_TARGET_CUDA)
+        r = cdd_fixes_set(out, CDD_FIX_SESSION, "CUDA_HOME", root);
+    free(lib);
+    free(root);
+    free(bin);
+    return r;
+}

@@ -1,0 +1,872 @@
+#!/usr/bin/env python3
+"""The outside-in fault campaign (issue 14): the real binary, without the
+internal fault hook (`make torture` runs it on the release build), attacked
+from outside, and after each trial the tree compared (paths, types, modes,
+sizes, sha256, link targets) with the "before" and "after" states of one
+clean run.
+
+Categories (--only NAME[,NAME]):
+  kill        strace -e inject=SYSCALL:signal=SIGKILL:when=K for every K of
+              every disk-changing system call of install, upgrade, uninstall
+              and an uninstall that restores an upgrade's backups (sampled
+              evenly to at most --max-kills per command);
+              then `recover`: before or after, nothing left over
+  errno       the same points with error=ENOSPC, EIO, EACCES, EROFS, EDQUOT,
+              EMFILE on the calls that can return them: exit 4 and exactly
+              "before" with no recovery, or exit 0 and "after"
+  readerr     EIO on every read (tar and zip installs): exit 4 with IO,
+              never a "damaged archive" (exit 3)
+  fullfs      a real small file system (tmpfs; ext4 on a loop device) filled
+              to the byte where each command starts to succeed, and points
+              below it: exit 4 and "before", or exit 0 and "after"
+  recover     recoveries killed at every K of their own calls, from trees
+              left mid-commit (roll-back) and after the commit record (roll
+              forward); the next recover ends where a clean one does
+  signals     SIGINT / SIGTERM at random times during an upgrade
+  concurrent  rounds of 2 and of 6 installs started at once on one tree: one
+              wins, each loser fails with LOCKED naming a real holder's pid
+  durability  the fsync order of one install, upgrade, uninstall
+              (durability.py)
+
+What the machine cannot do is skipped with the reason (no strace, no mount).
+Figures: one line per category; --json FILE writes them for
+docs/reliability.md. Exit 0 when no trial failed.
+
+    python3 tests/torture/torture.py --bin build/cudnn-deploy [--fast]
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+E2E = os.path.join(os.path.dirname(HERE), "e2e")
+SKIP = 77
+
+# What a command does to a disk, as system calls (strace's names; each has
+# its own invocation counter per thread, so each is injected alone).
+CHANGING = ("openat", "openat2", "write", "pwrite64", "ftruncate", "fallocate",
+            "fchmod", "fsync", "renameat", "renameat2", "mkdirat", "unlinkat",
+            "symlinkat", "close")
+# Which calls can return which error (a file system would never answer
+# mkdirat with EMFILE, nor write with EACCES).
+ERRNO_CALLS = {
+    "ENOSPC": ("openat", "openat2", "write", "pwrite64", "fallocate", "fsync",
+               "renameat", "mkdirat", "symlinkat"),
+    "EIO": ("openat", "openat2", "write", "fsync", "close", "renameat",
+            "mkdirat", "unlinkat", "symlinkat", "read", "getdents64"),
+    "EACCES": ("openat", "openat2", "renameat", "mkdirat", "unlinkat",
+               "symlinkat"),
+    "EROFS": ("openat", "openat2", "renameat", "mkdirat", "unlinkat",
+              "symlinkat", "fchmod", "ftruncate"),
+    "EDQUOT": ("openat", "openat2", "write", "fallocate", "mkdirat",
+               "symlinkat", "fsync"),
+    "EMFILE": ("openat", "openat2"),
+}
+TRACE_SET = "trace=%file,%desc,fsync"
+
+
+# The commands the kill and errno loops attack.
+KILL_SCENARIOS = ("install", "upgrade", "uninstall", "uninstall_upgrade")
+
+
+def error_code(out):
+    """The error code of a --json answer, or what is wrong with it."""
+    try:
+        return json.loads(out)["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        return "no JSON error"
+
+
+def sample(points, n):
+    """At most n of points, evenly spread, first and last kept."""
+    if len(points) <= n:
+        return list(points)
+    if n <= 1:
+        return [points[-1]]
+    step = (len(points) - 1) / float(n - 1)
+    return [points[int(round(i * step))] for i in range(n)]
+
+
+class Stats(object):
+    def __init__(self, name, what):
+        self.name, self.what = name, what
+        self.trials = 0
+        self.failures = []
+        self.notes = []
+        self.skipped = None
+        self.seconds = 0.0
+
+    def fail(self, what, why):
+        self.failures.append("%s: %s" % (what, why))
+
+    def line(self):
+        if self.skipped:
+            return "%-11s skipped: %s" % (self.name, self.skipped)
+        return "%-11s %5d trials, %d failures  (%s; %.0f s)%s" % (
+            self.name, self.trials, len(self.failures), self.what, self.seconds,
+            "".join("\n              " + n for n in self.notes))
+
+
+class Campaign(object):
+
+    def __init__(self, args):
+        self.a = args
+        self.bin = os.path.abspath(args.bin)
+        self.work = os.path.abspath(args.work)
+        self.rng = random.Random(args.seed)
+        self.n = 0
+        self._ref = {}
+        self._points = {}
+        # Trials run in RAM where there is room (kills and faults test the
+        # logic of journal and recovery, not the disk).
+        shm = "/dev/shm"
+        fast = None
+        try:
+            st = os.statvfs(shm)
+            if os.access(shm, os.W_OK) and st.f_bavail * st.f_frsize >= (256 << 20):
+                fast = os.path.join(shm, "cdd-torture-%d" % os.getpid())
+        except OSError:
+            pass
+        self.trial_root = fast or os.path.join(self.work, "trials")
+        os.makedirs(self.trial_root, exist_ok=True)
+        from cddtest import FIX, Workspace, install_args
+        self.FIX, self.Workspace, self.install_args = FIX, Workspace, install_args
+        self.templates = {}
+
+    def close(self):
+        if self.trial_root.startswith("/dev/shm/"):
+            shutil.rmtree(self.trial_root, ignore_errors=True)
+
+    # -- trees --------------------------------------------------------------
+
+    SCENARIOS = {
+        # name: (fixtures installed first, command, fixture of an install)
+        "install": ((), "install", "linux_mini"),
+        "upgrade": (("linux_mini_old",), "install", "linux_mini"),
+        "uninstall": (("linux_mini",), "uninstall", None),
+        # An uninstall after an upgrade: it restores the old release's files
+        # from the upgrade's backup (moves out of backup/, not the stage).
+        "uninstall_upgrade": (("linux_mini_old", "linux_mini"), "uninstall", None),
+        # The whole fake cuDNN (7 libraries): long enough for signals and
+        # lock contention to land mid-run.
+        "install_full": ((), "install", "linux"),
+        "upgrade_full": (("linux_old",), "install", "linux"),
+        # A few MB per library: a run holds the lock long enough for the
+        # others of a concurrent round to find it taken.
+        "install_big": ((), "install", "linux_big"),
+        # A zip (the Windows archive) into a Windows-layout tree.
+        "install_zip": ((), "install", "windows"),
+    }
+
+    def argv(self, scen, tree):
+        setup, cmd, fx = self.SCENARIOS[scen]
+        if cmd == "install":
+            return self.install_args(["--cuda-root", tree], getattr(self.FIX, fx))
+        return [cmd, "--cuda-root", tree]
+
+    def template(self, scen):
+        """scen's starting workspace (tree + outside sentinels), made once by
+        really installing its setup fixtures; trials copy it."""
+        if scen not in self.templates:
+            fx = self.SCENARIOS[scen][2]
+            platform = getattr(self.FIX, fx).platform if fx else "linux"
+            ws = self.Workspace(os.path.join(self.work, "templates", scen),
+                                platform=platform)
+            for fx in self.SCENARIOS[scen][0]:
+                self.run(self.install_args(ws, getattr(self.FIX, fx)), expect=0)
+            self.templates[scen] = ws.dir
+        return self.templates[scen]
+
+    def fresh(self, scen, root=None):
+        """A copy of scen's template; returns (folder, tree)."""
+        self.n += 1
+        d = os.path.join(root or self.trial_root, "t%d" % self.n)
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(self.template(scen), d, symlinks=True)
+        return d, os.path.join(d, "tree")
+
+    def discard(self, folder):
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def outside(self, folder):
+        from cddtest import snapshot
+        snap = snapshot(folder)
+        return {p: v for p, v in snap.items()
+                if p != "tree" and not p.startswith("tree/")}
+
+    def reference(self, scen):
+        """(before, after) comparable states of scen and its argv's trace."""
+        if scen not in self._ref:
+            from cddtest import comparable_state
+            folder, tree = self.fresh(scen)
+            before = comparable_state(tree)
+            trace = os.path.join(self.work, "ref-%s.trace" % scen)
+            r = self.run(self.argv(scen, tree), strace=["-o", trace,
+                                                        "-e", TRACE_SET])
+            if r[0] != 0:
+                raise RuntimeError("%s: the clean run failed: %s" % (scen, r[2]))
+            after = comparable_state(tree)
+            self._ref[scen] = (before, after, trace, folder)
+        return self._ref[scen][:3]
+
+    # -- running ------------------------------------------------------------
+
+    def env(self):
+        from cddtest import clean_env
+        return clean_env()
+
+    def run(self, args, strace=None, expect=None, timeout=300):
+        """(rc, stdout, stderr) of the binary, under strace when given its
+        options (-f -qq added)."""
+        cmd = [self.bin] + [str(a) for a in args]
+        if strace is not None:
+            cmd = ["strace", "-f", "-qq"] + strace + cmd
+            if "-o" not in strace:
+                cmd[1:1] = ["-o", "/dev/null"]
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=self.env(), timeout=timeout)
+        res = (p.returncode, p.stdout.decode("utf-8", "replace"),
+               p.stderr.decode("utf-8", "replace"))
+        if expect is not None and res[0] != expect:
+            raise RuntimeError("%s: exit %d, expected %d: %s"
+                               % (" ".join(cmd), res[0], expect, res[2][-2000:]))
+        return res
+
+    def recover(self, tree):
+        return self.run(["recover", "--cuda-root", tree])
+
+    def verdict(self, scen, tree, folder, outside):
+        """'before', 'after', or a description of what is wrong."""
+        from cddtest import comparable_state, diff_snapshots, leftovers
+        before, after, _ = self.reference(scen)
+        got = comparable_state(tree)
+        v = "before" if got == before else "after" if got == after else None
+        if v is None:
+            return "neither before nor after; vs before: %s; vs after: %s" % (
+                "; ".join(diff_snapshots(before, got, limit=6)),
+                "; ".join(diff_snapshots(after, got, limit=6)))
+        bad = leftovers(tree, allow_backup=True)
+        if bad:
+            return "%s, but left over in .cudnn-deploy: %s" % (v, bad)
+        if self.outside(folder) != outside:
+            return "%s, but the outside of the tree changed" % v
+        return v
+
+    # -- the points of a command -----------------------------------------
+
+    def points(self, scen, calls=CHANGING):
+        """[(syscall, K)] for scen: for each call in calls, K from the first
+        invocation after the command touched its workspace (the loader's and
+        libraries' start-up before it changes nothing) to the last, counted
+        per thread as strace counts (the largest count of any thread)."""
+        key = (scen, calls)
+        if key in self._points:
+            return self._points[key]
+        sys.path.insert(0, HERE)
+        import stracelog
+        _, _, trace = self.reference(scen)
+        folder = self._ref[scen][3]
+        calls_seen = stracelog.parse_file(trace)
+        main_pid = calls_seen[0].pid if calls_seen else 0
+        start = next((c.index for c in calls_seen if c.name != "execve"
+                      and any(folder in str(a) for a in c.args)), 0)
+        count, first = {}, {}
+        for c in calls_seen:
+            if c.name not in calls:
+                continue
+            k = count.get((c.pid, c.name), 0) + 1
+            count[(c.pid, c.name)] = k
+            if c.pid == main_pid and c.index >= start and c.name not in first:
+                first[c.name] = k
+        top = {}
+        for (pid, name), k in count.items():
+            top[name] = max(top.get(name, 0), k)
+        pts = []
+        for name in calls:
+            lo = first.get(name, 1)
+            pts += [(name, k) for k in range(lo, top.get(name, 0) + 1)]
+        self._points[key] = pts
+        return pts
+
+    # -- categories -----------------------------------------------------------
+
+    def cat_kill(self, st):
+        for scen in KILL_SCENARIOS:
+            pts = self.points(scen)
+            chosen = sample(pts, self.a.max_kills)
+            seen = {"before": 0, "after": 0}
+            for name, k in chosen:
+                what = "%s, SIGKILL at %s #%d" % (scen, name, k)
+                folder, tree = self.fresh(scen)
+                outside = self.outside(folder)
+                st.trials += 1
+                rc, _, err = self.run(self.argv(scen, tree), strace=[
+                    "-e", "trace=" + name,
+                    "-e", "inject=%s:signal=SIGKILL:when=%d" % (name, k)])
+                if rc not in (0, -signal.SIGKILL):
+                    st.fail(what, "exit %d: %s" % (rc, err.strip()[-300:]))
+                    continue
+                rrc, _, rerr = self.recover(tree)
+                if rrc != 0:
+                    st.fail(what, "recover exited %d: %s" % (rrc, rerr.strip()[-300:]))
+                    continue
+                v = self.verdict(scen, tree, folder, outside)
+                if v not in seen:
+                    st.fail(what, v)
+                elif rc == 0 and v != "after":
+                    st.fail(what, "exit 0 but the tree is %s" % v)
+                else:
+                    seen[v] += 1
+                self.discard(folder)
+            st.notes.append("%s: %d of %d kill points (%d before, %d after)"
+                            % (scen, len(chosen), len(pts), seen["before"],
+                               seen["after"]))
+
+    def cat_errno(self, st):
+        per = self.a.max_errno
+        codes = {}
+        lost = 0
+        for scen in KILL_SCENARIOS:
+            tally = {}
+            for err, calls in sorted(ERRNO_CALLS.items()):
+                pts = self.points(scen, calls)
+                for name, k in sample(pts, per):
+                    what = "%s, %s on %s #%d" % (scen, err, name, k)
+                    folder, tree = self.fresh(scen)
+                    outside = self.outside(folder)
+                    st.trials += 1
+                    rc, out, errtext = self.run(
+                        ["--json"] + self.argv(scen, tree), strace=[
+                            "-e", "trace=" + name,
+                            "-e", "inject=%s:error=%s:when=%d" % (name, err, k)])
+                    tally[rc] = tally.get(rc, 0) + 1
+                    if rc == 4:
+                        c = error_code(out)
+                        codes.setdefault(err, {})
+                        codes[err][c] = codes[err].get(c, 0) + 1
+                    if rc not in (0, 4):
+                        st.fail(what, "exit %d (0 or 4 expected): %s"
+                                % (rc, errtext.strip()[-300:]))
+                        continue
+                    # Without any recovery: exit 4 is exactly "before"; exit 0
+                    # is "after" (a failed clean-up may leave what recover
+                    # removes).
+                    v = self.verdict(scen, tree, folder, outside)
+                    if rc == 4 and not out.strip():
+                        # The fault hit the write of the report itself (stdout):
+                        # the command may have finished; the tree must still be
+                        # one of the two.
+                        lost += 1
+                        self.recover(tree)
+                        v = self.verdict(scen, tree, folder, outside)
+                        if v not in ("before", "after"):
+                            st.fail(what, "report lost, tree %s" % v)
+                        continue
+                    if rc == 4 and v != "before":
+                        st.fail(what, "exit 4 but the tree is %s" % v)
+                        continue
+                    if rc == 0 and v != "after":
+                        rrc, _, rerr = self.recover(tree)
+                        v2 = self.verdict(scen, tree, folder, outside)
+                        if rrc != 0 or v2 != "after":
+                            st.fail(what, "exit 0 but the tree is %s (after "
+                                    "recover: exit %d, %s)" % (v, rrc, v2))
+                            continue
+                    self.discard(folder)
+            st.notes.append("%s: exits %s" % (scen, ", ".join(
+                "%d: %d" % kv for kv in sorted(tally.items()))))
+        if lost:
+            st.notes.append("%d with the JSON report itself unwritable (exit 4, "
+                            "tree before or after)" % lost)
+        for err, c in sorted(codes.items()):
+            st.notes.append("%s reported as %s" % (err, ", ".join(
+                "%s %d" % kv for kv in sorted(c.items()))))
+
+    def cat_readerr(self, st):
+        """EIO on every read of the archive, manifest and tree (read, pread64
+        after start-up): an unreadable file is the environment's fault (exit
+        4, IO), never a damaged archive (exit 3), and the tree is "before"."""
+        for scen in ("install", "install_zip"):
+            pts = self.points(scen, ("read", "pread64"))
+            chosen = sample(pts, self.a.max_kills)
+            tally = {}
+            for name, k in chosen:
+                what = "%s, EIO on %s #%d" % (scen, name, k)
+                folder, tree = self.fresh(scen)
+                outside = self.outside(folder)
+                st.trials += 1
+                rc, out, err = self.run(["--json"] + self.argv(scen, tree), strace=[
+                    "-e", "trace=" + name,
+                    "-e", "inject=%s:error=EIO:when=%d" % (name, k)])
+                code = error_code(out) if rc else "ok"
+                tally[code] = tally.get(code, 0) + 1
+                v = self.verdict(scen, tree, folder, outside)
+                if rc == 0 and v == "after":
+                    pass
+                elif rc != 4 or code != "IO" or v != "before":
+                    st.fail(what, "exit %d, %s, tree %s (want exit 4, IO, "
+                            "before): %s" % (rc, code, v, err.strip()[-300:]))
+                    continue
+                self.discard(folder)
+            st.notes.append("%s: %d of %d read points: %s" % (
+                scen, len(chosen), len(pts),
+                ", ".join("%s %d" % kv for kv in sorted(tally.items()))))
+
+    # -- real full file systems ------------------------------------------
+
+    def mount_problem(self):
+        if os.geteuid() != 0:
+            return "not root: cannot mount a file system"
+        d = os.path.join(self.work, "probe-mnt")
+        os.makedirs(d, exist_ok=True)
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", d],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            return "mount does not work here: %s" % p.stdout.decode().strip()
+        subprocess.run(["umount", d])
+        return None
+
+    def fs_kinds(self, st):
+        kinds = ["tmpfs"]
+        if self.a.fast:
+            return kinds
+        if shutil.which("mkfs.ext4") and shutil.which("losetup"):
+            kinds.append("ext4")
+        else:
+            st.notes.append("ext4 skipped: mkfs.ext4 or losetup missing")
+        return kinds
+
+    def mount_fs(self, kind, mnt, size):
+        os.makedirs(mnt, exist_ok=True)
+        if kind == "tmpfs":
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%d,mode=0755" % size,
+                            "tmpfs", mnt], check=True)
+        else:
+            img = mnt + ".img"
+            with open(img, "wb") as f:
+                f.truncate(size)
+            # -m 0: root (we are) gets no reserved blocks beyond the others'.
+            subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", img], check=True)
+            subprocess.run(["mount", "-o", "loop", img, mnt], check=True)
+
+    def umount_fs(self, kind, mnt):
+        subprocess.run(["umount", mnt], check=False)
+        if kind == "ext4" and os.path.exists(mnt + ".img"):
+            os.unlink(mnt + ".img")
+
+    def fullfs_trial(self, st, kind, mnt, scen, free_left):
+        """Copy scen's template onto the empty file system, fill it to leave
+        free_left bytes, run the command: (rc, verdict)."""
+        for n in os.listdir(mnt):
+            if n != "lost+found":
+                p = os.path.join(mnt, n)
+                shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)
+        folder = os.path.join(mnt, "ws")
+        shutil.copytree(self.template(scen), folder, symlinks=True)
+        tree = os.path.join(folder, "tree")
+        outside = self.outside(folder)
+        os.sync()
+        s = os.statvfs(mnt)
+        free = s.f_bavail * s.f_frsize
+        fill = max(0, free - free_left)
+        try:
+            # Unbuffered: a short write at the end is the disk being full.
+            with open(os.path.join(mnt, "filler"), "wb", buffering=0) as f:
+                chunk = b"\0" * (1 << 20)
+                left = fill
+                while left > 0:
+                    left -= f.write(chunk[:min(left, len(chunk))])
+                os.fsync(f.fileno())
+        except OSError:
+            pass  # full already: what is left is what the command gets
+        os.sync()
+        s = os.statvfs(mnt)
+        self.last_free = s.f_bavail * s.f_frsize
+        st.trials += 1
+        rc, out, err = self.run(["--json"] + self.argv(scen, tree))
+        v = self.verdict(scen, tree, folder, outside)
+        what = "%s on %s, %d bytes free" % (scen, kind, self.last_free)
+        ok = (rc == 4 and v == "before") or (rc == 0 and v == "after")
+        if ok and rc == 4 and error_code(out) != "NOSPC":
+            st.fail(what, "a full disk reported as %s, not NOSPC: %s"
+                    % (error_code(out), err.strip()[-300:]))
+        elif not ok:
+            st.fail(what, "exit %d, tree %s: %s" % (rc, v, err.strip()[-300:]))
+        elif rc == 4:
+            # A retry after space was freed must work from "before" (nothing
+            # left behind that would stop it): recover is clean.
+            rrc, _, rerr = self.recover(tree)
+            if rrc != 0 or self.verdict(scen, tree, folder, outside) != "before":
+                st.fail(what, "recover after the failure: exit %d %s" % (rrc, rerr.strip()[-200:]))
+        return rc
+
+    def cat_fullfs(self, st):
+        why = self.mount_problem()
+        if why:
+            st.skipped = why
+            return
+        size = 8 << 20
+        below = 4 if self.a.fast else 16
+        for kind in self.fs_kinds(st):
+            mnt = os.path.join(self.work, "fs-" + kind)
+            try:
+                self.mount_fs(kind, mnt, size)
+            except (subprocess.CalledProcessError, OSError) as e:
+                st.notes.append("%s skipped: cannot make one here (%s)" % (kind, e))
+                continue
+            try:
+                for scen in ("install", "upgrade", "uninstall"):
+                    # Binary search of the free bytes where it starts to
+                    # succeed: lo fails (or is 0), hi succeeds.
+                    lo, hi = 0, 4 << 20
+                    if self.fullfs_trial(st, kind, mnt, scen, hi) != 0:
+                        st.fail("%s on %s" % (scen, kind), "fails with 4 MiB free")
+                        continue
+                    if self.fullfs_trial(st, kind, mnt, scen, 0) == 0:
+                        st.notes.append("%s on %s: succeeds with 0 bytes free"
+                                        % (scen, kind))
+                        continue
+                    while hi - lo > 1:
+                        mid = (lo + hi) // 2
+                        if self.fullfs_trial(st, kind, mnt, scen, mid) == 0:
+                            hi = mid
+                        else:
+                            lo = mid
+                    # Points below the threshold: each must fail cleanly.
+                    for i in range(1, below + 1):
+                        self.fullfs_trial(st, kind, mnt, scen, hi * i // (below + 1))
+                    self.fullfs_trial(st, kind, mnt, scen, hi - 1)
+                    self.fullfs_trial(st, kind, mnt, scen, hi)
+                    st.notes.append("%s on %s: succeeds from %d bytes free "
+                                    "(statvfs: %d)" % (scen, kind, hi,
+                                                      self.last_free))
+            finally:
+                self.umount_fs(kind, mnt)
+
+    # -- killed recoveries -----------------------------------------------
+
+    def interrupted_states(self, n_each):
+        """Trees left by an upgrade killed mid-commit (a journal without the
+        commit record) and after it (with): [(kind, folder)]."""
+        pts = self.points("upgrade")
+        rng = random.Random(self.a.seed + 1)
+        found = {"rollback": [], "rollforward": []}
+        for name, k in rng.sample(pts, len(pts)):
+            if all(len(v) >= n_each for v in found.values()):
+                break
+            folder, tree = self.fresh("upgrade")
+            rc, _, _ = self.run(self.argv("upgrade", tree), strace=[
+                "-e", "trace=" + name, "-e", "inject=%s:signal=SIGKILL:when=%d" % (name, k)])
+            j = os.path.join(tree, ".cudnn-deploy", "journal")
+            kind = None
+            if rc == -signal.SIGKILL and os.path.isfile(j):
+                with open(j) as f:
+                    kind = "rollforward" if "\nC\n" in f.read() else "rollback"
+            if kind and len(found[kind]) < n_each:
+                found[kind].append((kind, "%s #%d" % (name, k), folder))
+            else:
+                self.discard(folder)
+        return found["rollback"] + found["rollforward"]
+
+    def cat_recover(self, st):
+        from cddtest import comparable_state
+        n_each = 1 if self.a.fast else 3
+        budget = 15 if self.a.fast else self.a.max_kills
+        for kind, how, start in self.interrupted_states(n_each):
+            # What a clean recover makes of this tree.
+            ref = start + "-ref"
+            shutil.copytree(start, ref, symlinks=True)
+            self.recover(os.path.join(ref, "tree"))
+            expect = comparable_state(os.path.join(ref, "tree"))
+            before, after, _ = self.reference("upgrade")
+            want = "before" if kind == "rollback" else "after"
+            if expect != (before if want == "before" else after):
+                st.fail("recover of an upgrade killed at %s" % how,
+                        "a clean recover does not give %s" % want)
+            trace = start + ".trace"
+            shutil.copytree(start, start + "-t", symlinks=True)
+            self.run(["recover", "--cuda-root", os.path.join(start + "-t", "tree")],
+                     strace=["-o", trace, "-e", TRACE_SET])
+            sys.path.insert(0, HERE)
+            import stracelog
+            count = {}
+            for c in stracelog.parse_file(trace):
+                if c.name in CHANGING:
+                    count[c.name] = count.get(c.name, 0) + 1
+            pts = [(n, k) for n in CHANGING for k in range(1, count.get(n, 0) + 1)]
+            chosen = sample(pts, budget)
+            outside = self.outside(start)
+            for name, k in chosen:
+                what = "recover (%s, upgrade killed at %s) killed at %s #%d" % (
+                    kind, how, name, k)
+                self.n += 1
+                folder = os.path.join(self.trial_root, "r%d" % self.n)
+                shutil.copytree(start, folder, symlinks=True)
+                tree = os.path.join(folder, "tree")
+                st.trials += 1
+                rc, _, err = self.run(["recover", "--cuda-root", tree], strace=[
+                    "-e", "trace=" + name, "-e", "inject=%s:signal=SIGKILL:when=%d" % (name, k)])
+                if rc not in (0, -signal.SIGKILL):
+                    st.fail(what, "exit %d: %s" % (rc, err.strip()[-300:]))
+                    continue
+                rrc, _, rerr = self.recover(tree)
+                v = self.verdict("upgrade", tree, folder, outside)
+                if rrc != 0 or v != want:
+                    st.fail(what, "second recover exit %d, tree %s (want %s): %s"
+                            % (rrc, v, want, rerr.strip()[-300:]))
+                self.discard(folder)
+            st.notes.append("%s (upgrade killed at %s): %d of %d kill points"
+                            % (kind, how, len(chosen), len(pts)))
+            for d in (start, ref, start + "-t"):
+                self.discard(d)
+
+    # -- signals -----------------------------------------------------------
+
+    def cat_signals(self, st):
+        n = 10 if self.a.fast else 100
+        scen = "upgrade_full"
+        self.reference(scen)
+        # How long a clean run takes, to spread the signals over it.
+        folder, tree = self.fresh(scen)
+        t0 = time.monotonic()
+        self.run(self.argv(scen, tree), expect=0)
+        span = max(0.02, time.monotonic() - t0)
+        self.discard(folder)
+        tally = {}
+        for i in range(n):
+            sig = signal.SIGINT if i % 2 == 0 else signal.SIGTERM
+            delay = self.rng.uniform(0, span)
+            folder, tree = self.fresh(scen)
+            outside = self.outside(folder)
+            what = "%s, %s after %.3f s" % (scen, signal.Signals(sig).name, delay)
+            st.trials += 1
+            p = subprocess.Popen([self.bin] + self.argv(scen, tree),
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, env=self.env())
+            time.sleep(delay)
+            try:
+                p.send_signal(sig)
+            except ProcessLookupError:
+                pass
+            err = p.communicate(timeout=300)[1].decode("utf-8", "replace")
+            rc = p.returncode
+            tally[rc] = tally.get(rc, 0) + 1
+            # Exit 4 (interrupted: rolled back), 0 (done before the signal),
+            # or the signal's default action before the handler was set.
+            if rc not in (0, 4, -sig):
+                st.fail(what, "exit %d: %s" % (rc, err.strip()[-300:]))
+                continue
+            if rc == 4:
+                v = self.verdict(scen, tree, folder, outside)
+                if v != "before":
+                    st.fail(what, "exit 4 but the tree is %s" % v)
+                    continue
+            rrc, _, rerr = self.recover(tree)
+            v = self.verdict(scen, tree, folder, outside)
+            want = {0: ("after",), 4: ("before",)}.get(rc, ("before", "after"))
+            if rrc != 0 or v not in want:
+                st.fail(what, "exit %d; recover %d; tree %s" % (rc, rrc, v))
+            self.discard(folder)
+        st.notes.append("exits %s" % ", ".join("%d: %d" % kv for kv in sorted(tally.items())))
+
+    # -- concurrent runs ----------------------------------------------------
+
+    def concurrent_round(self, st, n, tag):
+        folder, tree = self.fresh("install_big")
+        outside = self.outside(folder)
+        argv = ["--json"] + self.argv("install_big", tree)
+        procs = [subprocess.Popen([self.bin] + argv, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=self.env()) for _ in range(n)]
+        res = []
+        for p in procs:
+            out, err = p.communicate(timeout=300)
+            res.append((p.pid, p.returncode, out.decode("utf-8", "replace"),
+                        err.decode("utf-8", "replace")))
+        st.trials += 1
+        what = "round %s of %d" % (tag, n)
+        winners = [pid for pid, rc, _, _ in res if rc == 0]
+        losers = 0
+        for pid, rc, out, err in res:
+            if rc == 0:
+                continue
+            try:
+                doc = json.loads(out)
+                code, msg = doc["error"]["code"], doc["error"]["message"]
+            except (ValueError, KeyError, TypeError):
+                st.fail(what, "pid %d: exit %d without a JSON error: %s" % (pid, rc, err[-300:]))
+                return 0
+            m = re.search(r"\(pid (\d+)\)", msg)
+            if rc != 4 or code != "LOCKED" or not m:
+                st.fail(what, "pid %d: exit %d %s: %s" % (pid, rc, code, msg))
+                continue
+            holder = int(m.group(1))
+            # The holder named must be one of this round's processes that
+            # held the lock (they all succeed), never itself or a stranger.
+            if holder not in winners:
+                st.fail(what, "pid %d names pid %d, not one of the winners %s: %s"
+                        % (pid, holder, winners, msg))
+            losers += 1
+        if not winners:
+            st.fail(what, "no run succeeded")
+        v = self.verdict("install_big", tree, folder, outside)
+        if v != "after":
+            st.fail(what, "the tree is %s" % v)
+        self.discard(folder)
+        return losers
+
+    def cat_concurrent(self, st):
+        self.reference("install_big")
+        plan = [(2, 10 if self.a.fast else 50), (6, 2 if self.a.fast else 10)]
+        for n, rounds in plan:
+            contended = losers = 0
+            for i in range(rounds):
+                lost = self.concurrent_round(st, n, "%d.%d" % (n, i + 1))
+                losers += lost
+                contended += lost > 0
+            st.notes.append("%d rounds of %d: %d with a loser, %d losers, each "
+                            "naming a real holder" % (rounds, n, contended, losers))
+
+    # -- durability -----------------------------------------------------------
+
+    def cat_durability(self, st):
+        sys.path.insert(0, HERE)
+        import durability
+        work = os.path.join(self.work, "durability")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        for name, res in durability.run_scenario(self.bin, work):
+            st.trials += 1
+            for v in res.violations:
+                st.fail(name, v)
+            st.notes.append("%s: %d renamed files, %d folders, %d commit record(s) "
+                            "checked" % (name, res.renamed_written, res.folders,
+                                         res.commits))
+
+
+def unmount_under(folder):
+    """Unmount what an interrupted earlier run left mounted in folder."""
+    try:
+        with open("/proc/mounts") as f:
+            points = [l.split()[1] for l in f]
+    except OSError:
+        return
+    for p in sorted(points, reverse=True):
+        p = p.replace("\\040", " ")
+        if p.startswith(folder + "/"):
+            subprocess.run(["umount", p], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+
+
+CATEGORIES = [
+    ("kill", "SIGKILL at every disk-changing system call (strace)"),
+    ("errno", "ENOSPC, EIO, EACCES, EROFS, EDQUOT, EMFILE injected (strace)"),
+    ("readerr", "EIO on every read of archive, manifest and tree (strace)"),
+    ("fullfs", "real full tmpfs and ext4, filled to the byte"),
+    ("recover", "recoveries killed at every system call"),
+    ("signals", "SIGINT / SIGTERM at random times"),
+    ("concurrent", "concurrent installs on one tree"),
+    ("durability", "fsync order of install, upgrade, uninstall"),
+]
+NEEDS_STRACE = ("kill", "errno", "readerr", "recover", "durability")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", default=os.environ.get("CDD_BIN"))
+    ap.add_argument("--work", default=None)
+    ap.add_argument("--fast", action="store_true",
+                    help="the subset make test runs (a few minutes)")
+    ap.add_argument("--only", default=None, help="categories, comma-separated")
+    ap.add_argument("--seed", type=int, default=14)
+    ap.add_argument("--max-kills", type=int, default=None,
+                    help="kill points per command (default 300; --fast 40)")
+    ap.add_argument("--max-errno", type=int, default=None,
+                    help="points per command and errno (default 40; --fast 6)")
+    ap.add_argument("--json", default=None, help="write the figures here")
+    a = ap.parse_args()
+    if a.max_kills is None:
+        a.max_kills = 40 if a.fast else 300
+    if a.max_errno is None:
+        a.max_errno = 6 if a.fast else 40
+    if not a.bin or not os.access(a.bin, os.X_OK):
+        print("torture: --bin (or CDD_BIN) must name the built cudnn-deploy",
+              file=sys.stderr)
+        return 2
+    a.work = a.work or os.path.join(os.environ.get("CDD_TEST_TMP") or "/tmp",
+                                    "cdd-torture-%s" % ("fast" if a.fast else "full"))
+    if a.only:
+        a.work += "-" + a.only.replace(",", "-")
+    a.work = os.path.abspath(a.work)
+    unmount_under(a.work)
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    os.environ["CDD_BIN"] = os.path.abspath(a.bin)
+    os.environ["CDD_TEST_TMP"] = os.path.join(a.work, "e2e")
+    sys.path.insert(0, E2E)
+    os.umask(0o022)
+    wanted = a.only.split(",") if a.only else [c for c, _ in CATEGORIES]
+    unknown = set(wanted) - set(c for c, _ in CATEGORIES)
+    if unknown:
+        print("torture: unknown categories: %s" % ", ".join(sorted(unknown)),
+              file=sys.stderr)
+        return 2
+    sys.path.insert(0, HERE)
+    import durability
+    no_strace = durability.strace_problem()
+    camp = Campaign(a)
+    results = []
+    try:
+        for name, what in CATEGORIES:
+            if name not in wanted:
+                continue
+            st = Stats(name, what)
+            t0 = time.monotonic()
+            if name in NEEDS_STRACE and no_strace:
+                st.skipped = no_strace
+            else:
+                try:
+                    getattr(camp, "cat_" + name)(st)
+                except Exception as e:  # the harness, not the binary: say so
+                    import traceback
+                    st.fail("harness", "%s: %s" % (type(e).__name__, e))
+                    traceback.print_exc()
+            st.seconds = time.monotonic() - t0
+            results.append(st)
+            print(st.line(), flush=True)
+            for f in st.failures[:30]:
+                print("    FAIL " + f, flush=True)
+    finally:
+        camp.close()
+    ran = [s for s in results if not s.skipped]
+    trials = sum(s.trials for s in ran)
+    failures = sum(len(s.failures) for s in ran)
+    print("torture: %d trials, %d failures (%s build: %s)" % (
+        trials, failures, "fast" if a.fast else "full", a.bin))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"binary": a.bin, "fast": a.fast, "seed": a.seed,
+                       "categories": [{"name": s.name, "what": s.what,
+                                       "trials": s.trials,
+                                       "failures": len(s.failures),
+                                       "skipped": s.skipped, "notes": s.notes,
+                                       "failed": s.failures[:100],
+                                       "seconds": round(s.seconds, 1)}
+                                      for s in results]}, f, indent=1)
+    if failures:
+        return 1
+    if not ran:
+        return SKIP
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

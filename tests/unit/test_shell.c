@@ -1,0 +1,306 @@
+/* The fix list (src/core/fixes.c) and its rendering for each shell
+ * (src/cli/shell.c): the exact commands, the quoting of values holding
+ * spaces, quotes, '$', '%', backticks, '!', '^' and '&', what a shell cannot
+ * hold refused, and the default shell. test_shell_eval runs the sh output in
+ * real shells. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/error.h"
+#include "cdd/fix.h"
+#include "shell.h"
+#include "test.h"
+
+/* Render the only step of f for sh; the caller frees. */
+static char *render1(enum cdd_shell sh, const struct cdd_fixes *f)
+{
+    cdd_clear_error();
+    return cdd_shell_render(sh, &f->v[0]);
+}
+
+#define CHECK_RENDER(sh, f, want)                                              \
+    do {                                                                       \
+        char *got_ = render1(sh, f);                                           \
+        CHECK_STR(got_, want);                                                 \
+        free(got_);                                                            \
+    } while (0)
+
+#define CHECK_QUOTE(sh, in, want)                                              \
+    do {                                                                       \
+        char *got_ = cdd_shell_quote(sh, in);                                  \
+        CHECK_STR(got_, want);                                                 \
+        free(got_);                                                            \
+    } while (0)
+
+/* Rendering f's only step for sh is refused with CDD_E_NOTSUP. */
+#define CHECK_REFUSED(sh, f)                                                   \
+    do {                                                                       \
+        char *got_ = render1(sh, f);                                           \
+        CHECK_MSG(got_ == NULL, "rendered: %s", got_);                         \
+        CHECK_INT(cdd_last_error()->code, CDD_E_NOTSUP);                       \
+        free(got_);                                                            \
+    } while (0)
+
+static void test_fix_list(void)
+{
+    struct cdd_fixes f = {0};
+    CHECK_INT(cdd_fixes_alternatives(&f), 0);
+    cdd_fixes_or(&f); /* nothing to close yet */
+    CHECK_INT(cdd_fixes_prepend(&f, CDD_FIX_SESSION, "PATH", "/a", ':'), 0);
+    cdd_fixes_or(&f);
+    cdd_fixes_or(&f); /* an empty alternative is not opened twice */
+    CHECK_INT(cdd_fixes_write(&f, CDD_FIX_SYSTEM, "/etc/x.conf", "l1\nl2"), 0);
+    const char *argv[] = {"ldconfig", NULL};
+    CHECK_INT(cdd_fixes_run(&f, CDD_FIX_SYSTEM, argv), 0);
+    CHECK_INT(f.n, 3);
+    CHECK_INT(f.v[0].alt, 0);
+    CHECK_INT(f.v[1].alt, 1);
+    CHECK_INT(f.v[2].alt, 1);
+    CHECK_INT(cdd_fixes_alternatives(&f), 2);
+    CHECK_STR(cdd_fix_kind_name(f.v[1].kind), "write");
+    CHECK_STR(cdd_fix_scope_name(f.v[2].scope), "system");
+
+    const char *many[] = {"p", "1", "2", "3", "4", "5", "6", "7", NULL};
+    CHECK_INT(cdd_fixes_run(&f, CDD_FIX_SESSION, many), CDD_E_USAGE);
+    CHECK_INT(f.n, 3);
+
+    struct cdd_fixes g = {0};
+    CHECK_INT(cdd_fixes_set(&g, CDD_FIX_SESSION, "X", "1"), 0);
+    CHECK_INT(cdd_fixes_append(&g, &f), 0);
+    CHECK_INT(g.n, 4);
+    CHECK_INT(cdd_fixes_alternatives(&g), 3);
+    CHECK_STR(g.v[3].name, "ldconfig");
+    CHECK_INT(g.v[3].alt, 2);
+    cdd_fixes_clear(&g);
+    cdd_fixes_clear(&f);
+    CHECK_INT(f.n, 0);
+    cdd_fixes_clear(NULL);
+}
+
+static void test_names_and_detection(void)
+{
+    enum cdd_shell sh = CDD_SHELL_COUNT;
+    CHECK_INT(cdd_shell_parse("fish", &sh), 0);
+    CHECK_INT(sh, CDD_SHELL_FISH);
+    CHECK_INT(cdd_shell_parse("pwsh", &sh), 0);
+    CHECK_INT(sh, CDD_SHELL_POWERSHELL);
+    CHECK_INT(cdd_shell_parse("C:\\Windows\\System32\\CMD.EXE", &sh), 0);
+    CHECK_INT(sh, CDD_SHELL_CMD);
+    CHECK_INT(cdd_shell_parse("/bin/dash", &sh), 0);
+    CHECK_INT(sh, CDD_SHELL_SH);
+    CHECK_INT(cdd_shell_parse("tcsh", &sh), CDD_E_USAGE);
+    CHECK(strstr(cdd_last_error()->msg, "tcsh") != NULL);
+    CHECK_INT(cdd_shell_parse("", &sh), CDD_E_USAGE);
+    for (int i = 0; i < CDD_SHELL_COUNT; i++) {
+        CHECK_INT(cdd_shell_parse(cdd_shell_name((enum cdd_shell)i), &sh), 0);
+        CHECK_INT(sh, i);
+    }
+
+    CHECK_INT(cdd_shell_detect(1, "/usr/bin/bash"), CDD_SHELL_POWERSHELL);
+    CHECK_INT(cdd_shell_detect(1, NULL), CDD_SHELL_POWERSHELL);
+    CHECK_INT(cdd_shell_detect(0, "/usr/bin/zsh"), CDD_SHELL_ZSH);
+    CHECK_INT(cdd_shell_detect(0, "/usr/local/bin/fish"), CDD_SHELL_FISH);
+    CHECK_INT(cdd_shell_detect(0, "/bin/bash"), CDD_SHELL_BASH);
+    CHECK_INT(cdd_shell_detect(0, "/bin/tcsh"), CDD_SHELL_SH);
+    CHECK_INT(cdd_shell_detect(0, NULL), CDD_SHELL_SH);
+    CHECK_INT(cdd_shell_detect(0, ""), CDD_SHELL_SH);
+}
+
+static void test_quote(void)
+{
+    CHECK_QUOTE(CDD_SHELL_SH, "/usr/local/cuda-11.6/lib64",
+                "/usr/local/cuda-11.6/lib64");
+    CHECK_QUOTE(CDD_SHELL_SH, "", "''");
+    CHECK_QUOTE(CDD_SHELL_SH, "My CUDA", "'My CUDA'");
+    CHECK_QUOTE(CDD_SHELL_SH, "it's $HOME `id` \"q\" !x",
+                "'it'\\''s $HOME `id` \"q\" !x'");
+    CHECK_QUOTE(CDD_SHELL_BASH, "~/x", "'~/x'");
+    CHECK_QUOTE(CDD_SHELL_FISH, "it's a\\b", "'it\\'s a\\\\b'");
+    CHECK_QUOTE(CDD_SHELL_FISH, "50%", "'50%'");
+    CHECK_QUOTE(CDD_SHELL_POWERSHELL, "C:\\CUDA\\bin", "C:\\CUDA\\bin");
+    CHECK_QUOTE(CDD_SHELL_POWERSHELL, "-x", "'-x'");
+    CHECK_QUOTE(CDD_SHELL_POWERSHELL, "it's $env:X `n",
+                "'it''s $env:X `n'");
+    /* U+2019 is a quote to PowerShell: doubled like '. */
+    CHECK_QUOTE(CDD_SHELL_POWERSHELL, "it\xe2\x80\x99s", "'it\xe2\x80\x99\xe2\x80\x99s'");
+    CHECK_QUOTE(CDD_SHELL_CMD, "C:\\CUDA\\bin", "C:\\CUDA\\bin");
+    CHECK_QUOTE(CDD_SHELL_CMD, "C:\\Program Files\\A&B (x86)\\",
+                "\"C:\\Program Files\\A&B (x86)\\\\\"");
+    CHECK_QUOTE(CDD_SHELL_CMD, "a^b!", "\"a^b!\"");
+
+    cdd_clear_error();
+    CHECK(cdd_shell_quote(CDD_SHELL_CMD, "50%") == NULL);
+    CHECK_INT(cdd_last_error()->code, CDD_E_NOTSUP);
+    CHECK(cdd_shell_quote(CDD_SHELL_CMD, "a\"b") == NULL);
+    for (int i = 0; i < CDD_SHELL_COUNT; i++) {
+        cdd_clear_error();
+        CHECK(cdd_shell_quote((enum cdd_shell)i, "a\nb") == NULL);
+        CHECK(cdd_shell_quote((enum cdd_shell)i, "a\x1b[31m") == NULL);
+        CHECK_INT(cdd_last_error()->code, CDD_E_NOTSUP);
+    }
+}
+
+static void test_set_and_prepend(void)
+{
+    struct cdd_fixes f = {0};
+    cdd_fixes_prepend(&f, CDD_FIX_SESSION, "LD_LIBRARY_PATH",
+                      "/opt/My CUDA/v11.6/lib64", ':');
+    CHECK_RENDER(CDD_SHELL_SH, &f,
+                 "export LD_LIBRARY_PATH='/opt/My CUDA/v11.6/lib64'"
+                 "\"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"");
+    CHECK_RENDER(CDD_SHELL_FISH, &f,
+                 "set -gx LD_LIBRARY_PATH '/opt/My CUDA/v11.6/lib64' "
+                 "$LD_LIBRARY_PATH");
+    CHECK_RENDER(CDD_SHELL_POWERSHELL, &f,
+                 "$env:LD_LIBRARY_PATH = '/opt/My CUDA/v11.6/lib64' + "
+                 "$(if ($env:LD_LIBRARY_PATH) { ':' + $env:LD_LIBRARY_PATH })");
+    f.v[0].scope = CDD_FIX_USER;
+    CHECK_RENDER(CDD_SHELL_BASH, &f,
+                 "printf '%s\\n' 'export LD_LIBRARY_PATH='\\''/opt/My "
+                 "CUDA/v11.6/lib64'\\''\"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"'"
+                 " >> ~/.bashrc");
+    f.v[0].scope = CDD_FIX_SYSTEM;
+    CHECK_RENDER(CDD_SHELL_SH, &f,
+                 "printf '%s\\n' 'export LD_LIBRARY_PATH='\\''/opt/My "
+                 "CUDA/v11.6/lib64'\\''\"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"'"
+                 " | sudo tee -a /etc/profile.d/cudnn-deploy.sh >/dev/null");
+    cdd_fixes_clear(&f);
+
+    /* A Windows PATH entry with the characters cmd and PowerShell treat
+     * specially. */
+    const char *win = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\"
+                      "CUDA\\v11.6 & it's ^(new)!\\bin";
+    cdd_fixes_prepend(&f, CDD_FIX_SESSION, "PATH", win, ';');
+    CHECK_RENDER(CDD_SHELL_CMD, &f,
+                 "set \"PATH=C:\\Program Files\\NVIDIA GPU Computing Toolkit\\"
+                 "CUDA\\v11.6 & it's ^(new)!\\bin;%PATH%\"");
+    CHECK_RENDER(CDD_SHELL_POWERSHELL, &f,
+                 "$env:PATH = 'C:\\Program Files\\NVIDIA GPU Computing "
+                 "Toolkit\\CUDA\\v11.6 & it''s ^(new)!\\bin' + $(if ($env:PATH) "
+                 "{ ';' + $env:PATH })");
+    f.v[0].scope = CDD_FIX_SYSTEM;
+    CHECK_RENDER(CDD_SHELL_POWERSHELL, &f,
+                 "[Environment]::SetEnvironmentVariable('PATH', 'C:\\Program "
+                 "Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.6 & it''s "
+                 "^(new)!\\bin' + $(if ($p = [Environment]::"
+                 "GetEnvironmentVariable('PATH', 'Machine')) { ';' + $p }), "
+                 "'Machine')");
+    CHECK_RENDER(CDD_SHELL_CMD, &f,
+                 "powershell -NoProfile -Command \"[Environment]::"
+                 "SetEnvironmentVariable('PATH', 'C:\\Program Files\\NVIDIA GPU "
+                 "Computing Toolkit\\CUDA\\v11.6 & it''s ^(new)!\\bin' + $(if "
+                 "($p = [Environment]::GetEnvironmentVariable('PATH', "
+                 "'Machine')) { ';' + $p }), 'Machine')\"");
+    f.v[0].scope = CDD_FIX_USER;
+    CHECK_RENDER(CDD_SHELL_FISH, &f,
+                 "fish_add_path --move 'C:\\\\Program Files\\\\NVIDIA GPU "
+                 "Computing Toolkit\\\\CUDA\\\\v11.6 & it\\'s ^(new)!\\\\bin'");
+    cdd_fixes_clear(&f);
+
+    /* '%' in a cmd value: written without quotes, carets keeping every
+     * %NAME% from expanding. */
+    cdd_fixes_set(&f, CDD_FIX_SESSION, "CUDNN_X", "C:\\a%PATH%b&\"c\"");
+    CHECK_RENDER(CDD_SHELL_CMD, &f, "set CUDNN_X=C:\\a%^PATH%^b^&^\"c^\"");
+    CHECK_RENDER(CDD_SHELL_SH, &f, "export CUDNN_X='C:\\a%PATH%b&\"c\"'");
+    f.v[0].scope = CDD_FIX_USER;
+    CHECK_REFUSED(CDD_SHELL_CMD, &f); /* setx cannot take it */
+    cdd_fixes_clear(&f);
+
+    cdd_fixes_set(&f, CDD_FIX_USER, "CUDA_PATH", "C:\\CUDA\\v11.6\\");
+    CHECK_RENDER(CDD_SHELL_CMD, &f, "setx CUDA_PATH C:\\CUDA\\v11.6\\");
+    CHECK_RENDER(CDD_SHELL_FISH, &f, "set -Ux CUDA_PATH 'C:\\\\CUDA\\\\v11.6\\\\'");
+    CHECK_RENDER(CDD_SHELL_POWERSHELL, &f,
+                 "[Environment]::SetEnvironmentVariable('CUDA_PATH', "
+                 "'C:\\CUDA\\v11.6\\', 'User')");
+    f.v[0].scope = CDD_FIX_SYSTEM;
+    free(f.v[0].value);
+    f.v[0].value = strdup("C:\\My CUDA\\");
+    CHECK_RENDER(CDD_SHELL_CMD, &f, "setx CUDA_PATH \"C:\\My CUDA\\\\\" /M");
+    CHECK_RENDER(CDD_SHELL_FISH, &f,
+                 "printf '%s\\n' 'set -gx CUDA_PATH \\'C:\\\\\\\\My CUDA\\\\\\\\\\'' | "
+                 "sudo tee -a /etc/fish/conf.d/cudnn-deploy.fish >/dev/null");
+    cdd_fixes_clear(&f);
+
+    /* fish needs --path for a list whose name does not end in PATH. */
+    cdd_fixes_prepend(&f, CDD_FIX_SESSION, "CUDNN_DIRS", "/a b", ':');
+    CHECK_RENDER(CDD_SHELL_FISH, &f, "set -gx --path CUDNN_DIRS '/a b' $CUDNN_DIRS");
+    cdd_fixes_clear(&f);
+}
+
+static void test_write_and_run(void)
+{
+    struct cdd_fixes f = {0};
+    cdd_fixes_write(&f, CDD_FIX_SYSTEM, "/etc/ld.so.conf.d/cudnn.conf",
+                    "/opt/My CUDA/lib64\n/opt/b");
+    const char *argv[] = {"ldconfig", NULL};
+    cdd_fixes_run(&f, CDD_FIX_SYSTEM, argv);
+    char *all = cdd_shell_render_alt(CDD_SHELL_SH, &f, 0);
+    CHECK_STR(all, "printf '%s\\n' '/opt/My CUDA/lib64' /opt/b | sudo tee "
+                   "/etc/ld.so.conf.d/cudnn.conf >/dev/null && sudo ldconfig");
+    free(all);
+    all = cdd_shell_render_alt(CDD_SHELL_FISH, &f, 0);
+    CHECK_STR(all, "printf '%s\\n' '/opt/My CUDA/lib64' /opt/b | sudo tee "
+                   "/etc/ld.so.conf.d/cudnn.conf >/dev/null && sudo ldconfig");
+    free(all);
+    all = cdd_shell_render_alt(CDD_SHELL_POWERSHELL, &f, 0);
+    CHECK_STR(all, "Set-Content -LiteralPath '/etc/ld.so.conf.d/cudnn.conf' "
+                   "-Value '/opt/My CUDA/lib64', '/opt/b'; & 'ldconfig'");
+    free(all);
+    cdd_clear_error();
+    CHECK(cdd_shell_render_alt(CDD_SHELL_SH, &f, 1) == NULL);
+    CHECK_INT(cdd_last_error()->code, CDD_E_NOTSUP);
+    CHECK_STR(cdd_shell_scope_label(CDD_SHELL_POWERSHELL, &f.v[0]),
+              "in an elevated PowerShell");
+    CHECK_STR(cdd_shell_scope_label(CDD_SHELL_SH, &f.v[0]), "");
+    cdd_fixes_clear(&f);
+
+    cdd_fixes_write(&f, CDD_FIX_SESSION, "C:\\My Dir\\a.cfg",
+                    "x=1 & y\n\n/? 100%OS% (z)");
+    CHECK_RENDER(CDD_SHELL_CMD, &f,
+                 ">\"C:\\My Dir\\a.cfg\" echo(x=1 ^& y& >>\"C:\\My Dir\\a.cfg\" "
+                 "echo(& >>\"C:\\My Dir\\a.cfg\" echo(/? 100%^OS%^ ^(z^)");
+    CHECK_RENDER(CDD_SHELL_SH, &f,
+                 "printf '%s\\n' 'x=1 & y' '' '/? 100%OS% (z)' > 'C:\\My "
+                 "Dir\\a.cfg'");
+    cdd_fixes_clear(&f);
+
+    cdd_fixes_write(&f, CDD_FIX_SESSION, "/tmp/empty", "");
+    CHECK_RENDER(CDD_SHELL_SH, &f, "printf '%s\\n' '' > /tmp/empty");
+    CHECK_RENDER(CDD_SHELL_CMD, &f, "type nul >/tmp/empty");
+    cdd_fixes_clear(&f);
+
+    const char *run[] = {"/opt/My Tool/x", "--a=b", "it's", NULL};
+    cdd_fixes_run(&f, CDD_FIX_SESSION, run);
+    CHECK_RENDER(CDD_SHELL_SH, &f, "'/opt/My Tool/x' --a=b 'it'\\''s'");
+    CHECK_RENDER(CDD_SHELL_POWERSHELL, &f, "& '/opt/My Tool/x' '--a=b' 'it''s'");
+    CHECK_RENDER(CDD_SHELL_CMD, &f, "\"/opt/My Tool/x\" \"--a=b\" \"it's\"");
+    cdd_fixes_clear(&f);
+}
+
+static void test_refusals(void)
+{
+    struct cdd_fixes f = {0};
+    cdd_fixes_set(&f, CDD_FIX_SESSION, "BAD NAME", "x");
+    for (int i = 0; i < CDD_SHELL_COUNT; i++)
+        CHECK_REFUSED((enum cdd_shell)i, &f);
+    cdd_fixes_clear(&f);
+    cdd_fixes_set(&f, CDD_FIX_SESSION, "X", "line1\nline2");
+    for (int i = 0; i < CDD_SHELL_COUNT; i++)
+        CHECK_REFUSED((enum cdd_shell)i, &f);
+    cdd_fixes_clear(&f);
+    cdd_fixes_prepend(&f, CDD_FIX_SESSION, "PATH", "/a", ',');
+    CHECK_REFUSED(CDD_SHELL_SH, &f);
+    cdd_fixes_clear(&f);
+    cdd_fixes_write(&f, CDD_FIX_SESSION, "C:\\100%\\x", "a");
+    CHECK_REFUSED(CDD_SHELL_CMD, &f);
+    cdd_fixes_clear(&f);
+    cdd_fixes_write(&f, CDD_FIX_SESSION, "/x", "a\x1b]0;t\x07");
+    for (int i = 0; i < CDD_SHELL_COUNT; i++)
+        CHECK_REFUSED((enum cdd_shell)i, &f);
+    cdd_fixes_clear(&f);
+}
+
+TEST_MAIN(TEST(test_fix_list), TEST(test_names_and_detection),
+          TEST(test_quote), TEST(test_set_and_prepend),
+          TEST(test_write_and_run), TEST(test_refusals))
