@@ -9,6 +9,7 @@ TEST_BUILD ?= build-test
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps configure build test test-linux demo bench clean windows test-windows package torture
+.PHONY: test-asan test-fuzz fuzz valgrind
 
 all: build
 
@@ -22,16 +23,66 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# ---- sanitizers and fuzzing (docs/fuzzing.md) ------------------------------
+# test-asan: the whole Linux suite (unit + e2e, the e2e running the ASan
+# binary) from $(ASAN_BUILD), built with -fsanitize=address,undefined and
+# the fault hook; a sanitizer report anywhere (also in a binary an e2e test
+# ran, whose exit code the test may have expected) fails it, through the
+# report files left in $(ASAN_BUILD)/sanitizer/.
+# test-fuzz: clang's libFuzzer build in $(FUZZ_BUILD); ctest replays every
+# target's seeds and fuzzes each for CDD_FUZZ_SECONDS (12 s).
+# fuzz (by hand): FUZZ_SECONDS (default 300) per target, figures at the end.
+# valgrind (by hand): the unit tests and the e2e scripts under
+# memcheck (scripts/valgrind.sh).
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 300
+ASAN_LOGS = $(abspath $(ASAN_BUILD))/sanitizer
+test-asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DCDD_SANITIZE=ON -DCDD_FAULT_INJECTION=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@rm -rf $(ASAN_LOGS) && mkdir -p $(ASAN_LOGS)
+	@cd $(ASAN_BUILD) && \
+	    ASAN_OPTIONS=detect_leaks=1:exitcode=86:log_path=$(ASAN_LOGS)/asan \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86:log_path=$(ASAN_LOGS)/ubsan \
+	    ctest --output-on-failure -j $(JOBS) -E '^(gen|torture)\.' \
+	        --output-junit ctest-junit.xml
+	@if [ -n "$$(ls $(ASAN_LOGS))" ]; then head -60 $(ASAN_LOGS)/*; \
+	    echo "test-asan: sanitizer reports in $(ASAN_LOGS)" >&2; exit 1; fi
+	@echo "test-asan: no sanitizer report"
+
+$(FUZZ_BUILD)/CMakeCache.txt:
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang \
+	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCDD_FUZZ=ON -DCDD_BUILD_TESTS=OFF >/dev/null
+
+test-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@cd $(FUZZ_BUILD) && ctest --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml
+
+fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@sh tests/fuzz/fuzz_all.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+valgrind: deps
+	@sh scripts/install-deps.sh --valgrind
+	@sh scripts/valgrind.sh
+
 # The Linux suite, then the Windows one (cross-built with mingw-w64, run
-# under Wine) when those are installable; one closing line counts the ctest
-# entries of both (skips as skips: scripts/test_summary.py), and make test
-# fails when either suite did.
+# under Wine) when those are installable, with the ASan+UBSan suite and the
+# fuzz replays between them; one closing line counts the ctest entries of
+# every suite (skips as skips: scripts/test_summary.py), and make test fails
+# when any suite did.
 test:
 	@start=$$(date +%s); rc=0; \
 	$(MAKE) --no-print-directory test-linux || rc=1; \
+	$(MAKE) --no-print-directory test-asan || rc=1; \
+	$(MAKE) --no-print-directory test-fuzz || rc=1; \
 	JOBS=$(JOBS) sh scripts/windows.sh auto-test || rc=1; \
 	python3 scripts/test_summary.py --since $$start \
 	    "linux=$(TEST_BUILD)/ctest-junit.xml" \
+	    "asan+ubsan=$(ASAN_BUILD)/ctest-junit.xml" \
+	    "fuzz=$(FUZZ_BUILD)/ctest-junit.xml" \
 	    "windows (wine)=$${BUILD_WIN_TEST:-build-win-test}/ctest-junit.xml"; \
 	exit $$rc
 
@@ -90,4 +141,4 @@ torture: build
 	@nice -n 10 sh tests/torture/mutants.sh
 
 clean:
-	rm -rf $(BUILD) $(TEST_BUILD) build-win build-win-test
+	rm -rf $(BUILD) $(TEST_BUILD) build-win build-win-test $(ASAN_BUILD) $(FUZZ_BUILD) build-valgrind

@@ -9,6 +9,7 @@
 #                                      test suite (optional, see docs/windows.md)
 #   scripts/install-deps.sh --bench    the baselines `make bench` times us
 #                                      against (unzip, bsdtar, tar, xz, time)
+#   scripts/install-deps.sh --valgrind valgrind, for `make valgrind`
 #   scripts/install-deps.sh --torture  what `make torture` needs beyond the
 #                                      build (strace, mkfs.ext4, losetup)
 #
@@ -23,6 +24,10 @@ PKGS="build-essential cmake pkg-config libarchive-dev libcjson-dev
 libcurl4-openssl-dev libssl-dev libisal-dev zlib1g-dev python3 zip unzip xz-utils
 openssl unicode-data"
 
+# The fuzz targets (make test's test-fuzz, make fuzz; docs/fuzzing.md):
+# Debian's clang, its libFuzzer and sanitizer runtimes (libclang-rt-dev), and
+# llvm-symbolizer (llvm) for readable stack traces.
+PKGS="$PKGS clang libclang-rt-dev llvm"
 # strace: the durability-order check and the fast subset of the fault
 # campaign in `make test` (tests/torture/; skipped without it).
 PKGS="$PKGS strace"
@@ -49,6 +54,8 @@ if [ "${1:-}" = "--windows" ]; then
     PKGS="$WIN_PKGS"
 elif [ "${1:-}" = "--bench" ]; then
     PKGS="$BENCH_PKGS"
+elif [ "${1:-}" = "--valgrind" ]; then
+    PKGS="valgrind"
 elif [ "${1:-}" = "--torture" ]; then
     PKGS="$TORTURE_PKGS"
 fi

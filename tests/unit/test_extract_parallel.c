@@ -23,12 +23,33 @@
 
 static char tmp_root[512];
 
-/* A path in the test folder; each call gets a fresh string (freed at exit
- * by nobody: a handful per run). */
+/* Every string tmp_path() gave out, freed at exit (the ASan build's leak
+ * check runs this test too). */
+static char **tmp_paths;
+static size_t n_tmp_paths;
+
+static void free_tmp_paths(void)
+{
+    for (size_t i = 0; i < n_tmp_paths; i++)
+        free(tmp_paths[i]);
+    free(tmp_paths);
+}
+
+/* A path in the test folder; each call gets a fresh string, valid until
+ * exit. */
 static const char *tmp_path(const char *name)
 {
     const char *base = getenv("CDD_TEST_TMP");
     char *b = malloc(1024);
+    char **v = realloc(tmp_paths, (n_tmp_paths + 1) * sizeof *v);
+    if (!b || !v) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    if (!tmp_paths)
+        atexit(free_tmp_paths);
+    tmp_paths = v;
+    tmp_paths[n_tmp_paths++] = b;
     if (!tmp_root[0]) {
         snprintf(tmp_root, sizeof tmp_root, "%s/extract_parallel",
                  base && *base ? base : "/tmp");

@@ -214,6 +214,12 @@ static void test_end_checks(void)
                   "cut %zu: %s", cut, cdd_last_error()->msg);
     }
 
+    /* no compressed bytes at all (the inflater once stepped from a null
+     * input pointer here: found by fuzz_inflate under UBSan) */
+    e = entry(0, 0, 0, 0);
+    CHECK_INT(run(tmp_path("end"), &e, 65536, NULL, NULL), CDD_E_CORRUPT);
+    CHECK(msg_has("ends before its end marker"));
+
     /* the file itself shorter than the record says */
     write_file(tmp_path("short"), c, clen / 2, NULL, 0);
     e = entry(0, clen, n, crc);
@@ -293,6 +299,31 @@ static void test_bomb(void)
     free(d);
 }
 
+/* A stream whose back-reference reaches before the start (found by
+ * fuzz_inflate): ISA-L refused it but left its input count wrapped, and the
+ * backend then reported one byte more consumed than it was given. The
+ * backend's counts stay within what it was handed, whatever the data. */
+static void test_counts_on_error(void)
+{
+    static const unsigned char s[] = {0x42, 0x25, 0x30, 0x01, 0x00, 0x7f,
+                                      0xfc, 0x76, 0xe9, 0x23, 0x18, 0x5d,
+                                      0x25, 0x0b, 0x2c, 0x0b};
+    struct cdd_inflate_be *b = NULL;
+    unsigned char out[4096], *op = out;
+    const unsigned char *ip = s;
+    size_t in_len = sizeof s, out_len = sizeof out;
+    const char *why = NULL;
+    CHECK_INT(cdd_inflate_be_new(&b), 0);
+    if (!b)
+        return;
+    CHECK_INT(cdd_inflate_be_step(b, &ip, &in_len, &op, &out_len, &why), -1);
+    CHECK(why != NULL);
+    CHECK_MSG(ip >= s && ip <= s + sizeof s && in_len == sizeof s - (size_t)(ip - s),
+              "input: %td consumed, %zu left of %zu", ip - s, in_len, sizeof s);
+    CHECK(op >= out && out_len == sizeof out - (size_t)(op - out));
+    cdd_inflate_be_free(b);
+}
+
 static void setup(void)
 {
     const char *base = getenv("CDD_TEST_TMP");
@@ -305,4 +336,5 @@ static void setup(void)
 static void test_setup(void) { setup(); }
 
 TEST_MAIN(TEST(test_setup), TEST(test_backend_named), TEST(test_roundtrip),
-          TEST(test_end_checks), TEST(test_random_damage), TEST(test_bomb))
+          TEST(test_end_checks), TEST(test_random_damage), TEST(test_bomb),
+          TEST(test_counts_on_error))

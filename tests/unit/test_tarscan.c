@@ -90,6 +90,12 @@ static void scan(const struct tbuf *b, int code, const char *word)
         if (!bytewise && r)
             fprintf(stderr, "    -> %s: %s\n", cdd_err_name(r),
                     cdd_last_error()->msg);
+        /* After a failure every call fails, an empty one too (found by
+         * fuzz_tarscan: a zero-length feed returned 0). */
+        if (r) {
+            CHECK_INT(cdd_tarscan_feed(s, "", 0), r);
+            CHECK_INT(cdd_tarscan_feed(s, b->p, 1), r);
+        }
         cdd_tarscan_free(s);
     }
 }

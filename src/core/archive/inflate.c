@@ -54,6 +54,7 @@ int cdd_inflate_open(struct cdd_rfile *f, const char *archive_path,
     z->f = f;
     z->path = archive_path;
     z->e = e;
+    z->next = z->in; /* no input yet, but never a null pointer to step from */
     *out = z;
     z = NULL;
 out:
@@ -88,10 +89,12 @@ static int refill(struct cdd_inflate *z)
 static int check_end(struct cdd_inflate *z)
 {
     char detail[96];
-    if (z->avail != 0 || z->read != z->e->csize) {
+    uint64_t after = z->avail + (z->e->csize - z->read) +
+                     cdd_inflate_be_overread(z->be);
+    if (after != 0) {
         snprintf(detail, sizeof detail, "%llu of its %llu compressed bytes "
                  "follow the end of the deflate stream",
-                 (unsigned long long)(z->avail + (z->e->csize - z->read)),
+                 (unsigned long long)after,
                  (unsigned long long)z->e->csize);
         return bad(z, "data after the end of the compressed stream", detail);
     }

@@ -49,11 +49,15 @@ struct cdd_inflate_be;
 int cdd_inflate_be_new(struct cdd_inflate_be **out);
 /* Inflate from *in (*in_len bytes) into *out (*out_len bytes of room),
  * advancing both. Returns 0 while the stream goes on, 1 once its end was
- * decoded (then *in_len says how many input bytes were not part of it), or
+ * decoded (then *in_len bytes of this input, plus
+ * cdd_inflate_be_overread() bytes taken earlier, were not part of it), or
  * -1 on damaged data with *why set to the backend's words. */
 int cdd_inflate_be_step(struct cdd_inflate_be *b, const unsigned char **in,
                         size_t *in_len, unsigned char **out, size_t *out_len,
                         const char **why);
+/* Input bytes the backend consumed beyond the stream's end (valid once the
+ * end was decoded). */
+size_t cdd_inflate_be_overread(const struct cdd_inflate_be *b);
 /* The CRC-32 of everything produced (valid once the end was decoded). */
 uint32_t cdd_inflate_be_crc(const struct cdd_inflate_be *b);
 void cdd_inflate_be_free(struct cdd_inflate_be *b);

@@ -11,6 +11,7 @@
 
 struct cdd_inflate_be {
     struct inflate_state st;
+    size_t overread; /* bytes in the bit buffer past the stream's end */
 };
 
 const char *cdd_inflate_backend(void)
@@ -20,7 +21,7 @@ const char *cdd_inflate_backend(void)
 
 int cdd_inflate_be_new(struct cdd_inflate_be **out)
 {
-    struct cdd_inflate_be *b = malloc(sizeof *b);
+    struct cdd_inflate_be *b = calloc(1, sizeof *b);
     *out = b;
     if (!b)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
@@ -58,24 +59,32 @@ int cdd_inflate_be_step(struct cdd_inflate_be *b, const unsigned char **in,
     st->next_out = *out;
     st->avail_out = out_n;
     rc = isal_inflate(st);
-    *in += in_n - st->avail_in;
-    *in_len -= in_n - st->avail_in;
-    *out += out_n - st->avail_out;
-    *out_len -= out_n - st->avail_out;
+    /* On some errors ISA-L leaves avail_in wrapped below zero (0xFFFFFFFF:
+     * found by fuzz_inflate); never count more than was given. */
+    uint32_t in_left = st->avail_in <= in_n ? st->avail_in : 0;
+    uint32_t out_left = st->avail_out <= out_n ? st->avail_out : 0;
+    *in += in_n - in_left;
+    *in_len -= in_n - in_left;
+    *out += out_n - out_left;
+    *out_len -= out_n - out_left;
     if (rc < 0) {
         *why = isal_words(rc);
         return -1;
     }
     if (st->block_state == ISAL_BLOCK_FINISH) {
         /* Whole bytes ISA-L took into its bit buffer beyond the stream's
-         * end are not part of it: give them back to the caller's count. */
-        size_t extra = st->read_in_length > 0
-                           ? (size_t)(st->read_in_length / 8) : 0;
-        *in -= extra;
-        *in_len += extra;
+         * end are not part of it. They may come from an earlier call's
+         * input, so they are counted, not handed back by moving *in. */
+        b->overread = st->read_in_length > 0
+                          ? (size_t)(st->read_in_length / 8) : 0;
         return 1;
     }
     return 0;
+}
+
+size_t cdd_inflate_be_overread(const struct cdd_inflate_be *b)
+{
+    return b->overread;
 }
 
 uint32_t cdd_inflate_be_crc(const struct cdd_inflate_be *b)

@@ -62,6 +62,12 @@ int cdd_inflate_be_step(struct cdd_inflate_be *b, const unsigned char **in,
     return -1;
 }
 
+size_t cdd_inflate_be_overread(const struct cdd_inflate_be *b)
+{
+    (void)b; /* zlib stops at the stream's last byte */
+    return 0;
+}
+
 uint32_t cdd_inflate_be_crc(const struct cdd_inflate_be *b)
 {
     return (uint32_t)b->crc;

@@ -480,6 +480,9 @@ int cdd_tarscan_feed(struct cdd_tarscan *s, const void *buf, size_t len)
     const unsigned char *p = buf;
     int r;
 
+    /* Every call after a failure fails, an empty one too. */
+    if (s->st == ST_FAILED)
+        return s->err;
     while (len > 0) {
         size_t n;
         switch (s->st) {
