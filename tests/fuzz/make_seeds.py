@@ -588,6 +588,12 @@ def regressions():
                     # back-reference before the start; one byte too many
                     # counted as consumed
                     bytes.fromhex("42253001007ffc76e923185d250b2c0b")],
+        # receipt.c: a schema_version (or cuda_major) beyond int reached an
+        # int cast (UBSan: float-cast-overflow)
+        "receipt": [b'{\n "schema_version":000000000000000008933093716,\n'
+                    b' "files": []\n}',
+                    b'{"schema_version": 1, "manifest": {"cuda_major": '
+                    b'1e15}, "target": {}, "archive": {}, "files": []}'],
     }
 
 

@@ -143,6 +143,34 @@ static void test_refusals(void)
         }
         cdd_receipt_free(r);
     }
+    /* Numbers beyond an int (found by fuzz_receipt: UBSan float-cast
+     * overflow before the fix) are refused, not cast. */
+    static const char *const huge[][2] = {
+        {"\"schema_version\":1,", "\"schema_version\":8933093716,"},
+        {"\"cuda_major\":11}", "\"cuda_major\":1e15}"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        char *text = receipt(FILE_OK, "", "", "20260101T000000Z-1");
+        struct cdd_receipt *ok = NULL;
+        CHECK_INT(parse(text, &ok), 0); /* as written, it is a receipt */
+        cdd_receipt_free(ok);
+        char *at = strstr(text, huge[i][0]);
+        CHECK(at != NULL);
+        if (!at) {
+            free(text);
+            continue;
+        }
+        size_t n = strlen(text) + 32;
+        char *t2 = malloc(n);
+        snprintf(t2, n, "%.*s%s%s", (int)(at - text), text, huge[i][1],
+                 at + strlen(huge[i][0]));
+        struct cdd_receipt *r = NULL;
+        CHECK_MSG(parse(t2, &r) == CDD_E_STATE, "huge %zu", i);
+        CHECK(r == NULL);
+        cdd_receipt_free(r);
+        free(t2);
+        free(text);
+    }
 }
 
 /* Every field of a file record, and the created folders, survive writing

@@ -377,8 +377,11 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
         bad(&c, "out of memory");
         goto out;
     }
-    r->schema_version = (int)get_num(&c, o, "schema_version");
-    if (!c.err && r->schema_version != RECEIPT_SCHEMA) {
+    /* Compared as a double: a huge value must not reach an int cast
+     * (undefined behaviour; found by fuzz_receipt). */
+    double schema = get_num(&c, o, "schema_version");
+    r->schema_version = schema == RECEIPT_SCHEMA ? RECEIPT_SCHEMA : -1;
+    if (!c.err && schema != RECEIPT_SCHEMA) {
         bad(&c, "schema_version: written by a newer cudnn-deploy");
         goto out;
     }
@@ -399,7 +402,11 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
     r->product = get_str(&c, m, "product", 0);
     r->version = get_str(&c, m, "version", 0);
     r->platform = get_str(&c, m, "platform", 0);
-    r->cuda_major = (int)get_num(&c, m, "cuda_major");
+    double cuda_major = get_num(&c, m, "cuda_major");
+    if (cuda_major > 999)
+        bad(&c, "manifest.cuda_major: not a CUDA major version");
+    else
+        r->cuda_major = (int)cuda_major;
     r->target_kind = get_str(&c, t, "kind", 0);
     r->layout = get_str(&c, t, "layout", 0);
     r->cuda_version = get_str(&c, t, "cuda_version", 1);
