@@ -51,6 +51,8 @@ struct cdd_fixes {
 /* Append one step to the current alternative; 0 or CDD_E_NOMEM (fixes.c). */
 int cdd_fixes_set(struct cdd_fixes *f, enum cdd_fix_scope scope,
                   const char *var, const char *value);
+/* entry: one folder; CDD_E_TARGET, with the reason, when the list cannot
+ * hold it as one entry (cdd_fix_list_entry_fault). */
 int cdd_fixes_prepend(struct cdd_fixes *f, enum cdd_fix_scope scope,
                       const char *var, const char *entry, char sep);
 int cdd_fixes_write(struct cdd_fixes *f, enum cdd_fix_scope scope,
@@ -71,13 +73,24 @@ int cdd_fixes_append(struct cdd_fixes *dst, const struct cdd_fixes *src);
 unsigned cdd_fixes_alternatives(const struct cdd_fixes *f);
 void cdd_fixes_clear(struct cdd_fixes *f);
 
+/* Why entry cannot be one entry of the path list var separated by sep (a
+ * separator in it; LD_LIBRARY_PATH: ';' too; empty; a control character),
+ * or NULL when it can (static text; the grammar is in fixes.c). */
+const char *cdd_fix_list_entry_fault(const char *var, const char *entry,
+                                     char sep);
+/* Why dir cannot be a line of /etc/ld.so.conf.d ('#', a control character,
+ * white space at its end, not absolute), or NULL. */
+const char *cdd_fix_ldconf_fault(const char *dir);
+
 /* The advice both verify and doctor give, so that they agree:
  * cdd_fixes_path_first: dirs (joined by the host's separator) first on the
  * list var: this shell, or kept (Windows: the machine's Path, which comes
  * before the user's; POSIX: the user's start-up file).
+ * (dirs as read from the list itself: not checked again.)
  * cdd_fixes_libdir: the library folder dir searched by the loader: Windows
  * as above on PATH; POSIX LD_LIBRARY_PATH in this shell, or system-wide
- * /etc/ld.so.conf.d/cudnn.conf and ldconfig.
+ * /etc/ld.so.conf.d/cudnn.conf and ldconfig; an alternative dir cannot be
+ * written in is left out, and CDD_E_TARGET when it fits none.
  * Windows paths get backslashes. 0 or CDD_E_NOMEM. */
 int cdd_fixes_path_first(struct cdd_fixes *f, int windows, const char *var,
                          const char *dirs);

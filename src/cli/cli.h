@@ -109,6 +109,7 @@ struct cdd_cmdline {
     struct cdd_opts_env env;
     const char *positional[4];
     size_t n_positional;
+    const char *deprecated;   /* a deprecated spelling was used: the note */
 };
 
 /* The option types: each is parsed and validated by one function of

@@ -12,6 +12,7 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/jsonw.h"
+#include "cdd/sys.h"
 #include "cmds.h"
 #include "report.h"
 #include "shell.h"
@@ -61,10 +62,15 @@ static void addv(struct text *t, const char *pattern, const char *name)
     }
 }
 
-/* Every step rendered for sh, one per line. */
+/* Every step rendered for sh, one per line, after the line saying which
+ * form the script is when sh has two (cmd: prompt or batch file). */
 static int render_all(enum cdd_shell sh, const struct cdd_fixes *f,
                       struct text *t)
 {
+    if (*cdd_shell_form_note(sh)) {
+        add(t, cdd_shell_form_note(sh));
+        add(t, "\n");
+    }
     for (size_t i = 0; i < f->n; i++) {
         char *line = cdd_shell_render(sh, &f->v[i]);
         if (!line)
@@ -91,9 +97,76 @@ static int vars_json(const struct cdd_fixes *f, char **out)
     return cdd_jw_finish(w, CDD_JW_LINE, out);
 }
 
-/* GitHub Actions: "NAME=value" lines in $GITHUB_ENV, folders for PATH in
- * $GITHUB_PATH (later steps see them first). Other lists get their current
- * value appended here, as the runner has no file for them. */
+/* GitHub Actions. The runner reads the two files so (actions/runner's
+ * SetEnvFileCommand / AddPathFileCommand; docs "Workflow commands",
+ * "Multiline strings"):
+ *   GITHUB_ENV   lines (a line ends at "\n"; "\r\n" and a lone "\r" end one
+ *                too); an empty line is skipped. A line whose first '='
+ *                comes before any "<<" is NAME=VALUE, VALUE the rest of the
+ *                line. Else NAME<<DELIM starts a value: the following lines,
+ *                joined by "\n", up to the first line that is exactly DELIM.
+ *                So a value holding "\n" written as NAME=VALUE would make
+ *                its second line a variable of its own (BASH_ENV=...): such
+ *                a value goes in the NAME<<DELIM form, DELIM random and
+ *                absent from the value. A "\r" cannot come back out of
+ *                either form as it went in: refused.
+ *   GITHUB_PATH  one folder per line, each put first on PATH; no form holds
+ *                a line break: refused.
+ * Other lists get their current value appended here, as the runner has no
+ * file for them. */
+
+/* Why v cannot go into GITHUB_ENV at all (NULL: it can, in some form). */
+static const char *genv_fault(const char *v)
+{
+    return strchr(v, '\r') ? "it holds a carriage return, which the runner "
+                             "reads as a line break"
+                           : NULL;
+}
+
+/* A delimiter found in neither name nor value: "CUDNN_DEPLOY_EOF_" and 32
+ * random hex digits (a fresh draw while one is found). */
+static int heredoc_delim(const char *value, char out[64])
+{
+    for (int tries = 0; tries < 16; tries++) {
+        unsigned char rnd[16];
+        int r = cdd_random_bytes(rnd, sizeof rnd);
+        if (r)
+            return r;
+        int n = snprintf(out, 64, "CUDNN_DEPLOY_EOF_");
+        for (size_t i = 0; i < sizeof rnd; i++)
+            n += snprintf(out + n, (size_t)(64 - n), "%02x", rnd[i]);
+        if (!strstr(value, out))
+            return 0;
+    }
+    return cdd_fail(CDD_E_IO, NULL, 0, "no delimiter absent from the value");
+}
+
+/* name's value as GITHUB_ENV text (lines ending "\n"), malloc'd in *out. */
+static int genv_text(const char *name, const char *value, char **out)
+{
+    char delim[64];
+    const char *why = genv_fault(value);
+    int r;
+    *out = NULL;
+    if (why)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "%s cannot go into GITHUB_ENV: %s", name, why);
+    size_t len = strlen(name) + strlen(value) + 2 * sizeof delim + 8;
+    if (!(*out = malloc(len)))
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    if (!strchr(value, '\n')) {
+        snprintf(*out, len, "%s=%s\n", name, value);
+        return 0;
+    }
+    if ((r = heredoc_delim(value, delim))) {
+        free(*out);
+        *out = NULL;
+        return r;
+    }
+    snprintf(*out, len, "%s<<%s\n%s\n%s\n", name, delim, value, delim);
+    return 0;
+}
+
 static int github(const struct cdd_fixes *f, struct cdd_report *rep)
 {
     const char *genv = cdd_getenv("GITHUB_ENV");
@@ -104,12 +177,14 @@ static int github(const struct cdd_fixes *f, struct cdd_report *rep)
                         "GitHub Actions in every step)");
     for (size_t i = 0; i < f->n; i++) {
         const struct cdd_fix *x = &f->v[i];
-        char *line = NULL;
+        char *value = NULL, *text = NULL;
         int r;
+        /* The tree's values were checked where they were built (envset.c:
+         * no control character); this is the last word. */
         if (strchr(x->value, '\n') || strchr(x->value, '\r'))
-            return cdd_fail(CDD_E_NOTSUP, x->value, 0,
-                            "a value with a line break cannot go into "
-                            "GITHUB_ENV");
+            return cdd_fail(CDD_E_TARGET, x->value, 0,
+                            "a folder with a line break cannot go into "
+                            "GITHUB_ENV or GITHUB_PATH");
         if (x->kind == CDD_FIX_PREPEND && strcmp(x->name, "PATH") == 0) {
             r = cdd_fs_append_line(gpath, x->value);
             if (!r)
@@ -120,17 +195,25 @@ static int github(const struct cdd_fixes *f, struct cdd_report *rep)
         }
         const char *old = x->kind == CDD_FIX_PREPEND ? cdd_getenv(x->name)
                                                       : NULL;
-        size_t len = strlen(x->name) + strlen(x->value) +
-                     (old ? strlen(old) : 0) + 3;
-        if (!(line = malloc(len)))
+        size_t len = strlen(x->value) + (old ? strlen(old) : 0) + 2;
+        if (!(value = malloc(len)))
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-        snprintf(line, len, "%s=%s%s%s", x->name, x->value,
+        snprintf(value, len, "%s%s%s", x->value,
                  old && *old ? (char[]){x->sep, '\0'} : "",
                  old && *old ? old : "");
-        r = cdd_fs_append_line(genv, line);
-        if (!r)
-            cdd_say(rep, "GITHUB_ENV: %s", line);
-        free(line);
+        r = genv_text(x->name, value, &text);
+        if (!r) {
+            /* cdd_fs_append_line adds the last "\n" itself. */
+            text[strlen(text) - 1] = '\0';
+            r = cdd_fs_append_line(genv, text);
+        }
+        if (!r && strchr(value, '\n'))
+            cdd_say(rep, "GITHUB_ENV: %s, a value of several lines (as "
+                         "NAME<<DELIMITER)", x->name);
+        else if (!r)
+            cdd_say(rep, "GITHUB_ENV: %s", text);
+        free(value);
+        free(text);
         if (r)
             return r;
     }
@@ -151,10 +234,10 @@ static int activation_texts(const struct cdd_fixes *f, const struct ascript *a,
     const char *head = "%s cudnn-deploy: this environment's cuDNN first; "
                        "written by `cudnn-deploy env --write-activation`, "
                        "removed by `cudnn-deploy uninstall`%s\n";
-    const char *c = a->sh == CDD_SHELL_CMD ? "@REM" : "#";
+    const char *c = cdd_shell_is_cmd(a->sh) ? "@REM" : "#";
     char h[256];
     snprintf(h, sizeof h, head, c, "");
-    if (a->sh == CDD_SHELL_CMD)
+    if (cdd_shell_is_cmd(a->sh))
         add(on, "@echo off\n"), add(off, "@echo off\n");
     add(on, h);
     add(off, h);
@@ -166,7 +249,7 @@ static int activation_texts(const struct cdd_fixes *f, const struct ascript *a,
             addv(off, "if set -q " SAVED "{}; set -gx {} $" SAVED "{}; "
                       "set -e " SAVED "{}; else; set -e {}; end\n", v);
             break;
-        case CDD_SHELL_CMD:
+        case CDD_SHELL_CMD_BATCH:
             addv(on, "if defined {} set \"" SAVED "{}=%{}%\"\n", v);
             addv(off, "set \"{}=\"\nif defined " SAVED "{} set \"{}=%"
                       SAVED "{}%\"\n", v);
@@ -198,7 +281,8 @@ static int write_activation(const struct cdd_cmdline *cl,
 {
     static const struct ascript lin[] = {{"sh", CDD_SHELL_SH},
                                          {"fish", CDD_SHELL_FISH}};
-    static const struct ascript win[] = {{"bat", CDD_SHELL_CMD},
+    /* conda runs the .bat with call: the batch form ('%' as "%%"). */
+    static const struct ascript win[] = {{"bat", CDD_SHELL_CMD_BATCH},
                                          {"ps1", CDD_SHELL_POWERSHELL}};
     int windows = layout == CDD_LAYOUT_PREFIX_WINDOWS;
     const struct ascript *as = windows ? win : lin;

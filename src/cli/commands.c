@@ -177,6 +177,9 @@ int cdd_cli_main(int argc, char **argv)
         cdd_fail(CDD_E_USAGE, NULL, 0, "no command given");
         return usage_exit("cudnn-deploy", &cl);
     }
+    /* On stderr also with --json (stdout keeps its one object). */
+    if (cl.deprecated && !cl.out.quiet)
+        fprintf(stderr, "cudnn-deploy: note: %s\n", cl.deprecated);
     struct cdd_report *rep = cdd_report_new(cmd->name, cl.out.json,
                                             cl.out.quiet);
     if (!rep) {

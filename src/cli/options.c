@@ -39,6 +39,7 @@ const struct cdd_opt_value cdd_shell_values[] = {
     {"powershell", CDD_SHELL_POWERSHELL},
     {"pwsh", CDD_SHELL_POWERSHELL},
     {"cmd", CDD_SHELL_CMD},
+    {"cmd-batch", CDD_SHELL_CMD_BATCH},
     {NULL, 0}};
 
 #define TGT (CMD_TARGETED | CMD_VERIFY | CMD_DOCTOR | CMD_ENV)
@@ -126,8 +127,9 @@ const struct cdd_option cdd_options[] = {
      F(bundle.manifests), NOF, 0, 0, NULL,
      "bundle: a manifest whose archives go in (repeatable)"},
     {"shell", 0, CDD_OPT_STRING, "SHELL", CMD_ENV, F(env.shell), NOF, 0, 0,
-     NULL, "env: sh, bash, zsh, fish, powershell or cmd (default: $SHELL's, "
-     "PowerShell on Windows)"},
+     NULL, "env: the shell the script is for: sh, bash, zsh, fish, "
+     "powershell, cmd (typed at the prompt) or cmd-batch (a .bat file) "
+     "(default: $SHELL's, PowerShell on Windows)"},
     {"github", 0, CDD_OPT_FLAG, NULL, CMD_ENV, F(env.github), NOF, 0, 0, NULL,
      "env: append to the files $GITHUB_ENV and $GITHUB_PATH name (GitHub "
      "Actions)"},
@@ -149,10 +151,18 @@ const struct cdd_option cdd_options[] = {
     {"cuda-major", 0, CDD_OPT_NUMBER, "N", CMD_MANIFEST, F(create.cuda_major),
      NOF, 1, 99, NULL,
      "manifest create: CUDA major (default: from the file name)"},
+    /* One meaning per name (issue 21): --shell is env's script; the
+     * report's fixes have --fix-shell, and --shell there is its old
+     * spelling, kept with a note (deprecated_options below). */
+    {"fix-shell", 0, CDD_OPT_ENUM, "SHELL",
+     CMD_INSTALL | CMD_VERIFY | CMD_DOCTOR, F(out.shell), F(out.shell_given),
+     0, 0, cdd_shell_values,
+     "write the report's fixes for this shell: sh, bash, zsh, fish, "
+     "powershell (pwsh), cmd (the prompt) or cmd-batch (a .bat file) "
+     "(default: $SHELL's; Windows: powershell)"},
     {"shell", 0, CDD_OPT_ENUM, "SHELL", CMD_INSTALL | CMD_VERIFY | CMD_DOCTOR,
      F(out.shell), F(out.shell_given), 0, 0, cdd_shell_values,
-     "write fixes for this shell: sh, bash, zsh, fish, powershell (pwsh) or "
-     "cmd (default: $SHELL's; Windows: powershell)"},
+     "deprecated: the old spelling of --fix-shell (--shell is env's)"},
     {"verbose", 'v', CDD_OPT_FLAG, NULL, CMD_GLOBAL, F(out.verbose), NOF, 0, 0,
      NULL, "show every check and every file, not only the summary"},
     {"color", 0, CDD_OPT_ENUM, "WHEN", CMD_GLOBAL, F(out.color),
@@ -171,6 +181,28 @@ const struct cdd_option cdd_options[] = {
 };
 
 const size_t cdd_option_count = sizeof cdd_options / sizeof cdd_options[0];
+
+/* Old spellings that still work, for the commands named, each with the
+ * note the user is shown (cdd_cmdline.deprecated). */
+static const struct {
+    const char *name;
+    unsigned commands;
+    const char *note;
+} deprecated_options[] = {
+    {"shell", CMD_INSTALL | CMD_VERIFY | CMD_DOCTOR,
+     "--shell for install, verify and doctor is deprecated: use --fix-shell "
+     "(--shell is env's)"},
+};
+
+static const char *deprecation_of(const struct cdd_option *o)
+{
+    for (size_t i = 0;
+         i < sizeof deprecated_options / sizeof deprecated_options[0]; i++)
+        if (strcmp(o->name, deprecated_options[i].name) == 0 &&
+            (o->commands & deprecated_options[i].commands))
+            return deprecated_options[i].note;
+    return NULL;
+}
 
 const char *cdd_opt_value_name(const struct cdd_opt_value *values, int value)
 {
@@ -486,6 +518,8 @@ static int parse_range(const struct cdd_command *cmd, unsigned bit,
         int r = apply(o, val, cl);
         if (r)
             return r;
+        if (deprecation_of(o))
+            cl->deprecated = deprecation_of(o);
     }
     if (next)
         *next = i;

@@ -262,7 +262,7 @@ static void report_fix(struct cdd_report *r, cJSON *check,
             if (cmd)
                 snprintf(text, sizeof text, "%s: %s", head, cmd);
             else
-                snprintf(text, sizeof text, "%s: %s (try --shell with "
+                snprintf(text, sizeof text, "%s: %s (try --fix-shell with "
                          "another shell)", head, why);
             put_prefixed(r->color ? "        \033[1m>\033[0m " : "        > ",
                          text);

@@ -1,12 +1,29 @@
-/* Fixes rendered for a shell (shell.h). Each shell's quoting, in one place:
- *   sh, bash, zsh  '...' with ' written '\'' (nothing else is special inside)
- *   fish           '...' with \ and ' escaped by a backslash
- *   PowerShell     '...' with every single-quote character doubled; the
- *                  typographic ones (U+2018..U+201B) count as quotes too
- *   cmd            "..." where '&|<>^()' are plain; '%' expands inside quotes
- *                  and '"' cannot be escaped there, so a value holding either
- *                  is written unquoted with carets (^& ^" ...), a '%' keeping
- *                  its variable name from matching by a caret after it
+/* Fixes rendered for a shell (shell.h). Each destination's grammar, as far
+ * as it decides what a value must look like, and how a value is written:
+ *
+ *   sh, bash, zsh  Inside '...' every byte is literal except ' itself (no
+ *                  escape exists there): ' is written '\''. bash's history
+ *                  expansion ('!') and zsh's do not act inside '...'.
+ *                  Written: '...' with ' as '\''.
+ *   fish           Inside '...' only \\ and \' are escapes; everything
+ *                  else is literal. Written: '...' with \ and ' escaped.
+ *   PowerShell     Inside '...' every character is literal except a single
+ *                  quote, which is doubled; U+2018..U+201B count as single
+ *                  quotes. Written: '...' with every quote doubled.
+ *                  (Checked against strings only: no pwsh to run here.)
+ *   cmd, prompt    A line is read once: %NAME% expands (an unknown name is
+ *   ("cmd")        left as it is), then ^ escapes the next character and
+ *                  "..." makes &|<>^() plain. '%' cannot be escaped: a value
+ *                  holding '%' or '"' is written unquoted, every special
+ *                  character behind a caret and a caret after each '%' so
+ *                  that no %NAME% matches ("%^PATH%" stays "%PATH%").
+ *   cmd, batch     As the prompt, except that an unknown %NAME% expands to
+ *   ("cmd-batch")  nothing and "%%" is a literal '%' (also inside "...").
+ *                  Written: quoted, each '%' as "%%"; a value holding '"'
+ *                  unquoted with carets, each '%' as "%%". The conda
+ *                  activation .bat is this form.
+ * A list entry (PATH, LD_LIBRARY_PATH) is checked where the fix is built
+ * (fixes.c): no shell can quote a list separator out of a list.
  * Values with control characters are refused: a pasted command must not
  * carry a newline or an escape sequence. */
 #include <stdarg.h>
@@ -76,11 +93,28 @@ static char *sb_take(struct sbuf *b)
 /* ---- names ----------------------------------------------------------------- */
 
 static const char *const shell_names[CDD_SHELL_COUNT] = {
-    "sh", "bash", "zsh", "fish", "powershell", "cmd"};
+    "sh", "bash", "zsh", "fish", "powershell", "cmd", "cmd-batch"};
 
 const char *cdd_shell_name(enum cdd_shell sh)
 {
     return (unsigned)sh < CDD_SHELL_COUNT ? shell_names[sh] : "?";
+}
+
+int cdd_shell_is_cmd(enum cdd_shell sh)
+{
+    return sh == CDD_SHELL_CMD || sh == CDD_SHELL_CMD_BATCH;
+}
+
+const char *cdd_shell_form_note(enum cdd_shell sh)
+{
+    /* No '%', '&', '|', '<', '>' in these: rem lines are still read. */
+    if (sh == CDD_SHELL_CMD)
+        return "rem cudnn-deploy: the cmd prompt form, to paste at the "
+               "prompt; for a .bat file use --shell cmd-batch";
+    if (sh == CDD_SHELL_CMD_BATCH)
+        return "@rem cudnn-deploy: the batch-file form, for a .bat or .cmd "
+               "file; at the prompt use --shell cmd";
+    return "";
 }
 
 /* The last component of a path (either separator), without ".exe". */
@@ -108,6 +142,10 @@ static int shell_lookup(const char *name, enum cdd_shell *out)
             *out = (enum cdd_shell)i;
             return 0;
         }
+    if (!strcmp(b, "bat") || !strcmp(b, "batch")) {
+        *out = CDD_SHELL_CMD_BATCH;
+        return 0;
+    }
     if (!strcmp(b, "pwsh")) {
         *out = CDD_SHELL_POWERSHELL;
         return 0;
@@ -126,7 +164,8 @@ int cdd_shell_parse(const char *name, enum cdd_shell *out)
     if (name && *name && shell_lookup(name, out) == 0)
         return 0;
     return cdd_fail(CDD_E_USAGE, NULL, 0,
-                    "unknown shell '%s' (sh, bash, zsh, fish, powershell, cmd)",
+                    "unknown shell '%s' (sh, bash, zsh, fish, powershell, cmd, "
+                    "cmd-batch)",
                     name ? name : "");
 }
 
@@ -177,6 +216,7 @@ static int plain_char(enum cdd_shell sh, char c)
     case CDD_SHELL_POWERSHELL:
         return strchr("_./:\\", c) != NULL;
     case CDD_SHELL_CMD:
+    case CDD_SHELL_CMD_BATCH:
         return strchr("_@+:./\\-", c) != NULL;
     default:
         return 0;
@@ -209,6 +249,17 @@ static void ps_str(struct sbuf *b, const char *s)
         }
     }
     sb_addc(b, '\'');
+}
+
+/* s as it goes between cmd's quotes: each '%' doubled in a batch file (the
+ * prompt form never gets here with one). */
+static void cmd_pct(struct sbuf *b, enum cdd_shell sh, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '%' && sh == CDD_SHELL_CMD_BATCH)
+            sb_addc(b, '%');
+        sb_addc(b, *s);
+    }
 }
 
 /* s as one word; 0, or -1 when this shell cannot hold it (fault recorded). */
@@ -250,16 +301,20 @@ static int quote_into(struct sbuf *b, enum cdd_shell sh, const char *s)
     case CDD_SHELL_POWERSHELL:
         ps_str(b, s);
         return 0;
-    case CDD_SHELL_CMD: {
-        if (strchr(s, '"') || strchr(s, '%'))
-            return refuse(sh, "a quoted word cannot hold '\"' or '%'", s), -1;
+    case CDD_SHELL_CMD:
+    case CDD_SHELL_CMD_BATCH: {
+        if (strchr(s, '"'))
+            return refuse(sh, "a quoted word cannot hold '\"'", s), -1;
+        if (sh == CDD_SHELL_CMD && strchr(s, '%'))
+            return refuse(sh, "a quoted word at the prompt cannot hold '%' "
+                              "(a .bat file can: the cmd-batch form)", s), -1;
         /* Programs split their command line by the C runtime's rules: inside
          * quotes, backslashes before the closing quote are doubled. */
         size_t n = strlen(s), bs = 0;
         while (bs < n && s[n - 1 - bs] == '\\')
             bs++;
         sb_addc(b, '"');
-        sb_add(b, s);
+        cmd_pct(b, sh, s);
         for (size_t i = 0; i < bs; i++)
             sb_addc(b, '\\');
         sb_addc(b, '"');
@@ -280,13 +335,18 @@ char *cdd_shell_quote(enum cdd_shell sh, const char *s)
     return sb_take(&b);
 }
 
-/* cmd, outside quotes: every special character behind a caret, and the
- * character after a '%' too, so that no %NAME% expands (interactive cmd
- * leaves an unknown %NAME% as it is, and the caret then goes away). */
-static void cmd_carets(struct sbuf *b, const char *s)
+/* cmd, outside quotes: every special character behind a caret. At the
+ * prompt the character after a '%' too, so that no %NAME% expands (the
+ * prompt leaves an unknown %NAME% as it is, and the caret then goes away);
+ * in a batch file each '%' doubled instead. */
+static void cmd_carets(struct sbuf *b, enum cdd_shell sh, const char *s)
 {
     int after_pct = 0;
     for (; *s; s++) {
+        if (sh == CDD_SHELL_CMD_BATCH && *s == '%') {
+            sb_add(b, "%%");
+            continue;
+        }
         if (after_pct || strchr("&|<>^()\"!", *s))
             sb_addc(b, '^');
         after_pct = *s == '%';
@@ -468,22 +528,23 @@ static void render_ps_var(struct sbuf *b, const struct cdd_fix *f)
     sb_addc(b, ')');
 }
 
-static int render_cmd_var(struct sbuf *b, const struct cdd_fix *f)
+static int render_cmd_var(struct sbuf *b, enum cdd_shell sh,
+                          const struct cdd_fix *f)
 {
-    const enum cdd_shell sh = CDD_SHELL_CMD;
-    int awkward = strchr(f->value, '%') || strchr(f->value, '"');
+    int batch = sh == CDD_SHELL_CMD_BATCH;
+    int quote = !strchr(f->value, '"') && (batch || !strchr(f->value, '%'));
     if (f->scope == CDD_FIX_SESSION) {
-        if (!awkward) {
+        if (quote) {
             /* Quoted: also keeps a '&' in the expanded old value plain. */
             sb_add(b, "set \"");
             sb_add(b, f->name);
             sb_addc(b, '=');
-            sb_add(b, f->value);
+            cmd_pct(b, sh, f->value);
         } else {
             sb_add(b, "set ");
             sb_add(b, f->name);
             sb_addc(b, '=');
-            cmd_carets(b, f->value);
+            cmd_carets(b, sh, f->value);
         }
         if (f->kind == CDD_FIX_PREPEND) {
             sb_addc(b, f->sep);
@@ -491,12 +552,17 @@ static int render_cmd_var(struct sbuf *b, const struct cdd_fix *f)
             sb_add(b, f->name);
             sb_addc(b, '%');
         }
-        if (!awkward)
+        if (quote)
             sb_addc(b, '"');
         return 0;
     }
-    if (awkward)
-        return refuse(sh, "setx cannot be given '\"' or '%'", f->value), -1;
+    if (!quote)
+        return refuse(sh, batch ? "setx cannot be given '\"'"
+                                : "setx at the prompt cannot be given '\"' or "
+                                  "'%' (a .bat file can take '%': the "
+                                  "cmd-batch form)",
+                      f->value),
+               -1;
     if (f->kind == CDD_FIX_SET) {
         sb_add(b, "setx ");
         sb_add(b, f->name);
@@ -509,9 +575,15 @@ static int render_cmd_var(struct sbuf *b, const struct cdd_fix *f)
     }
     /* setx would write the joined user and machine Path into one of them
      * (and cut it at 1024 characters): let PowerShell edit the one list. */
+    struct sbuf ps = {0};
+    render_ps_var(&ps, f);
     sb_add(b, "powershell -NoProfile -Command \"");
-    render_ps_var(b, f);
+    if (ps.s)
+        cmd_pct(b, sh, ps.s);
     sb_addc(b, '"');
+    if (ps.failed)
+        b->failed = 1;
+    free(ps.s);
     return 0;
 }
 
@@ -566,7 +638,7 @@ static int line_cmd(void *ud, const char *line, size_t i)
     sb_add(c->b, c->path);
     /* "echo(" prints any text, also an empty one or one starting "/?". */
     sb_add(c->b, " echo(");
-    cmd_carets(c->b, line);
+    cmd_carets(c->b, c->sh, line);
     return 0;
 }
 
@@ -582,7 +654,7 @@ static int render_write(struct sbuf *b, enum cdd_shell sh,
             sb_add(b, " -Value ''");
         return each_line(f->value, line_word, &c);
     }
-    if (sh == CDD_SHELL_CMD) {
+    if (cdd_shell_is_cmd(sh)) {
         struct sbuf q = {0};
         if (quote_into(&q, sh, f->name)) {
             free(q.s);
@@ -670,7 +742,7 @@ char *cdd_shell_render(enum cdd_shell sh, const struct cdd_fix *f)
         else if (sh == CDD_SHELL_POWERSHELL)
             render_ps_var(&b, f), rc = 0;
         else
-            rc = render_cmd_var(&b, f);
+            rc = render_cmd_var(&b, sh, f);
         break;
     case CDD_FIX_WRITE:
         rc = render_write(&b, sh, f);
@@ -689,22 +761,29 @@ fail:
 
 const char *cdd_shell_scope_label(enum cdd_shell sh, const struct cdd_fix *f)
 {
-    int win = sh == CDD_SHELL_POWERSHELL || sh == CDD_SHELL_CMD;
+    int cmd = cdd_shell_is_cmd(sh), batch = sh == CDD_SHELL_CMD_BATCH;
+    int win = sh == CDD_SHELL_POWERSHELL || cmd;
     if (f->kind == CDD_FIX_WRITE || f->kind == CDD_FIX_RUN) {
         if (f->scope != CDD_FIX_SYSTEM || !win)
-            return "";
-        return sh == CDD_SHELL_CMD ? "in an elevated Command Prompt"
-                                   : "in an elevated PowerShell";
+            return batch ? "in a .bat file" : "";
+        return batch ? "in a .bat file, run as Administrator"
+               : cmd ? "in an elevated Command Prompt"
+                     : "in an elevated PowerShell";
     }
     switch (f->scope) {
     case CDD_FIX_SESSION:
-        return sh == CDD_SHELL_CMD ? "this console" : "this shell";
+        return batch ? "a .bat file, for its console"
+               : cmd ? "this console, at the prompt"
+                     : "this shell";
     case CDD_FIX_USER:
-        return win ? "your account, new windows" : "new shells";
+        return batch ? "your account, new windows (a .bat file)"
+               : win ? "your account, new windows"
+                     : "new shells";
     case CDD_FIX_SYSTEM:
-        return sh == CDD_SHELL_CMD ? "every user, in an elevated Command Prompt"
-               : win               ? "every user, in an elevated PowerShell"
-                                   : "every user, new login shells";
+        return batch ? "every user, a .bat file run as Administrator"
+               : cmd ? "every user, in an elevated Command Prompt"
+               : win ? "every user, in an elevated PowerShell"
+                     : "every user, new login shells";
     }
     return "";
 }
@@ -716,7 +795,7 @@ char *cdd_shell_render_alt(enum cdd_shell sh, const struct cdd_fixes *f,
     /* Windows PowerShell 5.1 has no '&&'; cmd would give an unquoted
      * value (set X=a^%b) the space before it. */
     const char *join = sh == CDD_SHELL_POWERSHELL ? "; "
-                       : sh == CDD_SHELL_CMD      ? "&& "
+                       : cdd_shell_is_cmd(sh)      ? "&& "
                                                   : " && ";
     int any = 0;
     for (size_t i = 0; f && i < f->n; i++) {

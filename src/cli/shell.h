@@ -2,6 +2,9 @@
  * (POSIX; also bash and zsh, which differ only in their start-up file),
  * fish, PowerShell and cmd, each value quoted for that shell so that paths
  * holding spaces, quotes, '$', '%', '`', '!', '^' or '&' survive the paste.
+ * cmd has two forms, as cmd reads '%' differently in each: typed at the
+ * prompt (CDD_SHELL_CMD, "cmd") and in a batch file (CDD_SHELL_CMD_BATCH,
+ * "cmd-batch": a .bat or .cmd file, where a literal '%' is "%%").
  * Nothing here prints; every function returns a malloc'd string. */
 #ifndef CDD_SHELL_H
 #define CDD_SHELL_H
@@ -14,12 +17,20 @@ enum cdd_shell {
     CDD_SHELL_ZSH,
     CDD_SHELL_FISH,
     CDD_SHELL_POWERSHELL,
-    CDD_SHELL_CMD,
+    CDD_SHELL_CMD,       /* cmd, typed at the prompt */
+    CDD_SHELL_CMD_BATCH, /* cmd, in a .bat / .cmd file */
     CDD_SHELL_COUNT
 };
 
-/* "sh", "bash", "zsh", "fish", "powershell", "cmd". */
+/* "sh", "bash", "zsh", "fish", "powershell", "cmd", "cmd-batch". */
 const char *cdd_shell_name(enum cdd_shell sh);
+/* Is sh one of cmd's two forms? */
+int cdd_shell_is_cmd(enum cdd_shell sh);
+/* One line saying which form a script for sh is (a comment in that shell's
+ * syntax, no newline at the end), or "" for shells with one form: cmd's
+ * prompt form and batch form say so, so that neither is pasted into the
+ * other (static). */
+const char *cdd_shell_form_note(enum cdd_shell sh);
 /* A shell named by the user: the names above, "pwsh" (PowerShell) or a path
  * ending in one ("/usr/bin/fish", "C:\...\pwsh.exe"). 0, or CDD_E_USAGE
  * with the fault recorded. */

@@ -61,9 +61,80 @@ int cdd_fixes_set(struct cdd_fixes *f, enum cdd_fix_scope scope,
     return fix_commit(f, x, var, value ? value : "");
 }
 
+/* ---- what a destination can hold ------------------------------------------
+ *
+ * A path list (PATH, LD_LIBRARY_PATH, PYTHONPATH ...) has no quoting: every
+ * loader and shell splits it at the separator, ':' on POSIX and ';' on
+ * Windows, and glibc's ld.so splits LD_LIBRARY_PATH at ';' as well as ':'
+ * (elf/dl-load.c, _dl_init_paths). An empty entry means the current folder.
+ * So an entry holding a separator becomes two entries, the second often
+ * relative to whatever folder a program starts in: refused.
+ *
+ * /etc/ld.so.conf and its ld.so.conf.d files (glibc elf/ldconfig.c,
+ * parse_conf): one folder per line; everything from the first '#' on is a
+ * comment; white space at either end is dropped; a line starting "include"
+ * or "hwcap" and a blank is a directive. No quoting exists. So a folder
+ * holding '#', a line break, or white space at an end registers another
+ * folder (or nothing): refused; ':' is plain there. The folder must be
+ * absolute (ldconfig skips others), which also keeps it off the directives.
+ */
+
+const char *cdd_fix_list_entry_fault(const char *var, const char *entry,
+                                     char sep)
+{
+    if (!*entry)
+        return "an empty entry means the current folder";
+    if (strchr(entry, sep))
+        return sep == ';' ? "it holds ';', the separator of the list: it "
+                            "would be split into two entries"
+                          : "it holds ':', the separator of the list: it "
+                            "would be split into two entries";
+    if (strcmp(var, "LD_LIBRARY_PATH") == 0 && strchr(entry, ';'))
+        return "it holds ';', at which the loader (glibc ld.so) also splits "
+               "LD_LIBRARY_PATH";
+    for (const char *p = entry; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            return "it holds a line break or another control character, "
+                   "which no shell line or settings file can carry";
+    return NULL;
+}
+
+const char *cdd_fix_ldconf_fault(const char *dir)
+{
+    size_t n = strlen(dir);
+    if (dir[0] != '/')
+        return "ldconfig takes absolute folders only";
+    if (strchr(dir, '#'))
+        return "it holds '#', which starts a comment in ld.so.conf: another "
+               "folder would be registered";
+    for (const char *p = dir; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            return "it holds a line break or another control character: "
+                   "ld.so.conf holds one folder per line";
+    if (dir[n - 1] == ' ' || dir[n - 1] == '\t')
+        return "it ends in white space, which ldconfig drops: another folder "
+               "would be registered";
+    return NULL;
+}
+
+/* The step without the entry check (several entries, already joined). */
+static int prepend_joined(struct cdd_fixes *f, enum cdd_fix_scope scope,
+                          const char *var, const char *entries, char sep)
+{
+    struct cdd_fix *x = fix_push(f, CDD_FIX_PREPEND, scope);
+    if (!x)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    x->sep = sep;
+    return fix_commit(f, x, var, entries ? entries : "");
+}
+
 int cdd_fixes_prepend(struct cdd_fixes *f, enum cdd_fix_scope scope,
                       const char *var, const char *entry, char sep)
 {
+    const char *why = cdd_fix_list_entry_fault(var, entry ? entry : "", sep);
+    if (why)
+        return cdd_fail(CDD_E_TARGET, NULL, 0, "%s cannot go on %s: %s",
+                        entry ? entry : "", var, why);
     struct cdd_fix *x = fix_push(f, CDD_FIX_PREPEND, scope);
     if (!x)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
@@ -136,7 +207,7 @@ int cdd_fixes_append(struct cdd_fixes *dst, const struct cdd_fixes *src)
             rc = cdd_fixes_set(dst, s->scope, s->name, s->value);
             break;
         case CDD_FIX_PREPEND:
-            rc = cdd_fixes_prepend(dst, s->scope, s->name, s->value, s->sep);
+            rc = prepend_joined(dst, s->scope, s->name, s->value, s->sep);
             break;
         case CDD_FIX_WRITE:
             rc = cdd_fixes_write(dst, s->scope, s->name, s->value);
@@ -185,28 +256,42 @@ int cdd_fixes_path_first(struct cdd_fixes *f, int windows, const char *var,
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     char sep = windows ? ';' : ':';
     cdd_fixes_or(f);
-    rc = cdd_fixes_prepend(f, CDD_FIX_SESSION, var, n, sep);
+    rc = prepend_joined(f, CDD_FIX_SESSION, var, n, sep);
     cdd_fixes_or(f);
     if (!rc)
-        rc = cdd_fixes_prepend(f, windows ? CDD_FIX_SYSTEM : CDD_FIX_USER, var,
-                               n, sep);
+        rc = prepend_joined(f, windows ? CDD_FIX_SYSTEM : CDD_FIX_USER, var, n,
+                            sep);
     free(n);
     return rc;
 }
 
 int cdd_fixes_libdir(struct cdd_fixes *f, int windows, const char *dir)
 {
+    const char *why = cdd_fix_list_entry_fault(
+        windows ? "PATH" : "LD_LIBRARY_PATH", dir, windows ? ';' : ':');
+    if (windows && why)
+        return cdd_fail(CDD_E_TARGET, NULL, 0, "%s cannot go on PATH: %s", dir,
+                        why);
     if (windows)
         return cdd_fixes_path_first(f, 1, "PATH", dir);
+    /* Either alternative alone would be a fix; one the folder cannot take
+     * is left out, and the folder is refused when it can take neither. */
+    const char *conf = cdd_fix_ldconf_fault(dir);
+    if (why && conf)
+        return cdd_fail(CDD_E_TARGET, NULL, 0,
+                        "%s can be given to the loader neither on "
+                        "LD_LIBRARY_PATH (%s) nor in /etc/ld.so.conf.d (%s)",
+                        dir, why, conf);
     static const char *const ldconfig[] = {"ldconfig", NULL};
-    int rc;
+    int rc = 0;
     cdd_fixes_or(f);
-    rc = cdd_fixes_prepend(f, CDD_FIX_SESSION, "LD_LIBRARY_PATH", dir, ':');
+    if (!why)
+        rc = cdd_fixes_prepend(f, CDD_FIX_SESSION, "LD_LIBRARY_PATH", dir, ':');
     cdd_fixes_or(f);
-    if (!rc)
+    if (!rc && !conf)
         rc = cdd_fixes_write(f, CDD_FIX_SYSTEM, "/etc/ld.so.conf.d/cudnn.conf",
                              dir);
-    if (!rc)
+    if (!rc && !conf)
         rc = cdd_fixes_run(f, CDD_FIX_SYSTEM, ldconfig);
     return rc;
 }

@@ -3,6 +3,7 @@
  * back before the tool exits; the process id, the clocks, sleeping, and the
  * fault injector's hard kill. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
@@ -65,4 +66,26 @@ void cdd_kill_self(void)
 {
     raise(SIGKILL);
     _exit(137);
+}
+
+int cdd_random_bytes(void *buf, size_t n)
+{
+    /* /dev/urandom: everywhere POSIX, unlike getrandom(2) or getentropy. */
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    size_t got = 0;
+    if (fd < 0)
+        return cdd_fail_errno("/dev/urandom", errno, "cannot open");
+    while (got < n) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            int e = r < 0 ? errno : EIO;
+            close(fd);
+            return cdd_fail_errno("/dev/urandom", e, "cannot read");
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    return 0;
 }

@@ -3,6 +3,7 @@
  * a transaction in progress rolls back before the tool exits (the Windows
  * side of sys_posix.c); the process id, the clocks, sleeping, the hard kill. */
 #include <windows.h>
+#include <bcrypt.h>
 
 #include <stdint.h>
 
@@ -79,4 +80,16 @@ void cdd_kill_self(void)
      * expect from a process killed the hard way. */
     TerminateProcess(GetCurrentProcess(), 137);
     ExitProcess(137);
+}
+
+int cdd_random_bytes(void *buf, size_t n)
+{
+    /* The system-preferred generator (Vista and later; bcrypt is linked
+     * for hash_win32.c already). */
+    if (n > 0xffffffffu ||
+        BCryptGenRandom(NULL, (PUCHAR)buf, (ULONG)n,
+                        BCRYPT_USE_SYSTEM_PREFERRED_RNG) != 0)
+        return cdd_fail(CDD_E_IO, NULL, 0,
+                        "the system's random source failed");
+    return 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/fix.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 
@@ -37,6 +38,29 @@ static char *host_path(const char *root, const char *rel, int windows_host)
     return p;
 }
 
+/* Can the list var take entry as one entry, and a variable the root? A
+ * refusal is a usage error when the user typed the folder (--cuda-root,
+ * --prefix: exit 2), else the tree's (CUDA_PATH_Vx_y, the default root:
+ * exit 3). The destinations' grammars are in fixes.c and shell.c. */
+static int check_value(const struct cdd_target *t, const char *var,
+                       const char *value, int list, char sep)
+{
+    const char *why = NULL;
+    if (list)
+        why = cdd_fix_list_entry_fault(var, value, sep);
+    for (const char *p = value; !why && *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            why = "it holds a line break or another control character, "
+                  "which no shell line or settings file can carry";
+    if (!why)
+        return 0;
+    int typed = t->how && (strcmp(t->how, "--cuda-root") == 0 ||
+                           strcmp(t->how, "--prefix") == 0);
+    return cdd_fail(typed ? CDD_E_USAGE : CDD_E_TARGET, NULL, 0,
+                    "%s cannot go %s %s: %s (the folder from %s)", value,
+                    list ? "on" : "into", var, why, t->how ? t->how : "?");
+}
+
 int cdd_env_fixes(const struct cdd_target *t, enum cdd_layout_id layout,
                   int windows_host, struct cdd_fixes *out)
 {
@@ -51,16 +75,21 @@ int cdd_env_fixes(const struct cdd_target *t, enum cdd_layout_id layout,
     /* The loader searches PATH for DLLs on Windows, LD_LIBRARY_PATH for
      * shared objects on Linux; a CUDA tree is also the toolkit its
      * variables name (and its bin holds nvcc). */
-    if (!r && win_layout)
-        r = cdd_fixes_prepend(out, CDD_FIX_SESSION, "PATH", lib, sep);
-    if (!r && !win_layout)
-        r = cdd_fixes_prepend(out, CDD_FIX_SESSION, "LD_LIBRARY_PATH", lib,
-                              sep);
-    if (!r && !win_layout && t->kind == CDD_TARGET_CUDA)
+    const char *libvar = win_layout ? "PATH" : "LD_LIBRARY_PATH";
+    int cuda = t->kind == CDD_TARGET_CUDA;
+    if (!r)
+        r = check_value(t, libvar, lib, 1, sep);
+    if (!r && !win_layout && cuda)
+        r = check_value(t, "PATH", bin, 1, sep);
+    if (!r && cuda)
+        r = check_value(t, "CUDA_PATH", root, 0, sep);
+    if (!r)
+        r = cdd_fixes_prepend(out, CDD_FIX_SESSION, libvar, lib, sep);
+    if (!r && !win_layout && cuda)
         r = cdd_fixes_prepend(out, CDD_FIX_SESSION, "PATH", bin, sep);
-    if (!r && t->kind == CDD_TARGET_CUDA)
+    if (!r && cuda)
         r = cdd_fixes_set(out, CDD_FIX_SESSION, "CUDA_PATH", root);
-    if (!r && t->kind == CDD_TARGET_CUDA)
+    if (!r && cuda)
         r = cdd_fixes_set(out, CDD_FIX_SESSION, "CUDA_HOME", root);
     free(lib);
     free(root);
