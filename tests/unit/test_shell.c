@@ -301,6 +301,121 @@ static void test_refusals(void)
     cdd_fixes_clear(&f);
 }
 
+/* cmd's two forms: at the prompt a '%' is kept by carets; in a batch file
+ * (the conda .bat, a script saved from env) it is "%%", quoted or not. */
+static void test_cmd_batch_form(void)
+{
+    struct cdd_fixes f = {0};
+    enum cdd_shell sh;
+    CHECK_INT(cdd_shell_parse("cmd-batch", &sh), 0);
+    CHECK_INT(sh, CDD_SHELL_CMD_BATCH);
+    CHECK_INT(cdd_shell_parse("C:\\x\\script.BAT", &sh), CDD_E_USAGE);
+    CHECK_INT(cdd_shell_parse("bat", &sh), 0);
+    CHECK_INT(sh, CDD_SHELL_CMD_BATCH);
+    CHECK_STR(cdd_shell_name(CDD_SHELL_CMD_BATCH), "cmd-batch");
+    CHECK(cdd_shell_is_cmd(CDD_SHELL_CMD_BATCH) && cdd_shell_is_cmd(CDD_SHELL_CMD));
+    CHECK(!cdd_shell_is_cmd(CDD_SHELL_POWERSHELL));
+    CHECK(strstr(cdd_shell_form_note(CDD_SHELL_CMD), "prompt form") != NULL);
+    CHECK(strstr(cdd_shell_form_note(CDD_SHELL_CMD_BATCH), "batch-file form") !=
+          NULL);
+    CHECK_STR(cdd_shell_form_note(CDD_SHELL_SH), "");
+    /* Neither note may hold what cmd would act on in a rem line. */
+    CHECK(strpbrk(cdd_shell_form_note(CDD_SHELL_CMD), "%&|<>^") == NULL);
+    CHECK(strpbrk(cdd_shell_form_note(CDD_SHELL_CMD_BATCH), "%&|<>^") == NULL);
+
+    cdd_fixes_prepend(&f, CDD_FIX_SESSION, "PATH", "C:\\50% & (x86)\\bin", ';');
+    CHECK_RENDER(CDD_SHELL_CMD, &f,
+                 "set PATH=C:\\50%^ ^& ^(x86^)\\bin;%PATH%");
+    CHECK_RENDER(CDD_SHELL_CMD_BATCH, &f,
+                 "set \"PATH=C:\\50%% & (x86)\\bin;%PATH%\"");
+    /* Kept for new windows: setx cannot take '%' at the prompt; in a batch
+     * file PowerShell edits the list, each '%' doubled for cmd. */
+    f.v[0].scope = CDD_FIX_USER;
+    CHECK_REFUSED(CDD_SHELL_CMD, &f);
+    CHECK_RENDER(CDD_SHELL_CMD_BATCH, &f,
+                 "powershell -NoProfile -Command \"[Environment]::"
+                 "SetEnvironmentVariable('PATH', 'C:\\50%% & (x86)\\bin' + "
+                 "$(if ($p = [Environment]::GetEnvironmentVariable('PATH', "
+                 "'User')) { ';' + $p }), 'User')\"");
+    CHECK_STR(cdd_shell_scope_label(CDD_SHELL_CMD_BATCH, &f.v[0]),
+              "your account, new windows (a .bat file)");
+    cdd_fixes_clear(&f);
+
+    /* A '"' too: unquoted with carets, '%' still doubled. */
+    cdd_fixes_set(&f, CDD_FIX_SESSION, "CUDNN_X", "a%PATH%\"b&");
+    CHECK_RENDER(CDD_SHELL_CMD_BATCH, &f, "set CUDNN_X=a%%PATH%%^\"b^&");
+    f.v[0].scope = CDD_FIX_USER;
+    CHECK_REFUSED(CDD_SHELL_CMD_BATCH, &f); /* setx cannot take '"' */
+    cdd_fixes_clear(&f);
+    cdd_fixes_set(&f, CDD_FIX_SYSTEM, "CUDA_PATH", "C:\\100%\\");
+    CHECK_RENDER(CDD_SHELL_CMD_BATCH, &f, "setx CUDA_PATH \"C:\\100%%\\\\\" /M");
+    cdd_fixes_clear(&f);
+
+    /* Written files and programs run. */
+    cdd_fixes_write(&f, CDD_FIX_SESSION, "C:\\100%\\a.cfg", "x %OS% y");
+    CHECK_RENDER(CDD_SHELL_CMD_BATCH, &f,
+                 ">\"C:\\100%%\\a.cfg\" echo(x %%OS%% y");
+    CHECK_REFUSED(CDD_SHELL_CMD, &f);
+    cdd_fixes_clear(&f);
+}
+
+/* Values a destination cannot hold are refused where the fix is built
+ * (fixes.c), whatever the shell: the list separator inside an entry, and
+ * what ld.so.conf reads as something else. */
+static void test_destination_refusals(void)
+{
+    struct cdd_fixes f = {0};
+    CHECK(cdd_fix_list_entry_fault("PATH", "/opt/a:b/bin", ':') != NULL);
+    CHECK(cdd_fix_list_entry_fault("PATH", "/opt/a;b/bin", ':') == NULL);
+    CHECK(cdd_fix_list_entry_fault("LD_LIBRARY_PATH", "/opt/a;b", ':') != NULL);
+    CHECK(cdd_fix_list_entry_fault("PATH", "C:\\a;b", ';') != NULL);
+    CHECK(cdd_fix_list_entry_fault("PATH", "C:\\a", ';') == NULL);
+    CHECK(cdd_fix_list_entry_fault("PATH", "", ':') != NULL);
+    CHECK(cdd_fix_list_entry_fault("PATH", "/a\nb", ':') != NULL);
+    CHECK(cdd_fix_list_entry_fault("PATH", "/a b#'$`\"%!^& \xc3\xa9", ':') ==
+          NULL);
+    CHECK(cdd_fix_ldconf_fault("/opt/c#d/lib") != NULL);
+    CHECK(cdd_fix_ldconf_fault("/opt/e f /lib") == NULL);
+    CHECK(cdd_fix_ldconf_fault("/opt/e f ") != NULL);
+    CHECK(cdd_fix_ldconf_fault("/opt/x\ninclude /etc/evil") != NULL);
+    CHECK(cdd_fix_ldconf_fault("opt/relative") != NULL);
+    CHECK(cdd_fix_ldconf_fault("/opt/a:b;c") == NULL); /* plain there */
+
+    cdd_clear_error();
+    CHECK_INT(cdd_fixes_prepend(&f, CDD_FIX_SESSION, "PATH", "/x:/tmp/evil",
+                                ':'),
+              CDD_E_TARGET);
+    CHECK(strstr(cdd_last_error()->msg, "separator") != NULL);
+    CHECK_INT(f.n, 0);
+
+    /* A library folder with ':': only the system-wide alternative. */
+    CHECK_INT(cdd_fixes_libdir(&f, 0, "/opt/a:b/lib64"), 0);
+    CHECK_INT(f.n, 2);
+    CHECK_INT(f.v[0].kind, CDD_FIX_WRITE);
+    CHECK_STR(f.v[0].value, "/opt/a:b/lib64");
+    cdd_fixes_clear(&f);
+    /* With '#': only LD_LIBRARY_PATH. */
+    CHECK_INT(cdd_fixes_libdir(&f, 0, "/opt/c#d/lib64"), 0);
+    CHECK_INT(f.n, 1);
+    CHECK_INT(f.v[0].kind, CDD_FIX_PREPEND);
+    cdd_fixes_clear(&f);
+    /* Both: no fix, and the reasons. */
+    CHECK_INT(cdd_fixes_libdir(&f, 0, "/opt/a:b#c"), CDD_E_TARGET);
+    CHECK(strstr(cdd_last_error()->msg, "comment") != NULL);
+    CHECK_INT(f.n, 0);
+    CHECK_INT(cdd_fixes_libdir(&f, 1, "C:\\a;b\\bin"), CDD_E_TARGET);
+    cdd_fixes_clear(&f);
+
+    /* A list as read back (doctor): several entries, kept as they are. */
+    CHECK_INT(cdd_fixes_path_first(&f, 0, "PATH", "/a:/b"), 0);
+    struct cdd_fixes g = {0};
+    CHECK_INT(cdd_fixes_append(&g, &f), 0);
+    CHECK_INT(g.n, 2);
+    cdd_fixes_clear(&f);
+    cdd_fixes_clear(&g);
+}
+
 TEST_MAIN(TEST(test_fix_list), TEST(test_names_and_detection),
           TEST(test_quote), TEST(test_set_and_prepend),
-          TEST(test_write_and_run), TEST(test_refusals))
+          TEST(test_write_and_run), TEST(test_refusals),
+          TEST(test_cmd_batch_form), TEST(test_destination_refusals))

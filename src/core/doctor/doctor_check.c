@@ -177,8 +177,11 @@ static void fix_libdir(struct cdd_dscan *c, struct cdd_sbuf *b,
     else
         cdd_sb_printf(b, "add %s to LD_LIBRARY_PATH, or system-wide to "
                          "/etc/ld.so.conf.d", n);
-    if (cdd_fixes_libdir(&c->fix, c->windows, dir))
+    int fr = cdd_fixes_libdir(&c->fix, c->windows, dir);
+    if (fr == CDD_E_NOMEM)
         c->err = CDD_E_NOMEM;
+    else if (fr)
+        cdd_clear_error(); /* no command can name dir: the finding stands */
     free(n);
 }
 
