@@ -1,9 +1,13 @@
 /* The rendered fixes run in real shells (POSIX hosts): each kind of step,
  * for a folder whose name holds spaces, both quotes, '$', a backtick command,
- * '%', '!', '^', '&', '*', '~' and a backslash, pasted into sh (dash here),
- * an interactive bash (history expansion on, as when a user pastes) and, where
- * installed, zsh and fish; the shell's resulting variable or file must be
- * exactly what the fix says. */
+ * '%', '!', '^', '&', '#', '*', '~', a backslash and non-ASCII letters,
+ * pasted into sh (dash where installed), an interactive bash (history
+ * expansion on, as when a user pastes) and, where installed, zsh and fish
+ * (scripts/install-deps.sh installs them; a missing one is skipped, said on
+ * stderr); the shell's resulting variable or file must be exactly what the
+ * fix says. The system-wide library fix's file is then read by ldconfig
+ * itself (-f FILE -C a private cache): exactly the intended folder is
+ * registered. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,19 +25,34 @@
 static char tmp[1024];
 static char hostile[2048]; /* a folder under tmp */
 static const char hostile_name[] =
-    "My CUDA/it's $HOME `echo pwned` \"q\" %PATH% !x ^& *~\\b";
+    "My CUDA/it's $HOME `echo pwned` \"q\" %PATH% !x ^& #c *~\\b "
+    "\xc3\xa9\xe6\x97\xa5";
 
-/* The program of each shell we can run here, or NULL. */
+static int have_prog(const char *p)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", p);
+    return system(cmd) == 0;
+}
+
+/* The program of each shell we can run here, or NULL (said once). */
 static const char *shell_prog(enum cdd_shell sh)
 {
     static const char *const progs[CDD_SHELL_COUNT] = {"sh", "bash", "zsh",
-                                                       "fish", NULL, NULL};
-    const char *p = progs[sh];
+                                                       "fish"};
+    static int said[CDD_SHELL_COUNT];
+    const char *p = (unsigned)sh < CDD_SHELL_COUNT ? progs[sh] : NULL;
     if (!p)
         return NULL;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", p);
-    return system(cmd) == 0 ? p : NULL;
+    /* sh: dash, the strictest POSIX shell at hand, where installed. */
+    if (sh == CDD_SHELL_SH && have_prog("dash"))
+        return "dash";
+    if (have_prog(p))
+        return p;
+    if (!said[sh]++)
+        fprintf(stderr, "  skip %s: not installed (scripts/install-deps.sh "
+                        "installs it)\n", p);
+    return NULL;
 }
 
 /* Run script in shell sh (fed on stdin, as a paste is; bash interactive)
@@ -201,6 +220,130 @@ static void test_write_and_run(void)
     cdd_fixes_clear(&f);
 }
 
+/* A SET value is no list: ':' and ';' are plain in it, as everything else
+ * but a control character. */
+static void test_set_value_with_separators(void)
+{
+    struct cdd_fixes f = {0};
+    char val[4096], want[4200], out[8192];
+    snprintf(val, sizeof val, "%s:/x;y", hostile);
+    CHECK_INT(cdd_fixes_set(&f, CDD_FIX_SESSION, "CUDA_PATH", val), 0);
+    snprintf(want, sizeof want, "[%s]", val);
+    for (int i = 0; i < CDD_SHELL_POWERSHELL; i++) {
+        enum cdd_shell sh = (enum cdd_shell)i;
+        if (!shell_prog(sh))
+            continue;
+        char *s = script_for(sh, &f.v[0], "CUDA_PATH");
+        CHECK(s != NULL);
+        CHECK_INT(run_in(sh, s ? s : "", "CUDA_PATH", NULL, out, sizeof out),
+                  0);
+        CHECK_MSG(strcmp(out, want) == 0, "%s: %s", cdd_shell_name(sh), out);
+        free(s);
+    }
+    cdd_fixes_clear(&f);
+}
+
+/* The path of ldconfig, or NULL. */
+static const char *ldconfig_prog(void)
+{
+    static const char *const c[] = {"/sbin/ldconfig", "/usr/sbin/ldconfig"};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        if (access(c[i], X_OK) == 0)
+            return c[i];
+    return NULL;
+}
+
+/* cdd_fixes_libdir's system-wide file, written by each shell (to a file
+ * of ours instead of /etc/ld.so.conf.d, without sudo), then given to
+ * ldconfig: the folders it registers from that file are exactly dir, and
+ * its cache maps the library there. */
+static void test_ldconf_read_by_ldconfig(void)
+{
+    const char *ldc = ldconfig_prog();
+    if (!ldc || !have_prog("cc")) {
+        fprintf(stderr, "  skip: no ldconfig or no cc to build a library\n");
+        return;
+    }
+    /* Everything ld.so.conf takes plainly: ':' and ';' too (no '#', no
+     * white space at the end: fixes.c refuses those). */
+    char dir[4096], lib[4200], conf[1100], cache[1100], cmd[8192];
+    snprintf(dir, sizeof dir, "%s/ld dir: it's $x `y` \"q\" %%P%% !^&;"
+                              "\xc3\xa9", tmp);
+    snprintf(lib, sizeof lib, "%s/libcddprobe.so.1", dir);
+    snprintf(conf, sizeof conf, "%s/cudnn.conf", tmp);
+    snprintf(cache, sizeof cache, "%s/ld.so.cache", tmp);
+    CHECK(mkdir(dir, 0700) == 0 || errno == EEXIST);
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -Wl,-soname,libcddprobe.so.1 "
+             "-x c /dev/null -o '%s/probe.so' 2>/dev/null", tmp);
+    CHECK_INT(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/probe.so", tmp);
+    CHECK(rename(cmd, lib) == 0);
+
+    struct cdd_fixes f = {0};
+    CHECK_INT(cdd_fixes_libdir(&f, 0, dir), 0);
+    struct cdd_fix *w = NULL;
+    for (size_t i = 0; i < f.n; i++)
+        if (f.v[i].kind == CDD_FIX_WRITE)
+            w = &f.v[i];
+    CHECK(w != NULL);
+    if (!w) {
+        cdd_fixes_clear(&f);
+        return;
+    }
+    free(w->name);
+    w->name = strdup(conf);
+    w->scope = CDD_FIX_SESSION;
+    for (int i = 0; i < CDD_SHELL_POWERSHELL; i++) {
+        enum cdd_shell sh = (enum cdd_shell)i;
+        char out[8192];
+        if (!shell_prog(sh))
+            continue;
+        unlink(conf);
+        unlink(cache);
+        char *s = cdd_shell_render(sh, w);
+        CHECK(s != NULL);
+        CHECK_INT(run_in(sh, s ? s : "", "X", NULL, out, sizeof out), 0);
+        free(s);
+        /* -X: no links changed anywhere; -C: our cache, not the system's. */
+        snprintf(cmd, sizeof cmd, "%s -X -v -f '%s' -C '%s' 2>/dev/null", ldc,
+                 conf, cache);
+        FILE *p = popen(cmd, "r");
+        CHECK(p != NULL);
+        int from_conf = 0, exact = 0;
+        char line[8192], tag[1200];
+        snprintf(tag, sizeof tag, ": (from %s:", conf);
+        while (p && fgets(line, sizeof line, p)) {
+            char *at = strstr(line, tag);
+            if (!at)
+                continue;
+            from_conf++;
+            *at = '\0';
+            exact += strcmp(line, dir) == 0;
+            CHECK_MSG(strcmp(line, dir) == 0, "%s registered %s",
+                      cdd_shell_name(sh), line);
+        }
+        if (p)
+            pclose(p);
+        CHECK_MSG(from_conf == 1 && exact == 1, "%s: %d folders from the file",
+                  cdd_shell_name(sh), from_conf);
+        snprintf(cmd, sizeof cmd, "%s -p -C '%s' 2>/dev/null", ldc, cache);
+        int mapped = 0;
+        char want[4300];
+        snprintf(want, sizeof want, "=> %s\n", lib);
+        if ((p = popen(cmd, "r"))) {
+            while (fgets(line, sizeof line, p))
+                if (strstr(line, "libcddprobe.so.1 ") &&
+                    strlen(line) >= strlen(want) &&
+                    !strcmp(line + strlen(line) - strlen(want), want))
+                    mapped++;
+            pclose(p);
+        }
+        CHECK_MSG(mapped == 1, "%s: libcddprobe.so.1 not mapped to %s",
+                  cdd_shell_name(sh), lib);
+    }
+    cdd_fixes_clear(&f);
+}
+
 static void cleanup(void)
 {
     char cmd[2048];
@@ -211,4 +354,5 @@ static void cleanup(void)
 
 TEST_MAIN(TEST(setup), TEST(test_prepend_session),
           TEST(test_set_and_user_scope), TEST(test_write_and_run),
-          TEST(cleanup))
+          TEST(test_set_value_with_separators),
+          TEST(test_ldconf_read_by_ldconfig), TEST(cleanup))
