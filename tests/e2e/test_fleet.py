@@ -316,7 +316,49 @@ class Bundle(CddTestCase):
             self.assertEqual(px.requests, [])
 
 
-HOSTILE = "we ird $x 'q\"`b`;&"
+# Everything a folder name may hold that a list entry can hold too (no ':'
+# or ';': those are refused, RefusedValues below).
+HOSTILE = "we ird $x 'q\"`b`&#!%^ \u00e9"
+
+
+def runner_env_file(text):
+    """GITHUB_ENV as the runner reads it (actions/runner's
+    SetEnvFileCommand, documented as "Workflow commands: Setting an
+    environment variable" and "Multiline strings"): lines, split at "\n",
+    "\r\n" or a lone "\r"; empty lines skipped; a line whose first '=' comes
+    before any "<<" is NAME=VALUE; else NAME<<DELIM takes the following lines
+    up to one that is exactly DELIM, joined by "\n". Returns [(name, value)]
+    in order; raises ValueError where the runner fails the step."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if line == "":
+            continue
+        eq, hd = line.find("="), line.find("<<")
+        if eq >= 0 and (hd < 0 or eq < hd):
+            name, value = line[:eq], line[eq + 1:]
+            if not name:
+                raise ValueError("empty name: %r" % line)
+            out.append((name, value))
+        elif hd >= 0:
+            name, delim = line[:hd], line[hd + 2:]
+            if not name or not delim:
+                raise ValueError("bad heredoc: %r" % line)
+            body = []
+            while True:
+                if i >= len(lines):
+                    raise ValueError("no closing %r" % delim)
+                line = lines[i]
+                i += 1
+                if line == delim:
+                    break
+                body.append(line)
+            out.append((name, "\n".join(body)))
+        else:
+            raise ValueError("invalid line: %r" % line)
+    return out
 
 
 class Env(CddTestCase):
@@ -346,7 +388,7 @@ class Env(CddTestCase):
     def test_sh_output_evaluates_to_the_right_values(self):
         root = self.tree()
         res = run(["env", "--cuda-root", root, "--shell", "sh"], expect=0)
-        shells = [s for s in ("sh", "bash", "zsh") if shutil.which(s)]
+        shells = [s for s in ("sh", "dash", "bash", "zsh") if shutil.which(s)]
         for shell in shells:
             got = self.eval_sh(shell, res.out, {"LD_LIBRARY_PATH": None,
                                                 "PATH": "/usr/bin:/bin"},
@@ -499,6 +541,222 @@ class Env(CddTestCase):
         res = run_json(["env", "--cuda-root", root, "--write-activation"],
                        expect=2)
         self.assertIn("--prefix", res.doc["error"]["message"])
+
+
+class RefusedValues(CddTestCase):
+    """Values a destination cannot hold, from the attacker's side: a target
+    folder holding the list separator would be split by every loader into
+    two entries (the second relative to the working folder); an inherited
+    LD_LIBRARY_PATH holding "\nBASH_ENV=..." must not become a variable of
+    its own in GITHUB_ENV. A folder the user typed is a usage error (2), one
+    the environment or the tree named is the target's (3)."""
+
+    def tree(self, name):
+        root = os.path.join(self.scratch("t"), name, "cuda-11.8")
+        cddtest.make_cuda_tree(root, cddtest.LINUX, version="11.8.0")
+        return root
+
+    def test_list_separator_in_the_target_is_refused(self):
+        d = self.scratch("gh")
+        genv, gpath = os.path.join(d, "env"), os.path.join(d, "path")
+        for name, why in (("a:b", "':'"), ("a;b", "';'"),
+                          (":/tmp/evil", "':'")):
+            root = self.tree(name)
+            for shell in ("sh", "bash", "zsh", "fish", "powershell", "cmd",
+                          "cmd-batch"):
+                res = run_json(["env", "--cuda-root", root, "--shell", shell],
+                               expect=2)
+                msg = res.doc["error"]["message"]
+                self.assertIn("LD_LIBRARY_PATH", msg)
+                self.assertIn(why, msg)
+                self.assertIn("split", msg)
+            res = run(["env", "--cuda-root", root, "--github"],
+                      env={"GITHUB_ENV": genv, "GITHUB_PATH": gpath},
+                      expect=2)
+            self.assertEqual(res.out, "")
+            self.assertFalse(os.path.exists(genv) or os.path.exists(gpath))
+            # Named by CUDA_PATH_V11_8, not typed: the tree's fault.
+            res = run_json(["env", "--cuda", "v11.8"],
+                           env={"CUDA_PATH_V11_8": root}, expect=3)
+            self.assertIn("CUDA_PATH_V11_8", res.doc["error"]["message"])
+
+    def test_inherited_value_with_a_line_break_stays_one_variable(self):
+        root = self.tree("plain")
+        d = self.scratch("gh")
+        genv, gpath = os.path.join(d, "env"), os.path.join(d, "path")
+        with open(genv, "w") as f:
+            f.write("EARLIER=1\n")
+        hostile = ("/opt/x\nBASH_ENV=/tmp/evil.sh\nEOF\nPATH<<EOF\n"
+                   "CUDNN_DEPLOY_EOF_\n")
+        res = run(["env", "--cuda-root", root, "--github"],
+                  env={"GITHUB_ENV": genv, "GITHUB_PATH": gpath,
+                       "LD_LIBRARY_PATH": hostile}, expect=0)
+        self.assertIn("several lines", res.err)
+        with open(genv, newline="") as f:
+            text = f.read()
+        got = runner_env_file(text)
+        self.assertEqual([n for n, _ in got],
+                         ["EARLIER", "LD_LIBRARY_PATH", "CUDA_PATH",
+                          "CUDA_HOME"], text)
+        self.assertEqual(dict(got)["LD_LIBRARY_PATH"],
+                         root + "/lib64:" + hostile)
+        self.assertNotIn("BASH_ENV", dict(got))
+        # The delimiter is drawn afresh each time.
+        delims = [l.split("<<", 1)[1] for l in text.split("\n")
+                  if l.startswith("LD_LIBRARY_PATH<<")]
+        run(["env", "--cuda-root", root, "--github"],
+            env={"GITHUB_ENV": genv, "GITHUB_PATH": gpath,
+                 "LD_LIBRARY_PATH": hostile}, expect=0)
+        with open(genv, newline="") as f:
+            text = f.read()
+        delims2 = [l.split("<<", 1)[1] for l in text.split("\n")
+                   if l.startswith("LD_LIBRARY_PATH<<")]
+        self.assertEqual(len(delims2), 2)
+        self.assertNotEqual(delims2[0], delims2[1])
+        self.assertEqual(delims2[0], delims[0])
+        self.assertEqual(len(runner_env_file(text)), 7)
+        # A carriage return cannot come back out of either form: refused,
+        # and nothing appended.
+        before = text
+        res = run_json(["env", "--cuda-root", root, "--github"],
+                       env={"GITHUB_ENV": genv, "GITHUB_PATH": gpath,
+                            "LD_LIBRARY_PATH": "/opt/x\rBASH_ENV=/tmp/e"},
+                       expect=2)
+        self.assertIn("carriage return", res.doc["error"]["message"])
+        with open(genv, newline="") as f:
+            self.assertEqual(f.read(), before)
+
+    def test_plain_values_keep_the_one_line_form(self):
+        root = self.tree("plain")
+        d = self.scratch("gh")
+        genv, gpath = os.path.join(d, "env"), os.path.join(d, "path")
+        run(["env", "--cuda-root", root, "--github"],
+            env={"GITHUB_ENV": genv, "GITHUB_PATH": gpath,
+                 "LD_LIBRARY_PATH": "/opt/x"}, expect=0)
+        with open(genv) as f:
+            self.assertNotIn("<<", f.read())
+
+
+def wine_env():
+    """The environment to run Wine's cmd in, with a prefix of these tests'
+    own (CDD_WINEPREFIX when the suite names one), or None: no wine."""
+    if not shutil.which("wine"):
+        return None
+    prefix = os.environ.get("CDD_WINEPREFIX") or os.path.join(
+        cddtest.TMP_ROOT, "wineprefix-shells")
+    e = dict(os.environ, WINEPREFIX=prefix, WINEDEBUG="-all",
+             WINEDLLOVERRIDES="mscoree,mshtml=")
+    return e
+
+
+def run_bat(e, bat, extra_env=None):
+    """bat run by Wine's cmd; its `set NAME` lines as a dict."""
+    env = dict(e, **(extra_env or {}))
+    p = subprocess.run(["wine", "cmd", "/c", "Z:" + bat.replace("/", "\\")],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       stdin=subprocess.DEVNULL, env=env, timeout=300)
+    text = p.stdout.decode("latin-1").replace("\r", "")
+    vals = {}
+    for line in text.splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            vals.setdefault(k.upper(), v)
+    return vals, text
+
+
+# ASCII: Wine's cmd reads a batch file in its ANSI code page, so non-ASCII
+# names are checked as text only (test_shell, docs/fleet.md).
+BAT_HOSTILE = "50% & (x86) ^!a 'q' #%PATH%x %%"
+
+
+class CmdBatch(CddTestCase):
+    """cmd's batch form (--shell cmd-batch, the conda activation .bat) run
+    by Wine's cmd: every '%' survives, nothing expands, nothing runs."""
+
+    def setUp(self):
+        self.e = wine_env()
+        if self.e is None:
+            self.skipTest("wine is not installed (scripts/install-deps.sh "
+                          "--windows)")
+
+    def test_env_batch_output_sets_exact_values(self):
+        root = os.path.join(self.scratch("b"), BAT_HOSTILE, "cuda")
+        cddtest.make_cuda_tree(root, cddtest.LINUX)
+        out = run(["env", "--cuda-root", root, "--shell", "cmd-batch"],
+                  expect=0).out
+        self.assertTrue(out.startswith("@rem cudnn-deploy: the batch-file "
+                                       "form"), out)
+        bat = os.path.join(self.scratch("bat"), "t.bat")
+        marker = os.path.join(self.scratch("m"), "ran")
+        with open(bat, "w", newline="\r\n") as f:
+            f.write("@echo off\n" + out +
+                    "set CUDA_PATH\nset CUDA_HOME\nset LD_LIBRARY_PATH\n")
+        vals, text = run_bat(self.e, bat, {"LD_LIBRARY_PATH": "/old"})
+        self.assertEqual(vals.get("CUDA_PATH"), root, text)
+        self.assertEqual(vals.get("CUDA_HOME"), root, text)
+        self.assertEqual(vals.get("LD_LIBRARY_PATH"), root + "/lib64:/old",
+                         text)
+        self.assertFalse(os.path.exists(marker))
+        # The prompt form in a batch file is what the issue saw: the value
+        # comes out wrong. (It is labelled for the prompt.)
+        prompt = run(["env", "--cuda-root", root, "--shell", "cmd"],
+                     expect=0).out
+        self.assertTrue(prompt.startswith("rem cudnn-deploy: the cmd prompt "
+                                          "form"), prompt)
+        with open(bat, "w", newline="\r\n") as f:
+            f.write("@echo off\n" + prompt + "set CUDA_PATH\n")
+        vals, text = run_bat(self.e, bat)
+        self.assertNotEqual(vals.get("CUDA_PATH"), root, text)
+
+    def test_activation_bat_round_trip(self):
+        ws = self.workspace("pct 100% & (x)", tree="prefix", platform=WINDOWS)
+        run_json(install_args(ws, FIX.windows), expect=0)
+        run_json(["env"] + ws.target_args + ["--write-activation"], expect=0)
+        d = os.path.join(ws.tree, "etc/conda")
+        on = os.path.join(d, "activate.d/cudnn-deploy.bat")
+        off = os.path.join(d, "deactivate.d/cudnn-deploy.bat")
+        bat = os.path.join(self.scratch("bat"), "t.bat")
+        # In the test's own batch file too a '%' is "%%".
+        win_on = "Z:" + on.replace("/", "\\").replace("%", "%%")
+        win_off = "Z:" + off.replace("/", "\\").replace("%", "%%")
+        with open(bat, "w", newline="\r\n") as f:
+            f.write('@echo off\ncall "%s"\nset PATH\n' % win_on)
+        vals, text = run_bat(self.e, bat)
+        lib = ws.tree.replace("/", "\\") + "\\Library\\bin"
+        self.assertTrue(vals.get("PATH", "").startswith(lib + ";"),
+                        (lib, text))
+        with open(bat, "w", newline="\r\n") as f:
+            f.write('@echo off\nset "P0=%%PATH%%"\ncall "%s"\ncall "%s"\n'
+                    'if "%%PATH%%"=="%%P0%%" echo SAME=1\n' % (win_on, win_off))
+        vals, text = run_bat(self.e, bat)
+        self.assertEqual(vals.get("SAME"), "1", text)
+
+
+class ShellOption(CddTestCase):
+    """One meaning per option name: --shell is env's script; the report's
+    fixes take --fix-shell, and the old --shell there still works, with a
+    note."""
+
+    def test_fix_shell_and_the_deprecated_spelling(self):
+        root = os.path.join(self.scratch("s"), "cuda")
+        cddtest.make_cuda_tree(root, cddtest.LINUX)
+        new = run_json(["doctor", "--cuda-root", root, "--fix-shell", "fish"],
+                       expect=None)
+        self.assertNotIn("note: --shell", new.err)
+        old = run_json(["doctor", "--cuda-root", root, "--shell", "fish"],
+                       expect=None)
+        self.assertEqual(old.rc, new.rc)
+        self.assertIn("note: --shell for install, verify and doctor is "
+                      "deprecated: use --fix-shell", old.err)
+        self.assertEqual(old.doc.get("shell"), new.doc.get("shell"))
+        self.assertEqual(new.doc.get("shell"), "fish")
+        # env's --shell is no deprecated spelling.
+        res = run(["env", "--cuda-root", root, "--shell", "fish"], expect=0)
+        self.assertNotIn("note: --shell", res.err)
+        # Help says both.
+        h = run(["verify", "--help"], expect=0).out
+        self.assertIn("--fix-shell SHELL", h)
+        self.assertIn("deprecated: the old spelling of --fix-shell", h)
 
 
 if __name__ == "__main__":
