@@ -1,7 +1,7 @@
 #!/bin/sh
 # make demo: the main job end to end on generated data in a scratch tree:
 # install -> status -> re-install (unchanged) -> verify (short, --verbose,
-# --shell powershell) -> a mistyped command -> tampered archive refused ->
+# --fix-shell powershell) -> a mistyped command -> tampered archive refused ->
 # an archive the default manifest does not pin -> uninstall refused (a changed
 # file) -> uninstall, each command shown before it runs, each with the exit
 # code it must have. A step that exits otherwise stops the demo: the closing
@@ -89,8 +89,8 @@ print("exit %d: %s" % (d["exit_code"], ", ".join("%d %s" % (v, k) for k, v in so
 else
     VERIFIED="skipped (no C compiler for the fake libraries)"
 fi
-echo "The same fixes, written for PowerShell (--shell: sh, bash, zsh, fish, powershell, cmd):"
-step 0 verify --cuda-root "$TREE" --shell powershell
+echo "The same fixes, written for PowerShell (--fix-shell: sh, bash, zsh, fish, powershell, cmd, cmd-batch):"
+step 0 verify --cuda-root "$TREE" --fix-shell powershell
 echo "A mistyped command gets a suggestion (exit 2):"
 step 2 verfy --cuda-root "$TREE"
 step 3 install --cuda-root "$TREE" --manifest "$MANIFEST" --archive "$TAMPERED" $VERIFY

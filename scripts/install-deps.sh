@@ -28,6 +28,10 @@ openssl unicode-data"
 # Debian's clang, its libFuzzer and sanitizer runtimes (libclang-rt-dev), and
 # llvm-symbolizer (llvm) for readable stack traces.
 PKGS="$PKGS clang libclang-rt-dev llvm"
+# Real shells for the shell tests (test_shell_eval, test_fleet.py): env's
+# output and every fix are pasted into dash, zsh and fish as well as bash
+# (PowerShell has no Debian package: its output stays string-checked).
+PKGS="$PKGS dash zsh fish"
 # strace: the durability-order check and the fast subset of the fault
 # campaign in `make test` (tests/torture/; skipped without it).
 PKGS="$PKGS strace"

@@ -16,7 +16,7 @@ _cudnn_deploy()
     done
     for ((i = i + 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i-1]} in
-            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major|--shell|--color) continue ;;
+            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major|--fix-shell|--shell|--color) continue ;;
         esac
         case ${COMP_WORDS[i]} in
             -*) ;;
@@ -43,8 +43,11 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
+                --fix-shell)
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
+                    return ;;
                 --shell)
-                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
                     return ;;
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
@@ -52,7 +55,7 @@ _cudnn_deploy()
                 --cuda|--sha256|--url|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--jobs|-j|--with)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --with --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --with --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         status)
             case $prev in
@@ -109,8 +112,11 @@ _cudnn_deploy()
                 --level)
                     COMPREPLY=($(compgen -W 'files load gpu bench' -- "$cur"))
                     return ;;
+                --fix-shell)
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
+                    return ;;
                 --shell)
-                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
                     return ;;
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
@@ -118,7 +124,7 @@ _cudnn_deploy()
                 --cuda)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --level --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --level --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         doctor)
             case $prev in
@@ -126,8 +132,11 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
+                --fix-shell)
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
+                    return ;;
                 --shell)
-                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
                     return ;;
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
@@ -135,7 +144,7 @@ _cudnn_deploy()
                 --cuda)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         manifest)
             case $prev in

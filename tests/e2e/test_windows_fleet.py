@@ -81,7 +81,8 @@ class WindowsFleet(CddTestCase):
         if UNDER_WINE and not wine_run:
             self.skipTest("no CDD_WINE_RUN to start cmd.exe under Wine")
         tree = self.new_tree("env cmd & (x86)")
-        out = run(["env", "--cuda-root", win(tree), "--shell", "cmd"],
+        # A batch file: the batch form ('%' as "%%").
+        out = run(["env", "--cuda-root", win(tree), "--shell", "cmd-batch"],
                   expect=0).out
         bat = os.path.join(self.scratch("bat"), "t.bat")
         with open(bat, "w", newline="\r\n") as f:
