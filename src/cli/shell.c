@@ -528,11 +528,45 @@ static void render_ps_var(struct sbuf *b, const struct cdd_fix *f)
     sb_addc(b, ')');
 }
 
+/* Equal but for ASCII case (cmd's variable names). */
+static int ci_equal(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char x = *a >= 'a' && *a <= 'z' ? (char)(*a - 32) : *a;
+        char y = *b >= 'a' && *b <= 'z' ? (char)(*b - 32) : *b;
+        if (x != y)
+            return 0;
+    }
+    return *a == *b;
+}
+
 static int render_cmd_var(struct sbuf *b, enum cdd_shell sh,
                           const struct cdd_fix *f)
 {
     int batch = sh == CDD_SHELL_CMD_BATCH;
     int quote = !strchr(f->value, '"') && (batch || !strchr(f->value, '%'));
+    if (f->scope == CDD_FIX_SESSION && quote &&
+        f->kind == CDD_FIX_PREPEND && !ci_equal(f->name, "PATH")) {
+        /* A list that may be unset (PATH always is set): "%NAME%" would be
+         * nothing in a batch file, leaving an empty entry (the current
+         * folder), and stay "%NAME%" at the prompt. The old value expands
+         * inside the quotes, so its ')' cannot end the block. */
+        sb_add(b, "if defined ");
+        sb_add(b, f->name);
+        sb_add(b, " (set \"");
+        sb_add(b, f->name);
+        sb_addc(b, '=');
+        cmd_pct(b, sh, f->value);
+        sb_addc(b, f->sep);
+        sb_addc(b, '%');
+        sb_add(b, f->name);
+        sb_add(b, "%\") else set \"");
+        sb_add(b, f->name);
+        sb_addc(b, '=');
+        cmd_pct(b, sh, f->value);
+        sb_addc(b, '"');
+        return 0;
+    }
     if (f->scope == CDD_FIX_SESSION) {
         if (quote) {
             /* Quoted: also keeps a '&' in the expanded old value plain. */

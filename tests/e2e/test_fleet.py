@@ -697,6 +697,11 @@ class CmdBatch(CddTestCase):
         self.assertEqual(vals.get("LD_LIBRARY_PATH"), root + "/lib64:/old",
                          text)
         self.assertFalse(os.path.exists(marker))
+        # Unset: the folder alone, no empty entry (the current folder).
+        e = dict(self.e)
+        e.pop("LD_LIBRARY_PATH", None)
+        vals, text = run_bat(e, bat)
+        self.assertEqual(vals.get("LD_LIBRARY_PATH"), root + "/lib64", text)
         # The prompt form in a batch file is what the issue saw: the value
         # comes out wrong. (It is labelled for the prompt.)
         prompt = run(["env", "--cuda-root", root, "--shell", "cmd"],

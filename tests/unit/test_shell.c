@@ -351,6 +351,15 @@ static void test_cmd_batch_form(void)
     CHECK_RENDER(CDD_SHELL_CMD_BATCH, &f, "setx CUDA_PATH \"C:\\100%%\\\\\" /M");
     cdd_fixes_clear(&f);
 
+    /* A list that may be unset: no empty entry when it is. */
+    cdd_fixes_prepend(&f, CDD_FIX_SESSION, "LD_LIBRARY_PATH", "/opt/50% (x)",
+                      ':');
+    CHECK_RENDER(CDD_SHELL_CMD_BATCH, &f,
+                 "if defined LD_LIBRARY_PATH (set \"LD_LIBRARY_PATH=/opt/50%% "
+                 "(x):%LD_LIBRARY_PATH%\") else set \"LD_LIBRARY_PATH=/opt/50%% "
+                 "(x)\"");
+    cdd_fixes_clear(&f);
+
     /* Written files and programs run. */
     cdd_fixes_write(&f, CDD_FIX_SESSION, "C:\\100%\\a.cfg", "x %OS% y");
     CHECK_RENDER(CDD_SHELL_CMD_BATCH, &f,
