@@ -626,6 +626,23 @@ class RefusedValues(CddTestCase):
         with open(genv, newline="") as f:
             self.assertEqual(f.read(), before)
 
+    def test_doctor_fix_keeps_only_what_the_folder_fits(self):
+        # ':' cannot go on LD_LIBRARY_PATH but is plain in ld.so.conf; with
+        # '#' too, neither: the finding stays, with no command.
+        for name, want in (("a:b", ["system-wide"]), ("a:b#c", [])):
+            root = self.tree(name)
+            res = run_json(["doctor", "--cuda-root", root, "--fix-shell",
+                            "sh"], env={"LD_LIBRARY_PATH": None},
+                           expect=None)
+            self.assertIn(res.rc, (0, 1), res.err)
+            ck = {c["name"]: c for c in res.doc["checks"]}
+            c = ck["target.search"]
+            self.assertEqual(c["status"], "warn")
+            fixes = c.get("fixes", [])
+            self.assertEqual([f["where"] for f in fixes], want, c)
+            for f in fixes:
+                self.assertNotIn("LD_LIBRARY_PATH=", f["command"])
+
     def test_plain_values_keep_the_one_line_form(self):
         root = self.tree("plain")
         d = self.scratch("gh")

@@ -165,6 +165,19 @@ static void fix_prepend(struct cdd_dscan *c, struct cdd_sbuf *b,
     free(n);
 }
 
+/* As fix_prepend for one folder, which the list may not be able to hold
+ * (fixes.c: a separator in it): then the words say why, and no command. */
+static void fix_prepend_one(struct cdd_dscan *c, struct cdd_sbuf *b,
+                            const char *var, const char *dir)
+{
+    const char *why = cdd_fix_list_entry_fault(var, dir, c->sep);
+    if (why)
+        cdd_sb_printf(b, "no command can put %s first on %s: %s", dir, var,
+                      why);
+    else
+        fix_prepend(c, b, var, dir, NULL);
+}
+
 /* Make the library folder dir reachable by the loader. */
 static void fix_libdir(struct cdd_dscan *c, struct cdd_sbuf *b,
                        const char *dir)
@@ -656,7 +669,7 @@ static void check_search(struct cdd_dscan *c)
                 cdd_sb_printf(&d, ". Programs get %s; to get %s (%s) instead: ",
                               cdd_dr_ver_text(c->res->copies[idx[0]].version),
                               k->path, cdd_dr_ver_text(k->version));
-                fix_prepend(c, &d, c->lib->var, dir ? dir : k->path, NULL);
+                fix_prepend_one(c, &d, c->lib->var, dir ? dir : k->path);
                 cdd_sb_printf(&d, "; or remove the copies you do not want");
                 free(dir);
             } else {
@@ -1041,7 +1054,7 @@ static void check_target_shadow(struct cdd_dscan *c)
                           "%s (%s)%s%s: programs get that copy. Fix: ",
                           win->path, cdd_dr_ver_text(win->version), win->origin,
                           ours->path, cdd_dr_ver_text(ours->version), by, off);
-            fix_prepend(c, &d, c->lib->var, c->t_libdir, NULL);
+            fix_prepend_one(c, &d, c->lib->var, c->t_libdir);
             cdd_sb_printf(&d, ", or remove %s", win->path);
             DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
         }
