@@ -540,6 +540,23 @@ static int ci_equal(const char *a, const char *b)
     return *a == *b;
 }
 
+/* set "NAME=value" (with_old: the old value after the separator). */
+static void cmd_quoted_set(struct sbuf *b, enum cdd_shell sh,
+                           const struct cdd_fix *f, int with_old)
+{
+    sb_add(b, "set \"");
+    sb_add(b, f->name);
+    sb_addc(b, '=');
+    cmd_pct(b, sh, f->value);
+    if (with_old) {
+        sb_addc(b, f->sep);
+        sb_addc(b, '%');
+        sb_add(b, f->name);
+        sb_addc(b, '%');
+    }
+    sb_addc(b, '"');
+}
+
 static int render_cmd_var(struct sbuf *b, enum cdd_shell sh,
                           const struct cdd_fix *f)
 {
@@ -553,41 +570,28 @@ static int render_cmd_var(struct sbuf *b, enum cdd_shell sh,
          * inside the quotes, so its ')' cannot end the block. */
         sb_add(b, "if defined ");
         sb_add(b, f->name);
-        sb_add(b, " (set \"");
-        sb_add(b, f->name);
-        sb_addc(b, '=');
-        cmd_pct(b, sh, f->value);
-        sb_addc(b, f->sep);
-        sb_addc(b, '%');
-        sb_add(b, f->name);
-        sb_add(b, "%\") else set \"");
-        sb_add(b, f->name);
-        sb_addc(b, '=');
-        cmd_pct(b, sh, f->value);
-        sb_addc(b, '"');
+        sb_add(b, " (");
+        cmd_quoted_set(b, sh, f, 1);
+        sb_add(b, ") else ");
+        cmd_quoted_set(b, sh, f, 0);
+        return 0;
+    }
+    if (f->scope == CDD_FIX_SESSION && quote) {
+        /* Quoted: also keeps a '&' in the expanded old value plain. */
+        cmd_quoted_set(b, sh, f, f->kind == CDD_FIX_PREPEND);
         return 0;
     }
     if (f->scope == CDD_FIX_SESSION) {
-        if (quote) {
-            /* Quoted: also keeps a '&' in the expanded old value plain. */
-            sb_add(b, "set \"");
-            sb_add(b, f->name);
-            sb_addc(b, '=');
-            cmd_pct(b, sh, f->value);
-        } else {
-            sb_add(b, "set ");
-            sb_add(b, f->name);
-            sb_addc(b, '=');
-            cmd_carets(b, sh, f->value);
-        }
+        sb_add(b, "set ");
+        sb_add(b, f->name);
+        sb_addc(b, '=');
+        cmd_carets(b, sh, f->value);
         if (f->kind == CDD_FIX_PREPEND) {
             sb_addc(b, f->sep);
             sb_addc(b, '%');
             sb_add(b, f->name);
             sb_addc(b, '%');
         }
-        if (quote)
-            sb_addc(b, '"');
         return 0;
     }
     if (!quote)

@@ -79,6 +79,14 @@ int cdd_fixes_set(struct cdd_fixes *f, enum cdd_fix_scope scope,
  * absolute (ldconfig skips others), which also keeps it off the directives.
  */
 
+static int has_control(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
 const char *cdd_fix_list_entry_fault(const char *var, const char *entry,
                                      char sep)
 {
@@ -92,10 +100,9 @@ const char *cdd_fix_list_entry_fault(const char *var, const char *entry,
     if (strcmp(var, "LD_LIBRARY_PATH") == 0 && strchr(entry, ';'))
         return "it holds ';', at which the loader (glibc ld.so) also splits "
                "LD_LIBRARY_PATH";
-    for (const char *p = entry; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            return "it holds a line break or another control character, "
-                   "which no shell line or settings file can carry";
+    if (has_control(entry))
+        return "it holds a line break or another control character, "
+               "which no shell line or settings file can carry";
     return NULL;
 }
 
@@ -107,10 +114,9 @@ const char *cdd_fix_ldconf_fault(const char *dir)
     if (strchr(dir, '#'))
         return "it holds '#', which starts a comment in ld.so.conf: another "
                "folder would be registered";
-    for (const char *p = dir; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            return "it holds a line break or another control character: "
-                   "ld.so.conf holds one folder per line";
+    if (has_control(dir))
+        return "it holds a line break or another control character: "
+               "ld.so.conf holds one folder per line";
     if (dir[n - 1] == ' ' || dir[n - 1] == '\t')
         return "it ends in white space, which ldconfig drops: another folder "
                "would be registered";
