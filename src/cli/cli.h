@@ -39,6 +39,7 @@ struct cdd_opts_output {      /* every command */
     int verbose;              /* every check, the plan */
     int color, color_given;   /* enum cdd_color */
     int shell, shell_given;   /* enum cdd_shell (shell.h) for the fixes */
+    int shell_old, shell_old_given; /* the same by its deprecated --shell */
 };
 
 /* --color WHEN */

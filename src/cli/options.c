@@ -161,7 +161,7 @@ const struct cdd_option cdd_options[] = {
      "powershell (pwsh), cmd (the prompt) or cmd-batch (a .bat file) "
      "(default: $SHELL's; Windows: powershell)"},
     {"shell", 0, CDD_OPT_ENUM, "SHELL", CMD_INSTALL | CMD_VERIFY | CMD_DOCTOR,
-     F(out.shell), F(out.shell_given), 0, 0, cdd_shell_values,
+     F(out.shell_old), F(out.shell_old_given), 0, 0, cdd_shell_values,
      "deprecated: the old spelling of --fix-shell (--shell is env's)"},
     {"verbose", 'v', CDD_OPT_FLAG, NULL, CMD_GLOBAL, F(out.verbose), NOF, 0, 0,
      NULL, "show every check and every file, not only the summary"},
