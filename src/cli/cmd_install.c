@@ -170,7 +170,8 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
          * and a wrong size refused before the file is read. */
         r = cdd_cli_obtain_local(ob, m, rep, &got);
     }
-    if (r == CDD_E_CHECKSUM && catalog && !ob->redistrib && !ob->archive)
+    if (r == CDD_E_CHECKSUM && catalog && !ob->redistrib && !ob->archive &&
+        !ob->has_sha256)
         r = respin_download(&pick);
     if (r)
         goto out;
@@ -181,7 +182,9 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         r = cdd_cli_pick_manifest(&pick, got.fetch.path,
                                   got.pinned &&
                                       got.pin_source == CDD_PIN_REDISTRIB,
-                                  got.fetch.sha256, rep, &m, catpin);
+                                  got.fetch.sha256,
+                                  ob->has_sha256 ? ob->sha256 : NULL, rep, &m,
+                                  catpin);
         if (r)
             goto out;
         memcpy(got.fetch.sha256, catpin, CDD_SHA256_LEN);

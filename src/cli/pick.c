@@ -144,7 +144,7 @@ static int dup_into(char **dst, const char *src)
 /* The manifest obtain needs: the archive's name, NVIDIA's URL and the
  * catalog's pin. */
 static int pin_manifest(const struct cdd_pick *p, enum cdd_platform plat,
-                        int use_redistrib, int local,
+                        int use_redistrib, int local, const uint8_t *option,
                         struct cdd_manifest **out)
 {
     const struct cdd_cat_archive *a = p->a;
@@ -173,7 +173,12 @@ static int pin_manifest(const struct cdd_pick *p, enum cdd_platform plat,
     snprintf(m->archive.urls[0], ul, "%s%s", CDD_REDISTRIB_BASE_URL,
              a->relative_path);
     m->archive.n_urls = 1;
-    if (!use_redistrib) {
+    if (option) {
+        /* --sha256: the user's own pin for these bytes (an archive they
+         * packed, a mirror's rebuild), instead of the catalog's. */
+        m->archive.has_sha256 = 1;
+        memcpy(m->archive.sha256, option, CDD_SHA256_LEN);
+    } else if (!use_redistrib) {
         /* NVIDIA's current digest; a local file may also match an earlier
          * one, checked after the manifest is made from it. */
         m->archive.has_sha256 = 1;
@@ -284,7 +289,7 @@ int cdd_cli_pick(const struct cdd_cmdline *cl, const struct cdd_target *t,
                         cdd_platform_name(CDD_PLATFORM_LINUX_X86_64),
                         cdd_platform_name(CDD_PLATFORM_WINDOWS_X86_64));
     return pin_manifest(p, plat, ob->redistrib != NULL, ob->archive != NULL,
-                        &p->pin);
+                        ob->has_sha256 ? ob->sha256 : NULL, &p->pin);
 }
 
 /* "a, b and c" of the archive's digests, in hex. */
@@ -328,8 +333,8 @@ int cdd_cli_respin_error(const struct cdd_cat_release *rel,
 
 int cdd_cli_pick_manifest(const struct cdd_pick *p, const char *archive,
                           int redistrib_pinned, const uint8_t *redistrib_pin,
-                          struct cdd_report *rep, struct cdd_manifest **out,
-                          uint8_t *pin)
+                          const uint8_t *option_pin, struct cdd_report *rep,
+                          struct cdd_manifest **out, uint8_t *pin)
 {
     struct cdd_mcreate_opts mo = {.archive_path = archive};
     struct cdd_manifest *m = NULL;
@@ -340,7 +345,13 @@ int cdd_cli_pick_manifest(const struct cdd_pick *p, const char *archive,
      * install's rules; its sha256 is computed on the way. */
     if ((r = cdd_manifest_create(&mo, &m)))
         return r;
-    if (redistrib_pinned) {
+    if (option_pin) {
+        if (memcmp(m->archive.sha256, option_pin, CDD_SHA256_LEN) != 0) {
+            r = cdd_fail(CDD_E_CHECKSUM, archive, 0,
+                         "the archive's sha256 is not the one --sha256 names");
+            goto out;
+        }
+    } else if (redistrib_pinned) {
         if (memcmp(m->archive.sha256, redistrib_pin, CDD_SHA256_LEN) != 0) {
             r = cdd_fail(CDD_E_CHECKSUM, archive, 0,
                          "the archive changed after it was checked against "
@@ -379,8 +390,10 @@ int cdd_cli_pick_manifest(const struct cdd_pick *p, const char *archive,
     cdd_report_check(rep, "catalog", CDD_PASS,
                      "%s: sha256 %s %s; %zu files listed from the archive "
                      "(%s, CUDA %d, cuDNN %s)", p->a->filename, hex,
-                     redistrib_pinned ? "matches NVIDIA's JSON (--redistrib)"
-                                      : "matches the catalog",
+                     option_pin ? "matches --sha256 (not a digest NVIDIA "
+                                  "published)"
+                     : redistrib_pinned ? "matches NVIDIA's JSON (--redistrib)"
+                                        : "matches the catalog",
                      m->n_files, p->a->platform, m->cuda_major, m->version);
 out:
     if (r)

@@ -53,12 +53,12 @@ int cdd_cli_pick(const struct cdd_cmdline *cl, const struct cdd_target *t,
                  struct cdd_report *rep, struct cdd_pick *p);
 /* The manifest made from the obtained archive (cdd_manifest_create), after
  * checking that its sha256 is one the catalog knows for the name (or,
- * with --redistrib, the one NVIDIA's JSON pinned), and that its platform,
+ * with --redistrib, the one NVIDIA's JSON pinned; with --sha256, that one), and that its platform,
  * CUDA major and version are the entry's. *pin gets the archive's sha256. */
 int cdd_cli_pick_manifest(const struct cdd_pick *p, const char *archive,
                           int redistrib_pinned, const uint8_t *redistrib_pin,
-                          struct cdd_report *rep, struct cdd_manifest **out,
-                          uint8_t *pin);
+                          const uint8_t *option_pin, struct cdd_report *rep,
+                          struct cdd_manifest **out, uint8_t *pin);
 /* CDD_E_CHECKSUM: bytes that match no digest known for a's name. */
 int cdd_cli_respin_error(const struct cdd_cat_release *rel,
                          const struct cdd_cat_archive *a, const char *what,

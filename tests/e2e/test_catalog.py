@@ -259,6 +259,22 @@ class CatalogTest(cddtest.CddTestCase):
         self.assertIn("matches an earlier digest", res.err)
         self.assert_installed_9(ws)
 
+    def test_own_sha256_replaces_the_catalog_pin(self):
+        """--sha256 for an archive the user packed (the device run's real
+        9.14 tarball): the catalog chooses, the user's digest pins."""
+        ws = self.workspace(version="13.0.1")
+        res = self.install(ws, "--cudnn", "9", "--catalog", self.respun,
+                           "--archive", self.local, "--sha256", self.sha,
+                           "--no-verify", expect=0)
+        checks = {c["name"]: c for c in res.doc["checks"]}
+        self.assertIn("matches --sha256", checks["catalog"]["detail"])
+        self.assert_installed_9(ws)
+        ws2 = self.workspace("ws2", version="13.0.1")
+        res = self.install(ws2, "--cudnn", "9", "--catalog", self.respun,
+                           "--archive", self.local, "--sha256", "cd" * 32,
+                           "--no-verify")
+        self.assertError(res, 3, "CHECKSUM")
+
     def test_cudnn_and_manifest_together_is_usage(self):
         ws = self.workspace(version="13.0.1")
         res = self.install(ws, "--cudnn", "9", "--manifest",
