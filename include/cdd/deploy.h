@@ -102,6 +102,8 @@ struct cdd_install_opts {
     size_t n_with;
     cdd_progress_fn progress;
     void *progress_ud;
+    const char *selection;   /* the catalog's choice and its reason, for the
+                                receipt; NULL: none */
 };
 
 struct cdd_install_result {

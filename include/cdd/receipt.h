@@ -66,6 +66,9 @@ struct cdd_receipt {
                               (their files are in files[]); receipts
                               without the key: none */
     size_t n_components;
+    char *selection;       /* why this release (install --cudnn, the
+                              catalog's choice); NULL: not chosen, and in
+                              receipts written before it existed */
 };
 
 struct cdd_tree;

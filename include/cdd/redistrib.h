@@ -39,6 +39,8 @@ struct cdd_redistrib_entry {
     int has_size;
     uint64_t size;
     int nested;              /* 1: new (cuda<major>) shape, 0: old shape */
+    int has_md5;
+    char md5[33];            /* 32 hex digits, when has_md5 */
 };
 
 /* Parse text (len bytes) and pick the entry for q. source names the file
@@ -48,5 +50,27 @@ int cdd_redistrib_parse(const char *text, size_t len, const char *source,
                         const struct cdd_redistrib_query *q,
                         struct cdd_redistrib_entry *out);
 void cdd_redistrib_entry_clear(struct cdd_redistrib_entry *e);
+
+/* Every archive of one product in the file (the release catalog): each
+ * platform's flat entry and each of its cuda<N> variants, in file order.
+ * Same strictness as cdd_redistrib_parse for every entry. */
+struct cdd_redistrib_item {
+    char *platform;          /* NVIDIA's name: "linux-sbsa", "windows-arm64" */
+    char *variant;           /* "cuda12"; NULL for a flat entry */
+    struct cdd_redistrib_entry e;
+};
+
+struct cdd_redistrib_list {
+    char *version;           /* <product>.version: "9.13.0.50" (required) */
+    char *label;             /* release_label, NULL when absent */
+    char *date;              /* release_date, NULL when absent */
+    struct cdd_redistrib_item *items;
+    size_t n;
+};
+
+int cdd_redistrib_list_parse(const char *text, size_t len, const char *source,
+                             const char *product,
+                             struct cdd_redistrib_list *out);
+void cdd_redistrib_list_clear(struct cdd_redistrib_list *l);
 
 #endif

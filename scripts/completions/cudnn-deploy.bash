@@ -16,7 +16,7 @@ _cudnn_deploy()
     done
     for ((i = i + 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i-1]} in
-            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major|--fix-shell|--shell|--color) continue ;;
+            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--platform|--cudnn|--gpu-cc|--driver|--catalog|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major|--shell|--color) continue ;;
         esac
         case ${COMP_WORDS[i]} in
             -*) ;;
@@ -27,7 +27,7 @@ _cudnn_deploy()
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '--verbose -v --color --json --quiet -q --help -h --version' -- "$cur"))
         else
-            COMPREPLY=($(compgen -W 'install status uninstall recover verify doctor manifest fetch bundle env' -- "$cur"))
+            COMPREPLY=($(compgen -W 'install status uninstall recover verify doctor manifest fetch bundle env releases' -- "$cur"))
         fi
         return
     fi
@@ -39,23 +39,20 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -f -- "$cur"))
                     return ;;
-                --cuda-root|--prefix|--cache-dir)
+                --cuda-root|--prefix|--catalog|--cache-dir)
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
-                --fix-shell)
-                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
-                    return ;;
                 --shell)
-                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
                     return ;;
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
                     return ;;
-                --cuda|--sha256|--url|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--jobs|-j|--with)
+                --cuda|--sha256|--url|--platform|--cudnn|--gpu-cc|--driver|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--jobs|-j|--with)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --with --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --platform --cudnn --gpu-cc --driver --catalog --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --with --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         status)
             case $prev in
@@ -112,11 +109,8 @@ _cudnn_deploy()
                 --level)
                     COMPREPLY=($(compgen -W 'files load gpu bench' -- "$cur"))
                     return ;;
-                --fix-shell)
-                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
-                    return ;;
                 --shell)
-                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
                     return ;;
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
@@ -124,7 +118,7 @@ _cudnn_deploy()
                 --cuda)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --level --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --level --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         doctor)
             case $prev in
@@ -132,11 +126,8 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
-                --fix-shell)
-                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
-                    return ;;
                 --shell)
-                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
                     return ;;
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
@@ -144,7 +135,7 @@ _cudnn_deploy()
                 --cuda)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         manifest)
             case $prev in
@@ -211,6 +202,21 @@ _cudnn_deploy()
                     return ;;
             esac
             opts='--cuda --cuda-root --prefix --lock-timeout --shell --github --write-activation --verbose -v --color --json --quiet -q --help -h'
+            ;;
+        releases)
+            case $prev in
+                --cuda-root|--catalog)
+                    compopt -o filenames 2>/dev/null
+                    COMPREPLY=($(compgen -d -- "$cur"))
+                    return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
+                --cuda|--platform|--gpu-cc|--driver)
+                    return ;;
+            esac
+            opts='--cuda --cuda-root --platform --gpu-cc --driver --catalog --verbose -v --color --json --quiet -q --help -h'
+            files=1
             ;;
         *) return ;;
     esac

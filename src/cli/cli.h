@@ -24,8 +24,9 @@ enum {
     CMD_FETCH = 1 << 7,
     CMD_BUNDLE = 1 << 8,          /* fleet: offline bundles (cmd_bundle.c) */
     CMD_ENV = 1 << 9,             /* fleet: environment (cmd_env.c) */
+    CMD_RELEASES = 1 << 10,       /* the release catalog (cmd_releases.c) */
     CMD_TOOL = 1 << 15,
-    CMD_EVERY = 0x03ff,           /* every command */
+    CMD_EVERY = 0x07ff,           /* every command */
     CMD_GLOBAL = CMD_EVERY | CMD_TOOL
 };
 
@@ -50,6 +51,12 @@ struct cdd_opts_target {      /* which tree, and how long to wait for it */
     double lock_timeout;
 };
 
+/* A repeatable option's values, in order (CDD_OPT_LIST). */
+struct cdd_strlist {
+    const char *v[32];
+    size_t n;
+};
+
 struct cdd_opts_obtain {      /* which manifest and archive, and the pin */
     const char *manifest;
     const char *archive;
@@ -63,12 +70,12 @@ struct cdd_opts_obtain {      /* which manifest and archive, and the pin */
     const char *cacert;
     long connect_timeout, low_speed_time, low_speed_limit; /* 0: default */
     long retries;             /* -1: default */
-};
-
-/* A repeatable option's values, in order (CDD_OPT_LIST). */
-struct cdd_strlist {
-    const char *v[32];
-    size_t n;
+    const char *platform;     /* --platform: NVIDIA's name (linux-sbsa) */
+    /* the release catalog (docs/releases.md) */
+    const char *cudnn;        /* install --cudnn 9|9.13|9.13.0.50|latest */
+    const char *catalog;      /* --catalog DIR (else $CUDNN_DEPLOY_CATALOG) */
+    const char *driver;       /* --driver 580.65.06 */
+    struct cdd_strlist gpu_cc; /* --gpu-cc X.Y, repeatable */
 };
 
 struct cdd_opts_change {      /* how install, uninstall and status work */

@@ -7,7 +7,9 @@
 #include "cdd/hash.h"
 #include "cdd/manifest.h"
 #include "cdd/obtain.h"
+#include "cdd/redistrib.h"
 #include "cmds.h"
+#include "pick.h"
 #include "report.h"
 
 static void summarise(struct cdd_report *rep, const struct cdd_plan *p,
@@ -84,6 +86,22 @@ static int components(const struct cdd_cmdline *cl,
     return 0;
 }
 
+/* A download that matches no digest of its name: say so, with the way to
+ * check it against NVIDIA's current JSON. */
+static int respin_download(const struct cdd_pick *p)
+{
+    char msg[sizeof cdd_last_error()->msg];
+    snprintf(msg, sizeof msg, "%s", cdd_last_error()->msg);
+    return cdd_fail(CDD_E_CHECKSUM, p->a->filename, 0,
+                    "%s. The bytes differ from every release of %s NVIDIA is "
+                    "known to have published (%zu digest%s in the catalog). "
+                    "NVIDIA may have re-spun it under the same name: check "
+                    "it against NVIDIA's current JSON with --redistrib "
+                    "%sredistrib_%s.json", msg, p->a->filename,
+                    p->a->n_digests, p->a->n_digests == 1 ? "" : "s",
+                    CDD_REDISTRIB_BASE_URL, p->rel->label);
+}
+
 int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_install_with with[sizeof cl->change.with.v /
@@ -100,13 +118,23 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     const struct cdd_opts_change *ch = &cl->change;
     const char *archive = ob->archive;
     const uint8_t *pin = ob->has_sha256 ? ob->sha256 : NULL;
+    struct cdd_pick pick = {0};
+    uint8_t catpin[CDD_SHA256_LEN];
+    /* The release catalog chooses (docs/releases.md): --cudnn, or no
+     * --manifest for a tree that is not CUDA 11 (decided below). */
+    int catalog = ob->cudnn != NULL;
     int r;
 
     memset(with, 0, sizeof with);
     memset(wgot, 0, sizeof wgot);
     memset(wnames, 0, sizeof wnames);
-    r = cdd_manifest_find(ob->manifest, &m);
-    if (r)
+    if (catalog && ob->manifest) {
+        r = cdd_fail(CDD_E_USAGE, NULL, 0,
+                     "--cudnn picks a release from the catalog; --manifest "
+                     "names one: give one or the other");
+        goto out;
+    }
+    if (!catalog && (r = cdd_manifest_find(ob->manifest, &m)))
         goto out;
     if (ob->archive && ob->n_urls) {
         r = cdd_fail(CDD_E_USAGE, NULL, 0,
@@ -120,6 +148,20 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         r = cdd_tree_open(t.root, &tree);
     if (r)
         goto out;
+    if (!catalog && !ob->manifest && !ob->archive && t.version.known &&
+        t.version.major != 11) {
+        cdd_say(rep, "No --manifest: the shipped default is for CUDA 11; for "
+                "this CUDA %d tree the default is the newest catalog release "
+                "that fits", t.version.major);
+        cdd_manifest_free(m);
+        m = NULL;
+        catalog = 1;
+    }
+    if (catalog) {
+        if ((r = cdd_cli_pick(cl, &t, rep, &pick)))
+            goto out;
+        m = pick.pin; /* until the archive's own manifest replaces it */
+    }
     if (!archive) {
         cdd_say(rep, "Obtaining %s", m->archive.filename);
         r = cdd_cli_obtain(ob, cl->out.quiet, m, rep, &got);
@@ -128,8 +170,26 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
          * and a wrong size refused before the file is read. */
         r = cdd_cli_obtain_local(ob, m, rep, &got);
     }
+    if (r == CDD_E_CHECKSUM && catalog && !ob->redistrib && !ob->archive &&
+        !ob->has_sha256)
+        r = respin_download(&pick);
     if (r)
         goto out;
+    if (catalog) {
+        /* No hand-written manifest: the archive's own entries, read under
+         * the install's rules, bound to the catalog's pin. */
+        m = NULL;
+        r = cdd_cli_pick_manifest(&pick, got.fetch.path,
+                                  got.pinned &&
+                                      got.pin_source == CDD_PIN_REDISTRIB,
+                                  got.fetch.sha256,
+                                  ob->has_sha256 ? ob->sha256 : NULL, rep, &m,
+                                  catpin);
+        if (r)
+            goto out;
+        memcpy(got.fetch.sha256, catpin, CDD_SHA256_LEN);
+        got.pinned = 1;
+    }
     /* The install checks the file against the same pin again (and records
      * where the pin came from). */
     archive = got.fetch.path;
@@ -155,7 +215,8 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         .lock_timeout = cl->target.lock_timeout,
         .jobs = (int)ch->jobs, .check_tree = ch->check_tree,
         .with = with, .n_with = ch->with.n,
-        .progress = cdd_progress_cb, .progress_ud = ui};
+        .progress = cdd_progress_cb, .progress_ud = ui,
+        .selection = pick.selection};
     r = cdd_install(&o, &res);
     cdd_progress_free(ui);
     ui = NULL;
@@ -203,6 +264,8 @@ out:
     cdd_install_result_clear(&res);
     cdd_tree_close(tree);
     cdd_target_clear(&t);
-    cdd_manifest_free(m);
+    if (m != pick.pin)
+        cdd_manifest_free(m);
+    cdd_pick_clear(&pick);
     return r;
 }

@@ -105,6 +105,19 @@ const struct cdd_command cdd_commands[] = {
      "them as data; --write-activation writes a conda environment's\n"
      "activation scripts, recorded in its receipt.",
      0, NULL, cdd_cmd_env},
+    /* the release catalog (docs/releases.md) */
+    {"releases", CMD_RELEASES,
+     "[VERSION] [--cuda X.Y | --cuda-root DIR] [--platform P] [--gpu-cc X.Y]... "
+     "[--driver VER]",
+     "list every cuDNN release in the catalog and which ones fit this machine",
+     "Every release NVIDIA has published a redistrib JSON for, with each\n"
+     "archive's platform, CUDA variant, size and sha256. Each is checked\n"
+     "against the CUDA version (--cuda, or a tree's), the platform (default:\n"
+     "this one's; --platform all), every GPU's compute capability and the\n"
+     "driver (default: what the driver reports; none: not checked), and\n"
+     "each that does not fit says why. The last line names the newest that\n"
+     "fits: what 'install --cudnn' would pick.",
+     1, NULL, cdd_cmd_releases},
 };
 
 const size_t cdd_command_count = sizeof cdd_commands / sizeof cdd_commands[0];

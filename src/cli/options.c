@@ -48,9 +48,12 @@ const struct cdd_opt_value cdd_shell_values[] = {
 #define DL (NET | CMD_BUNDLE)
 
 const struct cdd_option cdd_options[] = {
-    {"cuda", 0, CDD_OPT_CUDA, "vX.Y", TGT, F(target.spec.cuda), NOF, 0, 0,
-     NULL, "CUDA toolkit vX.Y: $CUDA_PATH_VX_Y, else the default root"},
-    {"cuda-root", 0, CDD_OPT_DIR, "DIR", TGT, F(target.spec.cuda_root), NOF,
+    {"cuda", 0, CDD_OPT_CUDA, "vX.Y", TGT | CMD_RELEASES, F(target.spec.cuda),
+     NOF, 0, 0, NULL,
+     "CUDA toolkit vX.Y: $CUDA_PATH_VX_Y, else the default root (releases: "
+     "the CUDA version to fit)"},
+    {"cuda-root", 0, CDD_OPT_DIR, "DIR", TGT | CMD_RELEASES,
+     F(target.spec.cuda_root), NOF,
      0, 0, NULL, "a CUDA toolkit tree"},
     {"prefix", 0, CDD_OPT_DIR, "DIR", TGT, F(target.spec.prefix), NOF, 0, 0,
      NULL, "a conda environment or other prefix"},
@@ -74,6 +77,28 @@ const struct cdd_option cdd_options[] = {
      "NVIDIA's redistrib_<version>.json: the pin when the manifest has "
      "none, for a download (default: the manifest's redistrib_url) or a "
      "local --archive"},
+    {"platform", 0, CDD_OPT_STRING, "PLATFORM", CMD_INSTALL | CMD_RELEASES,
+     F(obtain.platform), NOF, 0, 0, NULL,
+     "NVIDIA's platform name (linux-x86_64, linux-sbsa, linux-aarch64, "
+     "windows-x86_64, windows-arm64): a tree for another machine "
+     "(default: this one's; releases: 'all' for every platform)"},
+    /* the release catalog (docs/releases.md) */
+    {"cudnn", 0, CDD_OPT_STRING, "VERSION", CMD_INSTALL, F(obtain.cudnn), NOF,
+     0, 0, NULL,
+     "the newest catalog release matching VERSION (9, 9.13, 9.13.0.50 or "
+     "latest) that fits the tree's CUDA, the platform, the driver and every "
+     "GPU; pinned by NVIDIA's published sha256"},
+    {"gpu-cc", 0, CDD_OPT_LIST, "X.Y", CMD_INSTALL | CMD_RELEASES,
+     F(obtain.gpu_cc), NOF, 0, 0, NULL,
+     "a GPU's compute capability to fit (repeatable; default: every GPU the "
+     "driver reports)"},
+    {"driver", 0, CDD_OPT_STRING, "VERSION", CMD_INSTALL | CMD_RELEASES,
+     F(obtain.driver), NOF, 0, 0, NULL,
+     "the NVIDIA driver to fit, e.g. 580.65.06 (default: the installed one)"},
+    {"catalog", 0, CDD_OPT_DIR, "DIR", CMD_INSTALL | CMD_RELEASES,
+     F(obtain.catalog), NOF, 0, 0, NULL,
+     "read the release catalog from DIR (redistrib_*.json and facts.json) "
+     "instead of the built-in one (also $CUDNN_DEPLOY_CATALOG)"},
     {"cache-dir", 0, CDD_OPT_DIR, "DIR", DL, F(obtain.cache_dir), NOF, 0, 0,
      NULL,
      "download cache (default: $XDG_CACHE_HOME/cudnn-deploy, else "

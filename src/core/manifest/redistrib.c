@@ -147,6 +147,10 @@ static int read_entry(const struct rctx *c, const cJSON *e, const char *jp,
         return r;
     if (md5 && (strlen(md5) != 32 || !is_hex(md5, 32)))
         return bad(c, kjp, "expected 32 hex digits%s", NULL);
+    if (md5) {
+        memcpy(out->md5, md5, 33);
+        out->has_md5 = 1;
+    }
     if ((r = get_string(c, e, jp, "size", 0, &size, kjp)))
         return r;
     if (size) {
@@ -159,14 +163,152 @@ static int read_entry(const struct rctx *c, const cJSON *e, const char *jp,
     return 0;
 }
 
+/* text as a JSON object (*root, freed by the caller with cJSON_Delete). */
+static int parse_root(const struct rctx *c, const char *text, size_t len,
+                      cJSON **root)
+{
+    const char *end = NULL;
+    char *copy;
+    *root = NULL;
+    /* cJSON rejects trailing text only when it can see the terminating
+     * NUL; a NUL inside would hide what follows it. */
+    if (memchr(text, '\0', len))
+        return cdd_fail(CDD_E_MANIFEST, c->source, 0,
+                        "not valid JSON (a NUL byte inside)");
+    if (!(copy = malloc(len + 1)))
+        return cdd_fail(CDD_E_NOMEM, c->source, 0, NULL);
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    *root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 1);
+    if (!*root) {
+        size_t off = end && end >= copy && end <= copy + len
+                         ? (size_t)(end - copy) : 0;
+        free(copy);
+        return cdd_fail(CDD_E_MANIFEST, c->source, 0,
+                        "not valid JSON (near byte %zu)", off);
+    }
+    free(copy);
+    if (!cJSON_IsObject(*root))
+        return bad(c, "(root)", "expected a JSON object%s", NULL);
+    return 0;
+}
+
+static int dup_opt(const struct rctx *c, const char *s, char **out)
+{
+    *out = NULL;
+    if (s && !(*out = strdup(s)))
+        return cdd_fail(CDD_E_NOMEM, c->source, 0, NULL);
+    return 0;
+}
+
+static int list_add(const struct rctx *c, struct cdd_redistrib_list *l,
+                    const cJSON *e, const char *jp, const char *platform,
+                    const char *variant)
+{
+    struct cdd_redistrib_query q = {0};
+    struct cdd_redistrib_item *it;
+    int r;
+    if (l->n % 16 == 0) {
+        void *p = realloc(l->items, (l->n + 16) * sizeof *l->items);
+        if (!p)
+            return cdd_fail(CDD_E_NOMEM, c->source, 0, NULL);
+        l->items = p;
+    }
+    it = &l->items[l->n];
+    memset(it, 0, sizeof *it);
+    if ((r = read_entry(c, e, jp, &q, &it->e)))
+        return r;
+    l->n++;
+    if ((r = dup_opt(c, platform, &it->platform)) ||
+        (r = dup_opt(c, variant, &it->variant)))
+        return r;
+    return 0;
+}
+
+int cdd_redistrib_list_parse(const char *text, size_t len, const char *source,
+                             const char *product,
+                             struct cdd_redistrib_list *out)
+{
+    struct rctx c = {source};
+    cJSON *root = NULL;
+    const cJSON *prod, *plat, *v;
+    const char *s;
+    char jp[JP_MAX], kjp[JP_MAX], vjp[JP_MAX];
+    int r;
+
+    memset(out, 0, sizeof *out);
+    if ((r = parse_root(&c, text, len, &root)))
+        goto out;
+    if ((r = get_string(&c, root, "", "release_label", 0, &s, kjp)) ||
+        (r = dup_opt(&c, s, &out->label)))
+        goto out;
+    if ((r = get_string(&c, root, "", "release_date", 0, &s, kjp)) ||
+        (r = dup_opt(&c, s, &out->date)))
+        goto out;
+    if ((r = get_object(&c, root, "", product,
+                        " (this file lists no such product)", &prod, jp)))
+        goto out;
+    if ((r = get_string(&c, prod, jp, "version", 1, &s, kjp)) ||
+        (r = dup_opt(&c, s, &out->version)))
+        goto out;
+    cJSON_ArrayForEach(plat, prod)
+    {
+        const cJSON *var, *dup;
+        /* name, license, cuda_variant...: not platforms. */
+        if (!cJSON_IsObject(plat) || !plat->string)
+            continue;
+        /* A platform given twice would make two readers differ. */
+        if ((r = member(&c, prod, jp, plat->string, &dup, kjp)))
+            goto out;
+        if ((r = member(&c, plat, kjp, "relative_path", &v, vjp)))
+            goto out;
+        if (v && (r = list_add(&c, out, plat, kjp, plat->string, NULL)))
+            goto out;
+        cJSON_ArrayForEach(var, plat)
+        {
+            char ejp[JP_MAX];
+            if (!var->string || strncmp(var->string, "cuda", 4) != 0 ||
+                strcmp(var->string, "cuda_variant") == 0)
+                continue;
+            if ((r = member(&c, plat, kjp, var->string, &dup, ejp)))
+                goto out;
+            if (!cJSON_IsObject(var)) {
+                r = bad(&c, ejp, "expected an object%s", NULL);
+                goto out;
+            }
+            if ((r = list_add(&c, out, var, ejp, plat->string, var->string)))
+                goto out;
+        }
+    }
+out:
+    if (r)
+        cdd_redistrib_list_clear(out);
+    cJSON_Delete(root);
+    return r;
+}
+
+void cdd_redistrib_list_clear(struct cdd_redistrib_list *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->items[i].platform);
+        free(l->items[i].variant);
+        cdd_redistrib_entry_clear(&l->items[i].e);
+    }
+    free(l->items);
+    free(l->version);
+    free(l->label);
+    free(l->date);
+    memset(l, 0, sizeof *l);
+}
+
 int cdd_redistrib_parse(const char *text, size_t len, const char *source,
                         const struct cdd_redistrib_query *q,
                         struct cdd_redistrib_entry *out)
 {
     struct rctx c = {source};
     cJSON *root = NULL;
-    char *copy = NULL;
-    const char *end = NULL;
     const cJSON *prod, *plat, *entry, *v;
     const char *s, *pname = cdd_platform_name(q->platform);
     char jp[JP_MAX], kjp[JP_MAX], variant[16];
@@ -177,31 +319,8 @@ int cdd_redistrib_parse(const char *text, size_t len, const char *source,
         r = cdd_fail(CDD_E_USAGE, source, 0, "unknown platform");
         goto out;
     }
-    /* cJSON rejects trailing text only when it can see the terminating
-     * NUL; a NUL inside would hide what follows it. */
-    if (memchr(text, '\0', len)) {
-        r = cdd_fail(CDD_E_MANIFEST, source, 0,
-                     "not valid JSON (a NUL byte inside)");
+    if ((r = parse_root(&c, text, len, &root)))
         goto out;
-    }
-    if (!(copy = malloc(len + 1))) {
-        r = cdd_fail(CDD_E_NOMEM, source, 0, NULL);
-        goto out;
-    }
-    memcpy(copy, text, len);
-    copy[len] = '\0';
-    root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 1);
-    if (!root) {
-        size_t off = end && end >= copy && end <= copy + len
-                         ? (size_t)(end - copy) : 0;
-        r = cdd_fail(CDD_E_MANIFEST, source, 0,
-                     "not valid JSON (near byte %zu)", off);
-        goto out;
-    }
-    if (!cJSON_IsObject(root)) {
-        r = bad(&c, "(root)", "expected a JSON object%s", NULL);
-        goto out;
-    }
     if ((r = get_string(&c, root, "", "release_label", 0, &s, kjp)))
         goto out;
     if ((r = get_object(&c, root, "", q->product,
@@ -250,7 +369,6 @@ out:
     if (r)
         cdd_redistrib_entry_clear(out);
     cJSON_Delete(root);
-    free(copy);
     return r;
 }
 

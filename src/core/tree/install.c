@@ -625,6 +625,8 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
     rc->archive_size = c->res->archive_size;
     rc->archive_pinned = c->res->pinned;
     rc->pin_source = strdup(cdd_pin_name(c->res->pin_source));
+    if (c->o->selection && !(rc->selection = strdup(c->o->selection)))
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     if ((r = receipt_components(c, rc)) < 0)
         return r;
     if (!rc->tool_version || !rc->txn_id || !rc->installed_at ||

@@ -74,6 +74,7 @@ void cdd_receipt_clear(struct cdd_receipt *r)
         free(r->components[i].archive_filename);
     }
     free(r->components);
+    free(r->selection);
     memset(r, 0, sizeof *r);
 }
 
@@ -123,6 +124,8 @@ int cdd_receipt_to_json(const struct cdd_receipt *r, char **out)
     cdd_jw_bool(w, "pinned", r->archive_pinned);
     cdd_jw_str(w, "pin_source", r->pin_source);
     cdd_jw_end(w);
+    if (r->selection)
+        cdd_jw_str(w, "selection", r->selection);
     if (r->n_components) {
         cdd_jw_array(w, "components");
         for (size_t i = 0; i < r->n_components; i++) {
@@ -415,6 +418,7 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
     r->archive_size = (uint64_t)get_num(&c, a, "size");
     r->archive_pinned = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "pinned"));
     r->pin_source = get_str(&c, a, "pin_source", 1);
+    r->selection = get_str(&c, o, "selection", 1);
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files");
     if (!cJSON_IsArray(files)) {
         bad(&c, "files: expected a list");
