@@ -557,5 +557,97 @@ class FetchTest(cddtest.CddTestCase):
         self.assert_untouched(ws, before)
 
 
+
+class CacheIntegrity(FetchTest):
+    """The cache may be shared with other accounts (issue 18): a .part or a
+    cached file that is not a regular file of ours with one link is never
+    used -- removed and downloaded again; an entry folder that is a link or
+    another account's is refused. The file such a name leads to is never
+    appended to or changed."""
+
+    def outside(self, data):
+        p = os.path.join(self.dir, "outside", "victim.bin")
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(data)
+        return p
+
+    def read(self, p):
+        with open(p, "rb") as f:
+            return f.read()
+
+    def test_hard_linked_part_is_never_appended_to(self):
+        # The victim holds a usable prefix: resuming would append the rest
+        # of the download to it.
+        half = self.data[:len(self.data) // 2]
+        victim = self.outside(half)
+        os.makedirs(os.path.dirname(self.part_path()), exist_ok=True)
+        os.link(victim, self.part_path())
+        m = self.manifest([self.http.url(self.path)])
+        ws, res = self.ok_install(m)
+        self.assertEqual(self.read(victim), half)
+        self.assertEqual(os.stat(victim).st_nlink, 1)
+        got = [(r.status, r.range) for r in self.http.requests]
+        self.assertEqual(got, [(200, None)], "downloaded afresh, not resumed")
+        self.assert_cached_ok()
+
+    def test_symlinked_part_is_not_followed(self):
+        half = self.data[:len(self.data) // 2]
+        victim = self.outside(half)
+        os.makedirs(os.path.dirname(self.part_path()), exist_ok=True)
+        os.symlink(victim, self.part_path())
+        m = self.manifest([self.http.url(self.path)])
+        self.ok_install(m)
+        self.assertEqual(self.read(victim), half)
+        self.assert_cached_ok()
+
+    def test_hard_linked_cached_file_is_not_used(self):
+        victim = self.outside(self.data)
+        os.makedirs(os.path.dirname(self.cached_path()), exist_ok=True)
+        os.link(victim, self.cached_path())
+        m = self.manifest([self.http.url(self.path)])
+        self.ok_install(m)
+        # Downloaded again into a file of its own; the victim kept its bytes.
+        self.assertEqual(len(self.http.requests), 1)
+        self.assertEqual(self.read(victim), self.data)
+        self.assertEqual(os.stat(victim).st_nlink, 1)
+        self.assert_cached_ok()
+
+    def test_entry_folder_that_is_a_link_is_refused(self):
+        elsewhere = os.path.join(self.dir, "outside", "entry")
+        os.makedirs(elsewhere)
+        os.makedirs(self.cache)
+        os.symlink(elsewhere, os.path.join(self.cache, self.sha))
+        m = self.manifest([self.http.url(self.path)])
+        res, err = self.failing_install(m, rc=3, codes="UNSAFE")
+        self.assertIn("link", err["message"])
+        self.assertEqual(os.listdir(elsewhere), [])
+        self.assertEqual(self.http.requests, [])
+
+    @unittest.skipIf(os.name == "nt" or not hasattr(os, "geteuid") or
+                     os.geteuid() != 0, "needs root to give a folder away")
+    def test_entry_folder_of_another_account_is_refused(self):
+        d = os.path.join(self.cache, self.sha)
+        os.makedirs(d)
+        os.chown(d, 12345, 12345)
+        m = self.manifest([self.http.url(self.path)])
+        res, err = self.failing_install(m, rc=3, codes="UNSAFE")
+        self.assertIn("another account", err["message"])
+        self.assertEqual(os.listdir(d), [])
+
+    def test_entry_folder_writable_by_others_is_refused(self):
+        d = os.path.join(self.cache, self.sha)
+        os.makedirs(d)
+        os.chmod(d, 0o777)
+        m = self.manifest([self.http.url(self.path)])
+        res, err = self.failing_install(m, rc=3, codes="UNSAFE")
+        self.assertIn("writable by other accounts", err["message"])
+
+
+# CacheIntegrity borrows FetchTest's server and helpers, not its tests.
+for _name in dir(FetchTest):
+    if _name.startswith("test_") and _name not in CacheIntegrity.__dict__:
+        setattr(CacheIntegrity, _name, None)
+
 if __name__ == "__main__":
     cddtest.main()
