@@ -120,7 +120,17 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         r = cdd_tree_open(t.root, &tree);
     if (r)
         goto out;
-    if (!archive) {
+    if (!archive && ch->dry_run) {
+        /* A dry run never downloads nor touches the cache (issue 18): it
+         * says what it would download, and checks the archive only when
+         * the pinned file is already in the cache. */
+        r = cdd_cli_obtain_plan(ob, m, rep, &got);
+        if (!r && !got.fetch.path) {
+            cdd_report_bool(rep, "dry_run", 1);
+            cdd_report_changed(rep, 1);
+            goto out;
+        }
+    } else if (!archive) {
         cdd_say(rep, "Obtaining %s", m->archive.filename);
         r = cdd_cli_obtain(ob, cl->out.quiet, m, rep, &got);
     } else {

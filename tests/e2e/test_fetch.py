@@ -644,10 +644,91 @@ class CacheIntegrity(FetchTest):
         self.assertIn("writable by other accounts", err["message"])
 
 
-# CacheIntegrity borrows FetchTest's server and helpers, not its tests.
-for _name in dir(FetchTest):
-    if _name.startswith("test_") and _name not in CacheIntegrity.__dict__:
-        setattr(CacheIntegrity, _name, None)
+class DryRunPlan(FetchTest):
+    """install --dry-run without --archive plans the download without it
+    (issue 18; Ansible's check mode relies on it): no request, the cache
+    not created or changed, "would download URL (N bytes)" and the stable
+    "download" member; with the pinned file already cached, the dry run
+    checks it, read-only."""
+
+    def cache_state(self):
+        if not os.path.exists(self.cache):
+            return None
+        out = {}
+        for dp, dn, fn in os.walk(self.cache):
+            for n in dn + fn:
+                p = os.path.join(dp, n)
+                st = os.lstat(p)
+                out[os.path.relpath(p, self.cache)] = (st.st_mode, st.st_size,
+                                                       st.st_mtime_ns)
+        return out
+
+    def test_dry_run_never_downloads(self):
+        url = self.http.url(self.path)
+        m = self.manifest([url])
+        ws = self.workspace()
+        before = ws.snap()
+        res = self.install(ws, m, "--dry-run", expect=0)
+        self.assertEqual(self.http.requests, [])
+        self.assertIsNone(self.cache_state(), "the cache was created")
+        self.assertEqual(res.doc["download"], {
+            "url": url, "size": len(self.data), "sha256": self.sha,
+            "pin": "manifest", "cached": False,
+            "path": os.path.join(self.cache, self.sha, self.fx.filename)})
+        self.assertTrue(res.doc["dry_run"])
+        self.assertTrue(res.doc["changed"])
+        self.assert_untouched(ws, before)
+        # The human form says it in one line.
+        args = (["install"] + ws.target_args
+                + ["--manifest", m, "--no-verify", "--cache-dir", self.cache,
+                   "--dry-run"])
+        r = cddtest.run(args, env=self.env(), expect=0)
+        self.assertIn("would download %s (%d bytes)" % (url, len(self.data)),
+                      r.out + r.err)
+        self.assertEqual(self.http.requests, [])
+        self.assertIsNone(self.cache_state())
+
+    def test_dry_run_leaves_a_part_and_others_alone(self):
+        self.put_part(self.data[:100])
+        os.makedirs(os.path.join(self.cache, "unpinned"))
+        state = self.cache_state()
+        m = self.manifest([self.http.url(self.path)])
+        ws = self.workspace()
+        res = self.install(ws, m, "--dry-run", expect=0)
+        self.assertFalse(res.doc["download"]["cached"])
+        self.assertEqual(self.cache_state(), state)
+        self.assertEqual(self.http.requests, [])
+
+    def test_dry_run_checks_a_cached_archive_read_only(self):
+        self.fetch(self.manifest([self.http.url(self.path)]), expect=0)
+        self.http.clear()
+        state = self.cache_state()
+        m = self.manifest([self.http.url(self.path)])
+        ws = self.workspace()
+        before = ws.snap()
+        res = self.install(ws, m, "--dry-run", expect=0)
+        self.assertTrue(res.doc["download"]["cached"])
+        self.assertEqual(self.http.requests, [])
+        self.assertEqual(self.cache_state(), state)
+        plan = cddtest.plan_of(res.doc)
+        self.assertEqual(len(plan), len(self.fx.files))
+        self.assertEqual(set(plan.values()), {"new"})
+        self.assert_untouched(ws, before)
+
+    def test_dry_run_unpinned_is_refused_as_the_install_would(self):
+        m = self.manifest([self.https.url(self.path) if self.https
+                           else self.http.url(self.path)], pinned=False)
+        ws = self.workspace()
+        res = self.install(ws, m, "--dry-run", expect=3)
+        self.assertEqual(res.doc["error"]["code"], "UNPINNED")
+        self.assertIsNone(self.cache_state())
+
+
+# CacheIntegrity and DryRunPlan borrow FetchTest's server and helpers, not its tests.
+for _cls in (CacheIntegrity, DryRunPlan):
+    for _name in dir(FetchTest):
+        if _name.startswith("test_") and _name not in _cls.__dict__:
+            setattr(_cls, _name, None)
 
 if __name__ == "__main__":
     cddtest.main()
