@@ -672,5 +672,80 @@ class OneOpenFile(CddTestCase):
         self.assertIn("another account", err["message"])
         self.assertSameTree(before, ws.snap())
 
+
+class BundleNames(CddTestCase):
+    """bundle keeps names whole (issue 18): a legal 245-byte archive name in
+    its platform folder makes an index whose relative_path names the file
+    that is there, and an install from the bundle folder finds it; a name
+    over 255 bytes is refused with a clear message, nothing cut."""
+
+    def named(self, n):
+        fx = cddtest.FIX.linux
+        suffix = ".tar.xz"
+        name = ("cudnn-linux-x86_64-8.5.0.96_cuda11-" + "x" * n)[:n - len(suffix)] + suffix
+        assert len(name.encode()) == n
+        d = self.scratch("n%d" % n)
+        arch = os.path.join(d, name)
+        with open(fx.path, "rb") as f, open(arch, "wb") as g:
+            g.write(f.read())
+        m = fx.manifest_variant(os.path.join(d, "m.json"), filename=name)
+        return fx, d, arch, m
+
+    def test_245_byte_name_is_kept_whole(self):
+        fx, d, arch, m = self.named(245)
+        out = os.path.join(d, "out")
+        cddtest.run_json(["bundle", "--manifest", m, "-o", out, "--archive",
+                          arch, "--cache-dir", os.path.join(d, "cache")],
+                         expect=0)
+        with open(os.path.join(out, "cudnn/redist/redistrib_8.5.0.96.json")) as f:
+            red = json.load(f)
+        rel = red["cudnn"]["linux-x86_64"]["cuda11"]["relative_path"]
+        self.assertEqual(rel, "cudnn/linux-x86_64/" + os.path.basename(arch))
+        path = os.path.join(out, "cudnn/redist", rel)
+        self.assertEqual(cddtest.sha256_file(path), fx.sha256)
+        # A fleet machine installs through the index, from the folder: the
+        # manifest pins nothing and names no URL, the index does both.
+        def unpinned(doc):
+            doc["archive"]["sha256"] = doc["archive"]["size"] = None
+            doc["archive"].pop("url", None)
+        um = fx.manifest_variant(os.path.join(d, "u.json"), unpinned,
+                                 filename=os.path.basename(arch))
+        ws = self.workspace()
+        before = ws.snap()
+        cddtest.run_json(
+            ["install"] + ws.target_args
+            + ["--manifest", um, "--no-verify", "--cache-dir",
+               os.path.join(d, "cache2"), "--redistrib",
+               "file://" + os.path.join(out, "cudnn/redist/"
+                                        "redistrib_8.5.0.96.json")],
+            expect=0, env=NO_NET)
+        self.assertInstalled(ws, fx, before)
+
+    def test_name_over_255_bytes_is_refused(self):
+        fx = cddtest.FIX.linux
+        d = self.scratch("long")
+        name = "c" * 249 + ".tar.xz"          # 256 bytes
+        m = fx.manifest_variant(os.path.join(d, "m.json"), filename=name)
+        res = cddtest.run_json(["bundle", "--manifest", m, "-o",
+                                os.path.join(d, "out"), "--archive", fx.path,
+                                "--cache-dir", os.path.join(d, "cache")],
+                               expect=None)
+        self.assertIn(res.rc, (2, 3))
+        self.assertIn("255", res.doc["error"]["message"])
+        self.assertFalse(os.path.exists(os.path.join(d, "out", "cudnn")))
+
+    def test_path_over_the_platform_limit_is_refused(self):
+        fx, d, arch, m = self.named(245)
+        # -o itself legal (folders of 200 bytes, 3900 in all), the
+        # archive's path in it over 4095 bytes.
+        out = d
+        while len(out) < 3900:
+            out = os.path.join(out, "o" * 200)
+        res = cddtest.run_json(["bundle", "--manifest", m, "-o", out,
+                                "--archive", arch, "--cache-dir",
+                                os.path.join(d, "cache")], expect=None)
+        self.assertEqual(res.rc, 2, res.doc)
+        self.assertIn("limit", res.doc["error"]["message"])
+
 if __name__ == "__main__":
     cddtest.main()
