@@ -67,18 +67,18 @@ static int check_bounds(const char *dir, const char *rel)
         size_t n = strcspn(c, "/");
         if (n > NAME_MAX_BYTES)
             return cdd_fail(CDD_E_USAGE, rel, 0,
-                            "a name of %zu bytes in the bundle: names are "
+                            "a name of %llu bytes in the bundle: names are "
                             "limited to %u bytes per component",
-                            n, NAME_MAX_BYTES);
+                            (unsigned long long)n, NAME_MAX_BYTES);
         c += n;
         if (*c == '/')
             c++;
     }
     if (total > PATH_MAX_BYTES)
         return cdd_fail(CDD_E_USAGE, rel, 0,
-                        "the path in the bundle would be %zu bytes: the "
+                        "the path in the bundle would be %llu bytes: the "
                         "limit here is %u; give -o a shorter folder",
-                        total, PATH_MAX_BYTES);
+                        (unsigned long long)total, PATH_MAX_BYTES);
     return 0;
 }
 
