@@ -25,6 +25,8 @@ struct cdd_archive_entry {
 };
 
 struct cdd_archive;
+struct cdd_rfile;
+struct cdd_finfo;
 
 /* Select a UTF-8 LC_CTYPE (C.UTF-8 or the like) unless one is in effect:
  * libarchive converts entry names through the C library's locale, and in the
@@ -38,6 +40,11 @@ int cdd_archive_init(void);
  * CDD_E_CORRUPT when it is not a readable zip or tar, CDD_E_CORRUPT or
  * CDD_E_UNSAFE when a zip's structure fails its validation (zipcd.h). */
 int cdd_archive_open(const char *path, struct cdd_archive **out);
+/* Open an archive through f, an archive file the caller holds open (it
+ * stays the caller's: the reader reads through its own duplicate of the
+ * handle, cdd_rfile_dup). The bytes read are those of the file f is, whatever
+ * its path names by now. */
+int cdd_archive_open_file(struct cdd_rfile *f, struct cdd_archive **out);
 /* Another reader of the file `like` reads, for a worker thread: it yields
  * the same entries in the same order (each reader is used by one thread at
  * a time). What `like` validated about the file's structure is shared, not
@@ -73,5 +80,22 @@ struct cdd_zipcd;
  * entries come), for readers that work on several entries at once; NULL for
  * a tar. Valid until cdd_archive_close(). */
 const struct cdd_zipcd *cdd_archive_zipcd(const struct cdd_archive *a);
+
+/* ---- one open file from pin to extraction (issue 18; src/core/archive/held.c)
+ * install opens the archive (and each --with component's) once, with
+ * cdd_archive_hold(); the pin's hash (cdd_archive_hash), the size check and
+ * the extraction (cdd_archive_open_file and its workers' duplicates) all
+ * read that one open file, so a path renamed over in between changes
+ * nothing. A writer who changes the same file in place is kept out first:
+ * an archive another account can write (o+w; g+w with a group other than
+ * the caller's; owned by an account other than the caller and root) is
+ * refused (CDD_E_UNSAFE) before a byte of it is read, and a change seen on
+ * the handle after reading (size, write or change time: cdd_archive_unchanged)
+ * fails the install (CDD_E_CHECKSUM) before anything is committed. */
+int cdd_archive_hold(const char *path, struct cdd_rfile **out,
+                     struct cdd_finfo *at_open);
+/* The file's sha256 and size, read by pread from its start. */
+int cdd_archive_hash(struct cdd_rfile *f, uint8_t digest[32], uint64_t *size);
+int cdd_archive_unchanged(struct cdd_rfile *f, const struct cdd_finfo *at_open);
 
 #endif

@@ -14,6 +14,10 @@ struct cdd_bghash;
 
 /* Start hashing the file at path. */
 int cdd_bghash_start(const char *path, struct cdd_bghash **out);
+/* The same through f, a file the caller holds open (issue 18: the bytes the
+ * extraction reads through f are the bytes hashed); f stays the caller's. */
+struct cdd_rfile;
+int cdd_bghash_start_file(struct cdd_rfile *f, struct cdd_bghash **out);
 /* Wait for the end; 0 with the digest and the file's size, or the hashing
  * thread's failure (recorded in this thread). Frees h. */
 int cdd_bghash_finish(struct cdd_bghash *h, uint8_t digest[CDD_SHA256_LEN],

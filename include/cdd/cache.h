@@ -37,6 +37,22 @@ int cdd_cache_lookup(const struct cdd_cache_entry *e,
                      const uint8_t sha256[CDD_SHA256_LEN], int has_size,
                      uint64_t size, int *hit);
 
+/* The cache may be shared with other accounts: nothing in it is followed
+ * or trusted (issue 18). An entry's folder must be a folder, not a link,
+ * owned by the caller and writable by nobody else: else CDD_E_UNSAFE with
+ * the reason (cdd_cache_entry_init checks it). A .part or a finished file
+ * must be a regular file of the caller's with exactly one link: anything
+ * else is removed (the name only: a hard link's other file is never
+ * touched), and *present = 0 so that it is downloaded again; CDD_E_UNSAFE
+ * when it cannot be removed. *present = 1: a usable file is there. */
+struct cdd_file;
+struct cdd_finfo;
+int cdd_cache_check_dir(const char *dir);
+int cdd_cache_vet_file(const char *path, int *present);
+/* The same rule on a handle just opened (f on path; fi gets what it is). */
+int cdd_cache_check_open(struct cdd_file *f, const char *path,
+                         struct cdd_finfo *fi);
+
 /* Move a verified file (a .part) into place as <cache>/<sha256>/<filename>
  * and make the rename durable. *path_out (malloc'd) names the result. */
 int cdd_cache_commit(const char *cache, const char *from,

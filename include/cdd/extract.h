@@ -99,6 +99,10 @@ struct cdd_extract_opts {
      * (CDD_ROLE_COUNT) instead of the layout rules' place: only the listed
      * entry is installed. */
     int ignore_unlisted;
+    /* The archive, held open by the caller (cdd_archive_hold): read through
+     * it, and through duplicates of it for the workers, never by path
+     * (issue 18). NULL: archive_path is opened here. */
+    struct cdd_rfile *file;
 };
 
 /* Bounds on the number of entries (directories included) and on their

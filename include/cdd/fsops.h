@@ -62,6 +62,38 @@ int cdd_rfile_pread(struct cdd_rfile *f, uint64_t off, void *buf, size_t len,
 int cdd_rfile_size(struct cdd_rfile *f, uint64_t *size);
 void cdd_rfile_close(struct cdd_rfile *f);
 
+/* ---- what an open file is (issue 18: one open file from pin to
+ * extraction; the cache's entries) ---------------------------------------
+ * Read from the handle (fstat / GetFileInformationByHandle), never from a
+ * path, which may name another file by now. */
+struct cdd_finfo {
+    enum cdd_ftype type;
+    uint64_t size;
+    uint64_t nlink;         /* hard links to the file */
+    int owner_known;        /* POSIX 1; Windows 0 (its DACL is what counts,
+                               and the handle's share mode) */
+    int owner_is_caller;    /* owned by the effective user */
+    int owner_is_root;      /* uid 0 */
+    long long owner;        /* the uid, for messages */
+    int group_writable;     /* g+w with a group other than the caller's
+                               effective group (an ACL's mask shows here) */
+    int other_writable;     /* o+w */
+    int64_t mtime_ns, ctime_ns; /* a write moves both; ctime cannot be set
+                                   back by an unprivileged writer */
+    uint64_t dev, ino;      /* identity (Windows: volume serial, file index) */
+};
+int cdd_rfile_info(struct cdd_rfile *f, struct cdd_finfo *fi);
+int cdd_file_info(struct cdd_file *f, struct cdd_finfo *fi);
+/* The same for a path, never following a final link (folders of the
+ * cache); a missing path is type CDD_FT_NONE, not an error. */
+int cdd_fs_linfo(const char *path, struct cdd_finfo *fi);
+/* Another handle on the same open file (dup / DuplicateHandle), for a
+ * reader on another thread: it reads the bytes f reads, whatever the path
+ * names now. */
+int cdd_rfile_dup(struct cdd_rfile *f, struct cdd_rfile **out);
+/* The path f was opened as (messages). */
+const char *cdd_rfile_path(const struct cdd_rfile *f);
+
 /* Rename, replacing an existing file atomically (MoveFileExW with
  * REPLACE_EXISTING|WRITE_THROUGH on Windows, retried on sharing violations). */
 int cdd_fs_rename(const char *from, const char *to);

@@ -61,6 +61,28 @@ int cdd_obtain_local(const struct cdd_obtain_opts *o, const char *archive,
                      struct cdd_obtain_result *res);
 void cdd_obtain_result_clear(struct cdd_obtain_result *r);
 
+/* Plan without fetching (install --dry-run, Ansible's check mode): the pin
+ * and the sources decided as cdd_obtain_archive() would (the redistrib JSON
+ * is read when it is what pins: a document, never the archive), then only a
+ * look into the cache: nothing is downloaded, and nothing in the cache is
+ * created, changed or removed. cached: a file of ours with one link, of the
+ * pinned size, is at cache_path (it is still hashed when used). */
+struct cdd_obtain_plan {
+    char *url;            /* the first source to be tried (malloc'd) */
+    size_t n_urls;        /* sources in all */
+    int has_size;
+    uint64_t size;        /* the pinned size when has_size */
+    int pinned;
+    enum cdd_pin pin_source;
+    uint8_t sha256[CDD_SHA256_LEN];
+    char sha256_hex[CDD_SHA256_HEX];
+    char *cache_path;     /* where the download would be kept (pinned) */
+    int cached;
+    char *redistrib_source;
+};
+int cdd_obtain_plan(const struct cdd_obtain_opts *o, struct cdd_obtain_plan *p);
+void cdd_obtain_plan_clear(struct cdd_obtain_plan *p);
+
 /* url with NVIDIA's prefix replaced by mirror (malloc'd copy of url when
  * mirror is NULL or the prefix does not match). */
 char *cdd_mirror_url(const char *url, const char *mirror);

@@ -69,6 +69,24 @@ static int components(const struct cdd_cmdline *cl,
             with[i].archive_path = eq + 1;
             continue;
         }
+        if (cl->change.dry_run) {
+            /* Planned, not fetched (issue 18): checked only when cached. */
+            struct cdd_obtain_opts po = {.m = k->m, .cache_dir = ob->cache_dir};
+            struct cdd_obtain_plan p;
+            int r = cdd_obtain_plan(&po, &p);
+            if (!r && p.cached && !(got[i].fetch.path = strdup(p.cache_path)))
+                r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            if (!r && !p.cached)
+                cdd_say(rep, "would download %s (%llu bytes) for component "
+                             "%s; dry run: nothing downloaded",
+                        p.url ? p.url : k->m->archive.filename,
+                        (unsigned long long)p.size, k->name);
+            cdd_obtain_plan_clear(&p);
+            if (r)
+                return r;
+            with[i].archive_path = got[i].fetch.path; /* NULL: left out */
+            continue;
+        }
         cdd_say(rep, "Obtaining %s (component %s)", k->m->archive.filename,
                 k->name);
         struct cdd_obtain_opts o = {
@@ -162,7 +180,17 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
             goto out;
         m = pick.pin; /* until the archive's own manifest replaces it */
     }
-    if (!archive) {
+    if (!archive && ch->dry_run) {
+        /* A dry run never downloads nor touches the cache (issue 18): it
+         * says what it would download, and checks the archive only when
+         * the pinned file is already in the cache. */
+        r = cdd_cli_obtain_plan(ob, m, rep, &got);
+        if (!r && !got.fetch.path) {
+            cdd_report_bool(rep, "dry_run", 1);
+            cdd_report_changed(rep, 1);
+            goto out;
+        }
+    } else if (!archive) {
         cdd_say(rep, "Obtaining %s", m->archive.filename);
         r = cdd_cli_obtain(ob, cl->out.quiet, m, rep, &got);
     } else {
@@ -196,6 +224,11 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     pin = got.pinned ? got.fetch.sha256 : NULL;
     if ((r = components(cl, m, rep, with, wgot, wnames)) < 0)
         goto out;
+    /* A dry run checks the components it has (given, or cached). */
+    size_t n_with = 0;
+    for (size_t i = 0; i < ch->with.n; i++)
+        if (with[i].archive_path)
+            with[n_with++] = with[i];
     cdd_report_str(rep, "manifest", m->name ? m->name : m->source);
     cdd_say(rep, "%s cuDNN %s (CUDA %d, %s) into %s", 
             ch->dry_run ? "Checking" : "Installing", m->version, m->cuda_major,
@@ -214,7 +247,7 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         .dry_run = ch->dry_run, .force = ch->force,
         .lock_timeout = cl->target.lock_timeout,
         .jobs = (int)ch->jobs, .check_tree = ch->check_tree,
-        .with = with, .n_with = ch->with.n,
+        .with = with, .n_with = n_with,
         .progress = cdd_progress_cb, .progress_ud = ui,
         .selection = pick.selection};
     r = cdd_install(&o, &res);
@@ -236,7 +269,7 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     }
     cdd_report_str(rep, "layout", cdd_layout_name(res.layout));
     cdd_report_bool(rep, "dry_run", ch->dry_run);
-    for (size_t i = 0; !r && i < ch->with.n; i++)
+    for (size_t i = 0; !r && i < n_with; i++)
         cdd_report_check(rep, "component", CDD_PASS,
                          "%s from %s, sha256 matches the manifest's pin%s",
                          with[i].c->name, with[i].archive_path,

@@ -52,6 +52,15 @@ int cdd_cli_obtain_local(const struct cdd_opts_obtain *o,
                          const struct cdd_manifest *m, struct cdd_report *rep,
                          struct cdd_obtain_result *res);
 
+/* install --dry-run without --archive: plan the download without it
+ * (obtain.c; issue 18). Says "would download URL (N bytes)" and sets the
+ * report's "download" member ({url, size, sha256, pin, cached, path});
+ * when the pinned file is already in the cache, res->fetch.path names it
+ * (read-only) so the dry run can check it, else res->fetch.path is NULL. */
+int cdd_cli_obtain_plan(const struct cdd_opts_obtain *o,
+                        const struct cdd_manifest *m, struct cdd_report *rep,
+                        struct cdd_obtain_result *res);
+
 /* Run verify on a tree and put its checks in the report (verify_run.c);
  * verify, and install at its end. o NULL: the default level. */
 int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,

@@ -3,8 +3,11 @@
  * report where the archive came from and what pinned it; and, for install
  * --archive, the same pins for the local file. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/jsonw.h"
 #include "cdd/manifest.h"
 #include "cdd/obtain.h"
 #include "cmds.h"
@@ -105,4 +108,86 @@ int cdd_cli_obtain(const struct cdd_opts_obtain *a, int quiet,
                          ? "matches the manifest"
                          : "matches --sha256");
     return 0;
+}
+
+int cdd_cli_obtain_plan(const struct cdd_opts_obtain *a,
+                        const struct cdd_manifest *m, struct cdd_report *rep,
+                        struct cdd_obtain_result *res)
+{
+    struct note_ctx nc = {rep, cdd_progress_new(1)};
+    struct cdd_obtain_opts o = obtain_opts(a, m, &nc);
+    struct cdd_obtain_plan p;
+    struct cdd_jw *w = NULL;
+    char *text = NULL, sz[64];
+    int r;
+
+    memset(res, 0, sizeof *res);
+    r = cdd_obtain_plan(&o, &p);
+    cdd_progress_free(nc.ui);
+    if (p.redistrib_source)
+        cdd_report_str(rep, "redistrib", p.redistrib_source);
+    if (r)
+        goto out;
+    cdd_report_str(rep, "pin", cdd_pin_name(p.pin_source));
+    if (p.has_size)
+        snprintf(sz, sizeof sz, "%llu bytes", (unsigned long long)p.size);
+    else
+        snprintf(sz, sizeof sz, "size not pinned");
+    /* The stable member the Ansible module and other planners read
+     * (docs/fetch.md, "Planning without fetching"). */
+    if (!(w = cdd_jw_new())) {
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        goto out;
+    }
+    cdd_jw_object(w, NULL);
+    if (p.url)
+        cdd_jw_str(w, "url", p.url);
+    else
+        cdd_jw_null(w, "url");
+    if (p.has_size)
+        cdd_jw_uint(w, "size", p.size);
+    else
+        cdd_jw_null(w, "size");
+    if (p.pinned)
+        cdd_jw_str(w, "sha256", p.sha256_hex);
+    else
+        cdd_jw_null(w, "sha256");
+    cdd_jw_str(w, "pin", cdd_pin_name(p.pin_source));
+    cdd_jw_bool(w, "cached", p.cached);
+    if (p.cache_path)
+        cdd_jw_str(w, "path", p.cache_path);
+    else
+        cdd_jw_null(w, "path");
+    cdd_jw_end(w);
+    r = cdd_jw_finish(w, CDD_JW_LINE, &text); /* frees w */
+    w = NULL;
+    if (r)
+        goto out;
+    cdd_report_json_text(rep, "download", text);
+    if (p.cached) {
+        cdd_say(rep, "%s is in the cache (%s): the dry run checks it; "
+                     "nothing is downloaded",
+                m->archive.filename, p.cache_path);
+        res->pinned = 1;
+        res->pin_source = p.pin_source;
+        memcpy(res->fetch.sha256, p.sha256, CDD_SHA256_LEN);
+        memcpy(res->sha256_hex, p.sha256_hex, CDD_SHA256_HEX);
+        res->fetch.cache_hit = 1;
+        res->fetch.size = p.size;
+        if (!(res->fetch.path = strdup(p.cache_path)))
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    } else if (p.url) {
+        cdd_say(rep, "would download %s (%s); dry run: nothing downloaded, "
+                     "the cache untouched",
+                p.url, sz);
+    } else {
+        cdd_say(rep, "would look for %s in the cache at %s (no URL to "
+                     "download it from); dry run: nothing downloaded",
+                m->archive.filename, p.cache_path ? p.cache_path : "?");
+    }
+out:
+    cdd_jw_free(w);
+    free(text);
+    cdd_obtain_plan_clear(&p);
+    return r;
 }

@@ -557,5 +557,178 @@ class FetchTest(cddtest.CddTestCase):
         self.assert_untouched(ws, before)
 
 
+
+class CacheIntegrity(FetchTest):
+    """The cache may be shared with other accounts (issue 18): a .part or a
+    cached file that is not a regular file of ours with one link is never
+    used -- removed and downloaded again; an entry folder that is a link or
+    another account's is refused. The file such a name leads to is never
+    appended to or changed."""
+
+    def outside(self, data):
+        p = os.path.join(self.dir, "outside", "victim.bin")
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(data)
+        return p
+
+    def read(self, p):
+        with open(p, "rb") as f:
+            return f.read()
+
+    def test_hard_linked_part_is_never_appended_to(self):
+        # The victim holds a usable prefix: resuming would append the rest
+        # of the download to it.
+        half = self.data[:len(self.data) // 2]
+        victim = self.outside(half)
+        os.makedirs(os.path.dirname(self.part_path()), exist_ok=True)
+        os.link(victim, self.part_path())
+        m = self.manifest([self.http.url(self.path)])
+        ws, res = self.ok_install(m)
+        self.assertEqual(self.read(victim), half)
+        self.assertEqual(os.stat(victim).st_nlink, 1)
+        got = [(r.status, r.range) for r in self.http.requests]
+        self.assertEqual(got, [(200, None)], "downloaded afresh, not resumed")
+        self.assert_cached_ok()
+
+    def test_symlinked_part_is_not_followed(self):
+        half = self.data[:len(self.data) // 2]
+        victim = self.outside(half)
+        os.makedirs(os.path.dirname(self.part_path()), exist_ok=True)
+        os.symlink(victim, self.part_path())
+        m = self.manifest([self.http.url(self.path)])
+        self.ok_install(m)
+        self.assertEqual(self.read(victim), half)
+        self.assert_cached_ok()
+
+    def test_hard_linked_cached_file_is_not_used(self):
+        victim = self.outside(self.data)
+        os.makedirs(os.path.dirname(self.cached_path()), exist_ok=True)
+        os.link(victim, self.cached_path())
+        m = self.manifest([self.http.url(self.path)])
+        self.ok_install(m)
+        # Downloaded again into a file of its own; the victim kept its bytes.
+        self.assertEqual(len(self.http.requests), 1)
+        self.assertEqual(self.read(victim), self.data)
+        self.assertEqual(os.stat(victim).st_nlink, 1)
+        self.assert_cached_ok()
+
+    def test_entry_folder_that_is_a_link_is_refused(self):
+        elsewhere = os.path.join(self.dir, "outside", "entry")
+        os.makedirs(elsewhere)
+        os.makedirs(self.cache)
+        os.symlink(elsewhere, os.path.join(self.cache, self.sha))
+        m = self.manifest([self.http.url(self.path)])
+        res, err = self.failing_install(m, rc=3, codes="UNSAFE")
+        self.assertIn("link", err["message"])
+        self.assertEqual(os.listdir(elsewhere), [])
+        self.assertEqual(self.http.requests, [])
+
+    @unittest.skipIf(os.name == "nt" or not hasattr(os, "geteuid") or
+                     os.geteuid() != 0, "needs root to give a folder away")
+    def test_entry_folder_of_another_account_is_refused(self):
+        d = os.path.join(self.cache, self.sha)
+        os.makedirs(d)
+        os.chown(d, 12345, 12345)
+        m = self.manifest([self.http.url(self.path)])
+        res, err = self.failing_install(m, rc=3, codes="UNSAFE")
+        self.assertIn("another account", err["message"])
+        self.assertEqual(os.listdir(d), [])
+
+    def test_entry_folder_writable_by_others_is_refused(self):
+        d = os.path.join(self.cache, self.sha)
+        os.makedirs(d)
+        os.chmod(d, 0o777)
+        m = self.manifest([self.http.url(self.path)])
+        res, err = self.failing_install(m, rc=3, codes="UNSAFE")
+        self.assertIn("writable by other accounts", err["message"])
+
+
+class DryRunPlan(FetchTest):
+    """install --dry-run without --archive plans the download without it
+    (issue 18; Ansible's check mode relies on it): no request, the cache
+    not created or changed, "would download URL (N bytes)" and the stable
+    "download" member; with the pinned file already cached, the dry run
+    checks it, read-only."""
+
+    def cache_state(self):
+        if not os.path.exists(self.cache):
+            return None
+        out = {}
+        for dp, dn, fn in os.walk(self.cache):
+            for n in dn + fn:
+                p = os.path.join(dp, n)
+                st = os.lstat(p)
+                out[os.path.relpath(p, self.cache)] = (st.st_mode, st.st_size,
+                                                       st.st_mtime_ns)
+        return out
+
+    def test_dry_run_never_downloads(self):
+        url = self.http.url(self.path)
+        m = self.manifest([url])
+        ws = self.workspace()
+        before = ws.snap()
+        res = self.install(ws, m, "--dry-run", expect=0)
+        self.assertEqual(self.http.requests, [])
+        self.assertIsNone(self.cache_state(), "the cache was created")
+        self.assertEqual(res.doc["download"], {
+            "url": url, "size": len(self.data), "sha256": self.sha,
+            "pin": "manifest", "cached": False,
+            "path": os.path.join(self.cache, self.sha, self.fx.filename)})
+        self.assertTrue(res.doc["dry_run"])
+        self.assertTrue(res.doc["changed"])
+        self.assert_untouched(ws, before)
+        # The human form says it in one line.
+        args = (["install"] + ws.target_args
+                + ["--manifest", m, "--no-verify", "--cache-dir", self.cache,
+                   "--dry-run"])
+        r = cddtest.run(args, env=self.env(), expect=0)
+        self.assertIn("would download %s (%d bytes)" % (url, len(self.data)),
+                      r.out + r.err)
+        self.assertEqual(self.http.requests, [])
+        self.assertIsNone(self.cache_state())
+
+    def test_dry_run_leaves_a_part_and_others_alone(self):
+        self.put_part(self.data[:100])
+        os.makedirs(os.path.join(self.cache, "unpinned"))
+        state = self.cache_state()
+        m = self.manifest([self.http.url(self.path)])
+        ws = self.workspace()
+        res = self.install(ws, m, "--dry-run", expect=0)
+        self.assertFalse(res.doc["download"]["cached"])
+        self.assertEqual(self.cache_state(), state)
+        self.assertEqual(self.http.requests, [])
+
+    def test_dry_run_checks_a_cached_archive_read_only(self):
+        self.fetch(self.manifest([self.http.url(self.path)]), expect=0)
+        self.http.clear()
+        state = self.cache_state()
+        m = self.manifest([self.http.url(self.path)])
+        ws = self.workspace()
+        before = ws.snap()
+        res = self.install(ws, m, "--dry-run", expect=0)
+        self.assertTrue(res.doc["download"]["cached"])
+        self.assertEqual(self.http.requests, [])
+        self.assertEqual(self.cache_state(), state)
+        plan = cddtest.plan_of(res.doc)
+        self.assertEqual(len(plan), len(self.fx.files))
+        self.assertEqual(set(plan.values()), {"new"})
+        self.assert_untouched(ws, before)
+
+    def test_dry_run_unpinned_is_refused_as_the_install_would(self):
+        m = self.manifest([self.https.url(self.path) if self.https
+                           else self.http.url(self.path)], pinned=False)
+        ws = self.workspace()
+        res = self.install(ws, m, "--dry-run", expect=3)
+        self.assertEqual(res.doc["error"]["code"], "UNPINNED")
+        self.assertIsNone(self.cache_state())
+
+
+# CacheIntegrity and DryRunPlan borrow FetchTest's server and helpers, not its tests.
+for _cls in (CacheIntegrity, DryRunPlan):
+    for _name in dir(FetchTest):
+        if _name.startswith("test_") and _name not in _cls.__dict__:
+            setattr(_cls, _name, None)
+
 if __name__ == "__main__":
     cddtest.main()

@@ -495,5 +495,257 @@ class DoctorLayout(CddTestCase):
                       checks["target.search"]["detail"])
 
 
+
+# ---- one open file from pin to extraction (issue 18) ----------------------
+
+def _swap_pair(folder):
+    """Two plain tarballs of the same size and the same entries, with other
+    bytes in every file (each byte + 1), and a manifest that pins the first
+    by its archive sha256 alone: no per-file hashes or sizes, as the shipped
+    8.9.7 manifests."""
+    top, entries = cddtest.linux_entries(
+        sublibs=("ops_infer",),
+        headers=("cudnn.h", "cudnn_ops_infer.h", "cudnn_version.h"))
+    good = cddtest.tar_bytes(entries)
+    evil_entries = [e.copy(data=bytes((b + 1) & 0xff for b in e.data))
+                    if e.kind == cddtest.FILE else e for e in entries]
+    evil = cddtest.tar_bytes(evil_entries)
+    assert len(good) == len(evil) and good != evil
+    fx = Fixture(os.path.join(folder, "fx"), LINUX, "8.5.0.96", 11, top,
+                 entries, sublibs=("ops_infer",))
+    doc = copy.deepcopy(fx.manifest)
+    doc["archive"]["filename"] = top + ".tar"
+    doc["archive"]["sha256"] = cddtest.sha256_bytes(good)
+    doc["archive"]["size"] = len(good)
+    doc["files_exact"] = False
+    for f in doc["files"]:
+        if "sha256" in f:
+            f["sha256"] = f["size"] = None
+    manifest = cddtest.write_json(os.path.join(folder, "pinned.json"), doc)
+    a = cddtest.write_bytes(os.path.join(folder, "good.tar"), good)
+    b = cddtest.write_bytes(os.path.join(folder, "evil.tar"), evil)
+    return fx, manifest, a, b
+
+
+class OneOpenFile(CddTestCase):
+    """The pin, the size check and the extraction read one open file: with
+    the --archive path renamed back and forth between the pinned tarball and
+    a same-size other one while installs run, no install exits 0 with bytes
+    the pin never saw; each installs the pinned bytes or fails with exit 3,
+    its tree unchanged. Before the fix, about 1 in 5 exited 0 with the other
+    bytes."""
+
+    N = 24
+    PARALLEL = 3
+
+    def _run_many(self, fx, manifest, archive, ws_prefix, stop, extra=()):
+        import concurrent.futures
+        wss = [self.workspace("%s%d" % (ws_prefix, i)) for i in range(self.N)]
+        befores = [ws.snap() for ws in wss]
+
+        def one(i):
+            return cddtest.run_json(
+                install_args(wss[i], fx, manifest, archive, "--jobs", "1",
+                             *extra), expect=None)
+        with concurrent.futures.ThreadPoolExecutor(self.PARALLEL) as pool:
+            results = list(pool.map(one, range(self.N)))
+        stop()
+        return wss, befores, results
+
+    def _judge(self, fx, wss, befores, results):
+        ok = failed = 0
+        for ws, before, res in zip(wss, befores, results):
+            if res.rc == 0:
+                ok += 1
+                # Every installed file holds the pinned tarball's bytes.
+                self.assertInstalled(ws, fx, before)
+            else:
+                failed += 1
+                if os.environ.get("CDD_SWAP_DEBUG"):
+                    sys.stderr.write("%r\n" % (res.doc.get("error"),))
+                self.assertError(res, 3, ("CHECKSUM", "CORRUPT", "ARCHIVE",
+                                          "UNSAFE"))
+                self.assertSameTree(before, ws.snap())
+        return ok, failed
+
+    def test_path_renamed_over_while_installing(self):
+        import threading
+        d = self.scratch("swap")
+        fx, manifest, good, evil = _swap_pair(d)
+        path = os.path.join(d, "archive.tar")
+        os.link(good, path)
+        done = threading.Event()
+        flips = [0]
+
+        with open(good, "rb") as f:
+            gb = f.read()
+        with open(evil, "rb") as f:
+            eb = f.read()
+
+        def swapper():
+            # A fresh file each time, renamed over the path: the file an
+            # install holds is unlinked, never changed.
+            tmp = path + ".new"
+            while not done.is_set():
+                for data in (eb, gb):
+                    with open(tmp, "wb") as f:
+                        f.write(data)
+                    os.replace(tmp, path)
+                    flips[0] += 1
+        t = threading.Thread(target=swapper)
+        t.start()
+        try:
+            wss, befores, results = self._run_many(
+                fx, manifest, path, "ws", done.set)
+        finally:
+            done.set()
+            t.join()
+        ok, failed = self._judge(fx, wss, befores, results)
+        self.assertGreater(flips[0], self.N)
+        sys.stderr.write("swap: %d installed the pinned bytes, %d refused, "
+                         "%d renames\n" % (ok, failed, flips[0]))
+
+    def test_changed_in_place_while_installing(self):
+        """A writer with its own handle rewrites the same file (same inode,
+        same account: the owner check lets it through) between the two
+        contents: the change is seen on the held handle (size, write and
+        change time) and the install refused, or the pinned bytes were
+        read throughout."""
+        import threading
+        d = self.scratch("inplace")
+        fx, manifest, good, evil = _swap_pair(d)
+        with open(good, "rb") as f:
+            gb = f.read()
+        with open(evil, "rb") as f:
+            eb = f.read()
+        path = os.path.join(d, "archive.tar")
+        with open(path, "wb") as f:
+            f.write(gb)
+        done = threading.Event()
+
+        def writer():
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                while not done.is_set():
+                    for data in (eb, gb):
+                        os.pwrite(fd, data, 0)
+            finally:
+                os.close(fd)
+        t = threading.Thread(target=writer)
+        t.start()
+        try:
+            wss, befores, results = self._run_many(
+                fx, manifest, path, "ip", done.set)
+        finally:
+            done.set()
+            t.join()
+        self._judge(fx, wss, befores, results)
+
+    @unittest.skipIf(os.name == "nt", "POSIX modes")
+    def test_archive_writable_by_others_is_refused(self):
+        d = self.scratch("modes")
+        fx, manifest, good, _ = _swap_pair(d)
+        for mode, word in ((0o646, "o+w"), (0o666, "o+w")):
+            with self.subTest(mode=oct(mode)):
+                os.chmod(good, mode)
+                ws = self.workspace("m%o" % mode)
+                before = ws.snap()
+                j = self.install(ws, fx, manifest=manifest, archive=good,
+                                 expect=None)
+                err = self.assertError(j, 3, "UNSAFE")
+                self.assertIn(word, err["message"])
+                self.assertSameTree(before, ws.snap())
+        os.chmod(good, 0o644)
+        ws = self.workspace("ok")
+        self.install(ws, fx, manifest=manifest, archive=good)
+
+    @unittest.skipIf(os.name == "nt" or not hasattr(os, "geteuid") or
+                     os.geteuid() != 0, "needs root to give a file away")
+    def test_archive_of_another_account_is_refused(self):
+        d = self.scratch("owner")
+        fx, manifest, good, _ = _swap_pair(d)
+        os.chown(good, 12345, 12345)
+        ws = self.workspace()
+        before = ws.snap()
+        j = self.install(ws, fx, manifest=manifest, archive=good, expect=None)
+        err = self.assertError(j, 3, "UNSAFE")
+        self.assertIn("another account", err["message"])
+        self.assertSameTree(before, ws.snap())
+
+
+class BundleNames(CddTestCase):
+    """bundle keeps names whole (issue 18): a legal 245-byte archive name in
+    its platform folder makes an index whose relative_path names the file
+    that is there, and an install from the bundle folder finds it; a name
+    over 255 bytes is refused with a clear message, nothing cut."""
+
+    def named(self, n):
+        fx = cddtest.FIX.linux
+        suffix = ".tar.xz"
+        name = ("cudnn-linux-x86_64-8.5.0.96_cuda11-" + "x" * n)[:n - len(suffix)] + suffix
+        assert len(name.encode()) == n
+        d = self.scratch("n%d" % n)
+        arch = os.path.join(d, name)
+        with open(fx.path, "rb") as f, open(arch, "wb") as g:
+            g.write(f.read())
+        m = fx.manifest_variant(os.path.join(d, "m.json"), filename=name)
+        return fx, d, arch, m
+
+    def test_245_byte_name_is_kept_whole(self):
+        fx, d, arch, m = self.named(245)
+        out = os.path.join(d, "out")
+        cddtest.run_json(["bundle", "--manifest", m, "-o", out, "--archive",
+                          arch, "--cache-dir", os.path.join(d, "cache")],
+                         expect=0)
+        with open(os.path.join(out, "cudnn/redist/redistrib_8.5.0.96.json")) as f:
+            red = json.load(f)
+        rel = red["cudnn"]["linux-x86_64"]["cuda11"]["relative_path"]
+        self.assertEqual(rel, "cudnn/linux-x86_64/" + os.path.basename(arch))
+        path = os.path.join(out, "cudnn/redist", rel)
+        self.assertEqual(cddtest.sha256_file(path), fx.sha256)
+        # A fleet machine installs through the index, from the folder: the
+        # manifest pins nothing and names no URL, the index does both.
+        def unpinned(doc):
+            doc["archive"]["sha256"] = doc["archive"]["size"] = None
+            doc["archive"].pop("url", None)
+        um = fx.manifest_variant(os.path.join(d, "u.json"), unpinned,
+                                 filename=os.path.basename(arch))
+        ws = self.workspace()
+        before = ws.snap()
+        cddtest.run_json(
+            ["install"] + ws.target_args
+            + ["--manifest", um, "--no-verify", "--cache-dir",
+               os.path.join(d, "cache2"), "--redistrib",
+               "file://" + os.path.join(out, "cudnn/redist/"
+                                        "redistrib_8.5.0.96.json")],
+            expect=0, env=NO_NET)
+        self.assertInstalled(ws, fx, before)
+
+    def test_name_over_255_bytes_is_refused(self):
+        fx = cddtest.FIX.linux
+        d = self.scratch("long")
+        name = "c" * 249 + ".tar.xz"          # 256 bytes
+        m = fx.manifest_variant(os.path.join(d, "m.json"), filename=name)
+        res = cddtest.run_json(["bundle", "--manifest", m, "-o",
+                                os.path.join(d, "out"), "--archive", fx.path,
+                                "--cache-dir", os.path.join(d, "cache")],
+                               expect=None)
+        self.assertIn(res.rc, (2, 3))
+        self.assertIn("255", res.doc["error"]["message"])
+        self.assertFalse(os.path.exists(os.path.join(d, "out", "cudnn")))
+
+    def test_path_over_the_platform_limit_is_refused(self):
+        fx, d, arch, m = self.named(245)
+        # -o itself legal (folders of 200 bytes, 3900 in all), the
+        # archive's path in it over 4095 bytes.
+        out = d
+        while len(out) < 3900:
+            out = os.path.join(out, "o" * 200)
+        res = cddtest.run_json(["bundle", "--manifest", m, "-o", out,
+                                "--archive", arch, "--cache-dir",
+                                os.path.join(d, "cache")], expect=None)
+        self.assertEqual(res.rc, 2, res.doc)
+        self.assertIn("limit", res.doc["error"]["message"])
+
 if __name__ == "__main__":
     cddtest.main()

@@ -467,17 +467,25 @@ static int open_failed(struct cdd_archive *ar, struct archive *a,
 }
 
 static int open_reader(const char *path, const struct cdd_archive *like,
-                       struct cdd_archive **out);
+                       struct cdd_rfile *held, struct cdd_archive **out);
 
 int cdd_archive_open(const char *path, struct cdd_archive **out)
 {
-    return open_reader(path, NULL, out);
+    return open_reader(path, NULL, NULL, out);
 }
 
+int cdd_archive_open_file(struct cdd_rfile *f, struct cdd_archive **out)
+{
+    return open_reader(cdd_rfile_path(f), NULL, f, out);
+}
+
+/* A worker's reader reads the open file the first reader reads (a
+ * duplicate of its handle), never the path again: the path may name
+ * another file by now (issue 18). */
 int cdd_archive_open_like(const struct cdd_archive *like,
                           struct cdd_archive **out)
 {
-    return open_reader(like->path, like, out);
+    return open_reader(like->path, like, like->rf, out);
 }
 
 int cdd_archive_is_zip(const struct cdd_archive *ar)
@@ -490,7 +498,7 @@ int cdd_archive_is_zip(const struct cdd_archive *ar)
  * are matched one to one against that copy (zip_match) like the first
  * reader's. */
 static int open_reader(const char *path, const struct cdd_archive *like,
-                       struct cdd_archive **out)
+                       struct cdd_rfile *held, struct cdd_archive **out)
 {
     struct cdd_archive *ar = NULL;
     struct cdd_rfile *f = NULL;
@@ -506,7 +514,7 @@ static int open_reader(const char *path, const struct cdd_archive *like,
     /* Through fsops first: a missing or unreadable file gets the same
      * NOTFOUND / PERM / IO code as everywhere else, and the size (following
      * a symlink the user named) is what progress is measured against. */
-    if ((r = cdd_fs_open_read(path, &f)) < 0)
+    if ((r = held ? cdd_rfile_dup(held, &f) : cdd_fs_open_read(path, &f)) < 0)
         goto out;
     ar = calloc(1, sizeof *ar);
     if (!ar || !(ar->path = strdup(path)) || !(ar->a = archive_read_new())) {

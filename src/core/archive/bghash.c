@@ -13,6 +13,7 @@
 
 struct cdd_bghash {
     char *path;
+    struct cdd_rfile *held; /* a duplicate of the caller's handle, or NULL */
     struct cdd_thread *thr;
     atomic_int stop;
     uint8_t digest[CDD_SHA256_LEN];
@@ -34,8 +35,12 @@ static int hash_file(void *arg)
         r = cdd_fail(CDD_E_NOMEM, b->path, 0, NULL);
         goto out;
     }
-    if ((r = cdd_fs_open_read(b->path, &f)) < 0)
+    if (b->held) {
+        f = b->held; /* read by pread: the caller's offset is its own */
+        b->held = NULL;
+    } else if ((r = cdd_fs_open_read(b->path, &f)) < 0) {
         goto out;
+    }
     for (;;) {
         size_t got = 0;
         if (cdd_cancelled() || atomic_load(&b->stop)) {
@@ -43,7 +48,7 @@ static int hash_file(void *arg)
                          "interrupted while hashing");
             goto out;
         }
-        if ((r = cdd_rfile_read(f, buf, BG_BLOCK, &got)) < 0)
+        if ((r = cdd_rfile_pread(f, b->size, buf, BG_BLOCK, &got)) < 0)
             goto out;
         if (got == 0)
             break;
@@ -61,7 +66,8 @@ out:
     return r;
 }
 
-int cdd_bghash_start(const char *path, struct cdd_bghash **out)
+static int start(const char *path, struct cdd_rfile *held,
+                 struct cdd_bghash **out)
 {
     struct cdd_bghash *b = calloc(1, sizeof *b);
     int r;
@@ -70,14 +76,30 @@ int cdd_bghash_start(const char *path, struct cdd_bghash **out)
         free(b);
         return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
     }
+    if (held && (r = cdd_rfile_dup(held, &b->held)) < 0) {
+        free(b->path);
+        free(b);
+        return r;
+    }
     atomic_init(&b->stop, 0);
     if ((r = cdd_thread_start(&b->thr, hash_file, b)) < 0) {
+        cdd_rfile_close(b->held);
         free(b->path);
         free(b);
         return r;
     }
     *out = b;
     return 0;
+}
+
+int cdd_bghash_start(const char *path, struct cdd_bghash **out)
+{
+    return start(path, NULL, out);
+}
+
+int cdd_bghash_start_file(struct cdd_rfile *f, struct cdd_bghash **out)
+{
+    return start(cdd_rfile_path(f), f, out);
 }
 
 int cdd_bghash_finish(struct cdd_bghash *b, uint8_t digest[CDD_SHA256_LEN],

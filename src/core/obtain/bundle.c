@@ -4,12 +4,14 @@
  * redistrib index beside them. */
 #include "cdd/bundle.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cdd/env.h"
 #include "cdd/error.h"
+#include "compat.h"
 #include "cdd/fsops.h"
 #include "cdd/jsonw.h"
 #include "cdd/obtain.h"
@@ -48,6 +50,68 @@ static struct cdd_bundle_item *item_add(struct cdd_bundle_result *res,
     }
     res->n++;
     return it;
+}
+
+/* Names in the bundle are allocated to their length, never cut (issue 18:
+ * a 245-byte archive name in a folder was cut at 255 bytes, the index then
+ * naming a file that does not exist). Each component may hold up to
+ * NAME_MAX_BYTES bytes, a whole path (with the bundle folder) up to the
+ * platform's limit; anything longer is refused, saying which name. */
+#define NAME_MAX_BYTES 255u
+#define PATH_MAX_BYTES (CDD_HOST_WINDOWS ? 32767u : 4095u)
+
+static int check_bounds(const char *dir, const char *rel)
+{
+    size_t total = strlen(dir) + 1 + strlen(rel);
+    for (const char *c = rel; *c;) {
+        size_t n = strcspn(c, "/");
+        if (n > NAME_MAX_BYTES)
+            return cdd_fail(CDD_E_USAGE, rel, 0,
+                            "a name of %llu bytes in the bundle: names are "
+                            "limited to %u bytes per component",
+                            (unsigned long long)n, NAME_MAX_BYTES);
+        c += n;
+        if (*c == '/')
+            c++;
+    }
+    if (total > PATH_MAX_BYTES)
+        return cdd_fail(CDD_E_USAGE, rel, 0,
+                        "the path in the bundle would be %llu bytes: the "
+                        "limit here is %u; give -o a shorter folder",
+                        (unsigned long long)total, PATH_MAX_BYTES);
+    return 0;
+}
+
+/* A bundle-relative name, joined from parts ("a", "/", "b", ..., NULL),
+ * allocated, and checked against the bounds (dir NULL: a label, not
+ * checked); NULL with the error recorded. */
+static char *rel_of(const char *dir, ...)
+{
+    va_list ap;
+    size_t len = 0;
+    const char *part;
+    va_start(ap, dir);
+    while ((part = va_arg(ap, const char *)))
+        len += strlen(part);
+    va_end(ap);
+    char *r = malloc(len + 1), *o = r;
+    if (!r) {
+        cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        return NULL;
+    }
+    va_start(ap, dir);
+    while ((part = va_arg(ap, const char *))) {
+        size_t n = strlen(part);
+        memcpy(o, part, n);
+        o += n;
+    }
+    va_end(ap);
+    *o = '\0';
+    if (dir && check_bounds(dir, r)) {
+        free(r);
+        return NULL;
+    }
+    return r;
 }
 
 /* dir/rel, with the folders made. */
@@ -257,7 +321,8 @@ static int write_redistrib(const struct cdd_bundle_opts *o,
                            size_t first, struct cdd_bundle_result *res)
 {
     const char *version = ms[first]->version;
-    char rel[256], hex[CDD_SHA256_HEX], size[32], *text = NULL;
+    char hex[CDD_SHA256_HEX], size[32], *text = NULL, *rel = NULL;
+    int r = 0;
     struct cdd_jw *w = cdd_jw_new();
     cdd_jw_object(w, NULL);
     cdd_jw_str(w, "release_label", version);
@@ -276,26 +341,43 @@ static int write_redistrib(const struct cdd_bundle_opts *o,
             open = 1;
             char key[16];
             snprintf(key, sizeof key, "cuda%d", m->cuda_major);
-            snprintf(rel, sizeof rel, "cudnn/%s/%s",
-                     cdd_platform_name(m->platform), m->archive.filename);
+            free(rel);
+            if (!(rel = rel_of(o->dir, "cudnn/redist/cudnn/",
+                               cdd_platform_name(m->platform), "/",
+                               m->archive.filename, (char *)NULL))) {
+                r = cdd_last_error()->code;
+                break;
+            }
             cdd_hex_encode(m->archive.sha256, CDD_SHA256_LEN, hex);
             snprintf(size, sizeof size, "%llu",
                      (unsigned long long)m->archive.size);
             cdd_jw_object(w, key);
-            cdd_jw_str(w, "relative_path", rel);
+            /* relative to the redist folder, as NVIDIA's index says */
+            cdd_jw_str(w, "relative_path", rel + strlen("cudnn/redist/"));
             cdd_jw_str(w, "sha256", hex);
             cdd_jw_str(w, "size", size);
             cdd_jw_end(w);
         }
         if (open)
             cdd_jw_end(w);
+        if (r)
+            break;
     }
     cdd_jw_end(w);
     cdd_jw_end(w);
-    int r = cdd_jw_finish(w, CDD_JW_PRETTY, &text);
-    snprintf(rel, sizeof rel, "cudnn/redist/redistrib_%s.json", version);
+    free(rel);
+    rel = NULL;
+    if (r) {
+        cdd_jw_free(w);
+        return r;
+    }
+    r = cdd_jw_finish(w, CDD_JW_PRETTY, &text);
+    if (!r && !(rel = rel_of(o->dir, "cudnn/redist/redistrib_", version,
+                             ".json", (char *)NULL)))
+        r = cdd_last_error()->code;
     if (!r)
         r = write_text(o->dir, rel, text, "redistrib", res);
+    free(rel);
     free(text);
     return r;
 }
@@ -304,7 +386,7 @@ int cdd_bundle_write(const struct cdd_bundle_opts *o,
                      struct cdd_manifest *const *ms, size_t n,
                      struct cdd_bundle_result *res)
 {
-    char rel[1024], what[512], hex[CDD_SHA256_HEX], *text = NULL;
+    char hex[CDD_SHA256_HEX], *text = NULL, *rel = NULL, *what = NULL;
     int r = 0;
     memset(res, 0, sizeof *res);
     if (!n)
@@ -327,26 +409,36 @@ int cdd_bundle_write(const struct cdd_bundle_opts *o,
         return r;
     for (size_t i = 0; !r && i < n; i++) {
         struct cdd_manifest *m = ms[i];
-        snprintf(rel, sizeof rel, "cudnn/redist/cudnn/%s/%s",
-                 cdd_platform_name(m->platform), m->archive.filename);
+        if (!(rel = rel_of(o->dir, "cudnn/redist/cudnn/",
+                           cdd_platform_name(m->platform), "/",
+                           m->archive.filename, (char *)NULL)))
+            return cdd_last_error()->code;
         r = bundle_archive(o, m, rel, m->name, res);
+        free(rel);
+        rel = NULL;
         for (size_t k = 0; !r && k < m->n_components; k++) {
             struct cdd_mcomponent *c = &m->components[k];
             cdd_hex_encode(c->m->archive.sha256, CDD_SHA256_LEN, hex);
-            snprintf(rel, sizeof rel, "%s/%s/%s", CDD_BUNDLE_COMPONENTS, hex,
-                     c->m->archive.filename);
-            snprintf(what, sizeof what, "%s component %s", m->name, c->name);
-            r = bundle_archive(o, c->m, rel, what, res);
+            rel = rel_of(o->dir, CDD_BUNDLE_COMPONENTS, "/", hex, "/",
+                         c->m->archive.filename, (char *)NULL);
+            what = rel_of(NULL, m->name, " component ", c->name, (char *)NULL);
+            r = rel && what ? bundle_archive(o, c->m, rel, what, res)
+                            : cdd_last_error()->code;
+            free(rel);
+            free(what);
+            rel = what = NULL;
         }
     }
     /* The manifests, now pinned and pointing at the bundle first. */
     for (size_t i = 0; !r && i < n; i++) {
-        snprintf(rel, sizeof rel, "%s/%s.json", CDD_BUNDLE_MANIFESTS,
-                 ms[i]->name);
+        if (!(rel = rel_of(o->dir, CDD_BUNDLE_MANIFESTS, "/", ms[i]->name,
+                           ".json", (char *)NULL)))
+            return cdd_last_error()->code;
         if (!(r = cdd_manifest_to_json(ms[i], &text)))
             r = write_text(o->dir, rel, text, ms[i]->name, res);
         free(text);
-        text = NULL;
+        free(rel);
+        text = rel = NULL;
     }
     /* One index per version, as NVIDIA publishes them. */
     for (size_t i = 0; !r && i < n; i++) {

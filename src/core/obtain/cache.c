@@ -78,11 +78,88 @@ int cdd_cache_entry_init(const char *cache, const uint8_t *sha256,
         r = cdd_fail(CDD_E_NOMEM, cache, 0, NULL);
         goto out;
     }
-    r = cdd_fs_mkdirs(e->dir, NULL);
+    if (!(r = cdd_fs_mkdirs(e->dir, NULL)))
+        r = cdd_cache_check_dir(e->dir);
 out:
     if (r)
         cdd_cache_entry_clear(e);
     return r;
+}
+
+/* ---- what the cache holds is checked like a tree's state folder ----------
+ * The cache may be shared with other accounts (docs/fetch.md): an entry's
+ * folder is used only when it is a folder (no link followed) that the
+ * caller owns and nobody else can write; a file in it only when it is a
+ * regular file of the caller's with one link. */
+static const char *finfo_fault(const struct cdd_finfo *fi, int folder)
+{
+    if (fi->type == CDD_FT_SYMLINK)
+        return "a link (never followed in the cache)";
+    if (fi->type != (folder ? CDD_FT_DIR : CDD_FT_FILE))
+        return folder ? "not a folder" : "not a regular file";
+    if (fi->owner_known && !fi->owner_is_caller)
+        return "owned by another account";
+    if (folder && (fi->other_writable || fi->group_writable))
+        return "writable by other accounts";
+    if (!folder && fi->nlink != 1)
+        return "a file with more than one hard link (another name for a "
+               "file elsewhere)";
+    return NULL;
+}
+
+int cdd_cache_check_dir(const char *dir)
+{
+    struct cdd_finfo fi;
+    int r = cdd_fs_linfo(dir, &fi);
+    const char *why;
+    if (r)
+        return r;
+    if (!(why = finfo_fault(&fi, 1)))
+        return 0;
+    return cdd_fail(CDD_E_UNSAFE, dir, 0,
+                    "cache folder is %s (owner uid %lld): not used; remove "
+                    "it, or give --cache-dir a folder of your own",
+                    why, fi.owner);
+}
+
+int cdd_cache_vet_file(const char *path, int *present)
+{
+    struct cdd_finfo fi;
+    const char *why;
+    int r;
+    *present = 0;
+    if ((r = cdd_fs_linfo(path, &fi)))
+        return r;
+    if (fi.type == CDD_FT_NONE)
+        return 0;
+    if (!(why = finfo_fault(&fi, 0))) {
+        *present = 1;
+        return 0;
+    }
+    /* Ours to remove (the folder is the caller's, checked above): the name
+     * goes, whatever it names; the file elsewhere is not touched. */
+    r = fi.type == CDD_FT_DIR ? cdd_fs_remove_tree(path) : cdd_fs_unlink(path);
+    if (!r)
+        return 0;
+    return cdd_fail(CDD_E_UNSAFE, path, 0,
+                    "cache entry is %s (owner uid %lld), and it cannot be "
+                    "removed (%s): not used; remove it, or give --cache-dir "
+                    "a folder of your own",
+                    why, fi.owner, cdd_last_error()->msg);
+}
+
+int cdd_cache_check_open(struct cdd_file *f, const char *path,
+                         struct cdd_finfo *fi)
+{
+    const char *why;
+    int r = cdd_file_info(f, fi);
+    if (r)
+        return r;
+    if (!(why = finfo_fault(fi, 0)))
+        return 0;
+    return cdd_fail(CDD_E_UNSAFE, path, 0,
+                    "cache entry became %s while it was opened: not used",
+                    why);
 }
 
 int cdd_cache_lookup(const struct cdd_cache_entry *e,
@@ -93,7 +170,11 @@ int cdd_cache_lookup(const struct cdd_cache_entry *e,
     uint8_t got[CDD_SHA256_LEN];
     uint64_t got_size = 0;
     int r;
+    int present = 0;
     *hit = 0;
+    /* A link, a hard link, another account's file: removed, not hashed. */
+    if ((r = cdd_cache_vet_file(e->path, &present)) || !present)
+        return r;
     if ((r = cdd_fs_lstat(e->path, &st)))
         return r;
     if (st.type == CDD_FT_NONE)

@@ -565,17 +565,24 @@ static int retries_of(const struct cdd_net_opts *net)
 
 /* ---- archives -------------------------------------------------------------- */
 
-/* Hash what the .part already holds into x->h (x->have = its length). */
-static int hash_part(struct xfer *x)
+/* Hash what the .part already holds into x->h (x->have = its length),
+ * reading the file `held` is (the append handle's identity). */
+static int hash_part(struct xfer *x, const struct cdd_finfo *held)
 {
+    struct cdd_finfo fi;
     struct cdd_rfile *f = NULL;
     unsigned char *buf = malloc(256 * 1024);
     uint64_t n = 0;
     int r;
     if (!buf)
         return cdd_fail(CDD_E_NOMEM, x->part, 0, NULL);
-    if ((r = cdd_sha256_reset(x->h)) || (r = cdd_fs_open_read(x->part, &f)))
+    if ((r = cdd_sha256_reset(x->h)) || (r = cdd_fs_open_read(x->part, &f)) ||
+        (r = cdd_rfile_info(f, &fi)))
         goto out;
+    if (fi.dev != held->dev || fi.ino != held->ino) {
+        r = cdd_fail(CDD_E_IO, x->part, 0, "changed while being read");
+        goto out;
+    }
     for (;;) {
         size_t got = 0;
         if (cdd_cancelled()) {
@@ -604,25 +611,31 @@ static int open_part(struct xfer *x)
     x->range_requested = 0;
     x->range_from = 0;
     x->have = 0;
-    if ((r = cdd_fs_lstat(x->part, &st)))
+    struct cdd_finfo fi;
+    int present = 0;
+    /* Only a regular file of ours with one link is continued: a link, a
+     * hard link to a file elsewhere, another account's file is removed
+     * (its other name untouched) and the download starts afresh. */
+    if ((r = cdd_cache_vet_file(x->part, &present)))
         return r;
-    if (st.type != CDD_FT_NONE &&
-        (st.type != CDD_FT_FILE || st.size == 0 || st.size > x->cap)) {
-        r = st.type == CDD_FT_DIR ? cdd_fs_remove_tree(x->part)
-                                  : cdd_fs_unlink(x->part);
-        if (r)
+    if (present && (r = cdd_fs_lstat(x->part, &st)))
+        return r;
+    if (present && (st.size == 0 || st.size > x->cap)) {
+        if ((r = cdd_fs_unlink(x->part)))
             return r;
-        st.type = CDD_FT_NONE;
+        present = 0;
     }
-    if (st.type == CDD_FT_NONE) {
+    if (!present) {
         if ((r = cdd_sha256_reset(x->h)))
             return r;
         return cdd_fs_create(x->part, 0, &x->file);
     }
-    if ((r = hash_part(x)))
-        return r;
     uint64_t size = 0;
-    if ((r = cdd_fs_open_append(x->part, &x->file, &size)))
+    /* The handle appended to is checked, then hashed through the same
+     * file: a name swapped in between is refused, never appended to. */
+    if ((r = cdd_fs_open_append(x->part, &x->file, &size)) ||
+        (r = cdd_cache_check_open(x->file, x->part, &fi)) ||
+        (r = hash_part(x, &fi)))
         return r;
     if (size != x->have) /* changed under us: trust nothing */
         return cdd_fail(CDD_E_IO, x->part, 0, "changed while being read");
@@ -716,7 +729,9 @@ static int copy_local(struct xfer *x, const struct cdd_fetch_opts *o,
     cdd_file_abort(x->file);
     x->file = NULL;
     if ((r = cdd_fs_lstat(x->part, &st)) ||
-        (st.type != CDD_FT_NONE && (r = cdd_fs_unlink(x->part))) ||
+        (st.type != CDD_FT_NONE &&
+         (r = st.type == CDD_FT_DIR ? cdd_fs_remove_tree(x->part)
+                                    : cdd_fs_unlink(x->part))) ||
         (r = cdd_sha256_reset(x->h)) ||
         (r = cdd_fs_create(x->part, 0, &x->file)))
         return r;

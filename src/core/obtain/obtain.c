@@ -13,6 +13,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/pathsafe.h"
 #include "cdd/redistrib.h"
 
 /* Real redistrib files are a few KB. */
@@ -279,6 +280,124 @@ out:
     return r;
 }
 
+/* The sources, in order (explicit --url entries taken as given), and the
+ * rules on them: plain http only under a pin, some URL unless a pin may
+ * find the file in the cache. *redist_url is taken. */
+static int gather_sources(const struct cdd_obtain_opts *o, const char *mirror,
+                          int pinned, char **redist_url, struct urls *urls)
+{
+    const struct cdd_manifest *m = o->m;
+    int r;
+    for (size_t i = 0; i < o->n_urls; i++)
+        if ((r = urls_add(urls, strdup(o->urls[i]))))
+            return r;
+    for (size_t i = 0; i < m->archive.n_urls; i++)
+        if ((r = urls_add(urls, cdd_mirror_url(m->archive.urls[i], mirror))))
+            return r;
+    if (*redist_url) {
+        r = urls_add(urls, *redist_url);
+        *redist_url = NULL;
+        if (r)
+            return r;
+    }
+    for (size_t i = 0; !pinned && i < urls->n; i++)
+        if (cdd_url_is_http(urls->v[i]))
+            return cdd_fail(CDD_E_UNPINNED, urls->v[i], 0,
+                            "plain http is used only for a download that a "
+                            "sha256 pins");
+    if (urls->n == 0 && !pinned)
+        return cdd_fail(CDD_E_USAGE, m->source, 0,
+                        "no URL for %s: give --url URL, or the archive "
+                        "itself with --archive FILE",
+                        m->archive.filename);
+    return 0;
+}
+
+static int unpinned_refused(const struct cdd_manifest *m)
+{
+    return cdd_fail(CDD_E_UNPINNED, m->source, 0,
+                    "nothing pins the sha256 of %s, so a download could "
+                    "not be verified; give --sha256 HEX or --redistrib "
+                    "FILE|URL (NVIDIA's redistrib_%s.json), or, accepting "
+                    "the risk, --allow-unpinned",
+                    m->archive.filename, m->version);
+}
+
+int cdd_obtain_plan(const struct cdd_obtain_opts *o, struct cdd_obtain_plan *p)
+{
+    const struct cdd_manifest *m = o->m;
+    const char *mirror = cdd_getenv(CDD_MIRROR_ENV);
+    struct cdd_obtain_result res;
+    struct urls urls = {0};
+    char *redist_url = NULL, *cache = NULL;
+    struct pin pin;
+    int r;
+
+    memset(p, 0, sizeof *p);
+    memset(&res, 0, sizeof res);
+    if ((r = decide_pin(o, mirror, 1, &res, &pin, &redist_url)))
+        goto out;
+    p->redistrib_source = res.redistrib_source;
+    res.redistrib_source = NULL;
+    p->pinned = pin.pinned;
+    p->pin_source = pin.pinned ? res.pin_source : CDD_PIN_UNPINNED;
+    p->has_size = pin.has_size;
+    p->size = pin.size;
+    if (!pin.pinned && !o->allow_unpinned) {
+        r = unpinned_refused(m);
+        goto out;
+    }
+    if ((r = gather_sources(o, mirror, pin.pinned, &redist_url, &urls)) ||
+        (r = cdd_cache_dir(o->cache_dir, &cache)))
+        goto out;
+    p->n_urls = urls.n;
+    if (urls.n && !(p->url = strdup(urls.v[0]))) {
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        goto out;
+    }
+    if (pin.pinned) {
+        memcpy(p->sha256, pin.sha256, CDD_SHA256_LEN);
+        cdd_hex_encode(pin.sha256, CDD_SHA256_LEN, p->sha256_hex);
+        char *dir = cdd_path_join(cache, p->sha256_hex);
+        p->cache_path = dir ? cdd_path_join(dir, m->archive.filename) : NULL;
+        free(dir);
+        if (!p->cache_path) {
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            goto out;
+        }
+        /* Looked at, never changed: the same rules as a real lookup
+         * (cache.h), minus the removal of what fails them. */
+        struct cdd_finfo fi;
+        if ((r = cdd_fs_linfo(p->cache_path, &fi)))
+            goto out;
+        p->cached = fi.type == CDD_FT_FILE && fi.nlink == 1 &&
+                    (!fi.owner_known || fi.owner_is_caller) &&
+                    (!pin.has_size || fi.size == pin.size);
+    }
+out:
+    urls_free(&urls);
+    free(redist_url);
+    free(cache);
+    cdd_obtain_result_clear(&res);
+    if (r) {
+        char *rs = p->redistrib_source;
+        p->redistrib_source = NULL;
+        cdd_obtain_plan_clear(p);
+        p->redistrib_source = rs;
+    }
+    return r;
+}
+
+void cdd_obtain_plan_clear(struct cdd_obtain_plan *p)
+{
+    if (!p)
+        return;
+    free(p->url);
+    free(p->cache_path);
+    free(p->redistrib_source);
+    memset(p, 0, sizeof *p);
+}
+
 int cdd_obtain_archive(const struct cdd_obtain_opts *o,
                        struct cdd_obtain_result *res)
 {
@@ -296,50 +415,15 @@ int cdd_obtain_archive(const struct cdd_obtain_opts *o,
     uint64_t size = p.size;
     uint8_t *pin = p.sha256;
     if (!pinned && !o->allow_unpinned) {
-        r = cdd_fail(CDD_E_UNPINNED, m->source, 0,
-                     "nothing pins the sha256 of %s, so a download could "
-                     "not be verified; give --sha256 HEX or --redistrib "
-                     "FILE|URL (NVIDIA's redistrib_%s.json), or, accepting "
-                     "the risk, --allow-unpinned",
-                     m->archive.filename, m->version);
+        r = unpinned_refused(m);
         goto out;
     }
     res->pinned = pinned;
     if (!pinned)
         res->pin_source = CDD_PIN_UNPINNED;
-
-    /* Sources, in order; explicit --url entries are taken as given. */
-    for (size_t i = 0; i < o->n_urls; i++)
-        if ((r = urls_add(&urls, strdup(o->urls[i]))))
-            goto out;
-    for (size_t i = 0; i < m->archive.n_urls; i++)
-        if ((r = urls_add(&urls, cdd_mirror_url(m->archive.urls[i], mirror))))
-            goto out;
-    if (redist_url) {
-        r = urls_add(&urls, redist_url);
-        redist_url = NULL;
-        if (r)
-            goto out;
-    }
-    if (!pinned) {
-        for (size_t i = 0; i < urls.n; i++) {
-            if (cdd_url_is_http(urls.v[i])) {
-                r = cdd_fail(CDD_E_UNPINNED, urls.v[i], 0,
-                             "plain http is used only for a download that a "
-                             "sha256 pins");
-                goto out;
-            }
-        }
-    }
-    if ((r = cdd_cache_dir(o->cache_dir, &res->cache_dir)))
+    if ((r = gather_sources(o, mirror, pinned, &redist_url, &urls)) ||
+        (r = cdd_cache_dir(o->cache_dir, &res->cache_dir)))
         goto out;
-    if (urls.n == 0 && !pinned) {
-        r = cdd_fail(CDD_E_USAGE, m->source, 0,
-                     "no URL for %s: give --url URL, or the archive itself "
-                     "with --archive FILE",
-                     m->archive.filename);
-        goto out;
-    }
     struct cdd_fetch_opts fo = {
         .urls = (const char *const *)urls.v, .n_urls = urls.n,
         .cache_dir = res->cache_dir, .filename = m->archive.filename,

@@ -304,6 +304,87 @@ void cdd_rfile_close(struct cdd_rfile *f)
     free(f);
 }
 
+/* ---- what an open file is (fsops.h, struct cdd_finfo) ------------------ */
+
+static void finfo_from(const struct stat *sb, struct cdd_finfo *fi)
+{
+    memset(fi, 0, sizeof *fi);
+    fi->type = S_ISREG(sb->st_mode)   ? CDD_FT_FILE
+               : S_ISDIR(sb->st_mode) ? CDD_FT_DIR
+               : S_ISLNK(sb->st_mode) ? CDD_FT_SYMLINK
+                                      : CDD_FT_OTHER;
+    fi->size = (uint64_t)sb->st_size;
+    fi->nlink = (uint64_t)sb->st_nlink;
+    fi->owner_known = 1;
+    fi->owner = (long long)sb->st_uid;
+    fi->owner_is_caller = sb->st_uid == geteuid();
+    fi->owner_is_root = sb->st_uid == 0;
+    fi->group_writable = (sb->st_mode & S_IWGRP) && sb->st_gid != getegid();
+    fi->other_writable = (sb->st_mode & S_IWOTH) != 0;
+    fi->mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 +
+                   (int64_t)sb->st_mtim.tv_nsec;
+    fi->ctime_ns = (int64_t)sb->st_ctim.tv_sec * 1000000000 +
+                   (int64_t)sb->st_ctim.tv_nsec;
+    fi->dev = (uint64_t)sb->st_dev;
+    fi->ino = (uint64_t)sb->st_ino;
+}
+
+static int fd_info(int fd, const char *path, struct cdd_finfo *fi)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) != 0)
+        return cdd_fail_errno(path, errno, "cannot read file status");
+    finfo_from(&sb, fi);
+    return 0;
+}
+
+int cdd_rfile_info(struct cdd_rfile *f, struct cdd_finfo *fi)
+{
+    return fd_info(f->fd, f->path, fi);
+}
+
+int cdd_file_info(struct cdd_file *f, struct cdd_finfo *fi)
+{
+    return fd_info(f->fd, f->path, fi);
+}
+
+int cdd_fs_linfo(const char *path, struct cdd_finfo *fi)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0) {
+        memset(fi, 0, sizeof *fi);
+        if (errno == ENOENT || errno == ENOTDIR)
+            return 0;
+        return cdd_fail_errno(path, errno, "cannot read file status");
+    }
+    finfo_from(&sb, fi);
+    return 0;
+}
+
+int cdd_rfile_dup(struct cdd_rfile *f, struct cdd_rfile **out)
+{
+    struct cdd_rfile *d = calloc(1, sizeof *d);
+    *out = NULL;
+    if (!d || !(d->path = strdup(f->path))) {
+        free(d);
+        return cdd_fail(CDD_E_NOMEM, f->path, 0, NULL);
+    }
+    d->fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+    if (d->fd < 0) {
+        int e = errno;
+        free(d->path);
+        free(d);
+        return cdd_fail_errno(f->path, e, "cannot open another reader");
+    }
+    *out = d;
+    return 0;
+}
+
+const char *cdd_rfile_path(const struct cdd_rfile *f)
+{
+    return f->path;
+}
+
 int cdd_fs_rename(const char *from, const char *to)
 {
     FAULT("rename", to);

@@ -320,6 +320,98 @@ void cdd_file_abort(struct cdd_file *f)
     free(f);
 }
 
+/* ---- what an open file is (fsops.h, struct cdd_finfo; issue 18) --------
+ * Owners are not compared here: on Windows the DACL decides who may write,
+ * and the readers' handles share writing (see cdd_fs_open_read), so a change
+ * in place is caught by its change time (FILE_BASIC_INFO.ChangeTime, which a
+ * writer without SeRestorePrivilege-level access cannot set back) and its
+ * write time. */
+static int64_t ft_ns(uint64_t t)
+{
+    return ((int64_t)t - INT64_C(116444736000000000)) * 100;
+}
+
+static int handle_info(HANDLE h, const char *path, struct cdd_finfo *fi)
+{
+    BY_HANDLE_FILE_INFORMATION bi;
+    FILE_BASIC_INFO basic;
+    memset(fi, 0, sizeof *fi);
+    if (!GetFileInformationByHandle(h, &bi))
+        return cdd_fail_win32(path, GetLastError(), "cannot read file status");
+    fi->type = (bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)
+                   ? CDD_FT_SYMLINK
+               : (bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) ? CDD_FT_DIR
+                                                                   : CDD_FT_FILE;
+    fi->size = ((uint64_t)bi.nFileSizeHigh << 32) | bi.nFileSizeLow;
+    fi->nlink = bi.nNumberOfLinks;
+    fi->owner_is_caller = 1; /* owner_known 0: not compared */
+    fi->mtime_ns = ft_ns(((uint64_t)bi.ftLastWriteTime.dwHighDateTime << 32) |
+                         bi.ftLastWriteTime.dwLowDateTime);
+    if (GetFileInformationByHandleEx(h, FileBasicInfo, &basic, sizeof basic))
+        fi->ctime_ns = ft_ns((uint64_t)basic.ChangeTime.QuadPart);
+    fi->dev = bi.dwVolumeSerialNumber;
+    fi->ino = ((uint64_t)bi.nFileIndexHigh << 32) | bi.nFileIndexLow;
+    return 0;
+}
+
+int cdd_rfile_info(struct cdd_rfile *f, struct cdd_finfo *fi)
+{
+    return handle_info(f->h, f->path, fi);
+}
+
+int cdd_file_info(struct cdd_file *f, struct cdd_finfo *fi)
+{
+    return handle_info(f->h, f->path, fi);
+}
+
+int cdd_fs_linfo(const char *path, struct cdd_finfo *fi)
+{
+    memset(fi, 0, sizeof *fi);
+    wchar_t *w = cdd_w_path(path);
+    if (!w)
+        return cdd_last_error()->code;
+    HANDLE h = CreateFileW(w, FILE_READ_ATTRIBUTES,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE |
+                               FILE_SHARE_DELETE,
+                           NULL, OPEN_EXISTING,
+                           FILE_FLAG_BACKUP_SEMANTICS |
+                               FILE_FLAG_OPEN_REPARSE_POINT,
+                           NULL);
+    DWORD e = GetLastError();
+    free(w);
+    if (h == INVALID_HANDLE_VALUE)
+        return is_not_found(e) ? 0
+                               : cdd_fail_win32(path, e,
+                                                "cannot read file status");
+    int r = handle_info(h, path, fi);
+    CloseHandle(h);
+    return r;
+}
+
+int cdd_rfile_dup(struct cdd_rfile *f, struct cdd_rfile **out)
+{
+    struct cdd_rfile *d = calloc(1, sizeof *d);
+    *out = NULL;
+    if (!d || !(d->path = str_dup(f->path))) {
+        free(d);
+        return cdd_fail(CDD_E_NOMEM, f->path, 0, NULL);
+    }
+    if (!DuplicateHandle(GetCurrentProcess(), f->h, GetCurrentProcess(),
+                         &d->h, 0, FALSE, DUPLICATE_SAME_ACCESS)) {
+        DWORD e = GetLastError();
+        free(d->path);
+        free(d);
+        return cdd_fail_win32(f->path, e, "cannot open another reader");
+    }
+    *out = d;
+    return 0;
+}
+
+const char *cdd_rfile_path(const struct cdd_rfile *f)
+{
+    return f->path;
+}
+
 /* ---- reading ------------------------------------------------------------ */
 
 int cdd_fs_open_read(const char *path, struct cdd_rfile **out)

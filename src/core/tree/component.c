@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/archive.h"
 #include "cdd/error.h"
 #include "cdd/extract.h"
 #include "cdd/hash.h"
@@ -195,12 +196,13 @@ static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
 }
 
 int cdd_component_pin_check(const struct cdd_install_with *w,
+                            struct cdd_rfile *f,
                             uint8_t sha256[CDD_SHA256_LEN])
 {
     const struct cdd_manifest *sm = w->c->m;
     char got[CDD_SHA256_HEX], want[CDD_SHA256_HEX];
     uint64_t size = 0;
-    int r = cdd_sha256_file(w->archive_path, sha256, &size);
+    int r = cdd_archive_hash(f, sha256, &size);
     if (r)
         return r;
     if (sm->archive.has_size && sm->archive.size != size)
@@ -223,17 +225,20 @@ int cdd_component_pin_check(const struct cdd_install_with *w,
 int cdd_component_stage(struct cdd_tree *tree, const char *stage,
                         enum cdd_layout_id layout,
                         const struct cdd_install_with *w,
+                        struct cdd_rfile *f, const struct cdd_finfo *at_open,
                         struct cdd_plan *plan)
 {
     struct comp c = {.tree = tree, .stage = stage, .layout = layout,
                      .w = w, .plan = plan};
     uint8_t sha[CDD_SHA256_LEN];
-    int r = cdd_component_pin_check(w, sha);
+    /* The pin again, and the extraction, through the one handle that
+     * check_components hashed (issue 18): never the path a second time. */
+    int r = cdd_component_pin_check(w, f, sha);
     if (r)
         return r;
     /* One small archive: one thread, its other members read and dropped. */
     struct cdd_extract_opts xo = {.m = w->c->m, .pinned = 1, .jobs = 1,
-                                  .ignore_unlisted = 1};
+                                  .ignore_unlisted = 1, .file = f};
     struct cdd_extract_sink sink = {.ud = &c, .begin = sink_begin,
                                     .end = sink_end, .entry = sink_entry};
     r = cdd_extract(w->archive_path, &xo, &sink);
@@ -241,5 +246,7 @@ int cdd_component_stage(struct cdd_tree *tree, const char *stage,
         r = cdd_fail(CDD_E_ARCHIVE, w->archive_path, 0,
                      "component %s: no entry %s", w->c->name,
                      w->c->m->files[0].path);
+    if (!r)
+        r = cdd_archive_unchanged(f, at_open);
     return r;
 }

@@ -32,6 +32,12 @@ struct inst {
     uint64_t archive_size;
     int jobs;
     uint8_t (*with_sha256)[CDD_SHA256_LEN]; /* each component's archive */
+    /* One open file from pin to extraction (issue 18): the archive and each
+     * component's, held from the first hash to the last byte unpacked. */
+    struct cdd_rfile *af;
+    struct cdd_finfo af_at;
+    struct cdd_rfile **with_f;
+    struct cdd_finfo *with_at;
 };
 
 void cdd_install_result_clear(struct cdd_install_result *r)
@@ -585,7 +591,11 @@ static int same_components(const struct inst *c,
 static int check_components(struct inst *c)
 {
     for (size_t i = 0; i < c->o->n_with; i++) {
-        int r = cdd_component_pin_check(&c->o->with[i], c->with_sha256[i]);
+        int r = cdd_archive_hold(c->o->with[i].archive_path, &c->with_f[i],
+                                 &c->with_at[i]);
+        if (!r)
+            r = cdd_component_pin_check(&c->o->with[i], c->with_f[i],
+                                        c->with_sha256[i]);
         if (r)
             return r;
     }
@@ -874,8 +884,14 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     if (!r)
         r = pin_expected(&c, &pinned);
     if (!r && o->n_with &&
-        !(c.with_sha256 = calloc(o->n_with, sizeof *c.with_sha256)))
+        (!(c.with_sha256 = calloc(o->n_with, sizeof *c.with_sha256)) ||
+         !(c.with_f = calloc(o->n_with, sizeof *c.with_f)) ||
+         !(c.with_at = calloc(o->n_with, sizeof *c.with_at))))
         r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    /* The archive is opened once, here; its pin, size and extraction all
+     * read this handle (a path renamed over later changes nothing). */
+    if (!r)
+        r = cdd_archive_hold(o->archive_path, &c.af, &c.af_at);
     /* A component's archive that is not the pinned one fails the install
      * before anything is staged. */
     if (!r)
@@ -899,8 +915,7 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     if (same) {
         if (o->progress)
             o->progress(o->progress_ud, "hash", 0, 0);
-        r = cdd_sha256_file(o->archive_path, res->archive_sha256,
-                            &res->archive_size);
+        r = cdd_archive_hash(c.af, res->archive_sha256, &res->archive_size);
         if (!r)
             r = check_pins(&c);
         if (r)
@@ -925,11 +940,12 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     }
     /* The archive's hash is read on its own thread while the extraction
      * checks and stages; nothing is committed before it matched. */
-    if (!hashed && (r = cdd_bghash_start(o->archive_path, &bg)) < 0)
+    if (!hashed && (r = cdd_bghash_start_file(c.af, &bg)) < 0)
         goto out;
 
     struct cdd_extract_opts xo = {.m = o->m, .pinned = pinned,
-                                  .jobs = c.jobs, .pipeline = c.jobs > 1};
+                                  .jobs = c.jobs, .pipeline = c.jobs > 1,
+                                  .file = c.af};
     struct cdd_extract_sink sink = {.ud = &c, .begin = sink_begin,
                                     .end = sink_end,
                                     .progress = sink_progress,
@@ -950,11 +966,16 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
         else if (r)
             cdd_error_restore(&xerr);
     }
+    /* Changed in place while hashed and unpacked (a writer with its own
+     * handle): the two reads may have seen different bytes. */
+    if (!r)
+        r = cdd_archive_unchanged(c.af, &c.af_at);
     /* Optional components join the plan after the archive's own files. */
     for (size_t i = 0; !r && i < o->n_with; i++)
         r = cdd_component_stage(c.tree, c.txn ? cdd_txn_stage_rel(c.txn)
                                               : NULL,
-                                c.layout, &o->with[i], &res->plan);
+                                c.layout, &o->with[i], c.with_f[i],
+                                &c.with_at[i], &res->plan);
     if (!r)
         r = plan_against_tree(&c, prev);
     if (r || o->dry_run)
@@ -983,5 +1004,10 @@ out:
     cdd_tree_unlock(c.tree);
     cdd_receipt_free(prev);
     free(c.with_sha256);
+    for (size_t i = 0; c.with_f && i < o->n_with; i++)
+        cdd_rfile_close(c.with_f[i]);
+    free(c.with_f);
+    free(c.with_at);
+    cdd_rfile_close(c.af);
     return r;
 }

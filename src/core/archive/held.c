@@ -1,0 +1,108 @@
+/* The archive held open from its pin to its extraction (archive.h, issue
+ * 18): who may write it, its hash through the held handle, and whether it
+ * changed while it was read. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/archive.h"
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/hash.h"
+
+#define HASH_BLOCK (256u * 1024u)
+
+int cdd_archive_hold(const char *path, struct cdd_rfile **out,
+                     struct cdd_finfo *at_open)
+{
+    struct cdd_rfile *f = NULL;
+    int r;
+    *out = NULL;
+    if ((r = cdd_fs_open_read(path, &f)) < 0)
+        return r;
+    if ((r = cdd_rfile_info(f, at_open)) < 0)
+        goto out;
+    if (at_open->type != CDD_FT_FILE) {
+        r = cdd_fail(CDD_E_UNSAFE, path, 0, "not a regular file: refused");
+        goto out;
+    }
+    /* Another account that can write the file can change its bytes after
+     * they were hashed and before they are unpacked (or while they are):
+     * the pin would then vouch for bytes nobody installs. */
+    if (at_open->owner_known &&
+        (at_open->other_writable || at_open->group_writable ||
+         (!at_open->owner_is_caller && !at_open->owner_is_root))) {
+        const char *who =
+            at_open->other_writable   ? "every account may write it (o+w)"
+            : at_open->group_writable ? "its group, which is not yours, may "
+                                        "write it (g+w)"
+                                      : "it belongs to another account";
+        r = cdd_fail(CDD_E_UNSAFE, path, 0,
+                     "%s (owner uid %lld): that account could change its "
+                     "bytes between the pin check and the unpacking, so it "
+                     "is not read; copy it to a file only you (or root) can "
+                     "write, e.g. install -m 0644 FILE DIR/, and give that",
+                     who, at_open->owner);
+        goto out;
+    }
+    *out = f;
+    f = NULL;
+out:
+    cdd_rfile_close(f);
+    return r;
+}
+
+int cdd_archive_hash(struct cdd_rfile *f, uint8_t digest[32], uint64_t *size)
+{
+    struct cdd_sha256 *h = NULL;
+    unsigned char *buf = malloc(HASH_BLOCK);
+    uint64_t off = 0;
+    int r;
+    if (!buf)
+        return cdd_fail(CDD_E_NOMEM, cdd_rfile_path(f), 0, NULL);
+    if ((r = cdd_sha256_new(&h)) < 0)
+        goto out;
+    for (;;) {
+        size_t got = 0;
+        if (cdd_cancelled()) {
+            r = cdd_fail(CDD_E_INTERRUPTED, cdd_rfile_path(f), 0,
+                         "interrupted while hashing");
+            goto out;
+        }
+        if ((r = cdd_rfile_pread(f, off, buf, HASH_BLOCK, &got)) < 0)
+            goto out;
+        if (got == 0)
+            break;
+        if ((r = cdd_sha256_update(h, buf, got)) < 0)
+            goto out;
+        off += got;
+    }
+    if ((r = cdd_sha256_final(h, digest)) < 0)
+        goto out;
+    if (size)
+        *size = off;
+out:
+    cdd_sha256_free(h);
+    free(buf);
+    return r;
+}
+
+int cdd_archive_unchanged(struct cdd_rfile *f, const struct cdd_finfo *at_open)
+{
+    struct cdd_finfo now;
+    int r = cdd_rfile_info(f, &now);
+    if (r < 0)
+        return r;
+    /* The change time moves with the link count too (the path renamed over
+     * unlinks the held file; a hard link made or removed elsewhere): that
+     * changes no byte, so it counts only while the link count is the one
+     * the file had when it was held. */
+    if (now.size != at_open->size || now.mtime_ns != at_open->mtime_ns ||
+        (now.nlink == at_open->nlink && now.ctime_ns != at_open->ctime_ns))
+        return cdd_fail(CDD_E_CHECKSUM, cdd_rfile_path(f), 0,
+                        "the file changed while it was read (size %llu -> "
+                        "%llu, or its write time): what was hashed may not "
+                        "be what was unpacked, so nothing is installed",
+                        (unsigned long long)at_open->size,
+                        (unsigned long long)now.size);
+    return 0;
+}
