@@ -9,7 +9,7 @@ TEST_BUILD ?= build-test
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps configure build test test-linux demo bench clean windows test-windows package torture
-.PHONY: test-asan test-fuzz fuzz valgrind
+.PHONY: test-asan test-fuzz fuzz valgrind install
 
 all: build
 
@@ -101,6 +101,18 @@ windows:
 
 test-windows:
 	@JOBS=$(JOBS) sh scripts/windows.sh test
+
+# The release build into PREFIX (default /usr/local; PREFIX=$$HOME/.local
+# needs no root): the binary, the man page, the completions, the manifests
+# and the docs (CMake's install rules; DESTDIR is honoured). It builds
+# nothing, so that a root-run install leaves no root-owned files in
+# $(BUILD): build first, as yourself.
+PREFIX ?= /usr/local
+install:
+	@if [ ! -x $(BUILD)/cudnn-deploy ]; then \
+	    echo "install: no $(BUILD)/cudnn-deploy yet: run 'make build' first (as yourself, not root)"; \
+	    exit 1; fi
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 # The .deb and .tar.gz of the release build (docs/fleet.md, Packages).
 package: build

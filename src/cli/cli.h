@@ -206,6 +206,9 @@ const char *cdd_suggest(const char *word, const char *const *names, size_t n);
  * codes that map to it come from CDD_ERRORS. */
 const char *cdd_exit_code_meaning(int exit_code);
 #define CDD_EXIT_CODE_MAX 4
+/* Whether an error row exists only for the tests (the fault hook's
+ * "injected fault"): left out of a release build's help and the man page. */
+int cdd_error_is_test_only(int code);
 
 /* What the tool is for, two lines (the help and the man page). */
 extern const char cdd_tool_description[];
