@@ -119,11 +119,14 @@ int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep)
     cdd_report_checks(rep, &res.checks);
     json_members(rep, &res);
     if (res.checks.n_fail)
-        cdd_say(rep, "Doctor: %zu problem(s) to fix, %zu warning(s).",
-                res.checks.n_fail, res.checks.n_warn);
+        cdd_say(rep, "Doctor: %zu problem%s to fix, %zu warning%s.",
+                res.checks.n_fail, res.checks.n_fail == 1 ? "" : "s",
+                res.checks.n_warn, res.checks.n_warn == 1 ? "" : "s");
+    else if (res.checks.n_warn)
+        cdd_say(rep, "Doctor: nothing failed (%zu warning%s).",
+                res.checks.n_warn, res.checks.n_warn == 1 ? "" : "s");
     else
-        cdd_say(rep, "Doctor: nothing failed (%zu warning(s)).",
-                res.checks.n_warn);
+        cdd_say(rep, "Doctor: nothing failed.");
 out:
     cdd_doctor_result_clear(&res);
     cdd_target_clear(&t);

@@ -63,7 +63,13 @@ static void print_option(const struct cdd_option *o)
 {
     char left[64];
     cdd_option_synopsis(o, left, sizeof left);
-    printf("  %-28s ", left);
+    /* A synopsis wider than its column ("--connect-timeout SECONDS") gets
+     * the help on the next line, aligned with the others. */
+    if (strlen(left) > 28) {
+        printf("  %s\n%31s", left, "");
+    } else {
+        printf("  %-28s ", left);
+    }
     wrap(o->help, 31, 31);
 }
 
