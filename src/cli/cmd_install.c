@@ -105,7 +105,7 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     memset(with, 0, sizeof with);
     memset(wgot, 0, sizeof wgot);
     memset(wnames, 0, sizeof wnames);
-    r = cdd_manifest_find(ob->manifest, &m);
+    r = cdd_cli_manifest_find(ob->manifest, &m);
     if (r)
         goto out;
     if (ob->archive && ob->n_urls) {

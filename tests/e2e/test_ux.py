@@ -279,6 +279,33 @@ class Suggestions(CddTestCase):
         r = run(["status", "--zzzzzzzz"], expect=EXIT_USAGE)
         self.assertNotIn("did you mean", r.err)
 
+    def test_mistyped_manifest_name(self):
+        ws = self.workspace()
+        before = ws.snap(ignore=())
+        shipped = "cudnn-8.5.0.96-cuda11-linux-x86_64"
+        for cmd in (["install", "--cuda-root", ws.tree],
+                    ["verify", "--cuda-root", ws.tree],
+                    ["fetch"]):
+            for name in (shipped + "x", "cudnn-8.5.0.96-cuda11-linx-x86_64",
+                         shipped[:-1] + ".json"):
+                with self.subTest(cmd=cmd[0], name=name):
+                    r = run(cmd + ["--manifest", name], expect=EXIT_USAGE)
+                    self.assertIn("did you mean '%s'?" % shipped, r.err)
+                    # The nearest name, not the whole list.
+                    self.assertNotIn("windows", r.err)
+        r = run(["manifest", "show", "cudnn-9.14"], expect=EXIT_USAGE)
+        self.assertIn("did you mean 'cudnn-9.14.0.64-cuda13-linux-x86_64'?",
+                      r.err)
+        # Nothing near: still a usage error (2), pointing to the list.
+        r = run(["install", "--cuda-root", ws.tree, "--manifest", "zzz"],
+                expect=EXIT_USAGE)
+        self.assertNotIn("did you mean", r.err)
+        self.assertIn("manifest list", r.err)
+        # A path to a file that is not there stays "not found" (4).
+        run(["install", "--cuda-root", ws.tree, "--manifest",
+             os.path.join(ws.dir, "gone.json")], expect=cddtest.EXIT_ENV)
+        self.assertSameTree(before, ws.snap(ignore=()))
+
     def test_help_command(self):
         r = run(["help"], expect=EXIT_OK)
         self.assertIn("Commands:", r.out)
@@ -504,6 +531,73 @@ class Demo(CddTestCase):
         # It stops at the first step that failed, after the summary.
         self.assertIn("\nSummary\n", out)
         self.assertNotIn("cudnn-deploy status", out)
+
+
+class SmallerItems(CddTestCase):
+    """Issue 23's smaller items, each as a user sees it."""
+
+    def test_force_help_per_command(self):
+        inst = run(["help", "install"], expect=EXIT_OK).out
+        unin = run(["help", "uninstall"], expect=EXIT_OK).out
+        line = [l for l in inst.splitlines() if "-f, --force" in l][0]
+        self.assertIn("CUDA version", line)
+        self.assertNotIn("uninstall", line)
+        line = [l for l in unin.splitlines() if "-f, --force" in l][0]
+        self.assertIn("changed since install", line)
+        self.assertNotIn("CUDA version", line)
+
+    def test_option_help_aligned(self):
+        # Every option's help starts in column 31, also after a long
+        # synopsis (--connect-timeout SECONDS: the help on the next line).
+        text = run(["help", "install"], expect=EXIT_OK).out
+        opts = text.split("\nOptions:\n", 1)[1].split("\n\nGlobal", 1)[0]
+        for l in opts.splitlines():
+            with self.subTest(line=l):
+                if l.startswith(" " * 31):
+                    self.assertNotEqual(l[31], " ")
+                else:
+                    self.assertRegex(l, r"^  (-., |    )--\S+( \S+)?")
+                    if len(l) > 31:
+                        self.assertEqual(l[30], " ")
+                        self.assertNotEqual(l[31], " ")
+        self.assertIn("--connect-timeout SECONDS\n" + " " * 31 + "give up",
+                      text)
+
+    def test_counts_are_plural_right(self):
+        ws = self.workspace()
+        r = run(["verify", "--cuda-root", ws.tree, "--manifest",
+                 "cudnn-8.5.0.96-cuda11-linux-x86_64"], env=NO_DRIVER)
+        self.assertNotIn("(s)", r.err)
+        self.assertRegex(r.err, r"Verify: 1 check failed, 0 warnings\.")
+        d = run(["doctor"], env=NO_DRIVER)
+        self.assertNotIn("(s)", d.out + d.err)
+
+    def test_verify_manifest_on_an_empty_tree(self):
+        ws = self.workspace()
+        r = run(["verify", "--cuda-root", ws.tree, "--manifest",
+                 "cudnn-8.5.0.96-cuda11-linux-x86_64"], env=NO_DRIVER,
+                expect=EXIT_CHECK)
+        fails = [l for l in r.err.splitlines() if l.strip().startswith("fail")]
+        self.assertEqual(len(fails), 1, r.err)
+        self.assertIn("nothing installed", fails[0])
+        self.assertIn("31 files", fails[0])
+        # One file there: the per-file report as before.
+        os.makedirs(os.path.join(ws.tree, "include"), exist_ok=True)
+        with open(os.path.join(ws.tree, "include", "cudnn.h"), "w") as f:
+            f.write("x")
+        r = run(["verify", "--cuda-root", ws.tree, "--manifest",
+                 "cudnn-8.5.0.96-cuda11-linux-x86_64"], env=NO_DRIVER,
+                expect=EXIT_CHECK)
+        self.assertNotIn("nothing installed", r.err)
+        self.assertIn("lib64/libcudnn.so.8: missing", r.err)
+
+    def test_no_driver_said_once(self):
+        ws = self.workspace()
+        self.install(ws, FIX.linux)
+        r = run(["verify", "--cuda-root", ws.tree], env=NO_DRIVER)
+        gpu = [l for l in r.err.splitlines() if "gpu:" in l]
+        self.assertTrue(gpu, r.err)
+        self.assertEqual(gpu[0].count("no NVIDIA driver"), 1, gpu[0])
 
 
 if __name__ == "__main__":
