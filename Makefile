@@ -13,8 +13,9 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 all: build
 
+# CDD_DEPS_DONE=1: already run by the caller (make demo shows its lines).
 deps:
-	@sh scripts/install-deps.sh
+	@[ "$(CDD_DEPS_DONE)" = 1 ] || sh scripts/install-deps.sh
 
 configure: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -118,13 +119,16 @@ install:
 package: build
 	@cd $(BUILD) && cpack
 
-# The build's output only when it fails; the demo fails when a step does.
+# install-deps' lines always (a wait for the apt lock says so as it
+# waits); the build's output only when it fails; the demo fails when a step
+# does. KEEP=1 keeps the demo's scratch folder.
 demo:
+	@sh scripts/install-deps.sh
 	@echo "Building $(BUILD)/cudnn-deploy (output shown only on failure)..."
-	@log=$$(mktemp); if $(MAKE) --no-print-directory build >$$log 2>&1; then \
+	@log=$$(mktemp); if $(MAKE) --no-print-directory build CDD_DEPS_DONE=1 >$$log 2>&1; then \
 	    rm -f $$log; else cat $$log; rm -f $$log; \
 	    echo "demo: FAILED: the build failed (its output above)"; exit 1; fi
-	@sh scripts/demo.sh $(BUILD)/cudnn-deploy
+	@KEEP=$(KEEP) sh scripts/demo.sh $(BUILD)/cudnn-deploy
 
 # By hand, never in CI: cudnn-deploy against unzip, bsdtar, Python's zipfile
 # and tar -xJf on look-alikes of the real archives (bench/README.md).

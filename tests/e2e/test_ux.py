@@ -10,6 +10,7 @@ off a terminal."""
 
 import os
 import pty
+import re
 import select
 import shutil
 import subprocess
@@ -381,7 +382,7 @@ class UninstallRefusal(CddTestCase):
         self.install(ws, FIX.linux)
         flip_file_byte(ws.path("include/cudnn_cnn_infer.h"))
         r = run(["uninstall"] + ws.target_args, expect=EXIT_CHECK)
-        self.assertIn("Nothing was removed: 1 file(s) changed since install:",
+        self.assertIn("Nothing was removed: 1 file changed since install:",
                       r.err)
         self.assertRegex(r.err, r"(?m)^  changed   include/cudnn_cnn_infer.h")
         # The way out, with the path quoted for the shell (a space in it).
@@ -511,8 +512,33 @@ class Demo(CddTestCase):
         self.assertRegex(out, r"verify: +exit 0: \d+ pass")
         self.assertIn("did you mean 'verify'?", out)
         self.assertIn("cudnn-deploy: hint: ", out)
-        self.assertIn("Nothing was removed: 1 file(s) changed", out)
-        self.assertTrue(out.rstrip().endswith("steps behaved as documented"))
+        self.assertIn("Nothing was removed: 1 file changed", out)
+        # The commands shown are the ones run: the binary as given, the
+        # variables set for it.
+        self.assertIn("$ %s install --cuda-root $DEMO/cuda-11.6" % BIN, out)
+        if "skipped (no C compiler" not in out:
+            self.assertIn("$ LD_LIBRARY_PATH=$DEMO/cuda-11.6/lib64 %s verify "
+                          "--cuda-root $DEMO/cuda-11.6 --verbose" % BIN, out)
+        # The scratch folder: named, deleted, and the way to keep it said.
+        m = re.search(r"Scratch folder: DEMO=(\S+) \(deleted at the end; "
+                      r"KEEP=1 keeps it\)", out)
+        self.assertTrue(m, out[:500])
+        self.assertFalse(os.path.exists(m.group(1)))
+        # The last lines: the verdict, then what became of the folder.
+        last = out.rstrip().splitlines()[-2:]
+        self.assertTrue(last[0].endswith("steps behaved as documented"), last)
+        self.assertEqual(last[1], "Deleted the scratch folder %s (KEEP=1 "
+                                  "keeps it)" % m.group(1))
+
+    def test_demo_keeps_the_scratch_folder_with_keep(self):
+        p = self.demo(BIN, KEEP="1")
+        out = p.stdout.decode("utf-8", "replace")
+        self.assertEqual(p.returncode, 0, out[-3000:])
+        m = re.search(r"Scratch folder: DEMO=(\S+) \(kept at the end", out)
+        self.assertTrue(m, out[:500])
+        self.assertTrue(os.path.isdir(os.path.join(m.group(1), "cuda-11.6")))
+        self.assertIn("Kept the scratch folder: %s" % m.group(1), out)
+        shutil.rmtree(m.group(1))
 
     def test_demo_fails_when_the_tool_fails(self):
         # The real binary, except that install exits 4.
