@@ -179,6 +179,19 @@ static const struct man_item man_examples[] = {
      "installed and restore what it replaced:"},
 };
 
+/* A tagged list: each name in bold (.B) or italics (.I), its text below. */
+static void man_list(struct buf *b, const char *font,
+                     const struct man_item *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        put(b, ".TP\n%s ", font);
+        roff(b, v[i].name);
+        put(b, "\n");
+        roff(b, v[i].text);
+        put(b, "\n");
+    }
+}
+
 static void man_page(struct buf *b)
 {
     put(b, ".\\\" " GENERATED "\n");
@@ -241,24 +254,12 @@ static void man_page(struct buf *b)
 #undef CDD_X_MAN
     }
     put(b, ".SH ENVIRONMENT\n");
-    for (size_t i = 0; i < sizeof man_env / sizeof man_env[0]; i++) {
-        put(b, ".TP\n.B ");
-        roff(b, man_env[i].name);
-        put(b, "\n");
-        roff(b, man_env[i].text);
-        put(b, "\n");
-    }
+    man_list(b, ".B", man_env, sizeof man_env / sizeof man_env[0]);
     put(b, ".PP\nTest builds (configured with \\-DCDD_FAULT_INJECTION=ON) also "
            "read CUDNN_DEPLOY_TEST_FAULT and CUDNN_DEPLOY_TEST_BENCH; a "
            "release binary reads neither.\n");
     put(b, ".SH FILES\n");
-    for (size_t i = 0; i < sizeof man_files / sizeof man_files[0]; i++) {
-        put(b, ".TP\n.I ");
-        roff(b, man_files[i].name);
-        put(b, "\n");
-        roff(b, man_files[i].text);
-        put(b, "\n");
-    }
+    man_list(b, ".I", man_files, sizeof man_files / sizeof man_files[0]);
     put(b, ".SH EXAMPLES\n");
     for (size_t i = 0; i < sizeof man_examples / sizeof man_examples[0]; i++) {
         put(b, ".PP\n");
