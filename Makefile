@@ -9,12 +9,13 @@ TEST_BUILD ?= build-test
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps configure build test test-linux demo bench clean windows test-windows package torture
-.PHONY: test-asan test-fuzz fuzz valgrind
+.PHONY: test-asan test-fuzz fuzz valgrind install
 
 all: build
 
+# CDD_DEPS_DONE=1: already run by the caller (make demo shows its lines).
 deps:
-	@sh scripts/install-deps.sh
+	@[ "$(CDD_DEPS_DONE)" = 1 ] || sh scripts/install-deps.sh
 
 configure: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -102,17 +103,32 @@ windows:
 test-windows:
 	@JOBS=$(JOBS) sh scripts/windows.sh test
 
+# The release build into PREFIX (default /usr/local; PREFIX=$$HOME/.local
+# needs no root): the binary, the man page, the completions, the manifests
+# and the docs (CMake's install rules; DESTDIR is honoured). It builds
+# nothing, so that a root-run install leaves no root-owned files in
+# $(BUILD): build first, as yourself.
+PREFIX ?= /usr/local
+install:
+	@if [ ! -x $(BUILD)/cudnn-deploy ]; then \
+	    echo "install: no $(BUILD)/cudnn-deploy yet: run 'make build' first (as yourself, not root)"; \
+	    exit 1; fi
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
 # The .deb and .tar.gz of the release build (docs/fleet.md, Packages).
 package: build
 	@cd $(BUILD) && cpack
 
-# The build's output only when it fails; the demo fails when a step does.
+# install-deps' lines always (a wait for the apt lock says so as it
+# waits); the build's output only when it fails; the demo fails when a step
+# does. KEEP=1 keeps the demo's scratch folder.
 demo:
+	@sh scripts/install-deps.sh
 	@echo "Building $(BUILD)/cudnn-deploy (output shown only on failure)..."
-	@log=$$(mktemp); if $(MAKE) --no-print-directory build >$$log 2>&1; then \
+	@log=$$(mktemp); if $(MAKE) --no-print-directory build CDD_DEPS_DONE=1 >$$log 2>&1; then \
 	    rm -f $$log; else cat $$log; rm -f $$log; \
 	    echo "demo: FAILED: the build failed (its output above)"; exit 1; fi
-	@sh scripts/demo.sh $(BUILD)/cudnn-deploy
+	@KEEP=$(KEEP) sh scripts/demo.sh $(BUILD)/cudnn-deploy
 
 # By hand, never in CI: cudnn-deploy against unzip, bsdtar, Python's zipfile
 # and tar -xJf on look-alikes of the real archives (bench/README.md).

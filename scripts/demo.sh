@@ -7,12 +7,23 @@
 # code it must have. A step that exits otherwise stops the demo: the closing
 # summary, then exit 1. Bold headers only on a terminal.
 #
-# usage: demo.sh [BIN]
+# Each command is shown as it runs: the binary as given, the variables set
+# for it, the scratch folder as $DEMO (its path is printed first, so the
+# commands can be pasted after `DEMO=...`).
+#
+# usage: [KEEP=1] demo.sh [BIN]
+#   KEEP=1  keep the scratch folder (the tree, the archive, the deploy log)
+#           instead of deleting it at the end; the demo says which it does.
 set -eu
-BIN=${1:-build/cudnn-deploy}
-BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+SHOWN_BIN=${1:-build/cudnn-deploy}
+BIN=$(cd "$(dirname "$SHOWN_BIN")" && pwd)/$(basename "$SHOWN_BIN")
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/cudnn-deploy-demo.XXXXXX")
-trap 'rm -rf "$SCRATCH"' EXIT
+KEEP=${KEEP:-0}
+if [ "$KEEP" = 1 ]; then
+    trap 'echo "Kept the scratch folder: $SCRATCH (delete it with: rm -rf $SCRATCH)"' EXIT
+else
+    trap 'rm -rf "$SCRATCH"; echo "Deleted the scratch folder $SCRATCH (KEEP=1 keeps it)"' EXIT
+fi
 if [ -t 1 ]; then BOLD=$(printf '\033[1m'); PLAIN=$(printf '\033[0m'); else BOLD=; PLAIN=; fi
 FAILED=
 STEPS=0
@@ -23,14 +34,25 @@ fixtures=$(python3 "$(dirname "$0")/demo_fixtures.py" "$SCRATCH" "$BIN") || {
 }
 eval "$fixtures"
 
-# step WANT ARGS...: run cudnn-deploy ARGS, which must exit WANT.
+# step WANT [VAR=VALUE...] ARGS...: run cudnn-deploy ARGS with the
+# variables set, which must exit WANT; shown exactly as it runs.
 step() {
     want=$1
     shift
+    vars=
+    while [ $# -gt 0 ]; do
+        case $1 in
+            [A-Za-z_]*=*) vars="$vars $1"; shift ;;
+            *) break ;;
+        esac
+    done
     STEPS=$((STEPS + 1))
-    printf '\n%s$ cudnn-deploy %s%s\n' "$BOLD" "$*" "$PLAIN" | sed "s|$SCRATCH|\$DEMO|g"
+    printf '\n%s$%s %s %s%s\n' "$BOLD" "$vars" "$SHOWN_BIN" "$*" "$PLAIN" |
+        sed "s|$SCRATCH|\$DEMO|g"
     set +e
-    "$BIN" "$@"
+    # shellcheck disable=SC2086 # the assignments hold no spaces: $SCRATCH
+    # comes from mktemp under TMPDIR
+    env $vars "$BIN" "$@"
     rc=$?
     set -e
     if [ "$rc" -eq "$want" ]; then
@@ -65,7 +87,7 @@ summary() {
 }
 NFILES="?"; VERIFIED="not run"; TAMPER="not run"; RESTORED="not run"
 
-echo "Scratch folder (\$DEMO): $SCRATCH"
+echo "Scratch folder: DEMO=$SCRATCH ($( [ "$KEEP" = 1 ] && echo "kept at the end: KEEP=1" || echo "deleted at the end; KEEP=1 keeps it"))"
 echo "A fake cuDNN 8.5.0.96 archive for Linux (real shared objects with cuDNN's"
 echo "sonames and version functions), its manifest, and a CUDA 11.6 tree."
 BEFORE=$(snapshot)
@@ -79,7 +101,7 @@ echo "A re-install finds every file identical and changes nothing."
 if [ -z "$VERIFY" ]; then
     echo "With the tree's lib64 on the library path, the search-order warning goes;"
     echo "--verbose shows every check:"
-    LD_LIBRARY_PATH="$TREE/lib64" step 0 verify --cuda-root "$TREE" --verbose
+    step 0 LD_LIBRARY_PATH="$TREE/lib64" verify --cuda-root "$TREE" --verbose
     VERIFIED=$(LD_LIBRARY_PATH="$TREE/lib64" "$BIN" --json verify --cuda-root "$TREE" 2>/dev/null |
         python3 -c 'import json,sys
 d = json.load(sys.stdin); n = {}

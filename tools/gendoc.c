@@ -87,6 +87,111 @@ static void man_option(struct buf *b, const struct cdd_option *o)
     put(b, "\n");
 }
 
+/* The man page's ENVIRONMENT, FILES and EXAMPLES: text, not tables the
+ * program parses, kept here beside the rest of the page. tests/e2e/
+ * test_cli.py checks that every variable the sources read is listed. */
+struct man_item {
+    const char *name, *text;
+};
+
+static const struct man_item man_env[] = {
+    {"CUDA_PATH_VX_Y", "The tree --cuda vX.Y means (CUDA_PATH_V11_6 for "
+                       "v11.6, as the CUDA installer sets it on Windows); "
+                       "unset, the default root (/usr/local/cuda-X.Y, or "
+                       "%ProgramFiles%\\NVIDIA GPU Computing Toolkit\\CUDA\\vX.Y)."},
+    {"CUDA_PATH, CUDA_HOME, CUDNN_PATH",
+     "Reported and checked by doctor (a value naming no folder, or another "
+     "toolkit than the one in use, is a finding); env prints CUDA_PATH and "
+     "CUDA_HOME for a CUDA tree."},
+    {"PATH, LD_LIBRARY_PATH", "The library search order verify and doctor "
+                              "emulate (PATH on Windows, LD_LIBRARY_PATH then "
+                              "the ld.so cache on Linux)."},
+    {"CONDA_PREFIX", "The active conda environment, which doctor inspects."},
+    {"PYTHONPATH, PYTHONUSERBASE, APPDATA",
+     "Where doctor looks for Python packages that bring their own cuDNN "
+     "(torch, tensorflow, nvidia-cudnn-cu11)."},
+    {"CUDNN_DEPLOY_MIRROR", "Replaces NVIDIA's URL prefix "
+                            "(https://developer.download.nvidia.com/compute/) "
+                            "for downloads: an internal mirror, or one written "
+                            "by bundle (http://HOST/ or file:///DIR)."},
+    {"https_proxy, http_proxy, no_proxy", "Honoured for downloads (libcurl)."},
+    {"CUDNN_DEPLOY_DRIVER_LIB", "The NVIDIA driver library verify uses "
+                                "instead of searching for libcuda.so.1 or "
+                                "nvcuda.dll."},
+    {"XDG_CACHE_HOME, HOME", "The download cache: $XDG_CACHE_HOME/cudnn-deploy, "
+                             "else ~/.cache/cudnn-deploy."},
+    {"LOCALAPPDATA, USERPROFILE", "The download cache on Windows: "
+                                  "%LOCALAPPDATA%\\cudnn-deploy."},
+    {"ProgramFiles, ProgramW6432", "Windows: the default CUDA roots, and "
+                                   "where access denied earns the advice "
+                                   "to run elevated."},
+    {"SHELL", "The shell env prints for when --shell is not given."},
+    {"GITHUB_ENV, GITHUB_PATH", "The files env --github appends to."},
+    {"NO_COLOR, TERM", "--color auto: no colour when NO_COLOR is set or "
+                       "TERM is dumb."},
+};
+
+static const struct man_item man_files[] = {
+    {"TREE/.cudnn-deploy/", "The state a tree keeps about itself: created by "
+                              "install, removed by the uninstall that empties "
+                              "the tree of everything it put there."},
+    {"TREE/.cudnn-deploy/receipt.json", "What was installed: every file "
+                                          "with its sha256, the manifest, the "
+                                          "replaced files' backups (status, "
+                                          "verify, uninstall read it)."},
+    {"TREE/.cudnn-deploy/manifest.json", "The manifest of the installed "
+                                           "archive."},
+    {"TREE/.cudnn-deploy/log.jsonl", "One JSON line per install, uninstall "
+                                       "and recover."},
+    {"TREE/.cudnn-deploy/journal, backup/, stage-*", "An interrupted "
+     "transaction's journal, the files it replaced and its staging folder; "
+     "recover finishes or undoes it."},
+    {"TREE/.cudnn-deploy/lock", "Held while a command changes or reads the "
+                                  "tree (--lock-timeout)."},
+    {"~/.cache/cudnn-deploy/", "The download cache, keyed by sha256 "
+                                 "(--cache-dir; %LOCALAPPDATA%\\cudnn-deploy "
+                                 "on Windows)."},
+    {"/usr/share/cudnn-deploy/manifests/", "The shipped manifests, as "
+                                             "installed (the binary carries "
+                                             "the same ones; manifest list)."},
+};
+
+/* {command, what it does} */
+static const struct man_item man_examples[] = {
+    {"cudnn-deploy install --cuda v11.6",
+     "Download cuDNN 8.5.0.96 (checked against its pinned sha256), install it "
+     "into the CUDA 11.6 tree and verify it:"},
+    {"cudnn-deploy install --cuda-root /usr/local/cuda-11.8 "
+     "\\\n    --archive cudnn-linux-x86_64-8.5.0.96_cuda11-archive.tar.xz",
+     "Without network: the archive downloaded elsewhere, checked against the "
+     "same pin:"},
+    {"cudnn-deploy bundle --manifest cudnn-8.5.0.96-cuda11-linux-x86_64 "
+     "-o /srv/cudnn\nCUDNN_DEPLOY_MIRROR=file:///srv/cudnn/ cudnn-deploy "
+     "install --cuda v11.6",
+     "For air-gapped hosts: a mirror written once, used by every host:"},
+    {"cudnn-deploy verify --cuda v11.6 -v", "Prove it is intact, loads "
+     "and computes, every check shown:"},
+    {"cudnn-deploy doctor", "Every CUDA toolkit and cuDNN copy on this host, "
+                              "and which one a program would load:"},
+    {"eval \"$(cudnn-deploy env --cuda v11.6)\"",
+     "Make the tree's cuDNN the one programs in this shell load:"},
+    {"cudnn-deploy uninstall --cuda v11.6", "Remove exactly what was "
+     "installed and restore what it replaced:"},
+};
+
+/* A tagged list: each name in bold (.B) or italics (.I), its text below. */
+static void man_list(struct buf *b, const char *font,
+                     const struct man_item *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        put(b, ".TP\n%s ", font);
+        roff(b, v[i].name);
+        put(b, "\n");
+        roff(b, v[i].text);
+        put(b, "\n");
+    }
+}
+
 static void man_page(struct buf *b)
 {
     put(b, ".\\\" " GENERATED "\n");
@@ -140,7 +245,7 @@ static void man_page(struct buf *b)
         roff(b, cdd_exit_code_meaning(e));
         put(b, "\n");
 #define CDD_X_MAN(name, exitc, msg)                                            \
-        if (exitc == e) {                                                      \
+        if (exitc == e && !cdd_error_is_test_only(CDD_E_##name)) {             \
             put(b, ".br\n\\fB%s\\fR: ", #name);                                \
             roff(b, msg);                                                      \
             put(b, "\n");                                                      \
@@ -148,7 +253,28 @@ static void man_page(struct buf *b)
         CDD_ERRORS(CDD_X_MAN)
 #undef CDD_X_MAN
     }
-    put(b, ".SH SEE ALSO\nREADME.md and docs/ in the source tree.\n");
+    put(b, ".SH ENVIRONMENT\n");
+    man_list(b, ".B", man_env, sizeof man_env / sizeof man_env[0]);
+    put(b, ".PP\nTest builds (configured with \\-DCDD_FAULT_INJECTION=ON) also "
+           "read CUDNN_DEPLOY_TEST_FAULT and CUDNN_DEPLOY_TEST_BENCH; a "
+           "release binary reads neither.\n");
+    put(b, ".SH FILES\n");
+    man_list(b, ".I", man_files, sizeof man_files / sizeof man_files[0]);
+    put(b, ".SH EXAMPLES\n");
+    for (size_t i = 0; i < sizeof man_examples / sizeof man_examples[0]; i++) {
+        put(b, ".PP\n");
+        roff(b, man_examples[i].text);
+        put(b, "\n.PP\n.RS 4\n.nf\n");
+        roff(b, man_examples[i].name);
+        put(b, "\n.fi\n.RE\n");
+    }
+    put(b, ".SH SEE ALSO\n"
+           "\\fBldconfig\\fR(8), \\fBld.so\\fR(8).\n.PP\n"
+           "The guides installed with the package, in "
+           "\\fI/usr/share/doc/cudnn\\-deploy/\\fR (README.md, and docs/: "
+           "troubleshooting.md, verification.md, fetch.md, fleet.md, "
+           "security.md, windows.md, design.md and the others); in a source "
+           "tree, README.md and docs/.\n");
 }
 
 /* ---- completions -------------------------------------------------------- */

@@ -210,11 +210,19 @@ const struct cdd_command *cdd_command_find(const char *name);
 /* Of the NULL-ended names[], the one nearest to word (edit distance, at
  * most a third of its length, at least 1, at most 3), or NULL. */
 const char *cdd_suggest(const char *word, const char *const *names, size_t n);
+/* cdd_manifest_find for a name from the command line: a name that is no
+ * file and no shipped manifest is a usage error (CDD_E_USAGE) with the
+ * nearest shipped name ("did you mean ...?"). */
+struct cdd_manifest;
+int cdd_cli_manifest_find(const char *name, struct cdd_manifest **out);
 
 /* The meaning of each exit code, for the help and the man page; the error
  * codes that map to it come from CDD_ERRORS. */
 const char *cdd_exit_code_meaning(int exit_code);
 #define CDD_EXIT_CODE_MAX 4
+/* Whether an error row exists only for the tests (the fault hook's
+ * "injected fault"): left out of a release build's help and the man page. */
+int cdd_error_is_test_only(int code);
 
 /* What the tool is for, two lines (the help and the man page). */
 extern const char cdd_tool_description[];

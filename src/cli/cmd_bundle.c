@@ -42,7 +42,7 @@ int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep)
         goto out;
     }
     for (; n < b->manifests.n; n++)
-        if ((r = cdd_manifest_find(b->manifests.v[n], &ms[n])) < 0)
+        if ((r = cdd_cli_manifest_find(b->manifests.v[n], &ms[n])) < 0)
             goto out;
     nc.ui = cdd_progress_new(cl->out.quiet);
     struct cdd_bundle_opts o = {

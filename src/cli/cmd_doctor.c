@@ -97,6 +97,46 @@ static void json_members(struct cdd_report *rep,
     member(rep, "driver", w);
 }
 
+struct dsummary {
+    const struct cdd_doctor_result *res;
+    char *text;
+};
+
+/* The one line of the cuDNN layer when all its checks passed: which copy
+ * the loader picks (what every program gets), never only "2 checks
+ * passed". */
+static const char *summary(void *ud, const char *layer)
+{
+    struct dsummary *x = ud;
+    if (strcmp(layer, "cudnn") != 0)
+        return NULL;
+    size_t len = 64;
+    for (size_t i = 0; i < x->res->n_copies; i++)
+        if (x->res->copies[i].is_main && x->res->copies[i].order == 1)
+            len += strlen(x->res->copies[i].path) + 48;
+    free(x->text);
+    if (!(x->text = malloc(len)))
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < x->res->n_copies; i++) {
+        const struct cdd_doctor_copy *k = &x->res->copies[i];
+        if (!k->is_main || k->order != 1)
+            continue;
+        n += (size_t)snprintf(x->text + n, len - n, "%s%s (%s)",
+                              n ? " and " : "the loader picks ", k->path,
+                              k->version[0] ? k->version : "version unknown");
+    }
+    if (!n) {
+        free(x->text);
+        x->text = NULL;
+        return NULL;
+    }
+    snprintf(x->text + n, len - n, ", %s sub-libraries beside %s",
+             strstr(x->text, " and ") ? "their" : "its",
+             strstr(x->text, " and ") ? "them" : "it");
+    return x->text;
+}
+
 int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_target t = {0};
@@ -116,14 +156,19 @@ int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep)
         cdd_say(rep, "Diagnosing this host's CUDA and cuDNN, for %s", t.root);
     else
         cdd_say(rep, "Diagnosing this host's CUDA and cuDNN");
-    cdd_report_checks(rep, &res.checks);
+    struct dsummary sum = {.res = &res};
+    cdd_report_layers(rep, &res.checks, summary, &sum);
+    free(sum.text);
     json_members(rep, &res);
     if (res.checks.n_fail)
-        cdd_say(rep, "Doctor: %zu problem(s) to fix, %zu warning(s).",
-                res.checks.n_fail, res.checks.n_warn);
+        cdd_say(rep, "Doctor: %zu problem%s to fix, %zu warning%s.",
+                res.checks.n_fail, res.checks.n_fail == 1 ? "" : "s",
+                res.checks.n_warn, res.checks.n_warn == 1 ? "" : "s");
+    else if (res.checks.n_warn)
+        cdd_say(rep, "Doctor: nothing failed (%zu warning%s).",
+                res.checks.n_warn, res.checks.n_warn == 1 ? "" : "s");
     else
-        cdd_say(rep, "Doctor: nothing failed (%zu warning(s)).",
-                res.checks.n_warn);
+        cdd_say(rep, "Doctor: nothing failed.");
 out:
     cdd_doctor_result_clear(&res);
     cdd_target_clear(&t);

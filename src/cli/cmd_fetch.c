@@ -14,7 +14,7 @@ int cdd_cmd_fetch(const struct cdd_cmdline *cl, struct cdd_report *rep)
     struct cdd_obtain_result res = {0};
     int r;
 
-    if ((r = cdd_manifest_find(cl->obtain.manifest, &m)))
+    if ((r = cdd_cli_manifest_find(cl->obtain.manifest, &m)))
         goto out;
     cdd_report_str(rep, "manifest", m->name ? m->name : m->source);
     cdd_say(rep, "Fetching %s (cuDNN %s, CUDA %d, %s)", m->archive.filename,

@@ -152,7 +152,7 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
                      "names one: give one or the other");
         goto out;
     }
-    if (!catalog && (r = cdd_manifest_find(ob->manifest, &m)))
+    if (!catalog && (r = cdd_cli_manifest_find(ob->manifest, &m)))
         goto out;
     if (ob->archive && ob->n_urls) {
         r = cdd_fail(CDD_E_USAGE, NULL, 0,

@@ -83,7 +83,7 @@ static int show(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_manifest *m = NULL;
     char *text = NULL;
-    int r = cdd_manifest_find(cl->n_positional > 1 ? cl->positional[1] : NULL, &m);
+    int r = cdd_cli_manifest_find(cl->n_positional > 1 ? cl->positional[1] : NULL, &m);
     if (!r)
         r = cdd_manifest_to_json(m, &text);
     if (!r) {

@@ -13,7 +13,8 @@ static void refusal(struct cdd_report *rep, const struct cdd_plan *p,
     size_t n = 0;
     for (size_t i = 0; i < p->n; i++)
         n += p->items[i].action == CDD_ACT_MODIFIED;
-    cdd_say(rep, "Nothing was removed: %zu file(s) changed since install:", n);
+    cdd_say(rep, "Nothing was removed: %zu file%s changed since install:", n,
+            n == 1 ? "" : "s");
     for (size_t i = 0; i < p->n; i++)
         if (p->items[i].action == CDD_ACT_MODIFIED)
             cdd_say(rep, "  changed   %s%s%s", p->items[i].path,

@@ -11,7 +11,7 @@ int cdd_cmd_verify(const struct cdd_cmdline *cl, struct cdd_report *rep)
     struct cdd_tree *tree = NULL;
     int r = cdd_cli_target(&cl->target, &t, rep);
     if (!r && cl->obtain.manifest)
-        r = cdd_manifest_find(cl->obtain.manifest, &m);
+        r = cdd_cli_manifest_find(cl->obtain.manifest, &m);
     if (!r)
         r = cdd_tree_open(t.root, &tree);
     if (!r)

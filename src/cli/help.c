@@ -2,6 +2,7 @@
  * the option table and the error list (CDD_ERRORS), so that none of them is
  * typed twice. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cdd/error.h"
@@ -62,30 +63,84 @@ static void print_option(const struct cdd_option *o)
 {
     char left[64];
     cdd_option_synopsis(o, left, sizeof left);
-    printf("  %-28s ", left);
+    /* A synopsis wider than its column ("--connect-timeout SECONDS") gets
+     * the help on the next line, aligned with the others. */
+    if (strlen(left) > 28) {
+        printf("  %s\n%31s", left, "");
+    } else {
+        printf("  %-28s ", left);
+    }
     wrap(o->help, 31, 31);
+}
+
+int cdd_error_is_test_only(int code)
+{
+    return code == CDD_E_FAULT; /* the fault hook's: -DCDD_FAULT_INJECTION */
+}
+
+/* Whether this binary can exit with code's row: the test-only rows only
+ * where the hook is built in. */
+static int row_shown(int code)
+{
+#ifdef CDD_FAULT_INJECTION
+    (void)code;
+    return 1;
+#else
+    return !cdd_error_is_test_only(code);
+#endif
+}
+
+/* "rejected input: invalid manifest, archive …": the exit code's meaning,
+ * then its error rows. Where the meaning is itself a row's message (2:
+ * "usage error"), the others follow as alternatives ("usage error, or not
+ * supported"), not as if they explained it. */
+static void print_exit_code(int e)
+{
+    const char *meaning = cdd_exit_code_meaning(e);
+    int is_row = 0, n_other = 0;
+#define CDD_X_COUNT(name, exitc, msg)                                          \
+    if (exitc == e && row_shown(CDD_E_##name)) {                               \
+        if (strcmp(msg, meaning) == 0)                                         \
+            is_row = 1;                                                        \
+        else                                                                   \
+            n_other++;                                                         \
+    }
+    CDD_ERRORS(CDD_X_COUNT)
+#undef CDD_X_COUNT
+    size_t len = strlen(meaning) + 1;
+#define CDD_X_LEN(name, exitc, msg)                                            \
+    if (exitc == e && row_shown(CDD_E_##name))                                 \
+        len += strlen(msg) + 6;
+    CDD_ERRORS(CDD_X_LEN)
+#undef CDD_X_LEN
+    char *line = malloc(len);
+    if (!line) {
+        printf("  %d  %s\n", e, meaning);
+        return;
+    }
+    strcpy(line, meaning);
+    const char *sep = is_row ? ", or " : ": ";
+    if (e > 0 && n_other > 0) {
+#define CDD_X_ADD(name, exitc, msg)                                            \
+        if (exitc == e && row_shown(CDD_E_##name) &&                           \
+            strcmp(msg, meaning) != 0) {                                       \
+            strcat(line, sep);                                                 \
+            strcat(line, msg);                                                 \
+            sep = is_row ? ", or " : ", ";                                     \
+        }
+        CDD_ERRORS(CDD_X_ADD)
+#undef CDD_X_ADD
+    }
+    printf("  %d  ", e);
+    wrap(line, 5, 5);
+    free(line);
 }
 
 static void print_exit_codes(void)
 {
     printf("\nExit codes:\n");
-    for (int e = 0; e <= CDD_EXIT_CODE_MAX; e++) {
-        char line[1024];
-        size_t n = (size_t)snprintf(line, sizeof line, "%s",
-                                    cdd_exit_code_meaning(e));
-        const char *sep = ": ";
-#define CDD_X_EXIT(name, exitc, msg)                                           \
-        if (exitc == e && e > 0 && n < sizeof line &&                      \
-            strcmp(msg, cdd_exit_code_meaning(e)) != 0) {                      \
-            n += (size_t)snprintf(line + n, sizeof line - n, "%s%s", sep,     \
-                                  msg);                                        \
-            sep = ", ";                                                        \
-        }
-        CDD_ERRORS(CDD_X_EXIT)
-#undef CDD_X_EXIT
-        printf("  %d  ", e);
-        wrap(line, 5, 5);
-    }
+    for (int e = 0; e <= CDD_EXIT_CODE_MAX; e++)
+        print_exit_code(e);
 }
 
 static void print_globals(unsigned bit)

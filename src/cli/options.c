@@ -121,10 +121,13 @@ const struct cdd_option cdd_options[] = {
     {"dry-run", 'n', CDD_OPT_FLAG, NULL, CMD_INSTALL | CMD_UNINSTALL,
      F(change.dry_run), NOF, 0, 0, NULL,
      "check everything and print the plan; change nothing"},
-    {"force", 'f', CDD_OPT_FLAG, NULL, CMD_INSTALL | CMD_UNINSTALL,
+    /* One row per command: each help says what --force does there. */
+    {"force", 'f', CDD_OPT_FLAG, NULL, CMD_INSTALL,
      F(change.force), NOF, 0, 0, NULL,
-     "install: accept a tree of another or unknown CUDA version; "
-     "uninstall: remove files changed since install"},
+     "accept a tree of another or unknown CUDA version"},
+    {"force", 'f', CDD_OPT_FLAG, NULL, CMD_UNINSTALL,
+     F(change.force), NOF, 0, 0, NULL,
+     "remove files changed since install too"},
     {"lock-timeout", 0, CDD_OPT_SECONDS, "SECONDS", CMD_TARGETED | CMD_ENV,
      F(target.lock_timeout), NOF, 0, 1e7, NULL,
      "wait this long for another cudnn-deploy on the same tree (default 0)"},

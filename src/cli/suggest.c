@@ -1,9 +1,13 @@
 /* "Did you mean ...?": the known name nearest to a mistyped one, by edit
  * distance (insertions, deletions, substitutions and swaps of two
- * neighbours each count 1), for commands, options and option values. */
+ * neighbours each count 1), for commands, options, option values and the
+ * shipped manifests' names. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/manifest.h"
 #include "cli.h"
 
 #define SUGGEST_MAX_LEN 64
@@ -59,4 +63,41 @@ const char *cdd_suggest(const char *word, const char *const *names, size_t n)
         }
     }
     return best;
+}
+
+int cdd_cli_manifest_find(const char *name, struct cdd_manifest **out)
+{
+    int r = cdd_manifest_find(name, out);
+    struct cdd_stat st;
+    if (r != CDD_E_NOTFOUND || !name || strchr(name, '/') ||
+        strchr(name, '\\') ||
+        (cdd_fs_lstat(name, &st) == 0 && st.type != CDD_FT_NONE))
+        return r; /* found, or a path: its own error */
+    cdd_clear_error();
+    size_t len = strlen(name);
+    if (len > 5 && strcmp(name + len - 5, ".json") == 0)
+        len -= 5;
+    char *stem = malloc(len + 1);
+    const char **names = malloc((cdd_builtin_manifest_count + 1) *
+                                sizeof *names);
+    const char *near = NULL;
+    if (stem && names) {
+        memcpy(stem, name, len);
+        stem[len] = '\0';
+        for (size_t i = 0; i < cdd_builtin_manifest_count; i++)
+            names[i] = cdd_builtin_manifests[i].name;
+        near = cdd_suggest(stem, names, cdd_builtin_manifest_count);
+    }
+    if (near)
+        r = cdd_fail(CDD_E_USAGE, name, 0,
+                     "no such manifest file or shipped manifest; did you "
+                     "mean '%s'? ('cudnn-deploy manifest list' shows them "
+                     "all)", near);
+    else
+        r = cdd_fail(CDD_E_USAGE, name, 0,
+                     "no such manifest file or shipped manifest "
+                     "('cudnn-deploy manifest list' shows the shipped ones)");
+    free(stem);
+    free(names);
+    return r;
 }

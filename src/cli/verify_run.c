@@ -138,11 +138,12 @@ int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
         cdd_report_num(rep, key, b->speedup);
     }
     if (res.checks.n_fail)
-        cdd_say(rep, "Verify: %zu check(s) failed, %zu warning(s).",
-                res.checks.n_fail, res.checks.n_warn);
+        cdd_say(rep, "Verify: %zu check%s failed, %zu warning%s.",
+                res.checks.n_fail, res.checks.n_fail == 1 ? "" : "s",
+                res.checks.n_warn, res.checks.n_warn == 1 ? "" : "s");
     else if (res.checks.n_warn)
-        cdd_say(rep, "Verify: all checks passed (%zu warning(s)).",
-                res.checks.n_warn);
+        cdd_say(rep, "Verify: all checks passed (%zu warning%s).",
+                res.checks.n_warn, res.checks.n_warn == 1 ? "" : "s");
     else
         cdd_say(rep, "Verify: all checks passed.");
     cdd_verify_result_clear(&res);

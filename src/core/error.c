@@ -51,16 +51,22 @@ int cdd_err_exit_code(int code)
     return code == 0 ? 0 : d ? d->exit_code : 4;
 }
 
+/* Written into a fresh record, then copied: path and the arguments may be
+ * the last failure's own text (a caller adding to the message it is
+ * replacing, as a roll-back does), and formatting into the buffer being read
+ * garbles it (the message repeated itself inside its own parentheses). */
 static int vfail(int code, const char *path, int os_err, const char *fmt,
                  va_list ap)
 {
-    last.code = code;
-    last.os_err = os_err;
-    snprintf(last.path, sizeof last.path, "%s", path ? path : "");
+    static _Thread_local struct cdd_errinfo next;
+    next.code = code;
+    next.os_err = os_err;
+    snprintf(next.path, sizeof next.path, "%s", path ? path : "");
     if (fmt)
-        vsnprintf(last.msg, sizeof last.msg, fmt, ap);
+        vsnprintf(next.msg, sizeof next.msg, fmt, ap);
     else
-        last.msg[0] = '\0';
+        next.msg[0] = '\0';
+    last = next;
     return code;
 }
 

@@ -4,6 +4,8 @@ the JSON path of the fault), and the shipped-manifest commands."""
 
 import json
 import os
+import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -64,6 +66,84 @@ class HelpAndVersion(CddTestCase):
         before = ws.snap(ignore=())
         run(["install", "--help"] + ws.target_args, expect=0)
         self.assertSameTree(before, ws.snap(ignore=()))
+
+
+SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def env_vars_read_by_the_sources():
+    """Every variable name src/ reads: cdd_getenv("X") / getenv("X") and the
+    X_ENV "X" defines those calls take."""
+    found = set()
+    pat = re.compile(r'(?:cdd_getenv|getenv)\("([A-Za-z_][A-Za-z0-9_]*)"\)'
+                     r'|#define [A-Z_]*_ENV "([A-Za-z_][A-Za-z0-9_]*)"')
+    for top, _dirs, files in os.walk(os.path.join(SRC_ROOT, "src")):
+        for name in files:
+            if name.endswith((".c", ".h")):
+                with open(os.path.join(top, name), encoding="utf-8") as f:
+                    for m in pat.finditer(f.read()):
+                        found.add(m.group(1) or m.group(2))
+    for inc in ("obtain.h",):
+        with open(os.path.join(SRC_ROOT, "include", "cdd", inc)) as f:
+            for m in pat.finditer(f.read()):
+                found.add(m.group(1) or m.group(2))
+    return found
+
+
+class HelpText(CddTestCase):
+    """The help and the man page, written from the error table."""
+
+    def exit_lines(self, text):
+        part = text.split("Exit codes:", 1)[1]
+        return part
+
+    def test_exit_codes_do_not_run_together(self):
+        for args in (["--help"], ["help", "install"], ["install", "--help"]):
+            with self.subTest(args=args):
+                r = run(args, expect=0)
+                part = self.exit_lines(r.out)
+                # "usage error: not supported" read as one message.
+                self.assertNotIn("usage error:", part)
+                self.assertRegex(part, r"\n  2  usage error, or not supported\n")
+                self.assertIn("  3  rejected input: invalid manifest,", part)
+
+    def test_release_help_lists_no_test_only_rows(self):
+        if os.environ.get("CDD_FAULT_BUILD") == "ON":
+            # The test build can exit so: its help says it.
+            self.assertIn("injected fault", self.exit_lines(
+                run(["--help"], expect=0).out))
+        release = os.environ.get("CDD_RELEASE_BIN")
+        if not release:
+            self.skipTest("CDD_RELEASE_BIN is not set (make test sets it)")
+        for args in (["--help"], ["help", "install"]):
+            p = subprocess.run([release] + args, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual(p.returncode, 0)
+            text = p.stdout.decode()
+            self.assertIn("Exit codes:", text)
+            self.assertNotIn("injected fault", text)
+
+    def test_man_page_sections(self):
+        with open(os.path.join(SRC_ROOT, "docs", "cudnn-deploy.1")) as f:
+            page = f.read()
+        for sec in ("EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES",
+                    "SEE ALSO"):
+            self.assertIn("\n.SH %s\n" % sec, page)
+        self.assertNotIn("injected fault", page)
+        self.assertNotIn("FAULT", page.split(".SH EXIT STATUS", 1)[1]
+                         .split(".SH ENVIRONMENT", 1)[0])
+        self.assertIn("/usr/share/doc/cudnn\\-deploy/", page)
+        self.assertIn("receipt.json", page)
+        self.assertIn("install \\-\\-cuda v11.6", page)
+        # Every variable the tool reads, by its name (roff escapes '-' only).
+        env = page.split(".SH ENVIRONMENT", 1)[1].split(".SH FILES", 1)[0]
+        names = env_vars_read_by_the_sources()
+        self.assertIn("CUDNN_DEPLOY_MIRROR", names)
+        self.assertIn("LD_LIBRARY_PATH", names)
+        for var in sorted(names):
+            with self.subTest(var=var):
+                self.assertIn(var, env)
 
 
 class UsageErrors(CddTestCase):

@@ -15,6 +15,7 @@ may still add copies; assertions only ever look for what the test made).
 """
 
 import os
+import re
 import struct
 import sys
 import unittest
@@ -227,13 +228,33 @@ class CudnnCopies(DoctorCase):
         self.assertIn("1) %s/libcudnn.so.8 (8.2.4" % d2,
                       ck["cudnn libcudnn.so.8"][1])
 
-    def test_same_version_copies_pass(self):
+    def test_same_version_copies_warn_in_the_short_output(self):
+        # One copy wins over another: what programs load depends on the
+        # order, so it is a warning, shown without -v (issue 23).
         d1 = make_cudnn(os.path.join(self.dir, "one"), "8.5.0")
         d2 = make_cudnn(os.path.join(self.dir, "two"), "8.5.0")
         _, ck = self.doctor(LD_LIBRARY_PATH="%s:%s" % (d1, d2))
         st, detail = ck["cudnn libcudnn.so.8"]
-        self.assertEqual(st, "pass", detail)
+        self.assertEqual(st, "warn", detail)
         self.assertIn("2 copies", detail)
+        self.assertIn("harmless", detail)
+        r = cddtest.run(["doctor"], env=self.env(
+            LD_LIBRARY_PATH="%s:%s" % (d1, d2)), expect=EXIT_OK)
+        self.assertRegex(r.err, r"warn +cudnn libcudnn.so.8: 2 copies in the "
+                                r"loader's order: 1\) %s/libcudnn.so.8"
+                         % re.escape(d1))
+        self.assertRegex(r.err, r"\(1 warning\)|, 1 warning\.")
+
+    def test_one_copy_named_in_the_short_output(self):
+        # All passed: the folded line still says which copy programs get.
+        d1 = make_cudnn(os.path.join(self.dir, "one"), "8.5.0")
+        r = cddtest.run(["doctor"], env=self.env(LD_LIBRARY_PATH=d1),
+                        expect=EXIT_OK)
+        # (The host's own cuDNN 9, if any, is named after it.)
+        self.assertRegex(r.err, r"pass +cudnn: the loader picks %s/libcudnn"
+                                r"\.so\.8 \(8\.5\.0\)(, its| and .*, their) "
+                                r"sub-libraries beside" % re.escape(d1))
+        self.assertNotRegex(r.err, r"cudnn: [0-9]+ checks passed")
 
     def test_mixed_sub_library_fails(self):
         # The winner lacks cnn_train; the only one found is another version.
@@ -327,7 +348,8 @@ class Shadowing(DoctorCase):
         self.assertIn("version unknown", detail)
         self.assertIn("shadows the loader's winner", detail)
         st, detail = ck["python %s/nvidia/cudnn/lib" % extra]
-        self.assertEqual(st, "pass", detail)   # the same version
+        # The same version, but it still wins over the other: a warning.
+        self.assertEqual(st, "warn", detail)
         self.assertIn("same version", detail)
         by_path = {c["path"]: c for c in self.copies(res.doc, "libcudnn.so.8")}
         self.assertEqual(by_path[torch]["where"], "python package")

@@ -79,6 +79,9 @@ class Packages(CddTestCase):
                     "share/cudnn-deploy/manifests/"
                     "cudnn-8.5.0.96-cuda11-linux-x86_64.json",
                     "share/doc/cudnn-deploy/README.md",
+                    # the man page's SEE ALSO points here
+                    "share/doc/cudnn-deploy/docs/troubleshooting.md",
+                    "share/doc/cudnn-deploy/docs/windows.md",
                     "share/cudnn-deploy/ansible/ansible_collections/"
                     "cudnn_deploy/fleet/plugins/modules/cudnn.py"):
             self.assertTrue(os.path.isfile(os.path.join(usr, rel)), rel)

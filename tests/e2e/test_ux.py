@@ -10,6 +10,7 @@ off a terminal."""
 
 import os
 import pty
+import re
 import select
 import shutil
 import subprocess
@@ -279,6 +280,33 @@ class Suggestions(CddTestCase):
         r = run(["status", "--zzzzzzzz"], expect=EXIT_USAGE)
         self.assertNotIn("did you mean", r.err)
 
+    def test_mistyped_manifest_name(self):
+        ws = self.workspace()
+        before = ws.snap(ignore=())
+        shipped = "cudnn-8.5.0.96-cuda11-linux-x86_64"
+        for cmd in (["install", "--cuda-root", ws.tree],
+                    ["verify", "--cuda-root", ws.tree],
+                    ["fetch"]):
+            for name in (shipped + "x", "cudnn-8.5.0.96-cuda11-linx-x86_64",
+                         shipped[:-1] + ".json"):
+                with self.subTest(cmd=cmd[0], name=name):
+                    r = run(cmd + ["--manifest", name], expect=EXIT_USAGE)
+                    self.assertIn("did you mean '%s'?" % shipped, r.err)
+                    # The nearest name, not the whole list.
+                    self.assertNotIn("windows", r.err)
+        r = run(["manifest", "show", "cudnn-9.14"], expect=EXIT_USAGE)
+        self.assertIn("did you mean 'cudnn-9.14.0.64-cuda13-linux-x86_64'?",
+                      r.err)
+        # Nothing near: still a usage error (2), pointing to the list.
+        r = run(["install", "--cuda-root", ws.tree, "--manifest", "zzz"],
+                expect=EXIT_USAGE)
+        self.assertNotIn("did you mean", r.err)
+        self.assertIn("manifest list", r.err)
+        # A path to a file that is not there stays "not found" (4).
+        run(["install", "--cuda-root", ws.tree, "--manifest",
+             os.path.join(ws.dir, "gone.json")], expect=cddtest.EXIT_ENV)
+        self.assertSameTree(before, ws.snap(ignore=()))
+
     def test_help_command(self):
         r = run(["help"], expect=EXIT_OK)
         self.assertIn("Commands:", r.out)
@@ -354,7 +382,7 @@ class UninstallRefusal(CddTestCase):
         self.install(ws, FIX.linux)
         flip_file_byte(ws.path("include/cudnn_cnn_infer.h"))
         r = run(["uninstall"] + ws.target_args, expect=EXIT_CHECK)
-        self.assertIn("Nothing was removed: 1 file(s) changed since install:",
+        self.assertIn("Nothing was removed: 1 file changed since install:",
                       r.err)
         self.assertRegex(r.err, r"(?m)^  changed   include/cudnn_cnn_infer.h")
         # The way out, with the path quoted for the shell (a space in it).
@@ -484,8 +512,33 @@ class Demo(CddTestCase):
         self.assertRegex(out, r"verify: +exit 0: \d+ pass")
         self.assertIn("did you mean 'verify'?", out)
         self.assertIn("cudnn-deploy: hint: ", out)
-        self.assertIn("Nothing was removed: 1 file(s) changed", out)
-        self.assertTrue(out.rstrip().endswith("steps behaved as documented"))
+        self.assertIn("Nothing was removed: 1 file changed", out)
+        # The commands shown are the ones run: the binary as given, the
+        # variables set for it.
+        self.assertIn("$ %s install --cuda-root $DEMO/cuda-11.6" % BIN, out)
+        if "skipped (no C compiler" not in out:
+            self.assertIn("$ LD_LIBRARY_PATH=$DEMO/cuda-11.6/lib64 %s verify "
+                          "--cuda-root $DEMO/cuda-11.6 --verbose" % BIN, out)
+        # The scratch folder: named, deleted, and the way to keep it said.
+        m = re.search(r"Scratch folder: DEMO=(\S+) \(deleted at the end; "
+                      r"KEEP=1 keeps it\)", out)
+        self.assertTrue(m, out[:500])
+        self.assertFalse(os.path.exists(m.group(1)))
+        # The last lines: the verdict, then what became of the folder.
+        last = out.rstrip().splitlines()[-2:]
+        self.assertTrue(last[0].endswith("steps behaved as documented"), last)
+        self.assertEqual(last[1], "Deleted the scratch folder %s (KEEP=1 "
+                                  "keeps it)" % m.group(1))
+
+    def test_demo_keeps_the_scratch_folder_with_keep(self):
+        p = self.demo(BIN, KEEP="1")
+        out = p.stdout.decode("utf-8", "replace")
+        self.assertEqual(p.returncode, 0, out[-3000:])
+        m = re.search(r"Scratch folder: DEMO=(\S+) \(kept at the end", out)
+        self.assertTrue(m, out[:500])
+        self.assertTrue(os.path.isdir(os.path.join(m.group(1), "cuda-11.6")))
+        self.assertIn("Kept the scratch folder: %s" % m.group(1), out)
+        shutil.rmtree(m.group(1))
 
     def test_demo_fails_when_the_tool_fails(self):
         # The real binary, except that install exits 4.
@@ -504,6 +557,73 @@ class Demo(CddTestCase):
         # It stops at the first step that failed, after the summary.
         self.assertIn("\nSummary\n", out)
         self.assertNotIn("cudnn-deploy status", out)
+
+
+class SmallerItems(CddTestCase):
+    """Issue 23's smaller items, each as a user sees it."""
+
+    def test_force_help_per_command(self):
+        inst = run(["help", "install"], expect=EXIT_OK).out
+        unin = run(["help", "uninstall"], expect=EXIT_OK).out
+        line = [l for l in inst.splitlines() if "-f, --force" in l][0]
+        self.assertIn("CUDA version", line)
+        self.assertNotIn("uninstall", line)
+        line = [l for l in unin.splitlines() if "-f, --force" in l][0]
+        self.assertIn("changed since install", line)
+        self.assertNotIn("CUDA version", line)
+
+    def test_option_help_aligned(self):
+        # Every option's help starts in column 31, also after a long
+        # synopsis (--connect-timeout SECONDS: the help on the next line).
+        text = run(["help", "install"], expect=EXIT_OK).out
+        opts = text.split("\nOptions:\n", 1)[1].split("\n\nGlobal", 1)[0]
+        for l in opts.splitlines():
+            with self.subTest(line=l):
+                if l.startswith(" " * 31):
+                    self.assertNotEqual(l[31], " ")
+                else:
+                    self.assertRegex(l, r"^  (-., |    )--\S+( \S+)?")
+                    if len(l) > 31:
+                        self.assertEqual(l[30], " ")
+                        self.assertNotEqual(l[31], " ")
+        self.assertIn("--connect-timeout SECONDS\n" + " " * 31 + "give up",
+                      text)
+
+    def test_counts_are_plural_right(self):
+        ws = self.workspace()
+        r = run(["verify", "--cuda-root", ws.tree, "--manifest",
+                 "cudnn-8.5.0.96-cuda11-linux-x86_64"], env=NO_DRIVER)
+        self.assertNotIn("(s)", r.err)
+        self.assertRegex(r.err, r"Verify: 1 check failed, 0 warnings\.")
+        d = run(["doctor"], env=NO_DRIVER)
+        self.assertNotIn("(s)", d.out + d.err)
+
+    def test_verify_manifest_on_an_empty_tree(self):
+        ws = self.workspace()
+        r = run(["verify", "--cuda-root", ws.tree, "--manifest",
+                 "cudnn-8.5.0.96-cuda11-linux-x86_64"], env=NO_DRIVER,
+                expect=EXIT_CHECK)
+        fails = [l for l in r.err.splitlines() if l.strip().startswith("fail")]
+        self.assertEqual(len(fails), 1, r.err)
+        self.assertIn("nothing installed", fails[0])
+        self.assertIn("31 files", fails[0])
+        # One file there: the per-file report as before.
+        os.makedirs(os.path.join(ws.tree, "include"), exist_ok=True)
+        with open(os.path.join(ws.tree, "include", "cudnn.h"), "w") as f:
+            f.write("x")
+        r = run(["verify", "--cuda-root", ws.tree, "--manifest",
+                 "cudnn-8.5.0.96-cuda11-linux-x86_64"], env=NO_DRIVER,
+                expect=EXIT_CHECK)
+        self.assertNotIn("nothing installed", r.err)
+        self.assertIn("lib64/libcudnn.so.8: missing", r.err)
+
+    def test_no_driver_said_once(self):
+        ws = self.workspace()
+        self.install(ws, FIX.linux)
+        r = run(["verify", "--cuda-root", ws.tree], env=NO_DRIVER)
+        gpu = [l for l in r.err.splitlines() if "gpu:" in l]
+        self.assertTrue(gpu, r.err)
+        self.assertEqual(gpu[0].count("no NVIDIA driver"), 1, gpu[0])
 
 
 if __name__ == "__main__":

@@ -69,7 +69,27 @@ static void test_error_format_is_one_line(void)
     cdd_clear_error();
 }
 
+/* A message built from the last failure's own text (the roll-back's "…; the
+ * roll-back did not finish (…)") reads it whole: formatting in place
+ * repeated the new text inside its own parentheses. */
+static void test_fail_may_quote_the_last_failure(void)
+{
+    cdd_fail(CDD_E_IO, "/t/.cudnn-deploy/backup/x", 234, "cannot resolve path");
+    const struct cdd_errinfo *e = cdd_last_error();
+    cdd_fail(CDD_E_IO, e->path, e->os_err,
+             "%s; the roll-back did not finish (%s); run `cudnn-deploy "
+             "recover` to complete it",
+             e->msg, e->msg);
+    CHECK_STR(cdd_last_error()->path, "/t/.cudnn-deploy/backup/x");
+    CHECK_STR(cdd_last_error()->msg,
+              "cannot resolve path; the roll-back did not finish (cannot "
+              "resolve path); run `cudnn-deploy recover` to complete it");
+    CHECK_INT(cdd_last_error()->os_err, 234);
+    cdd_clear_error();
+}
+
 TEST_MAIN(TEST(test_controls_are_escaped),
+          TEST(test_fail_may_quote_the_last_failure),
           TEST(test_unicode_controls_are_escaped),
           TEST(test_bad_utf8_is_escaped_byte_by_byte),
           TEST(test_printable_text_is_kept),

@@ -678,8 +678,10 @@ static void check_search(struct cdd_dscan *c)
                               "removing the extra copies avoids surprises at "
                               "the next upgrade");
             }
-            DCHECK(c, name, differ ? CDD_CHECK_WARN : CDD_CHECK_PASS, "%s",
-                   cdd_sb_str(&d));
+            /* Another copy is there and one wins over it: what programs
+             * load depends on the order, so it is never folded away into
+             * "checks passed" (issue 23), whatever the versions. */
+            DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
         }
         if (d.oom)
             nomem(c);
@@ -731,8 +733,10 @@ static void report_shadow(struct cdd_dscan *c, const char *name, int k, int m,
         return;
     }
     int same = ver_same(cp->version, r->version) == 1;
+    /* It wins over another copy: a warning even at the same version, so
+     * that the short output shows it. */
     DCHECK(
-        c, name, same ? CDD_CHECK_PASS : CDD_CHECK_WARN,
+        c, name, CDD_CHECK_WARN,
         "%s has its own cuDNN %s at %s; %s, so it shadows %s copy %s "
         "(%s)%s%s",
         who, ver_cudnn(cp->version), cp->path, why, rname, r->path,

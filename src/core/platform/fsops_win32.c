@@ -965,19 +965,153 @@ int cdd_fs_sync_dir(const char *path)
     return 0;
 }
 
+/* ntdll's NtQueryObject, looked up at run time so that the .exe imports no
+ * DLL beyond those scripts/windows.sh allows. */
+typedef LONG(WINAPI *nt_query_object_fn)(HANDLE, int, void *, ULONG, ULONG *);
+#define NT_OBJECT_NAME_INFORMATION 1
+#define NT_BUFFER_OVERFLOW ((LONG)0x80000005L)
+#define NT_INFO_LENGTH_MISMATCH ((LONG)0xC0000004L)
+#define NT_BUFFER_TOO_SMALL ((LONG)0xC0000023L)
+/* Where a name may grow to: UNICODE_STRING counts bytes in a USHORT. */
+#define NT_NAME_MAX_BYTES (64u * 1024u + 64u)
+
+struct nt_name_info { /* OBJECT_NAME_INFORMATION: one UNICODE_STRING */
+    USHORT len, max;
+    WCHAR *buf;
+};
+
+/* The handle's object name ("\??\C:\..." or "\Device\HarddiskVolume2\..."),
+ * the buffer sized from the system's answer; NULL when it cannot be had. */
+static wchar_t *nt_object_name(HANDLE h)
+{
+    HMODULE nt = GetModuleHandleW(L"ntdll.dll");
+    FARPROC f = nt ? GetProcAddress(nt, "NtQueryObject") : NULL;
+    nt_query_object_fn query;
+    if (!f)
+        return NULL;
+    memcpy(&query, &f, sizeof query);
+    ULONG cap = 1024;
+    for (int tries = 0; tries < 8 && cap <= NT_NAME_MAX_BYTES; tries++) {
+        ULONG need = 0;
+        struct nt_name_info *info = malloc(cap);
+        if (!info)
+            return NULL;
+        LONG st = query(h, NT_OBJECT_NAME_INFORMATION, info, cap, &need);
+        if (st >= 0 && info->buf) {
+            size_t n = info->len / sizeof(WCHAR);
+            wchar_t *w = malloc((n + 1) * sizeof *w);
+            if (w) {
+                memcpy(w, info->buf, n * sizeof *w);
+                w[n] = L'\0';
+            }
+            free(info);
+            return w;
+        }
+        free(info);
+        if (st != NT_BUFFER_OVERFLOW && st != NT_INFO_LENGTH_MISMATCH &&
+            st != NT_BUFFER_TOO_SMALL)
+            return NULL;
+        cap = need > cap ? need + (ULONG)sizeof(WCHAR) : cap * 2;
+    }
+    return NULL;
+}
+
+/* "\\?\X:" + rest for an NT name under the device that drive X: stands
+ * for; NULL when no drive letter names that device. */
+static wchar_t *dos_name_of_device_path(const wchar_t *nt)
+{
+    DWORD drives = GetLogicalDrives();
+    for (int i = 0; i < 26; i++) {
+        if (!(drives & (1u << i)))
+            continue;
+        wchar_t drive[3] = {(wchar_t)(L'A' + i), L':', L'\0'};
+        wchar_t *target = NULL;
+        DWORD got = 0;
+        for (DWORD cap = 128; cap <= 32768 && !got; cap *= 2) {
+            free(target);
+            if (!(target = malloc((size_t)cap * sizeof *target)))
+                return NULL;
+            got = QueryDosDeviceW(drive, target, cap);
+            if (!got && GetLastError() != ERROR_INSUFFICIENT_BUFFER)
+                break;
+        }
+        size_t tn = got ? wcslen(target) : 0;
+        if (tn && wcsncmp(nt, target, tn) == 0 && nt[tn] == L'\\') {
+            size_t rest = wcslen(nt + tn);
+            wchar_t *w = malloc((6 + rest + 1) * sizeof *w);
+            if (w) {
+                memcpy(w, L"\\\\?\\", 4 * sizeof *w);
+                w[4] = drive[0];
+                w[5] = L':';
+                memcpy(w + 6, nt + tn, (rest + 1) * sizeof *w);
+            }
+            free(target);
+            return w;
+        }
+        free(target);
+    }
+    return NULL;
+}
+
+/* The handle's path in \\?\ form from its NT object name, for when
+ * GetFinalPathNameByHandleW cannot give it: Wine's (8.0 and others) holds
+ * the name in a buffer of MAX_PATH characters inside the call and fails
+ * with ERROR_MORE_DATA (234) for a longer path, whatever buffer the caller
+ * passes. */
+static wchar_t *final_path_nt(HANDLE h)
+{
+    wchar_t *nt = nt_object_name(h);
+    wchar_t *w = NULL;
+    if (!nt)
+        return NULL;
+    if (wcsncmp(nt, L"\\??\\", 4) == 0) {
+        /* The DOS devices folder: "\??\C:\..." is "\\?\C:\...". */
+        w = nt;
+        w[1] = L'\\';
+        return w;
+    }
+    w = dos_name_of_device_path(nt);
+    free(nt);
+    return w;
+}
+
 /* The path the handle's file really has (links and junctions resolved, the
- * case stored on disk), as UTF-8; NULL with the error set. */
+ * case stored on disk), as UTF-8; NULL with the error set. The buffer is
+ * sized from the first call's answer, and asked for again when the name grew
+ * in between (a rename); where the call itself cannot give the name, the
+ * handle's NT object name stands in (final_path_nt). */
 static char *final_path(HANDLE h, const char *shown)
 {
-    DWORD n = GetFinalPathNameByHandleW(h, NULL, 0, VOLUME_NAME_DOS);
-    wchar_t *fw = n ? malloc(((size_t)n + 1) * sizeof *fw) : NULL;
+    wchar_t *fw = NULL;
+    int ok = 0;
+    DWORD need = GetFinalPathNameByHandleW(h, NULL, 0, VOLUME_NAME_DOS);
+    DWORD e = need ? 0 : GetLastError();
+    for (int tries = 0; need && tries < 4; tries++) {
+        wchar_t *nw = realloc(fw, ((size_t)need + 1) * sizeof *fw);
+        if (!nw) {
+            free(fw);
+            cdd_fail(CDD_E_NOMEM, shown, 0, NULL);
+            return NULL;
+        }
+        fw = nw;
+        DWORD got = GetFinalPathNameByHandleW(h, fw, need + 1, VOLUME_NAME_DOS);
+        if (got && got <= need) { /* the length without the terminator */
+            ok = 1;
+            break;
+        }
+        if (!got) {
+            e = GetLastError();
+            break;
+        }
+        need = got; /* it grew: the size it needs now */
+    }
+    if (!ok) {
+        free(fw);
+        fw = final_path_nt(h);
+    }
     char *out = NULL;
-    if (!n)
-        cdd_fail_win32(shown, GetLastError(), "cannot resolve path");
-    else if (!fw)
-        cdd_fail(CDD_E_NOMEM, shown, 0, NULL);
-    else if (GetFinalPathNameByHandleW(h, fw, n + 1, VOLUME_NAME_DOS) == 0)
-        cdd_fail_win32(shown, GetLastError(), "cannot resolve path");
+    if (!fw)
+        cdd_fail_win32(shown, e ? e : ERROR_MORE_DATA, "cannot resolve path");
     else
         out = cdd_path_from_w(fw);
     free(fw);

@@ -152,9 +152,12 @@ static void check_chain(struct vctx *c, const char *rel, size_t *bad)
     VCHECK(c, "files.chain", CDD_CHECK_FAIL, "%s: symlink loop", rel);
 }
 
-static int files_layer(struct vctx *c)
+/* *nothing: no receipt, and not one of the manifest's files is there (the
+ * caller then says so once, instead of a failure per file and library). */
+static int files_layer(struct vctx *c, int *nothing)
 {
-    size_t bad = 0, n = 0, shown = 0;
+    size_t bad = 0, n = 0, shown = 0, missing = 0;
+    *nothing = 0;
     char **known = NULL;
     int r = 0;
     if (c->rc) {
@@ -208,6 +211,7 @@ static int files_layer(struct vctx *c)
                 a = !r && st.type == CDD_FT_FILE ? CDD_ACT_UNCHANGED
                                                  : CDD_ACT_MISSING;
             }
+            missing += a == CDD_ACT_MISSING;
             if (a != CDD_ACT_UNCHANGED) {
                 bad++;
                 if (shown++ < MAX_FILE_FAILS)
@@ -218,6 +222,10 @@ static int files_layer(struct vctx *c)
             }
             free(detail);
         }
+    }
+    if (!c->rc && n > 0 && missing == n) {
+        *nothing = 1;
+        goto out;
     }
     if (shown > MAX_FILE_FAILS)
         VCHECK(c, "files.changed", CDD_CHECK_FAIL, "... and %zu more",
@@ -346,7 +354,16 @@ int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
     res->level = o->level >= 0 ? o->level
                                : have_driver ? CDD_LEVEL_GPU : CDD_LEVEL_LOAD;
 
-    r = files_layer(&c);
+    int nothing = 0;
+    r = files_layer(&c, &nothing);
+    if (!r && nothing) {
+        cdd_checks_clear(&res->checks);
+        VCHECK(&c, "files", CDD_CHECK_FAIL,
+               "nothing installed: none of the %zu files of %s is in the "
+               "tree, and there is no receipt (install it with cudnn-deploy "
+               "install)", c.m->n_files, res->manifest_name);
+        goto out;
+    }
     if (r || res->level < CDD_LEVEL_LOAD)
         goto out;
     if (!c.m->has_verify) {

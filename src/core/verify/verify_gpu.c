@@ -176,6 +176,10 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
     struct cdd_gpu_env *g = NULL;
     struct cdd_verify_result *res = c->res;
     if (!driver) {
+        /* The loader's reason begins "no NVIDIA driver: …": said once. */
+        static const char lead[] = "no NVIDIA driver: ";
+        if (why_none && strncmp(why_none, lead, sizeof lead - 1) == 0)
+            why_none += sizeof lead - 1;
         VCHECK(c, "gpu", CDD_CHECK_SKIP,
                "no NVIDIA driver library found (%s): the GPU checks need a "
                "driver and a GPU", why_none && *why_none
