@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cdd/bghash.h"
 #include "cdd/deploy.h"
@@ -613,6 +614,14 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
     char when[32], ver[32];
     int r;
     cdd_iso_time(when, sizeof when);
+    /* --mtime / SOURCE_DATE_EPOCH is the time of the build: the receipt
+     * (and the SBOM made from it) says that, not the clock. */
+    if (c->o->has_mtime) {
+        time_t t = (time_t)c->o->mtime;
+        struct tm *tm = gmtime(&t);
+        if (tm)
+            strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", tm);
+    }
     rc->schema_version = 1;
     rc->tool_version = strdup(CDD_VERSION_STRING);
     rc->txn_id = strdup(cdd_txn_id(c->txn));
