@@ -36,6 +36,8 @@ int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
     cdd_report_str(rep, "version", rc->version);
     cdd_report_str(rep, "platform", rc->platform);
     cdd_report_str(rep, "layout", rc->layout);
+    cdd_report_num(rep, "cuda_major", rc->cuda_major);
+    cdd_report_str(rep, "cuda_version", rc->cuda_version);
     cdd_report_str(rep, "installed_at", rc->installed_at);
     cdd_report_str(rep, "transaction", rc->txn_id);
     cdd_report_str(rep, "archive", rc->archive_filename);
