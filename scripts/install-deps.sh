@@ -28,6 +28,10 @@ openssl unicode-data"
 # Debian's clang, its libFuzzer and sanitizer runtimes (libclang-rt-dev), and
 # llvm-symbolizer (llvm) for readable stack traces.
 PKGS="$PKGS clang libclang-rt-dev llvm"
+# images (docs/containers.md): python3-jsonschema, with which
+# tests/e2e/test_sbom.py validates `sbom` output against the official SPDX
+# and CycloneDX schemas kept in tests/schemas/.
+PKGS="$PKGS python3-jsonschema"
 # strace: the durability-order check and the fast subset of the fault
 # campaign in `make test` (tests/torture/; skipped without it).
 PKGS="$PKGS strace"

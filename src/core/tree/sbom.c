@@ -72,9 +72,15 @@ static int ctx_init(struct ctx *c, const struct cdd_receipt *r)
     struct cdd_sha256 *h = NULL;
     memset(c, 0, sizeof *c);
     c->r = r;
-    /* The receipt as cudnn-deploy writes it: the same records hash the
-     * same, whatever whitespace the file on disk has. */
-    int rc = cdd_receipt_to_json(r, &text);
+    /* The receipt as cudnn-deploy writes it (the same records hash the
+     * same, whatever whitespace the file on disk has), less its
+     * transaction id: that names the tree's backup folder, not what was
+     * installed, so two installs of one archive with one --mtime into
+     * fresh trees describe themselves in the same bytes (an image layer
+     * that carries its SBOM stays reproducible, docs/containers.md). */
+    struct cdd_receipt copy = *r;
+    copy.txn_id = NULL;
+    int rc = cdd_receipt_to_json(&copy, &text);
     if (!rc)
         rc = cdd_sha256_new(&h);
     if (!rc)
@@ -206,7 +212,6 @@ static void cdx_archive(struct cdd_jw *w, struct ctx *c)
     prop(w, "cudnn-deploy:target.kind", r->target_kind);
     prop(w, "cudnn-deploy:target.layout", r->layout);
     prop(w, "cudnn-deploy:target.cuda_version", r->cuda_version);
-    prop(w, "cudnn-deploy:transaction", r->txn_id);
     prop(w, "cudnn-deploy:verify",
          "not recorded: the receipt holds no verify result; run "
          "'cudnn-deploy verify --json'");
@@ -336,13 +341,13 @@ static void spdx_package(struct cdd_jw *w, struct ctx *c)
     jw_fmt(c, w, "comment",
              "platform %s, CUDA variant %s, archive pinned: %s (%s); "
              "installed by cudnn-deploy with profile %s (%zu archive entries "
-             "left out) into a %s tree (layout %s, CUDA %s), transaction %s; "
+             "left out) into a %s tree (layout %s, CUDA %s); "
              "verify: not recorded in the receipt",
              r->platform, c->variant, r->archive_pinned ? "yes" : "no",
              r->pin_source ? r->pin_source : "?",
              cdd_profile_name((enum cdd_profile)r->profile), n_omitted,
              r->target_kind, r->layout,
-             r->cuda_version ? r->cuda_version : "unknown", r->txn_id);
+             r->cuda_version ? r->cuda_version : "unknown");
     cdd_jw_end(w);
     for (size_t i = 0; i < r->n_components; i++) {
         const struct cdd_rcomponent *k = &r->components[i];
