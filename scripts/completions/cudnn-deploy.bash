@@ -16,7 +16,7 @@ _cudnn_deploy()
     done
     for ((i = i + 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i-1]} in
-            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major|--shell|--color) continue ;;
+            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major|--shell|--profile|--mtime|--format|--output|-o|--color) continue ;;
         esac
         case ${COMP_WORDS[i]} in
             -*) ;;
@@ -27,7 +27,7 @@ _cudnn_deploy()
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '--verbose -v --color --json --quiet -q --help -h --version' -- "$cur"))
         else
-            COMPREPLY=($(compgen -W 'install status uninstall recover verify doctor manifest fetch bundle env' -- "$cur"))
+            COMPREPLY=($(compgen -W 'install status uninstall recover verify doctor manifest fetch bundle env sbom' -- "$cur"))
         fi
         return
     fi
@@ -46,13 +46,16 @@ _cudnn_deploy()
                 --shell)
                     COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
                     return ;;
+                --profile)
+                    COMPREPLY=($(compgen -W 'full dev runtime' -- "$cur"))
+                    return ;;
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
                     return ;;
-                --cuda|--sha256|--url|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--jobs|-j|--with)
+                --cuda|--sha256|--url|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--jobs|-j|--with|--mtime)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --with --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --with --shell --profile --mtime --verbose -v --color --json --quiet -q --help -h'
             ;;
         status)
             case $prev in
@@ -202,6 +205,27 @@ _cudnn_deploy()
                     return ;;
             esac
             opts='--cuda --cuda-root --prefix --lock-timeout --shell --github --write-activation --verbose -v --color --json --quiet -q --help -h'
+            ;;
+        sbom)
+            case $prev in
+                --output|-o)
+                    compopt -o filenames 2>/dev/null
+                    COMPREPLY=($(compgen -f -- "$cur"))
+                    return ;;
+                --cuda-root|--prefix)
+                    compopt -o filenames 2>/dev/null
+                    COMPREPLY=($(compgen -d -- "$cur"))
+                    return ;;
+                --format)
+                    COMPREPLY=($(compgen -W 'cyclonedx spdx' -- "$cur"))
+                    return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
+                --cuda)
+                    return ;;
+            esac
+            opts='--cuda --cuda-root --prefix --format --output -o --verbose -v --color --json --quiet -q --help -h'
             ;;
         *) return ;;
     esac
