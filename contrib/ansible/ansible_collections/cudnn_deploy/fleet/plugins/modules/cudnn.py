@@ -120,20 +120,12 @@ msg:
   returned: always
 '''
 
-import json
-
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.cudnn_deploy.fleet.plugins.module_utils.cli import (
+    run_json, target_args)
 
 # Plan actions that change the tree (install and uninstall plans).
 CHANGING = ("new", "replace", "remove", "restore")
-
-
-def target_args(p):
-    if p["cuda"]:
-        return ["--cuda", p["cuda"]]
-    if p["cuda_root"]:
-        return ["--cuda-root", p["cuda_root"]]
-    return ["--prefix", p["prefix"]]
 
 
 def command_line(module, binary):
@@ -235,13 +227,7 @@ def main():
     binary = module.params["binary"] or module.get_bin_path("cudnn-deploy",
                                                             required=True)
     argv = command_line(module, binary)
-    rc, out, err = module.run_command(argv)
-    try:
-        report = json.loads(out)
-    except ValueError:
-        module.fail_json(msg="cudnn-deploy gave no JSON report: %s"
-                         % (err.strip() or out.strip() or "no output"),
-                         rc=rc, cmd=argv, stderr=err)
+    rc, report, err = run_json(module, argv)
     state = module.params["state"]
     if state == "verified":
         changed = False

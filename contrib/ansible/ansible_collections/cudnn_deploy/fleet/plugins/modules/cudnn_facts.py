@@ -82,9 +82,9 @@ ansible_facts:
       type: dict
 '''
 
-import json
-
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.cudnn_deploy.fleet.plugins.module_utils.cli import (
+    run_json, target_args)
 
 STATUS_KEYS = ("product", "version", "platform", "layout", "profile",
                "omitted", "cuda_major", "cuda_version", "installed_at",
@@ -92,24 +92,6 @@ STATUS_KEYS = ("product", "version", "platform", "layout", "profile",
                "target")
 VERIFY_KEYS = ("level", "cudnn_version", "driver_release",
                "driver_cuda_version", "gpu")
-
-
-def target_args(p):
-    if p["cuda"]:
-        return ["--cuda", p["cuda"]]
-    if p["cuda_root"]:
-        return ["--cuda-root", p["cuda_root"]]
-    return ["--prefix", p["prefix"]]
-
-
-def run_json(module, argv):
-    rc, out, err = module.run_command(argv)
-    try:
-        return rc, json.loads(out)
-    except ValueError:
-        module.fail_json(msg="cudnn-deploy gave no JSON report: %s"
-                         % (err.strip() or out.strip() or "no output"),
-                         rc=rc, cmd=argv, stderr=err)
 
 
 def check(report, name):
@@ -164,7 +146,7 @@ def main():
     p = module.params
     binary = p["binary"] or module.get_bin_path("cudnn-deploy", required=True)
     argv = [binary, "--json", "status"] + target_args(p)
-    rc, report = run_json(module, argv)
+    rc, report, _ = run_json(module, argv)
     # 0: installed and intact; 1: files differ (still facts); else the
     # tool could not read the tree: that is an error, not a fact.
     if rc not in (0, 1):
@@ -177,7 +159,7 @@ def main():
             "--level", p["verify_level"]]
         if p["manifest"]:
             vargv += ["--manifest", p["manifest"]]
-        vrc, vreport = run_json(module, vargv)
+        vrc, vreport, _ = run_json(module, vargv)
         facts["verify"] = verify_facts(vrc, vreport)
     module.exit_json(changed=False, ansible_facts={"cudnn": facts})
 
