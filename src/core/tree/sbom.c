@@ -49,9 +49,9 @@ static void jw_fmt(struct ctx *c, struct cdd_jw *w, const char *key,
     free(s);
 }
 
-/* A UUID in the shape of RFC 4122's name-based version 5, its bits taken
- * from the receipt's sha256 instead of SHA-1 (CycloneDX's serialNumber
- * pattern accepts versions 1-5 only). */
+/* A UUID in the shape of RFC 4122's name-based version 5 (version and
+ * variant bits set, as the RFC that CycloneDX's serialNumber cites asks),
+ * its other bits taken from the receipt's sha256 instead of SHA-1. */
 static void make_uuid(const char *hex, char *out)
 {
     char h[33];
