@@ -26,7 +26,7 @@ enum {
     CMD_ENV = 1 << 9,             /* fleet: environment (cmd_env.c) */
     CMD_SBOM = 1 << 11,           /* images: SBOM of a tree (cmd_sbom.c) */
     CMD_TOOL = 1 << 15,
-    CMD_EVERY = 0x0fff,           /* every command */
+    CMD_EVERY = 0x0bff,           /* every command */
     CMD_GLOBAL = CMD_EVERY | CMD_TOOL
 };
 
@@ -75,13 +75,13 @@ struct cdd_opts_change {      /* how install, uninstall and status work */
     int dry_run, force, check, check_tree, no_verify;
     long jobs;                /* 0: one per processor */
     struct cdd_strlist with;  /* install --with NAME[=FILE] */
-    int profile;              /* install --profile: enum cdd_profile */
+    int profile, profile_given; /* install --profile: enum cdd_profile */
     long mtime;               /* install --mtime SECONDS */
     int mtime_given;
 };
 
 struct cdd_opts_sbom {        /* sbom (images, docs/containers.md) */
-    int format;               /* enum cdd_sbom_format */
+    int format, format_given; /* enum cdd_sbom_format */
     const char *output;       /* -o FILE, NULL: stdout */
 };
 

@@ -169,7 +169,7 @@ const struct cdd_option cdd_options[] = {
      "cmd (default: $SHELL's; Windows: powershell)"},
     /* images (docs/containers.md) */
     {"profile", 0, CDD_OPT_ENUM, "PROFILE", CMD_INSTALL, F(change.profile),
-     NOF, 0, 0, cdd_profile_values,
+     F(change.profile_given), 0, 0, cdd_profile_values,
      "runtime (the libraries only), dev (+ headers and import libraries) "
      "or full (+ static libraries; the default)"},
     {"mtime", 0, CDD_OPT_NUMBER, "SECONDS", CMD_INSTALL, F(change.mtime),
@@ -177,8 +177,8 @@ const struct cdd_option cdd_options[] = {
      "give every installed file and its folders this modification time "
      "(seconds since 1970; default: $SOURCE_DATE_EPOCH when set), for "
      "reproducible image layers"},
-    {"format", 0, CDD_OPT_ENUM, "FORMAT", CMD_SBOM, F(sbom.format), NOF, 0,
-     0, cdd_sbom_format_values,
+    {"format", 0, CDD_OPT_ENUM, "FORMAT", CMD_SBOM, F(sbom.format),
+     F(sbom.format_given), 0, 0, cdd_sbom_format_values,
      "sbom: cyclonedx (CycloneDX 1.6 JSON, the default) or spdx (SPDX 2.3 "
      "JSON)"},
     {"output", 'o', CDD_OPT_FILE, "FILE", CMD_SBOM, F(sbom.output), NOF, 0,
