@@ -843,17 +843,20 @@ static int set_times(struct inst *c)
     int r = 0;
     for (size_t i = 0; !r && i < p->n; i++) {
         const struct cdd_plan_item *it = &p->items[i];
-        if (it->action == CDD_ACT_REMOVE)
-            continue;
         if (it->action == CDD_ACT_UNCHANGED)
             r = cdd_tree_set_mtime(c->tree, it->path, c->o->mtime);
+        /* A removed file's folders changed too (another profile left it
+         * out): the ones still there get the time. */
         char *dir = strdup(it->path);
         if (!dir)
             r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
         for (char *s = dir ? strrchr(dir, '/') : NULL; !r && s;
              s = strrchr(dir, '/')) {
+            struct cdd_stat st;
             *s = '\0';
-            r = cdd_tree_set_mtime(c->tree, dir, c->o->mtime);
+            r = cdd_tree_lstat(c->tree, dir, &st);
+            if (!r && st.type != CDD_FT_NONE)
+                r = cdd_tree_set_mtime(c->tree, dir, c->o->mtime);
         }
         free(dir);
     }
