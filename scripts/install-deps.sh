@@ -32,6 +32,10 @@ PKGS="$PKGS clang libclang-rt-dev llvm"
 # output and every fix are pasted into dash, zsh and fish as well as bash
 # (PowerShell has no Debian package: its output stays string-checked).
 PKGS="$PKGS dash zsh fish"
+# images (docs/containers.md): python3-jsonschema, with which
+# tests/e2e/test_sbom.py validates `sbom` output against the official SPDX
+# and CycloneDX schemas kept in tests/schemas/.
+PKGS="$PKGS python3-jsonschema"
 # strace: the durability-order check and the fast subset of the fault
 # campaign in `make test` (tests/torture/; skipped without it).
 PKGS="$PKGS strace"

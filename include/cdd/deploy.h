@@ -46,6 +46,9 @@ struct cdd_plan_item {
                               the file keeps the manifest's name) */
     struct cdd_jprev prev; /* install: what a replaced or removed file was
                               (type CDD_FT_NONE when nothing) */
+    int omitted;           /* install: left out by the profile (checked in
+                              the archive, never staged; profile.h) */
+    enum cdd_role omitted_role; /* the role the profile judged */
 };
 
 struct cdd_plan {
@@ -55,6 +58,8 @@ struct cdd_plan {
 
 const char *cdd_action_name(enum cdd_action a);
 void cdd_plan_clear(struct cdd_plan *p);
+/* Free one item's members (not the item). */
+void cdd_plan_item_clear(struct cdd_plan_item *it);
 
 /* Progress: phase is a short word ("hash", "check", "commit"). */
 typedef void (*cdd_progress_fn)(void *ud, const char *phase, uint64_t done,
@@ -100,6 +105,11 @@ struct cdd_install_opts {
                                 tree instead of trusting its metadata */
     const struct cdd_install_with *with; /* optional components */
     size_t n_with;
+    int profile;             /* enum cdd_profile (profile.h): what lands */
+    int has_mtime;           /* --mtime / SOURCE_DATE_EPOCH: every installed
+                                file and the folders that hold them get
+                                this modification time */
+    int64_t mtime;           /* seconds since 1970 */
     cdd_progress_fn progress;
     void *progress_ud;
     const char *selection;   /* the catalog's choice and its reason, for the
@@ -116,6 +126,7 @@ struct cdd_install_result {
     int pinned;              /* archive sha256 matched a pin */
     enum cdd_pin pin_source; /* MANIFEST, OPTION (or sha256_source),
                                 PER_FILE, UNPINNED */
+    size_t omitted[CDD_ROLE_COUNT]; /* entries the profile left out, by role */
     struct cdd_recovery recovery;
 };
 

@@ -195,6 +195,10 @@ int cdd_dir_rmdir(struct cdd_dir *d, const char *name);
 /* Create one folder; an existing folder (not a link) is not an error. */
 int cdd_dir_mkdir(struct cdd_dir *d, const char *name);
 int cdd_dir_symlink(const char *target, struct cdd_dir *d, const char *name);
+/* Set the modification (and access) time of name in d to sec seconds since
+ * 1970, never following a link (a symlink gets its own time); "." is d
+ * itself (install --mtime, docs/containers.md). */
+int cdd_dir_set_mtime(struct cdd_dir *d, const char *name, int64_t sec);
 int cdd_dir_sync(struct cdd_dir *d);
 int cdd_dir_list(struct cdd_dir *d, int (*fn)(void *ud, const char *name),
                  void *ud);

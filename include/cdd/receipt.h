@@ -62,6 +62,12 @@ struct cdd_receipt {
     char **created_dirs;   /* folders this install created, outermost
                               first: uninstall removes them when empty */
     size_t n_created_dirs;
+    int profile;           /* enum cdd_profile; receipts without the key:
+                              full */
+    size_t omitted[CDD_ROLE_COUNT]; /* archive entries the profile left out,
+                              by role (not installed, so never missing) */
+    char *archive_url;     /* where the archive is published (the first
+                              source obtain would try), may be NULL */
     struct cdd_rcomponent *components; /* optional components installed
                               (their files are in files[]); receipts
                               without the key: none */

@@ -97,6 +97,9 @@ int cdd_tree_mkdir(struct cdd_tree *t, const char *rel);
  * tree paths of the folders created, newline-separated, outermost first. */
 int cdd_tree_mkdirs(struct cdd_tree *t, const char *rel, char **created);
 int cdd_tree_symlink(struct cdd_tree *t, const char *target, const char *rel);
+/* Give rel ("" is the root) the modification time sec, not following a
+ * final link (install --mtime). */
+int cdd_tree_set_mtime(struct cdd_tree *t, const char *rel, int64_t sec);
 /* Flush a folder's entries ("" is the root). */
 int cdd_tree_sync_dir(struct cdd_tree *t, const char *rel);
 int cdd_tree_list(struct cdd_tree *t, const char *rel,

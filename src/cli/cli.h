@@ -25,8 +25,9 @@ enum {
     CMD_BUNDLE = 1 << 8,          /* fleet: offline bundles (cmd_bundle.c) */
     CMD_ENV = 1 << 9,             /* fleet: environment (cmd_env.c) */
     CMD_RELEASES = 1 << 10,       /* the release catalog (cmd_releases.c) */
+    CMD_SBOM = 1 << 11,           /* images: SBOM of a tree (cmd_sbom.c) */
     CMD_TOOL = 1 << 15,
-    CMD_EVERY = 0x07ff,           /* every command */
+    CMD_EVERY = 0x0fff,           /* every command */
     CMD_GLOBAL = CMD_EVERY | CMD_TOOL
 };
 
@@ -82,6 +83,14 @@ struct cdd_opts_change {      /* how install, uninstall and status work */
     int dry_run, force, check, check_tree, no_verify;
     long jobs;                /* 0: one per processor */
     struct cdd_strlist with;  /* install --with NAME[=FILE] */
+    int profile, profile_given; /* install --profile: enum cdd_profile */
+    long mtime;               /* install --mtime SECONDS */
+    int mtime_given;
+};
+
+struct cdd_opts_sbom {        /* sbom (images, docs/containers.md) */
+    int format, format_given; /* enum cdd_sbom_format */
+    const char *output;       /* -o FILE, NULL: stdout */
 };
 
 struct cdd_opts_env {         /* env (fleet) */
@@ -115,6 +124,7 @@ struct cdd_cmdline {
     struct cdd_opts_create create;
     struct cdd_opts_bundle bundle;
     struct cdd_opts_env env;
+    struct cdd_opts_sbom sbom;
     const char *positional[4];
     size_t n_positional;
     const char *deprecated;   /* a deprecated spelling was used: the note */

@@ -3,11 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/hash.h"
 #include "cdd/manifest.h"
 #include "cdd/obtain.h"
 #include "cdd/redistrib.h"
+#include "cdd/profile.h"
 #include "cmds.h"
 #include "pick.h"
 #include "report.h"
@@ -120,6 +122,46 @@ static int respin_download(const struct cdd_pick *p)
                     CDD_REDISTRIB_BASE_URL, p->rel->label);
 }
 
+/* --mtime SECONDS, else SOURCE_DATE_EPOCH (reproducible-builds.org: a
+ * whole number of seconds since 1970; anything else is refused, not
+ * ignored, so a typo never gives a layer that silently differs). */
+static int install_mtime(const struct cdd_cmdline *cl, int *has, int64_t *t)
+{
+    *has = 0;
+    if (cl->change.mtime_given) {
+        *has = 1;
+        *t = cl->change.mtime;
+        return 0;
+    }
+    const char *e = cdd_getenv("SOURCE_DATE_EPOCH");
+    if (!e || !*e)
+        return 0;
+    char *end = NULL;
+    long long v = strtoll(e, &end, 10);
+    if (*end || v < 0 || v > 2147483647LL || end == e)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "SOURCE_DATE_EPOCH=%s: expected seconds since 1970 "
+                        "(a whole number)", e);
+    *has = 1;
+    *t = (int64_t)v;
+    return 0;
+}
+
+/* What the profile left out, in the report and in one line. */
+static void report_profile(struct cdd_report *rep, int profile,
+                           const size_t *omitted)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < CDD_ROLE_COUNT; i++)
+        n += omitted[i];
+    cdd_report_str(rep, "profile", cdd_profile_name((enum cdd_profile)profile));
+    cdd_report_num(rep, "omitted", (double)n);
+    if (n)
+        cdd_say(rep, "Profile %s: %zu archive entries checked but left out "
+                "(headers, import or static libraries)",
+                cdd_profile_name((enum cdd_profile)profile), n);
+}
+
 int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_install_with with[sizeof cl->change.with.v /
@@ -141,11 +183,15 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     /* The release catalog chooses (docs/releases.md): --cudnn, or no
      * --manifest for a tree that is not CUDA 11 (decided below). */
     int catalog = ob->cudnn != NULL;
-    int r;
+    int r, has_mtime = 0;
+    int64_t mtime = 0;
 
     memset(with, 0, sizeof with);
     memset(wgot, 0, sizeof wgot);
     memset(wnames, 0, sizeof wnames);
+    r = install_mtime(cl, &has_mtime, &mtime);
+    if (r)
+        goto out;
     if (catalog && ob->manifest) {
         r = cdd_fail(CDD_E_USAGE, NULL, 0,
                      "--cudnn picks a release from the catalog; --manifest "
@@ -249,7 +295,8 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         .jobs = (int)ch->jobs, .check_tree = ch->check_tree,
         .with = with, .n_with = n_with,
         .progress = cdd_progress_cb, .progress_ud = ui,
-        .selection = pick.selection};
+        .selection = pick.selection,
+        .profile = ch->profile, .has_mtime = has_mtime, .mtime = mtime};
     r = cdd_install(&o, &res);
     cdd_progress_free(ui);
     ui = NULL;
@@ -268,6 +315,8 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
                              : res.pinned ? "matches the pin" : "");
     }
     cdd_report_str(rep, "layout", cdd_layout_name(res.layout));
+    if (!r)
+        report_profile(rep, ch->profile, res.omitted);
     cdd_report_bool(rep, "dry_run", ch->dry_run);
     for (size_t i = 0; !r && i < n_with; i++)
         cdd_report_check(rep, "component", CDD_PASS,

@@ -3,6 +3,7 @@
 
 #include "cdd/error.h"
 #include "cdd/hash.h"
+#include "cdd/profile.h"
 #include "cdd/receipt.h"
 #include "cmds.h"
 #include "report.h"
@@ -35,6 +36,8 @@ int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
     cdd_report_str(rep, "version", rc->version);
     cdd_report_str(rep, "platform", rc->platform);
     cdd_report_str(rep, "layout", rc->layout);
+    cdd_report_num(rep, "cuda_major", rc->cuda_major);
+    cdd_report_str(rep, "cuda_version", rc->cuda_version);
     cdd_report_str(rep, "installed_at", rc->installed_at);
     cdd_report_str(rep, "transaction", rc->txn_id);
     cdd_report_str(rep, "archive", rc->archive_filename);
@@ -49,6 +52,16 @@ int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
             rc->archive_filename ? rc->archive_filename : "?", hex,
             rc->archive_pinned ? "" : " (was not pinned)");
     cdd_say(rep, "  %zu files, %zu backed up", rc->n_files, rc->n_backed_up);
+    /* What the profile left out was never installed: not missing. */
+    size_t n_omitted = 0;
+    for (size_t i = 0; i < CDD_ROLE_COUNT; i++)
+        n_omitted += rc->omitted[i];
+    cdd_report_str(rep, "profile",
+                   cdd_profile_name((enum cdd_profile)rc->profile));
+    cdd_report_num(rep, "omitted", (double)n_omitted);
+    if (n_omitted)
+        cdd_say(rep, "  profile %s: %zu archive entries left out by design",
+                cdd_profile_name((enum cdd_profile)rc->profile), n_omitted);
     cdd_report_plan(rep, "files", &st.plan, 0);
     for (size_t i = 0; i < st.plan.n; i++) {
         const struct cdd_plan_item *it = &st.plan.items[i];

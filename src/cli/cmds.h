@@ -18,6 +18,8 @@ int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep);
 int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep);
 /* the release catalog (docs/releases.md) */
 int cdd_cmd_releases(const struct cdd_cmdline *cl, struct cdd_report *rep);
+/* images (docs/containers.md) */
+int cdd_cmd_sbom(const struct cdd_cmdline *cl, struct cdd_report *rep);
 
 /* Whether human text gets colour (--color, NO_COLOR, TERM=dumb, a terminal,
  * never with --json), and the shell fixes are written for (--shell, else

@@ -118,6 +118,18 @@ const struct cdd_command cdd_commands[] = {
      "each that does not fit says why. The last line names the newest that\n"
      "fits: what 'install --cudnn' would pick.",
      1, NULL, cdd_cmd_releases},
+    /* images (docs/containers.md) */
+    {"sbom", CMD_SBOM,
+     "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--format "
+     "cyclonedx|spdx] [-o FILE]",
+     "write an SBOM of the cuDNN installed in a tree (CycloneDX or SPDX)",
+     "From the tree's receipt: the archive as the component (version,\n"
+     "platform, CUDA variant, pinned sha256, download URL, NVIDIA's licence),\n"
+     "every installed file with its sha256 and path in the tree, optional\n"
+     "components, and cudnn-deploy as the producer. CycloneDX 1.6 or SPDX\n"
+     "2.3 JSON; the same tree always gives the same bytes. Exit 3 when the\n"
+     "tree has no receipt.",
+     0, NULL, cdd_cmd_sbom},
 };
 
 const size_t cdd_command_count = sizeof cdd_commands / sizeof cdd_commands[0];

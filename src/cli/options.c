@@ -11,6 +11,8 @@
 
 #include "cdd/compat_attr.h"
 #include "cdd/error.h"
+#include "cdd/profile.h"
+#include "cdd/sbom.h"
 #include "cli.h"
 #include "shell.h"
 
@@ -42,7 +44,19 @@ const struct cdd_opt_value cdd_shell_values[] = {
     {"cmd-batch", CDD_SHELL_CMD_BATCH},
     {NULL, 0}};
 
-#define TGT (CMD_TARGETED | CMD_VERIFY | CMD_DOCTOR | CMD_ENV)
+/* images (docs/containers.md) */
+const struct cdd_opt_value cdd_profile_values[] = {
+    {"full", CDD_PROFILE_FULL},
+    {"dev", CDD_PROFILE_DEV},
+    {"runtime", CDD_PROFILE_RUNTIME},
+    {NULL, 0}};
+
+const struct cdd_opt_value cdd_sbom_format_values[] = {
+    {"cyclonedx", CDD_SBOM_CYCLONEDX},
+    {"spdx", CDD_SBOM_SPDX},
+    {NULL, 0}};
+
+#define TGT (CMD_TARGETED | CMD_VERIFY | CMD_DOCTOR | CMD_ENV | CMD_SBOM)
 #define NET (CMD_INSTALL | CMD_FETCH)
 /* Download settings, also for bundle (fleet). */
 #define DL (NET | CMD_BUNDLE)
@@ -191,6 +205,22 @@ const struct cdd_option cdd_options[] = {
     {"shell", 0, CDD_OPT_ENUM, "SHELL", CMD_INSTALL | CMD_VERIFY | CMD_DOCTOR,
      F(out.shell_old), F(out.shell_old_given), 0, 0, cdd_shell_values,
      "deprecated: the old spelling of --fix-shell (--shell is env's)"},
+    /* images (docs/containers.md) */
+    {"profile", 0, CDD_OPT_ENUM, "PROFILE", CMD_INSTALL, F(change.profile),
+     F(change.profile_given), 0, 0, cdd_profile_values,
+     "runtime (the libraries only), dev (+ headers and import libraries) "
+     "or full (+ static libraries; the default)"},
+    {"mtime", 0, CDD_OPT_NUMBER, "SECONDS", CMD_INSTALL, F(change.mtime),
+     F(change.mtime_given), 0, 2147483647.0, NULL,
+     "give every installed file and its folders this modification time "
+     "(seconds since 1970; default: $SOURCE_DATE_EPOCH when set), for "
+     "reproducible image layers"},
+    {"format", 0, CDD_OPT_ENUM, "FORMAT", CMD_SBOM, F(sbom.format),
+     F(sbom.format_given), 0, 0, cdd_sbom_format_values,
+     "sbom: cyclonedx (CycloneDX 1.6 JSON, the default) or spdx (SPDX 2.3 "
+     "JSON)"},
+    {"output", 'o', CDD_OPT_FILE, "FILE", CMD_SBOM, F(sbom.output), NOF, 0,
+     0, NULL, "sbom: write here instead of stdout"},
     {"verbose", 'v', CDD_OPT_FLAG, NULL, CMD_GLOBAL, F(out.verbose), NOF, 0, 0,
      NULL, "show every check and every file, not only the summary"},
     {"color", 0, CDD_OPT_ENUM, "WHEN", CMD_GLOBAL, F(out.color),

@@ -7,6 +7,8 @@
 
 #include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
+#include "cdd/profile.h"
+#include "cdd/receipt.h"
 #include "cdd/verify.h"
 #include "cmds.h"
 #include "report.h"
@@ -86,6 +88,28 @@ static const char *summary(void *ud, const char *layer)
     return NULL;
 }
 
+/* What the install's profile left out was never installed: said once, as
+ * a passed check, so nobody reads the missing headers as damage. */
+static void report_profile(struct cdd_report *rep, struct cdd_tree *tree)
+{
+    struct cdd_receipt *rc = NULL;
+    if (cdd_receipt_load(tree, &rc) != 0 || !rc) {
+        cdd_clear_error(); /* the files layer has said what is wrong */
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < CDD_ROLE_COUNT; i++)
+        n += rc->omitted[i];
+    const char *name = cdd_profile_name((enum cdd_profile)rc->profile);
+    cdd_report_str(rep, "profile", name);
+    if (n)
+        cdd_report_check(rep, "files.profile", CDD_PASS,
+                         "profile %s: %zu archive entries (headers, import "
+                         "or static libraries) left out by design, not "
+                         "missing", name, n);
+    cdd_receipt_free(rc);
+}
+
 int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
                    struct cdd_tree *tree, const struct cdd_manifest *m,
                    const struct cdd_opts_verify *vo)
@@ -103,6 +127,7 @@ int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
             cdd_opt_value_name(cdd_level_values, res.level));
     struct summary_ctx sc = {.res = &res};
     cdd_report_layers(rep, &res.checks, summary, &sc);
+    report_profile(rep, tree);
     cdd_report_str(rep, "level",
                    cdd_opt_value_name(cdd_level_values, res.level));
     if (res.cudnn_version)

@@ -1,8 +1,10 @@
 """The Ansible collection (contrib/ansible/, docs/fleet.md) against localhost
 with `-c local`, driving the binary under test on a generated archive:
-check mode reports a change and changes nothing; present changes the tree,
-again does not; a tampered archive fails with the tool's own message and the
-tree unchanged; absent restores the tree. Debian's ansible-core
+check mode reports a change and changes nothing (and downloads nothing);
+--diff gives the files before and after; present changes the tree, again
+does not; a tampered archive fails with the tool's own message and the tree
+unchanged; absent restores the tree; cudnn_facts reports release, profile,
+CUDA and the verify outcome; the playbooks pass --syntax-check. Debian's ansible-core
 (scripts/install-deps.sh); skips, saying why, where ansible-playbook is
 missing or the binary runs under Wine."""
 
@@ -50,7 +52,8 @@ class AnsibleModule(CddTestCase):
         self.home = os.path.join(self.dir, "home")
         os.makedirs(self.home)
 
-    def play(self, task_args, *flags, state="present"):
+    def play(self, task_args, *flags, state="present",
+             module="cudnn_deploy.fleet.cudnn"):
         """Run one task of cudnn_deploy.fleet.cudnn; returns (rc of
         ansible-playbook, the task's registered result). The result is
         written out by a second task (Debian's ansible-core has no json
@@ -59,8 +62,10 @@ class AnsibleModule(CddTestCase):
         if os.path.exists(out):
             os.unlink(out)
         lines = ["- hosts: localhost", "  gather_facts: false", "  tasks:",
-                 "    - name: cudnn", "      cudnn_deploy.fleet.cudnn:",
-                 "        state: %s" % state,
+                 "    - name: cudnn", "      %s:" % module]
+        if state:
+            lines.append("        state: %s" % state)
+        lines += [
                  "        cuda_root: %s" % yaml_str(self.ws.tree),
                  "        binary: %s" % yaml_str(os.path.abspath(BIN))]
         for k, v in task_args.items():
@@ -209,6 +214,92 @@ class AnsibleModule(CddTestCase):
         self.assertEqual(res["msg"], res["report"]["error"]["message"])
         self.assertIn("does not match", res["msg"])
         self.assertEqual(self.ws.snap(), before)
+
+    def facts(self, *flags, **args):
+        rc, res = self.play(dict(args), *flags, state=None,
+                            module="cudnn_deploy.fleet.cudnn_facts")
+        self.assertEqual(rc, 0, res)
+        self.assertFalse(res["changed"], res)
+        return res["ansible_facts"]["cudnn"]
+
+    def test_facts_before_and_after_a_runtime_install(self):
+        f = self.facts()
+        self.assertFalse(f["installed"], f)
+        self.assertIsNone(f["verify"])
+        a = dict(self.args(), profile="runtime")
+        rc, res = self.play(a)
+        self.assertEqual(rc, 0, res)
+        self.assertIn("--profile", res["cmd"])
+        f = self.facts("--check", manifest=FIX.linux.manifest_path)
+        self.assertTrue(f["installed"], f)
+        self.assertEqual(f["version"], FIX.linux.version)
+        self.assertEqual(f["profile"], "runtime")
+        self.assertGreater(f["omitted"], 0)
+        self.assertEqual(f["cuda_major"], 11)
+        self.assertEqual(f["cuda_version"], "11.6.2")
+        self.assertTrue(f["files_ok"])
+        self.assertTrue(f["verify"]["ok"], f["verify"])
+        self.assertEqual(f["verify"]["level"], "files")
+        self.assertIsNone(f["verify"]["gpu_fit"])   # level files: no GPU
+        # A library changed by hand: files_ok false, verify fails, facts
+        # still come back (the module reports, it does not judge).
+        lib = os.path.join(self.ws.tree, "lib64", "libcudnn.so.8.5.0")
+        with open(lib, "ab") as fh:
+            fh.write(b"x")
+        f = self.facts(manifest=FIX.linux.manifest_path)
+        self.assertFalse(f["files_ok"])
+        self.assertFalse(f["verify"]["ok"])
+        self.assertTrue(any("libcudnn.so.8.5.0" in x
+                            for x in f["verify"]["failed"]), f["verify"])
+
+    def test_diff_shows_the_files_before_and_after(self):
+        self.play(self.args())
+        rc, res = self.play(dict(self.args(), profile="runtime"), "--check",
+                            "--diff")
+        self.assertEqual(rc, 0, res)
+        self.assertTrue(res["changed"])
+        d = res["diff"]
+        self.assertIn("include/cudnn.h", d["before"])
+        self.assertNotIn("include/cudnn.h", d["after"])
+        self.assertIn("lib64/libcudnn.so.8.5.0", d["after"])
+        self.assertIn("remove    include/cudnn.h", d["prepared"])
+
+    def test_check_mode_without_archive_downloads_nothing(self):
+        """check mode plans the download (the tool's dry run names it) and
+        leaves the cache folder empty."""
+        cache = os.path.join(self.dir, "cache")
+        os.makedirs(cache)
+        url = "http://127.0.0.1:9/" + FIX.linux.filename
+        probe = cddtest.run(["--json", "install", "--cuda-root", self.ws.tree,
+                             "--manifest", FIX.linux.manifest_path, "--url",
+                             url, "--cache-dir", cache, "--dry-run",
+                             "--no-verify"])
+        doc = json.loads(probe.out)
+        shutil.rmtree(cache)
+        os.makedirs(cache)
+        if "download" not in doc:
+            self.skipTest("this cudnn-deploy's install --dry-run still "
+                          "downloads (issue 18's obtain work names the "
+                          "download instead)")
+        rc, res = self.play({"manifest": FIX.linux.manifest_path,
+                             "url": [url], "cache_dir": cache,
+                             "verify": False}, "--check", "--diff")
+        self.assertEqual(rc, 0, res)
+        self.assertTrue(res["changed"], res)
+        self.assertEqual(os.listdir(cache), [])
+        self.assertIn("download  " + url, res["diff"]["prepared"])
+
+    def test_playbooks_and_role_pass_syntax_check(self):
+        root = os.path.join(COLLECTIONS, "ansible_collections",
+                            "cudnn_deploy", "fleet", "playbooks")
+        for name in sorted(os.listdir(root)):
+            if not name.endswith(".yml"):
+                continue
+            with self.subTest(playbook=name):
+                with open(os.path.join(root, name)) as f:
+                    text = f.read()
+                p = self.run_playbook(text, "--syntax-check")
+                self.assertEqual(p.returncode, 0, p.stdout.decode())
 
 
 if __name__ == "__main__":

@@ -6,13 +6,16 @@
  * record; a file's link target, pre-existing mark, modification time and
  * the created folders kept through writing and reading; and the receipt
  * read from a tree (cdd_receipt_load): none there, a good one, one that is
- * a folder. Runs on every platform (under Wine too). */
+ * a folder; the install profile, its omitted counts and the archive URL
+ * kept, a receipt without them read as full, bad ones refused. Runs on every
+ * platform (under Wine too). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/profile.h"
 #include "cdd/receipt.h"
 #include "cdd/state.h"
 #include "cdd/tree.h"
@@ -295,5 +298,66 @@ static void test_load_from_tree(void)
     cdd_tree_close(tree);
 }
 
+/* The receipt text with one more member (a JSON fragment) at its end. */
+static char *with_member(const char *text, const char *member)
+{
+    size_t len = strlen(text), n = len + strlen(member) + 2;
+    const char *end = strrchr(text, '}');
+    char *s = malloc(n);
+    if (!s || !end)
+        return s ? (free(s), NULL) : NULL;
+    snprintf(s, n, "%.*s,%s}", (int)(end - text), text, member);
+    return s;
+}
+
+static void test_profile(void)
+{
+    struct cdd_receipt *r = NULL, *back = NULL;
+    char *text = receipt(FILE_OK, "", "", "T-1"), *t2 = NULL;
+    CHECK_INT(parse(text, &r), 0);
+    if (!r) {
+        free(text);
+        return;
+    }
+    /* Receipts of earlier versions: no key, the full profile. */
+    CHECK_INT(r->profile, CDD_PROFILE_FULL);
+    CHECK(r->archive_url == NULL);
+    r->profile = CDD_PROFILE_RUNTIME;
+    r->omitted[CDD_ROLE_HEADER] = 9;
+    r->omitted[CDD_ROLE_STATIC_LIB] = 6;
+    r->archive_url = strdup("https://example.invalid/a.tar.xz");
+    CHECK_INT(cdd_receipt_to_json(r, &t2), 0);
+    CHECK_INT(parse(t2, &back), 0);
+    if (back) {
+        CHECK_INT(back->profile, CDD_PROFILE_RUNTIME);
+        CHECK_INT(back->omitted[CDD_ROLE_HEADER], 9);
+        CHECK_INT(back->omitted[CDD_ROLE_STATIC_LIB], 6);
+        CHECK_INT(back->omitted[CDD_ROLE_RUNTIME], 0);
+        CHECK_STR(back->archive_url, "https://example.invalid/a.tar.xz");
+    }
+    cdd_receipt_free(back);
+    /* A profile or omitted record of the wrong kind is refused. */
+    static const char *const bad[] = {
+        "\"profile\":\"tiny\"", "\"profile\":7",
+        "\"omitted\":{\"nonsense\":9}", "\"omitted\":{\"header\":-1}",
+        "\"omitted\":[9]",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *v = with_member(text, bad[i]);
+        back = NULL;
+        CHECK(v != NULL);
+        if (v) {
+            CHECK_MSG(parse(v, &back) == CDD_E_STATE, "case %zu: %s", i,
+                      bad[i]);
+            CHECK(back == NULL);
+        }
+        cdd_receipt_free(back);
+        free(v);
+    }
+    free(t2);
+    free(text);
+    cdd_receipt_free(r);
+}
+
 TEST_MAIN(TEST(test_round_trip), TEST(test_refusals), TEST(test_file_records),
-          TEST(test_load_from_tree))
+          TEST(test_load_from_tree), TEST(test_profile))

@@ -935,6 +935,20 @@ int cdd_dir_symlink(const char *target, struct cdd_dir *d, const char *name)
     return r;
 }
 
+int cdd_dir_set_mtime(struct cdd_dir *d, const char *name, int64_t sec)
+{
+    struct timespec ts[2];
+    char *p = at_path(d, name);
+    int r = cdd_fs_fault_point("mtime", p ? p : d->path);
+    ts[0].tv_sec = ts[1].tv_sec = (time_t)sec;
+    ts[0].tv_nsec = ts[1].tv_nsec = 0;
+    if (!r && utimensat(d->fd, name, ts, AT_SYMLINK_NOFOLLOW) != 0)
+        r = cdd_fail_errno(p ? p : d->path, errno,
+                           "cannot set the modification time");
+    free(p);
+    return r;
+}
+
 int cdd_dir_sync(struct cdd_dir *d)
 {
     int r = cdd_fs_fault_point("fsync-dir", d->path);

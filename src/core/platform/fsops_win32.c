@@ -1551,6 +1551,43 @@ int cdd_dir_symlink(const char *target, struct cdd_dir *d, const char *name)
     return r;
 }
 
+int cdd_dir_set_mtime(struct cdd_dir *d, const char *name, int64_t sec)
+{
+    char *p = strcmp(name, ".") == 0 ? str_dup(d->path) : dir_join(d, name);
+    if (!p)
+        return cdd_last_error()->code;
+    int r = cdd_fs_fault_point("mtime", p);
+    wchar_t *w = r ? NULL : cdd_w_path(p);
+    if (!w) {
+        free(p);
+        return r ? r : cdd_last_error()->code;
+    }
+    /* The link itself, never its target (FILE_FLAG_OPEN_REPARSE_POINT). */
+    HANDLE h = CreateFileW(w, FILE_WRITE_ATTRIBUTES,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE |
+                               FILE_SHARE_DELETE,
+                           NULL, OPEN_EXISTING,
+                           FILE_FLAG_OPEN_REPARSE_POINT |
+                               FILE_FLAG_BACKUP_SEMANTICS,
+                           NULL);
+    DWORD e = GetLastError();
+    free(w);
+    if (h == INVALID_HANDLE_VALUE) {
+        r = cdd_fail_win32(p, e, "cannot set the modification time");
+    } else {
+        /* FILETIME: 100 ns units since 1601. */
+        uint64_t t = (uint64_t)(sec * INT64_C(10000000) +
+                                INT64_C(116444736000000000));
+        FILETIME ft = {(DWORD)t, (DWORD)(t >> 32)};
+        if (!SetFileTime(h, NULL, &ft, &ft))
+            r = cdd_fail_win32(p, GetLastError(),
+                               "cannot set the modification time");
+        CloseHandle(h);
+    }
+    free(p);
+    return r;
+}
+
 int cdd_dir_sync(struct cdd_dir *d)
 {
     return cdd_fs_sync_dir(d->path);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cdd/bghash.h"
 #include "cdd/deploy.h"
@@ -14,6 +15,7 @@
 #include "cdd/fsops.h"
 #include "cdd/jsonw.h"
 #include "cdd/pathsafe.h"
+#include "cdd/profile.h"
 #include "cdd/receipt.h"
 #include "cdd/state.h"
 #include "cdd/thread.h"
@@ -101,6 +103,9 @@ static int plan_entry(struct inst *c, const struct cdd_xentry *e,
         goto out;
     }
     it->role = e->role;
+    /* The profile's one decision (profile.c); the entry is still checked. */
+    it->omitted_role = e->type == CDD_ENTRY_SYMLINK ? e->link_role : e->role;
+    it->omitted = !cdd_profile_keeps(c->o->profile, it->omitted_role);
     if (e->type == CDD_ENTRY_SYMLINK) {
         it->is_symlink = 1;
         if (!(it->link_target = strdup(e->link_target))) {
@@ -136,7 +141,7 @@ static int sink_entry(void *ud, const struct cdd_xentry *e)
     if (c->res->plan.n != e->index)
         return cdd_fail(CDD_E_ARCHIVE, c->o->archive_path, 0,
                         "entry \"%s\": out of order", e->raw_path);
-    if ((r = plan_entry(c, e, &it)) < 0 || !c->txn)
+    if ((r = plan_entry(c, e, &it)) < 0 || !c->txn || it->omitted)
         return r;
     char *rel = stage_path(c, it->path);
     if (!rel)
@@ -152,7 +157,7 @@ static int sink_begin(void *ud, const struct cdd_xentry *e,
     struct inst *c = ud;
     struct cdd_plan_item *it = item_of(c, e);
     int r;
-    if (!c->txn)
+    if (!c->txn || it->omitted)
         return 0;
     /* A re-install writes nothing for a file the tree already holds: when
      * the manifest pins its bytes and the installed copy hashes to them,
@@ -197,12 +202,14 @@ static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
     struct cdd_plan_item *it = item_of(c, e);
     int r = 0;
     if (e->type == CDD_ENTRY_SYMLINK) {
-        if (!c->txn)
+        if (!c->txn || it->omitted)
             return 0;
         char *rel = stage_path(c, it->path);
         if (!rel)
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
         r = cdd_tree_symlink(c->tree, e->link_target, rel);
+        if (!r && c->o->has_mtime)
+            r = cdd_tree_set_mtime(c->tree, rel, c->o->mtime);
         free(rel);
         return r;
     }
@@ -218,6 +225,13 @@ static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
         if (r)
             return r;
         char *rel = stage_path(c, it->path);
+        /* --mtime: set on the staged copy, so the commit's rename brings
+         * the file in with its final time. */
+        if (rel && c->o->has_mtime &&
+            (r = cdd_tree_set_mtime(c->tree, rel, c->o->mtime)) < 0) {
+            free(rel);
+            return r;
+        }
         r = note_mtime(c, rel, &it->mtime_ns);
         free(rel);
         if (r)
@@ -610,6 +624,14 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
     char when[32], ver[32];
     int r;
     cdd_iso_time(when, sizeof when);
+    /* --mtime / SOURCE_DATE_EPOCH is the time of the build: the receipt
+     * (and the SBOM made from it) says that, not the clock. */
+    if (c->o->has_mtime) {
+        time_t t = (time_t)c->o->mtime;
+        struct tm *tm = gmtime(&t);
+        if (tm)
+            strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", tm);
+    }
     rc->schema_version = 1;
     rc->tool_version = strdup(CDD_VERSION_STRING);
     rc->txn_id = strdup(cdd_txn_id(c->txn));
@@ -636,6 +658,10 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
     rc->archive_pinned = c->res->pinned;
     rc->pin_source = strdup(cdd_pin_name(c->res->pin_source));
     if (c->o->selection && !(rc->selection = strdup(c->o->selection)))
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    rc->profile = c->o->profile;
+    memcpy(rc->omitted, c->res->omitted, sizeof rc->omitted);
+    if (m->archive.n_urls && !(rc->archive_url = strdup(m->archive.urls[0])))
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     if ((r = receipt_components(c, rc)) < 0)
         return r;
@@ -673,6 +699,9 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
         if (!it->is_symlink && it->action == CDD_ACT_UNCHANGED &&
             (r = note_mtime(c, it->path, &f->mtime_ns)) < 0)
             return r;
+        /* --mtime: what every file has once the install ends (set_times). */
+        if (!it->is_symlink && c->o->has_mtime)
+            f->mtime_ns = c->o->mtime * INT64_C(1000000000);
         memcpy(f->sha256, it->sha256, CDD_SHA256_LEN);
         if (!f->path || (it->is_symlink && !(f->link_target =
                                                  strdup(it->link_target))))
@@ -703,6 +732,7 @@ static int same_as_before(const struct inst *c, const struct cdd_receipt *prev)
                         CDD_SHA256_LEN) != 0 ||
         memcmp(prev->manifest_sha256, c->o->m->doc_sha256, CDD_SHA256_LEN) != 0 ||
         strcmp(prev->layout, cdd_layout_name(c->layout)) != 0 ||
+        prev->profile != c->o->profile ||
         prev->n_files != p->n || !same_components(c, prev))
         return 0;
     for (size_t i = 0; i < p->n; i++)
@@ -813,6 +843,40 @@ static void log_install(struct inst *c)
     cdd_log_append(c->tree, "install", c->res->txn_id, d);
 }
 
+/* install --mtime, last, once the tree holds its files: the installed
+ * files the commit did not bring (already in place) and every folder that
+ * holds an installed file, up to the root, get the time too (a rename into
+ * a folder changes the folder's), so two installs of one archive into fresh
+ * trees pack into identical layers (docs/containers.md). The state folder
+ * is not touched: it is not part of the layer. */
+static int set_times(struct inst *c)
+{
+    const struct cdd_plan *p = &c->res->plan;
+    int r = 0;
+    for (size_t i = 0; !r && i < p->n; i++) {
+        const struct cdd_plan_item *it = &p->items[i];
+        if (it->action == CDD_ACT_UNCHANGED)
+            r = cdd_tree_set_mtime(c->tree, it->path, c->o->mtime);
+        /* A removed file's folders changed too (another profile left it
+         * out): the ones still there get the time. */
+        char *dir = strdup(it->path);
+        if (!dir)
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        for (char *s = dir ? strrchr(dir, '/') : NULL; !r && s;
+             s = strrchr(dir, '/')) {
+            struct cdd_stat st;
+            *s = '\0';
+            r = cdd_tree_lstat(c->tree, dir, &st);
+            if (!r && st.type != CDD_FT_NONE)
+                r = cdd_tree_set_mtime(c->tree, dir, c->o->mtime);
+        }
+        free(dir);
+    }
+    if (!r)
+        r = cdd_tree_set_mtime(c->tree, "", c->o->mtime);
+    return r;
+}
+
 /* The unchanged re-install: the receipt says this very archive, read
  * through this manifest into this layout, made the tree, and every file it
  * lists still has its type, size and modification time (or, with
@@ -827,7 +891,7 @@ static int unchanged_tree(struct inst *c, const struct cdd_receipt *prev,
     if (!prev || !prev->layout ||
         memcmp(prev->manifest_sha256, c->o->m->doc_sha256, CDD_SHA256_LEN) ||
         strcmp(prev->layout, cdd_layout_name(c->layout)) != 0 ||
-        !same_components(c, prev))
+        prev->profile != c->o->profile || !same_components(c, prev))
         return 0;
     if (!(acts = calloc(prev->n_files ? prev->n_files : 1, sizeof *acts)))
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
@@ -970,6 +1034,8 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
      * handle): the two reads may have seen different bytes. */
     if (!r)
         r = cdd_archive_unchanged(c.af, &c.af_at);
+    if (!r)
+        cdd_profile_drop(&res->plan, res->omitted);
     /* Optional components join the plan after the archive's own files. */
     for (size_t i = 0; !r && i < o->n_with; i++)
         r = cdd_component_stage(c.tree, c.txn ? cdd_txn_stage_rel(c.txn)
@@ -996,6 +1062,8 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
         goto out;
     res->changed = 1;
     log_install(&c);
+    if (o->has_mtime)
+        r = set_times(&c);
 out:
     cdd_bghash_cancel(bg);
     if (c.txn)

@@ -34,18 +34,23 @@ const char *cdd_action_name(enum cdd_action a)
     return (size_t)a < sizeof names / sizeof names[0] ? names[a] : "?";
 }
 
+void cdd_plan_item_clear(struct cdd_plan_item *it)
+{
+    free(it->path);
+    free(it->link_target);
+    free(it->detail);
+    free(it->on_disk);
+    free(it->staged);
+    cdd_jprev_clear(&it->prev);
+    memset(it, 0, sizeof *it);
+}
+
 void cdd_plan_clear(struct cdd_plan *p)
 {
     if (!p)
         return;
-    for (size_t i = 0; i < p->n; i++) {
-        free(p->items[i].path);
-        free(p->items[i].link_target);
-        free(p->items[i].detail);
-        free(p->items[i].on_disk);
-        free(p->items[i].staged);
-        cdd_jprev_clear(&p->items[i].prev);
-    }
+    for (size_t i = 0; i < p->n; i++)
+        cdd_plan_item_clear(&p->items[i]);
     free(p->items);
     memset(p, 0, sizeof *p);
 }

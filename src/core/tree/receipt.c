@@ -13,6 +13,7 @@
 #include "cdd/journal.h"
 #include "cdd/jsonw.h"
 #include "cdd/pathsafe.h"
+#include "cdd/profile.h"
 #include "cdd/receipt.h"
 #include "cdd/tree.h"
 #include "cdd/sys.h"
@@ -54,6 +55,7 @@ void cdd_receipt_clear(struct cdd_receipt *r)
     free(r->cuda_version);
     free(r->archive_filename);
     free(r->pin_source);
+    free(r->archive_url);
     for (size_t i = 0; i < r->n_files; i++) {
         free(r->files[i].path);
         free(r->files[i].link_target);
@@ -123,9 +125,22 @@ int cdd_receipt_to_json(const struct cdd_receipt *r, char **out)
     cdd_jw_uint(w, "size", r->archive_size);
     cdd_jw_bool(w, "pinned", r->archive_pinned);
     cdd_jw_str(w, "pin_source", r->pin_source);
+    if (r->archive_url)
+        cdd_jw_str(w, "url", r->archive_url);
     cdd_jw_end(w);
     if (r->selection)
         cdd_jw_str(w, "selection", r->selection);
+    cdd_jw_str(w, "profile", cdd_profile_name((enum cdd_profile)r->profile));
+    size_t n_omitted = 0;
+    for (size_t i = 0; i < CDD_ROLE_COUNT; i++)
+        n_omitted += r->omitted[i];
+    if (n_omitted) {
+        cdd_jw_object(w, "omitted");
+        for (size_t i = 0; i < CDD_ROLE_COUNT; i++)
+            if (r->omitted[i])
+                cdd_jw_uint(w, cdd_role_name((enum cdd_role)i), r->omitted[i]);
+        cdd_jw_end(w);
+    }
     if (r->n_components) {
         cdd_jw_array(w, "components");
         for (size_t i = 0; i < r->n_components; i++) {
@@ -364,6 +379,32 @@ static void get_hex(struct rd *c, const cJSON *o, const char *key,
     }
 }
 
+/* profile (optional: full) and omitted (optional): {"<role>": count}. */
+static void get_profile(struct rd *c, const cJSON *o, struct cdd_receipt *r)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "profile");
+    const cJSON *om = cJSON_GetObjectItemCaseSensitive(o, "omitted"), *e;
+    enum cdd_profile prof = CDD_PROFILE_FULL;
+    if (p && (!cJSON_IsString(p) ||
+              cdd_profile_parse(p->valuestring, &prof) != 0))
+        bad(c, "profile: expected runtime, dev or full");
+    r->profile = (int)prof;
+    if (!om)
+        return;
+    if (!cJSON_IsObject(om)) {
+        bad(c, "omitted: expected an object");
+        return;
+    }
+    cJSON_ArrayForEach(e, om) {
+        enum cdd_role role;
+        if (cdd_role_parse(e->string, &role) != 0) {
+            bad(c, "omitted: unknown role");
+            return;
+        }
+        r->omitted[role] = (size_t)get_num(c, om, e->string);
+    }
+}
+
 int cdd_receipt_parse(const char *text, size_t len, const char *source,
                       struct cdd_receipt **out)
 {
@@ -419,6 +460,8 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
     r->archive_pinned = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "pinned"));
     r->pin_source = get_str(&c, a, "pin_source", 1);
     r->selection = get_str(&c, o, "selection", 1);
+    r->archive_url = get_str(&c, a, "url", 1);
+    get_profile(&c, o, r);
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files");
     if (!cJSON_IsArray(files)) {
         bad(&c, "files: expected a list");

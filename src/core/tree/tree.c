@@ -889,6 +889,20 @@ int cdd_tree_symlink(struct cdd_tree *t, const char *target, const char *rel)
     return r;
 }
 
+int cdd_tree_set_mtime(struct cdd_tree *t, const char *rel, int64_t sec)
+{
+    struct cdd_dir *d;
+    const char *name;
+    if (!*rel)
+        return cdd_dir_set_mtime(t->root, ".", sec);
+    int r = resolve_parent(t, rel, 0, &d, &name);
+    if (r)
+        return r;
+    r = cdd_dir_set_mtime(d, name, sec);
+    cdd_dir_close(d);
+    return r;
+}
+
 int cdd_tree_sync_dir(struct cdd_tree *t, const char *rel)
 {
     struct walk_out o;

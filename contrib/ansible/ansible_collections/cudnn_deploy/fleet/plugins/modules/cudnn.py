@@ -17,8 +17,10 @@ description:
     returns its report. The tool checks the archive against a pinned
     manifest, installs in one transaction, verifies, and uninstalls exactly
     what it put.
-  - Check mode runs the tool with C(--dry-run) (nothing changes); diff mode
-    returns the plan.
+  - Check mode runs the tool with C(--dry-run): nothing changes and nothing
+    is downloaded (the plan names the download instead). Diff mode returns
+    the tree's cuDNN files before and after, and the plan with the
+    download it would make.
 options:
   state:
     description:
@@ -56,6 +58,13 @@ options:
   cache_dir:
     description: Download cache on the managed host.
     type: path
+  profile:
+    description:
+      - What C(state=present) installs - C(runtime) the libraries only,
+        C(dev) also headers and import libraries, C(full) also static
+        libraries (the tool's default). Recorded in the receipt.
+    type: str
+    choices: [runtime, dev, full]
   verify:
     description: Verify after installing (C(state=present)).
     type: bool
@@ -111,20 +120,12 @@ msg:
   returned: always
 '''
 
-import json
-
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.cudnn_deploy.fleet.plugins.module_utils.cli import (
+    run_json, target_args)
 
 # Plan actions that change the tree (install and uninstall plans).
 CHANGING = ("new", "replace", "remove", "restore")
-
-
-def target_args(p):
-    if p["cuda"]:
-        return ["--cuda", p["cuda"]]
-    if p["cuda_root"]:
-        return ["--cuda-root", p["cuda_root"]]
-    return ["--prefix", p["prefix"]]
 
 
 def command_line(module, binary):
@@ -143,6 +144,8 @@ def command_line(module, binary):
             argv += ["--sha256", p["sha256"]]
         if p["cache_dir"]:
             argv += ["--cache-dir", p["cache_dir"]]
+        if p["profile"]:
+            argv += ["--profile", p["profile"]]
         if not p["verify"]:
             argv.append("--no-verify")
         if module.check_mode:
@@ -158,11 +161,40 @@ def command_line(module, binary):
     return argv + list(p["extra_args"] or [])
 
 
+# What each plan action says about a path before and after the operation:
+# there before, there after, and whether its contents change.
+BEFORE = ("replace", "unchanged", "remove", "restore", "modified")
+AFTER = ("new", "replace", "unchanged", "restore")
+
+
 def plan_diff(report):
+    """Ansible's diff of the tree's cuDNN files: before/after lists (the
+    callback shows them as a unified diff; a replaced or restored file is a
+    changed line) and, as 'prepared', the changing plan lines and the
+    download a check-mode install would make (the tool's dry run names it
+    and downloads nothing)."""
+    plan = report.get("plan") or []
+    before, after = [], []
+    for i in plan:
+        a, p = i.get("action"), i.get("path", "?")
+        if a in BEFORE:
+            before.append(p)
+        if a in AFTER:
+            after.append(p + (" (%sd)" % a if a in ("replace", "restore")
+                              else ""))
     lines = ["%-9s %s" % (i.get("action", "?"), i.get("path", "?"))
-             for i in report.get("plan") or []
-             if i.get("action") in CHANGING]
-    return {"prepared": "\n".join(lines) + ("\n" if lines else "")}
+             for i in plan if i.get("action") in CHANGING]
+    dl = report.get("download")
+    if isinstance(dl, dict) and dl.get("url"):
+        size = dl.get("size")
+        lines.append("download  %s%s" % (
+            dl["url"], " (%s bytes)" % size if size is not None else ""))
+    target = report.get("target") or "tree"
+    return {"before": "\n".join(sorted(before)) + ("\n" if before else ""),
+            "after": "\n".join(sorted(after)) + ("\n" if after else ""),
+            "before_header": "%s (before)" % target,
+            "after_header": "%s (after)" % target,
+            "prepared": "\n".join(lines) + ("\n" if lines else "")}
 
 
 def failed_checks(report):
@@ -183,6 +215,7 @@ def main():
             url=dict(type="list", elements="str"),
             sha256=dict(type="str"),
             cache_dir=dict(type="path"),
+            profile=dict(type="str", choices=["runtime", "dev", "full"]),
             verify=dict(type="bool", default=True),
             binary=dict(type="path"),
             extra_args=dict(type="list", elements="str", default=[]),
@@ -194,13 +227,7 @@ def main():
     binary = module.params["binary"] or module.get_bin_path("cudnn-deploy",
                                                             required=True)
     argv = command_line(module, binary)
-    rc, out, err = module.run_command(argv)
-    try:
-        report = json.loads(out)
-    except ValueError:
-        module.fail_json(msg="cudnn-deploy gave no JSON report: %s"
-                         % (err.strip() or out.strip() or "no output"),
-                         rc=rc, cmd=argv, stderr=err)
+    rc, report, err = run_json(module, argv)
     state = module.params["state"]
     if state == "verified":
         changed = False

@@ -1,0 +1,64 @@
+/* cudnn-deploy sbom: the tree's receipt as a CycloneDX or SPDX document
+ * (the document itself is built in the core, src/core/tree/sbom.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/error.h"
+#include "cdd/fsops.h"
+#include "cdd/receipt.h"
+#include "cdd/sbom.h"
+#include "cmds.h"
+#include "report.h"
+
+int cdd_cmd_sbom(const struct cdd_cmdline *cl, struct cdd_report *rep)
+{
+    struct cdd_target t = {0};
+    struct cdd_tree *tree = NULL;
+    struct cdd_receipt *rc = NULL;
+    char *doc = NULL;
+    const char *out = cl->sbom.output;
+    int r = 0;
+    if (cl->n_positional)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "sbom takes no argument: name the tree with --cuda, "
+                        "--cuda-root or --prefix");
+    if (cl->out.json && !out)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "sbom --json needs -o FILE (stdout holds the report)");
+    r = cdd_cli_target(&cl->target, &t, rep);
+    if (!r)
+        r = cdd_tree_open(t.root, &tree);
+    if (!r)
+        r = cdd_receipt_load(tree, &rc);
+    if (!r && !rc)
+        r = cdd_fail(CDD_E_TARGET, t.root, 0,
+                     "nothing installed by cudnn-deploy here (no receipt), "
+                     "so there is nothing to describe");
+    if (!r)
+        r = cdd_sbom_write(rc, (enum cdd_sbom_format)cl->sbom.format, &doc);
+    if (r)
+        goto out;
+    if (out) {
+        r = cdd_fs_write_atomic(out, doc, strlen(doc));
+    } else if (fputs(doc, stdout) == EOF || fflush(stdout) != 0) {
+        r = cdd_fail(CDD_E_IO, "<stdout>", 0, "cannot write");
+    }
+    if (r)
+        goto out;
+    const char *fmt = cl->sbom.format == CDD_SBOM_SPDX ? "SPDX 2.3"
+                                                       : "CycloneDX 1.6";
+    cdd_report_str(rep, "format", cl->sbom.format == CDD_SBOM_SPDX
+                                      ? "spdx" : "cyclonedx");
+    cdd_report_str(rep, "output", out);
+    cdd_report_changed(rep, 0);
+    cdd_say(rep, "%s SBOM of %s %s (%zu files)%s%s", fmt, rc->product,
+            rc->version, rc->n_files, out ? " written to " : "",
+            out ? out : "");
+out:
+    free(doc);
+    cdd_receipt_free(rc);
+    cdd_tree_close(tree);
+    cdd_target_clear(&t);
+    return r;
+}
