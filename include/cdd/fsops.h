@@ -62,6 +62,17 @@ int cdd_rfile_pread(struct cdd_rfile *f, uint64_t off, void *buf, size_t len,
 int cdd_rfile_size(struct cdd_rfile *f, uint64_t *size);
 void cdd_rfile_close(struct cdd_rfile *f);
 
+/* A file's identity, from its open handle: what must all stay equal for a
+ * digest taken of its bytes to be trusted again without reading them (the
+ * unchanged re-install, cdd/idcache.h). POSIX: st_dev, st_ino, st_size,
+ * st_mtim, st_ctim; Windows: the volume serial number, the file index,
+ * the size, LastWriteTime and ChangeTime (GetFileInformationByHandle(Ex)). */
+struct cdd_fs_id {
+    uint64_t dev, ino, size;
+    int64_t mtime_ns, ctime_ns; /* ns since 1970; 0 where unknown */
+};
+int cdd_fs_identity(struct cdd_rfile *f, struct cdd_fs_id *id);
+
 /* Rename, replacing an existing file atomically (MoveFileExW with
  * REPLACE_EXISTING|WRITE_THROUGH on Windows, retried on sharing violations). */
 int cdd_fs_rename(const char *from, const char *to);

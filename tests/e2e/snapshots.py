@@ -125,7 +125,8 @@ def diff_snapshots(a, b, limit=30):
     return lines
 
 
-STATE_ALLOWED = ("lock", "receipt.json", "manifest.json", "log.jsonl", "backup")
+STATE_ALLOWED = ("lock", "receipt.json", "manifest.json", "log.jsonl", "backup",
+                 "identity")
 
 
 def leftovers(root, allow_backup=False):
