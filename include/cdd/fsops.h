@@ -93,6 +93,16 @@ int cdd_fs_linfo(const char *path, struct cdd_finfo *fi);
 int cdd_rfile_dup(struct cdd_rfile *f, struct cdd_rfile **out);
 /* The path f was opened as (messages). */
 const char *cdd_rfile_path(const struct cdd_rfile *f);
+/* A file's identity, from its open handle: what must all stay equal for a
+ * digest taken of its bytes to be trusted again without reading them (the
+ * unchanged re-install, cdd/idcache.h). POSIX: st_dev, st_ino, st_size,
+ * st_mtim, st_ctim; Windows: the volume serial number, the file index,
+ * the size, LastWriteTime and ChangeTime (GetFileInformationByHandle(Ex)). */
+struct cdd_fs_id {
+    uint64_t dev, ino, size;
+    int64_t mtime_ns, ctime_ns; /* ns since 1970; 0 where unknown */
+};
+int cdd_fs_identity(struct cdd_rfile *f, struct cdd_fs_id *id);
 
 /* Rename, replacing an existing file atomically (MoveFileExW with
  * REPLACE_EXISTING|WRITE_THROUGH on Windows, retried on sharing violations). */

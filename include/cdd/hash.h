@@ -21,6 +21,11 @@ void cdd_sha256_free(struct cdd_sha256 *h);
 /* Hash a whole file, streaming; *size receives its length when not NULL. */
 int cdd_sha256_file(const char *path, uint8_t digest[CDD_SHA256_LEN],
                     uint64_t *size);
+/* The same on an open file, from its current position (shown names it in
+ * messages). */
+struct cdd_rfile;
+int cdd_sha256_rfile(struct cdd_rfile *f, const char *shown,
+                     uint8_t digest[CDD_SHA256_LEN], uint64_t *size);
 
 /* Lower-case hex. */
 void cdd_hex_encode(const uint8_t *bin, size_t len, char *hex /* 2*len+1 */);

@@ -25,7 +25,13 @@ void cdd_cond_wait(struct cdd_cond *c, struct cdd_mutex *m);
 void cdd_cond_broadcast(struct cdd_cond *c);
 void cdd_cond_free(struct cdd_cond *c);
 
-/* Processors this process may run on (at least 1). */
+/* Processors this process may run on (at least 1): the affinity mask,
+ * capped by the cgroup's CPU quota (cdd_cgroup_cpu_limit). */
 int cdd_cpu_count(void);
+/* The CPU quota of this process's cgroup and its ancestors, as a number of
+ * CPUs rounded up; 0 when there is none (or no cgroups: Windows). The roots
+ * are "/sys/fs/cgroup" and "/proc/self/cgroup"; they are parameters only so
+ * that tests can give a fake cgroup tree. */
+int cdd_cgroup_cpu_limit(const char *sysfs_root, const char *proc_cgroup);
 
 #endif

@@ -10,8 +10,12 @@
 enum cdd_tree_check_mode {
     CDD_TC_SIZE = 0, /* type, size (symlinks: target) */
     CDD_TC_META,     /* and the modification time the receipt recorded */
-    CDD_TC_HASH      /* and the sha256 of every byte */
+    CDD_TC_HASH,     /* and the sha256 of every byte */
+    CDD_TC_IDENT     /* cdd_tree_check_ident only */
 };
+
+struct cdd_idcache;
+struct cdd_idrec;
 
 struct cdd_tree;
 
@@ -22,5 +26,13 @@ struct cdd_tree;
 int cdd_tree_check(struct cdd_tree *tree, const struct cdd_receipt *rc,
                    enum cdd_tree_check_mode mode, int jobs,
                    enum cdd_action *acts, char **details);
+
+/* The unchanged re-install's check: type, size, and the sha256 of each
+ * file unless an identity record of ids (NULL: none) vouches for it
+ * (cdd/idcache.h). fresh[i] (n_files of them) receives the record taken
+ * while hashing file i, valid when it matched and held still. */
+int cdd_tree_check_ident(struct cdd_tree *tree, const struct cdd_receipt *rc,
+                         const struct cdd_idcache *ids, int jobs,
+                         enum cdd_action *acts, struct cdd_idrec *fresh);
 
 #endif

@@ -43,10 +43,9 @@ int cdd_hex_decode(const char *hex, uint8_t *bin, size_t len)
     return hex[2 * len] == '\0' ? 0 : -1;
 }
 
-int cdd_sha256_file(const char *path, uint8_t digest[CDD_SHA256_LEN],
-                    uint64_t *size)
+int cdd_sha256_rfile(struct cdd_rfile *f, const char *shown,
+                     uint8_t digest[CDD_SHA256_LEN], uint64_t *size)
 {
-    struct cdd_rfile *f = NULL;
     struct cdd_sha256 *h = NULL;
     unsigned char *buf = NULL;
     uint64_t total = 0;
@@ -55,17 +54,15 @@ int cdd_sha256_file(const char *path, uint8_t digest[CDD_SHA256_LEN],
     if ((r = cdd_sha256_new(&h)) < 0)
         goto out;
     if (!(buf = malloc(HASH_BLOCK))) {
-        r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+        r = cdd_fail(CDD_E_NOMEM, shown, 0, NULL);
         goto out;
     }
-    if ((r = cdd_fs_open_read(path, &f)) < 0)
-        goto out;
     for (;;) {
         size_t got = 0;
         /* Archives are hundreds of MB: let Ctrl-C stop a long hash. */
         if (cdd_cancelled()) {
-            r = cdd_fail(CDD_E_INTERRUPTED, path, 0, "interrupted while "
-                                                      "hashing");
+            r = cdd_fail(CDD_E_INTERRUPTED, shown, 0, "interrupted while "
+                                                       "hashing");
             goto out;
         }
         if ((r = cdd_rfile_read(f, buf, HASH_BLOCK, &got)) < 0)
@@ -81,8 +78,18 @@ int cdd_sha256_file(const char *path, uint8_t digest[CDD_SHA256_LEN],
     if (size)
         *size = total;
 out:
-    cdd_rfile_close(f);
     cdd_sha256_free(h);
     free(buf);
+    return r;
+}
+
+int cdd_sha256_file(const char *path, uint8_t digest[CDD_SHA256_LEN],
+                    uint64_t *size)
+{
+    struct cdd_rfile *f = NULL;
+    int r = cdd_fs_open_read(path, &f);
+    if (!r)
+        r = cdd_sha256_rfile(f, path, digest, size);
+    cdd_rfile_close(f);
     return r;
 }

@@ -22,8 +22,11 @@ MANIFEST_COPY = STATE + "/manifest.json"
 BACKUP = STATE + "/backup"
 # Paths a snapshot may ignore: the lock file stays forever (and its content
 # is the last holder's pid); the log grows by one line per change.
-IGNORE_LOCK = (LOCK,)
-IGNORE_LOCK_LOG = (LOCK, LOG)
+# The identity records (.cudnn-deploy/identity) are a cache of digests that
+# any run may renew (docs/design.md): never part of a tree's comparable state.
+IDENTITY = STATE + "/identity"
+IGNORE_LOCK = (LOCK, IDENTITY)
+IGNORE_LOCK_LOG = (LOCK, LOG, IDENTITY)
 
 
 def snapshot(root, ignore=(), drop_empty_state=True):
@@ -125,7 +128,8 @@ def diff_snapshots(a, b, limit=30):
     return lines
 
 
-STATE_ALLOWED = ("lock", "receipt.json", "manifest.json", "log.jsonl", "backup")
+STATE_ALLOWED = ("lock", "receipt.json", "manifest.json", "log.jsonl", "backup",
+                 "identity")
 
 
 def leftovers(root, allow_backup=False):

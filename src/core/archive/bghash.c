@@ -7,6 +7,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/idcache.h"
 #include "cdd/thread.h"
 
 #define BG_BLOCK (256u * 1024u)
@@ -16,8 +17,8 @@ struct cdd_bghash {
     struct cdd_rfile *held; /* a duplicate of the caller's handle, or NULL */
     struct cdd_thread *thr;
     atomic_int stop;
-    uint8_t digest[CDD_SHA256_LEN];
     uint64_t size;
+    struct cdd_idrec rec; /* digest, and the identity the file held meanwhile */
     struct cdd_errsave err;
 };
 
@@ -41,6 +42,11 @@ static int hash_file(void *arg)
     } else if ((r = cdd_fs_open_read(b->path, &f)) < 0) {
         goto out;
     }
+    /* The identity around the read, on the same handle (cdd/idcache.h):
+     * the unchanged re-install may trust this digest again while it holds. */
+    b->rec.seen_ns = cdd_idcache_now_ns();
+    if ((r = cdd_fs_identity(f, &b->rec.id)) < 0)
+        goto out;
     for (;;) {
         size_t got = 0;
         if (cdd_cancelled() || atomic_load(&b->stop)) {
@@ -56,7 +62,11 @@ static int hash_file(void *arg)
             goto out;
         b->size += got;
     }
-    r = cdd_sha256_final(h, b->digest);
+    r = cdd_sha256_final(h, b->rec.sha256);
+    struct cdd_fs_id after;
+    if (!r && (r = cdd_fs_identity(f, &after)) == 0)
+        b->rec.valid = memcmp(&after, &b->rec.id, sizeof after) == 0 &&
+                       after.size == b->size;
 out:
     if (r < 0)
         cdd_error_save(&b->err);
@@ -105,11 +115,21 @@ int cdd_bghash_start_file(struct cdd_rfile *f, struct cdd_bghash **out)
 int cdd_bghash_finish(struct cdd_bghash *b, uint8_t digest[CDD_SHA256_LEN],
                       uint64_t *size)
 {
+    struct cdd_idrec rec;
+    int r = cdd_bghash_finish_rec(b, &rec, size);
+    if (!r)
+        memcpy(digest, rec.sha256, CDD_SHA256_LEN);
+    return r;
+}
+
+int cdd_bghash_finish_rec(struct cdd_bghash *b, struct cdd_idrec *rec,
+                          uint64_t *size)
+{
     int r = cdd_thread_join(b->thr);
     if (r < 0) {
         r = cdd_error_restore(&b->err);
     } else {
-        memcpy(digest, b->digest, CDD_SHA256_LEN);
+        *rec = b->rec;
         if (size)
             *size = b->size;
     }

@@ -295,6 +295,21 @@ int cdd_rfile_size(struct cdd_rfile *f, uint64_t *size)
     return 0;
 }
 
+int cdd_fs_identity(struct cdd_rfile *f, struct cdd_fs_id *id)
+{
+    struct stat sb;
+    if (fstat(f->fd, &sb) != 0)
+        return cdd_fail_errno(f->path, errno, "cannot read file status");
+    id->dev = (uint64_t)sb.st_dev;
+    id->ino = (uint64_t)sb.st_ino;
+    id->size = (uint64_t)sb.st_size;
+    id->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
+                   (int64_t)sb.st_mtim.tv_nsec;
+    id->ctime_ns = (int64_t)sb.st_ctim.tv_sec * 1000000000 +
+                   (int64_t)sb.st_ctim.tv_nsec;
+    return 0;
+}
+
 void cdd_rfile_close(struct cdd_rfile *f)
 {
     if (!f)

@@ -511,6 +511,28 @@ int cdd_rfile_size(struct cdd_rfile *f, uint64_t *size)
     return 0;
 }
 
+/* LARGE_INTEGER / FILETIME: 100 ns units since 1601; 0 stays unknown. */
+static int64_t win_time_ns(int64_t t)
+{
+    return t ? (t - INT64_C(116444736000000000)) * 100 : 0;
+}
+
+int cdd_fs_identity(struct cdd_rfile *f, struct cdd_fs_id *id)
+{
+    BY_HANDLE_FILE_INFORMATION bh;
+    FILE_BASIC_INFO bi;
+    if (!GetFileInformationByHandle(f->h, &bh) ||
+        !GetFileInformationByHandleEx(f->h, FileBasicInfo, &bi, sizeof bi))
+        return cdd_fail_win32(f->path, GetLastError(),
+                              "cannot read file status");
+    id->dev = bh.dwVolumeSerialNumber;
+    id->ino = ((uint64_t)bh.nFileIndexHigh << 32) | bh.nFileIndexLow;
+    id->size = ((uint64_t)bh.nFileSizeHigh << 32) | bh.nFileSizeLow;
+    id->mtime_ns = win_time_ns(bi.LastWriteTime.QuadPart);
+    id->ctime_ns = win_time_ns(bi.ChangeTime.QuadPart);
+    return 0;
+}
+
 void cdd_rfile_close(struct cdd_rfile *f)
 {
     if (!f)

@@ -108,6 +108,14 @@ void cdd_cond_free(struct cdd_cond *c)
     free(c);
 }
 
+/* No cgroups on Windows (a job object's CPU rate control is not read). */
+int cdd_cgroup_cpu_limit(const char *sysfs_root, const char *proc_cgroup)
+{
+    (void)sysfs_root;
+    (void)proc_cgroup;
+    return 0;
+}
+
 int cdd_cpu_count(void)
 {
     DWORD_PTR proc = 0, sys = 0;

@@ -13,6 +13,7 @@
 #include "cdd/error.h"
 #include "cdd/extract.h"
 #include "cdd/fsops.h"
+#include "cdd/idcache.h"
 #include "cdd/jsonw.h"
 #include "cdd/pathsafe.h"
 #include "cdd/profile.h"
@@ -40,6 +41,8 @@ struct inst {
     struct cdd_finfo af_at;
     struct cdd_rfile **with_f;
     struct cdd_finfo *with_at;
+    struct cdd_idcache ids; /* identity records (cdd/idcache.h) */
+    int ids_dirty;          /* records renewed: write them back */
 };
 
 void cdd_install_result_clear(struct cdd_install_result *r)
@@ -879,13 +882,15 @@ static int set_times(struct inst *c)
 
 /* The unchanged re-install: the receipt says this very archive, read
  * through this manifest into this layout, made the tree, and every file it
- * lists still has its type, size and modification time (or, with
- * --check-tree, its sha256). Then nothing is extracted or staged. The
- * archive is still hashed: its bytes are never trusted by metadata. */
+ * lists still has its type and size and either an identity record that
+ * vouches for its bytes (cdd/idcache.h: device, inode, size, mtime, ctime,
+ * not racy) or, hashed again, its sha256 (always with --check-tree). Then
+ * nothing is extracted or staged. Files hashed here get a fresh record. */
 static int unchanged_tree(struct inst *c, const struct cdd_receipt *prev,
                           int *same)
 {
     enum cdd_action *acts = NULL;
+    struct cdd_idrec *fresh = NULL;
     int r = 0;
     *same = 0;
     if (!prev || !prev->layout ||
@@ -893,17 +898,89 @@ static int unchanged_tree(struct inst *c, const struct cdd_receipt *prev,
         strcmp(prev->layout, cdd_layout_name(c->layout)) != 0 ||
         prev->profile != c->o->profile || !same_components(c, prev))
         return 0;
-    if (!(acts = calloc(prev->n_files ? prev->n_files : 1, sizeof *acts)))
+    size_t n = prev->n_files ? prev->n_files : 1;
+    if (!(acts = calloc(n, sizeof *acts)) || !(fresh = calloc(n, sizeof *fresh))) {
+        free(acts);
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    r = cdd_tree_check(c->tree, prev, c->o->check_tree ? CDD_TC_HASH
-                                                       : CDD_TC_META,
-                       c->jobs, acts, NULL);
+    }
+    r = cdd_tree_check_ident(c->tree, prev, c->o->check_tree ? NULL : &c->ids,
+                             c->jobs, acts, fresh);
     *same = !r;
     for (size_t i = 0; !r && i < prev->n_files; i++)
         if (acts[i] != CDD_ACT_UNCHANGED)
             *same = 0;
+    for (size_t i = 0; !r && *same && i < prev->n_files; i++) {
+        /* A racy record would never vouch: not worth a write. */
+        if (!cdd_idrec_vouches(&fresh[i], &fresh[i].id, fresh[i].sha256))
+            continue;
+        fresh[i].path = prev->files[i].path; /* copied by put */
+        r = cdd_idcache_put(&c->ids, &fresh[i]);
+        c->ids_dirty = 1;
+    }
+    free(fresh);
     free(acts);
     return r;
+}
+
+/* The archive's digest on the unchanged re-install: its identity record
+ * vouches for the receipt's digest (not with --check-tree), or its bytes
+ * are hashed and the record renewed. Either way check_pins then compares
+ * the digest with the pins. Trusting the record reads no byte of the
+ * archive, and nothing is installed from it: any change to the tree takes
+ * the full path, which hashes every byte. */
+static int archive_digest(struct inst *c, const struct cdd_receipt *prev)
+{
+    /* The handle held from pin to extraction (issue 18), never the path. */
+    struct cdd_rfile *f = c->af;
+    struct cdd_fs_id now;
+    struct cdd_idrec rec;
+    int r = cdd_fs_identity(f, &now);
+    if (!r && !c->o->check_tree &&
+        cdd_idrec_vouches(&c->ids.archive, &now, prev->archive_sha256)) {
+        memcpy(c->res->archive_sha256, prev->archive_sha256, CDD_SHA256_LEN);
+        c->res->archive_size = now.size;
+        goto out;
+    }
+    if (!r && c->o->progress)
+        c->o->progress(c->o->progress_ud, "hash", 0, 0);
+    if (!r)
+        r = cdd_idrec_hash(f, c->o->archive_path, &rec, &c->res->archive_size);
+    if (!r) {
+        memcpy(c->res->archive_sha256, rec.sha256, CDD_SHA256_LEN);
+        if (cdd_idrec_vouches(&rec, &rec.id, rec.sha256)) {
+            c->ids.archive = rec;
+            c->ids_dirty = 1;
+        }
+    }
+out:
+    return r;
+}
+
+/* After a commit (or a full pass that changed nothing): the archive's
+ * record, and the file records still true of the plan. Best effort: the
+ * records are a cache, and a failure to write them costs a hash next time. */
+static void save_ids(struct inst *c, const struct cdd_idrec *arch)
+{
+    struct cdd_idcache keep = {0};
+    int r = 0, any = 0;
+    if (arch && cdd_idrec_vouches(arch, &arch->id, arch->sha256))
+        keep.archive = *arch;
+    else if (!arch)
+        keep.archive = c->ids.archive;
+    for (size_t i = 0; !r && i < c->res->plan.n; i++) {
+        const struct cdd_plan_item *it = &c->res->plan.items[i];
+        const struct cdd_idrec *old = cdd_idcache_find(&c->ids, it->path);
+        if (old && it->action == CDD_ACT_UNCHANGED && !it->is_symlink &&
+            memcmp(old->sha256, it->sha256, CDD_SHA256_LEN) == 0)
+            r = cdd_idcache_put(&keep, old);
+    }
+    /* Nothing to keep and nothing kept before: no file to write. */
+    any = keep.archive.valid || keep.n || c->ids.archive.valid || c->ids.n;
+    if (!r && any)
+        r = cdd_idcache_save(c->tree, &keep);
+    cdd_clear_error();
+    keep.archive.path = NULL;
+    cdd_idcache_clear(&keep);
 }
 
 /* The no-op's plan: every receipt file, unchanged. */
@@ -931,6 +1008,7 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     struct inst c = {0};
     struct cdd_receipt *prev = NULL;
     struct cdd_bghash *bg = NULL;
+    struct cdd_idrec arch_rec = {0};
     int r, pinned = 0, hashed = 0, same = 0;
     memset(res, 0, sizeof *res);
     c.o = o;
@@ -969,6 +1047,8 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
             goto out;
     }
     r = cdd_receipt_load(c.tree, &prev);
+    if (!r && !o->dry_run)
+        r = cdd_idcache_load(c.tree, &c.ids);
     if (r)
         goto out;
 
@@ -977,9 +1057,7 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     if (!o->dry_run && (r = unchanged_tree(&c, prev, &same)) < 0)
         goto out;
     if (same) {
-        if (o->progress)
-            o->progress(o->progress_ud, "hash", 0, 0);
-        r = cdd_archive_hash(c.af, res->archive_sha256, &res->archive_size);
+        r = archive_digest(&c, prev);
         if (!r)
             r = check_pins(&c);
         if (r)
@@ -989,6 +1067,8 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
                    CDD_SHA256_LEN) == 0) {
             r = plan_from_receipt(&c, prev);
             res->changed = 0;
+            if (!r && c.ids_dirty)
+                save_ids(&c, NULL);
             goto out;
         }
     }
@@ -1020,8 +1100,9 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
          * its bytes said. */
         struct cdd_errsave xerr;
         cdd_error_save(&xerr);
-        int hr = cdd_bghash_finish(bg, res->archive_sha256,
-                                   &res->archive_size);
+        int hr = cdd_bghash_finish_rec(bg, &arch_rec, &res->archive_size);
+        if (!hr)
+            memcpy(res->archive_sha256, arch_rec.sha256, CDD_SHA256_LEN);
         bg = NULL;
         if (!hr)
             hr = check_pins(&c);
@@ -1049,6 +1130,7 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
 
     if (same_as_before(&c, prev)) {
         res->changed = 0;
+        save_ids(&c, &arch_rec);
         goto out;
     }
     r = queue_commit(&c, prev);
@@ -1064,6 +1146,7 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     log_install(&c);
     if (o->has_mtime)
         r = set_times(&c);
+    save_ids(&c, &arch_rec);
 out:
     cdd_bghash_cancel(bg);
     if (c.txn)
@@ -1071,6 +1154,7 @@ out:
     /* The verify that follows reads the tree: others may change it again. */
     cdd_tree_unlock(c.tree);
     cdd_receipt_free(prev);
+    cdd_idcache_clear(&c.ids);
     free(c.with_sha256);
     for (size_t i = 0; c.with_f && i < o->n_with; i++)
         cdd_rfile_close(c.with_f[i]);

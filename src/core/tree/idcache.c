@@ -1,0 +1,295 @@
+/* The identity records of a tree (cdd/idcache.h): a small line-oriented
+ * state file, read strictly (any malformed line discards the whole file:
+ * the records are a cache, and the fallback is to hash), written
+ * atomically under the tree's lock.
+ *
+ *   cudnn-deploy identity 1
+ *   a <sha256> <dev> <ino> <size> <mtime_ns> <ctime_ns> <seen_ns>
+ *   f <sha256> <dev> <ino> <size> <mtime_ns> <ctime_ns> <seen_ns> <path>
+ */
+#include "cdd/idcache.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/archive.h"
+#include "cdd/error.h"
+#include "cdd/pathsafe.h"
+#include "cdd/sys.h"
+#include "cdd/tree.h"
+
+#define IDCACHE_MAGIC "cudnn-deploy identity 1"
+#define IDCACHE_MAX_FILES 100000u
+
+int64_t cdd_idcache_now_ns(void)
+{
+    return (int64_t)(cdd_now() * 1e9);
+}
+
+static void rec_clear(struct cdd_idrec *r)
+{
+    free(r->path);
+    memset(r, 0, sizeof *r);
+}
+
+void cdd_idcache_clear(struct cdd_idcache *c)
+{
+    if (!c)
+        return;
+    rec_clear(&c->archive);
+    for (size_t i = 0; i < c->n; i++)
+        rec_clear(&c->files[i]);
+    free(c->files);
+    memset(c, 0, sizeof *c);
+}
+
+const struct cdd_idrec *cdd_idcache_find(const struct cdd_idcache *c,
+                                         const char *path)
+{
+    for (size_t i = 0; c && i < c->n; i++)
+        if (strcmp(c->files[i].path, path) == 0)
+            return &c->files[i];
+    return NULL;
+}
+
+int cdd_idcache_put(struct cdd_idcache *c, const struct cdd_idrec *rec)
+{
+    char *p = strdup(rec->path);
+    if (!p)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    struct cdd_idrec *slot = (struct cdd_idrec *)cdd_idcache_find(c, p);
+    if (!slot) {
+        if (c->n == c->cap) {
+            size_t cap = c->cap ? 2 * c->cap : 64;
+            struct cdd_idrec *v = realloc(c->files, cap * sizeof *v);
+            if (!v) {
+                free(p);
+                return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            }
+            c->files = v;
+            c->cap = cap;
+        }
+        slot = &c->files[c->n++];
+        memset(slot, 0, sizeof *slot);
+    }
+    free(slot->path);
+    *slot = *rec;
+    slot->path = p;
+    slot->valid = 1;
+    return 0;
+}
+
+int cdd_idrec_vouches(const struct cdd_idrec *rec, const struct cdd_fs_id *now,
+                      const uint8_t sha[CDD_SHA256_LEN])
+{
+    if (!rec || !rec->valid || memcmp(rec->sha256, sha, CDD_SHA256_LEN) != 0)
+        return 0;
+    const struct cdd_fs_id *was = &rec->id;
+    if (was->dev != now->dev || was->ino != now->ino ||
+        was->size != now->size || was->mtime_ns != now->mtime_ns ||
+        was->ctime_ns != now->ctime_ns)
+        return 0;
+    if (was->mtime_ns <= 0 || was->ctime_ns <= 0)
+        return 0;
+    int64_t last = was->mtime_ns > was->ctime_ns ? was->mtime_ns
+                                                 : was->ctime_ns;
+    /* Racy: the identity was taken too soon after the last change for a
+     * further change in the same tick to have shown in it. */
+    return rec->seen_ns - last >= CDD_IDCACHE_RACY_NS;
+}
+
+static int same_id(const struct cdd_fs_id *a, const struct cdd_fs_id *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+int cdd_idrec_hash(struct cdd_rfile *f, const char *shown,
+                   struct cdd_idrec *rec, uint64_t *size)
+{
+    struct cdd_fs_id after;
+    memset(rec, 0, sizeof *rec);
+    /* The time first: a change after it, in the same tick as the identity
+     * read next, makes the record racy rather than wrong. */
+    rec->seen_ns = cdd_idcache_now_ns();
+    int r = cdd_fs_identity(f, &rec->id);
+    if (!r)
+        r = cdd_archive_hash(f, rec->sha256, size); /* pread: a held
+                                                       handle's offset stays */
+    if (!r)
+        r = cdd_fs_identity(f, &after);
+    if (!r)
+        rec->valid = same_id(&rec->id, &after) && *size == after.size;
+    return r;
+}
+
+/* ---- the file ------------------------------------------------------------ */
+
+static int parse_u64(char **s, uint64_t *v)
+{
+    char *end;
+    if (**s < '0' || **s > '9')
+        return -1;
+    errno = 0;
+    unsigned long long x = strtoull(*s, &end, 10);
+    if (errno || *end != ' ')
+        return -1;
+    *v = x;
+    *s = end + 1;
+    return 0;
+}
+
+static int parse_i64(char **s, int64_t *v)
+{
+    uint64_t u;
+    if (parse_u64(s, &u) || u > (uint64_t)INT64_MAX)
+        return -1;
+    *v = (int64_t)u;
+    return 0;
+}
+
+/* One record's fields after its tag; *s then points past "<seen> ". A line
+ * without a path ends in "\0" where the space would be. */
+static int parse_rec(char *line, struct cdd_idrec *r, char **rest)
+{
+    char *s = line;
+    if (strlen(s) < CDD_SHA256_HEX || s[CDD_SHA256_HEX - 1] != ' ')
+        return -1;
+    s[CDD_SHA256_HEX - 1] = '\0';
+    if (cdd_hex_decode(s, r->sha256, CDD_SHA256_LEN))
+        return -1;
+    s += CDD_SHA256_HEX;
+    if (parse_u64(&s, &r->id.dev) || parse_u64(&s, &r->id.ino) ||
+        parse_u64(&s, &r->id.size) || parse_i64(&s, &r->id.mtime_ns) ||
+        parse_i64(&s, &r->id.ctime_ns))
+        return -1;
+    /* The last number ends the line for the archive. */
+    size_t n = strlen(s);
+    if (rest) {
+        if (parse_i64(&s, &r->seen_ns))
+            return -1;
+        *rest = s;
+        return 0;
+    }
+    if (n == 0 || n > 20 || strspn(s, "0123456789") != n)
+        return -1;
+    errno = 0;
+    unsigned long long x = strtoull(s, NULL, 10);
+    if (errno || x > (uint64_t)INT64_MAX)
+        return -1;
+    r->seen_ns = (int64_t)x;
+    return 0;
+}
+
+static int parse(char *text, struct cdd_idcache *c)
+{
+    char *save = text, *line;
+    size_t lineno = 0;
+    int r = 0;
+    while (!r && (line = save) != NULL && *line) {
+        char *nl = strchr(line, '\n');
+        if (!nl)
+            return -1; /* every line ends in a newline: a torn file is not read */
+        *nl = '\0';
+        save = nl + 1;
+        if (lineno++ == 0) {
+            if (strcmp(line, IDCACHE_MAGIC) != 0)
+                return -1;
+            continue;
+        }
+        struct cdd_idrec rec;
+        memset(&rec, 0, sizeof rec);
+        if (line[0] == 'a' && line[1] == ' ') {
+            if (c->archive.valid || parse_rec(line + 2, &rec, NULL))
+                return -1;
+            rec.valid = 1;
+            c->archive = rec;
+        } else if (line[0] == 'f' && line[1] == ' ') {
+            char *path = NULL;
+            const char *why;
+            if (parse_rec(line + 2, &rec, &path) || c->n >= IDCACHE_MAX_FILES ||
+                !cdd_path_is_safe(path, 0, &why) || cdd_idcache_find(c, path))
+                return -1;
+            rec.path = path;
+            r = cdd_idcache_put(c, &rec);
+        } else {
+            return -1;
+        }
+    }
+    return r < 0 ? r : (lineno ? 0 : -1);
+}
+
+int cdd_idcache_load(struct cdd_tree *t, struct cdd_idcache *c)
+{
+    char *text = NULL;
+    size_t len = 0;
+    memset(c, 0, sizeof *c);
+    int r = cdd_tree_read_all(t, CDD_IDCACHE_FILE, CDD_IDCACHE_MAX_BYTES, &text,
+                              &len);
+    if (r == CDD_E_NOMEM)
+        return r;
+    if (r || memchr(text, '\0', len)) {
+        /* Missing, unreadable, a link, too large: no records. */
+        cdd_clear_error();
+        free(text);
+        return 0;
+    }
+    r = parse(text, c);
+    free(text);
+    if (r == CDD_E_NOMEM) {
+        cdd_idcache_clear(c);
+        return r;
+    }
+    if (r) {
+        cdd_idcache_clear(c);
+        cdd_clear_error();
+    }
+    return 0;
+}
+
+static int put_rec(char **buf, size_t *len, size_t *cap, char tag,
+                   const struct cdd_idrec *r)
+{
+    char hex[CDD_SHA256_HEX];
+    cdd_hex_encode(r->sha256, CDD_SHA256_LEN, hex);
+    size_t need = 200 + (r->path ? strlen(r->path) : 0);
+    if (*len + need > *cap) {
+        size_t nc = (*cap + need) * 2;
+        char *nb = realloc(*buf, nc);
+        if (!nb)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        *buf = nb;
+        *cap = nc;
+    }
+    int n = snprintf(*buf + *len, *cap - *len,
+                     "%c %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64
+                     " %" PRId64 " %" PRId64 "%s%s\n",
+                     tag, hex, r->id.dev, r->id.ino, r->id.size,
+                     r->id.mtime_ns, r->id.ctime_ns, r->seen_ns,
+                     r->path ? " " : "", r->path ? r->path : "");
+    if (n < 0 || (size_t)n >= *cap - *len)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    *len += (size_t)n;
+    return 0;
+}
+
+int cdd_idcache_save(struct cdd_tree *t, const struct cdd_idcache *c)
+{
+    size_t cap = 256, len = 0;
+    char *buf = malloc(cap);
+    int r = buf ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    if (!r)
+        len = (size_t)snprintf(buf, cap, "%s\n", IDCACHE_MAGIC);
+    if (!r && c->archive.valid)
+        r = put_rec(&buf, &len, &cap, 'a', &c->archive);
+    for (size_t i = 0; !r && i < c->n; i++)
+        if (c->files[i].valid)
+            r = put_rec(&buf, &len, &cap, 'f', &c->files[i]);
+    if (!r)
+        r = cdd_tree_write_atomic(t, CDD_IDCACHE_FILE, buf, len);
+    free(buf);
+    return r;
+}
