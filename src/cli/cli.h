@@ -62,6 +62,7 @@ struct cdd_opts_obtain {      /* which manifest and archive, and the pin */
     const char *cacert;
     long connect_timeout, low_speed_time, low_speed_limit; /* 0: default */
     long retries;             /* -1: default */
+    const char *platform;     /* --platform P (NVIDIA's name), or NULL */
 };
 
 /* A repeatable option's values, in order (CDD_OPT_LIST). */

@@ -105,7 +105,11 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     memset(with, 0, sizeof with);
     memset(wgot, 0, sizeof wgot);
     memset(wnames, 0, sizeof wnames);
-    r = cdd_manifest_find(ob->manifest, &m);
+    int platform_given;
+    enum cdd_platform platform;
+    r = cdd_cli_platform(ob, &platform_given, &platform);
+    if (!r)
+        r = cdd_manifest_find(ob->manifest, &m);
     if (r)
         goto out;
     if (ob->archive && ob->n_urls) {
@@ -155,7 +159,8 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         .lock_timeout = cl->target.lock_timeout,
         .jobs = (int)ch->jobs, .check_tree = ch->check_tree,
         .with = with, .n_with = ch->with.n,
-        .progress = cdd_progress_cb, .progress_ud = ui};
+        .progress = cdd_progress_cb, .progress_ud = ui,
+        .platform_given = platform_given, .platform = platform};
     r = cdd_install(&o, &res);
     cdd_progress_free(ui);
     ui = NULL;
@@ -174,6 +179,11 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
                              : res.pinned ? "matches the pin" : "");
     }
     cdd_report_str(rep, "layout", cdd_layout_name(res.layout));
+    if (res.layout_why) {
+        cdd_report_str(rep, "layout_reason", res.layout_why);
+        cdd_say(rep, "Layout: %s (%s)", cdd_layout_name(res.layout),
+                res.layout_why);
+    }
     cdd_report_bool(rep, "dry_run", ch->dry_run);
     for (size_t i = 0; !r && i < ch->with.n; i++)
         cdd_report_check(rep, "component", CDD_PASS,

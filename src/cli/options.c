@@ -73,6 +73,12 @@ const struct cdd_option cdd_options[] = {
      "NVIDIA's redistrib_<version>.json: the pin when the manifest has "
      "none, for a download (default: the manifest's redistrib_url) or a "
      "local --archive"},
+    {"platform", 0, CDD_OPT_STRING, "PLATFORM", CMD_INSTALL | CMD_MANIFEST,
+     F(obtain.platform), NOF, 0, 0, NULL,
+     "the archive's platform (windows-x86_64, linux-x86_64, linux-sbsa, "
+     "linux-aarch64, windows-arm64): needed to provision a tree for another "
+     "machine than this host's; manifest create: when the file name does "
+     "not say"},
     {"cache-dir", 0, CDD_OPT_DIR, "DIR", DL, F(obtain.cache_dir), NOF, 0, 0,
      NULL,
      "download cache (default: $XDG_CACHE_HOME/cudnn-deploy, else "

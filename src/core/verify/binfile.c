@@ -7,7 +7,9 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/manifest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +69,34 @@ out:
         out->arena_ = NULL; /* the strings are r's, freed below */
         cdd_bininfo_clear(out);
     }
+    cdd_binrd_fini(&r);
+    return rc;
+}
+
+int cdd_bin_identify(const struct cdd_binsrc *src, struct cdd_bininfo *out)
+{
+    struct cdd_binrd r;
+    unsigned char magic[4];
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    cdd_binrd_init(&r, src);
+    if (r.size < 4)
+        rc = cdd_fail(CDD_E_NOTSUP, r.path, 0,
+                      "too short to be an ELF or PE file (%llu bytes)",
+                      (unsigned long long)r.size);
+    else if ((rc = cdd_binrd_read(&r, 0, magic, 4, "file header")) == 0) {
+        if (memcmp(magic, "\177ELF", 4) == 0)
+            rc = cdd_elf_identify(&r, out);
+        else if (magic[0] == 'M' && magic[1] == 'Z')
+            rc = cdd_pe_identify(&r, out);
+        else
+            rc = cdd_fail(CDD_E_NOTSUP, r.path, 0,
+                          "not an ELF or PE file (magic %02x %02x %02x %02x)",
+                          magic[0], magic[1], magic[2], magic[3]);
+    }
+    if (rc)
+        memset(out, 0, sizeof *out);
     cdd_binrd_fini(&r);
     return rc;
 }
@@ -167,4 +197,49 @@ void cdd_bininfo_clear(struct cdd_bininfo *b)
     free(b->exports);
     cdd_binarena_free(b->arena_);
     memset(b, 0, sizeof *b);
+}
+
+int cdd_bin_machine_check(struct cdd_rfile *f, enum cdd_platform p,
+                          const char *shown)
+{
+    struct filesrc fs = {f, shown};
+    struct cdd_binsrc src = {&fs, 0, file_read_at, shown};
+    struct cdd_bininfo bi;
+    int win = cdd_platform_is_windows(p);
+    enum cdd_machine want = cdd_platform_machine(p);
+    int rc = cdd_rfile_size(f, &src.size);
+    if (rc)
+        return rc;
+    rc = cdd_bin_identify(&src, &bi);
+    if (rc == CDD_E_NOTSUP || rc == CDD_E_CORRUPT) {
+        char *why = strdup(cdd_last_error()->msg);
+        cdd_clear_error();
+        rc = cdd_fail(CDD_E_ARCHIVE, shown, 0, "not %s (%s)",
+                      win ? "a Windows DLL" : "an ELF shared library",
+                      why ? why : "unreadable headers");
+        free(why);
+        return rc;
+    }
+    if (rc)
+        return rc;
+    int fmt_ok = bi.fmt == (win ? CDD_BIN_PE : CDD_BIN_ELF);
+    int want_m = win ? cdd_machine_pe(want) : cdd_machine_elf(want);
+    if (fmt_ok && bi.machine == want_m && (win || bi.is_64))
+        return 0;
+    if (!fmt_ok)
+        return cdd_fail(CDD_E_ARCHIVE, shown, 0,
+                        "a%s %s file, but the platform %s needs %s",
+                        bi.fmt == CDD_BIN_PE ? " PE" : "n ELF",
+                        bi.fmt == CDD_BIN_PE ? "(Windows)" : "(Linux)",
+                        cdd_platform_name(p),
+                        win ? "Windows DLLs" : "ELF shared libraries");
+    return cdd_fail(CDD_E_ARCHIVE, shown, 0,
+                    "a library for %s (%s machine 0x%04x), but the platform "
+                    "%s is %s: %s", bi.machine_name, win ? "PE" : "ELF e_",
+                    (unsigned)bi.machine, cdd_platform_name(p),
+                    cdd_machine_name(want),
+                    win ? "Windows would refuse to load it with error 193 "
+                          "(\"%1 is not a valid Win32 application\")"
+                        : "the loader would refuse it (wrong ELF class or "
+                          "machine)");
 }
