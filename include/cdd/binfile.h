@@ -88,10 +88,13 @@ int cdd_bin_identify(const struct cdd_binsrc *src, struct cdd_bininfo *out);
 /* Is the open file f a library of platform p: a PE image of its machine
  * (x64 0x8664, ARM64 0xAA64) on Windows, a 64-bit ELF of its e_machine
  * (x86-64 62, AArch64 183) on Linux? 0, or CDD_E_ARCHIVE saying what the
- * file is instead (shown names it), or f's read error. Headers only. */
+ * file is instead (shown names it), or f's read error. Headers only.
+ * strict 0: a file that is neither ELF nor PE passes (install leaves it to
+ * verify's load layer, which names it); only an identified file of another
+ * format or machine is refused. */
 struct cdd_rfile;
 int cdd_bin_machine_check(struct cdd_rfile *f, enum cdd_platform p,
-                          const char *shown);
+                          const char *shown, int strict);
 
 /* Parse a file, read through cdd_fs_open_read()/cdd_rfile_pread(). */
 int cdd_bin_parse_file(const char *path, struct cdd_bininfo *out);

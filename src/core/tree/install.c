@@ -194,7 +194,7 @@ static int staged_machine_check(struct inst *c, const char *rel,
     int r = rel ? cdd_tree_open_read(c->tree, rel, &rf)
                 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     if (!r)
-        r = cdd_bin_machine_check(rf, c->o->m->platform, shown);
+        r = cdd_bin_machine_check(rf, c->o->m->platform, shown, 0);
     cdd_rfile_close(rf);
     return r;
 }

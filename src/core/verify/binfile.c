@@ -200,7 +200,7 @@ void cdd_bininfo_clear(struct cdd_bininfo *b)
 }
 
 int cdd_bin_machine_check(struct cdd_rfile *f, enum cdd_platform p,
-                          const char *shown)
+                          const char *shown, int strict)
 {
     struct filesrc fs = {f, shown};
     struct cdd_binsrc src = {&fs, 0, file_read_at, shown};
@@ -211,6 +211,10 @@ int cdd_bin_machine_check(struct cdd_rfile *f, enum cdd_platform p,
     if (rc)
         return rc;
     rc = cdd_bin_identify(&src, &bi);
+    if ((rc == CDD_E_NOTSUP || rc == CDD_E_CORRUPT) && !strict) {
+        cdd_clear_error();
+        return 0;
+    }
     if (rc == CDD_E_NOTSUP || rc == CDD_E_CORRUPT) {
         char *why = strdup(cdd_last_error()->msg);
         cdd_clear_error();
@@ -233,11 +237,13 @@ int cdd_bin_machine_check(struct cdd_rfile *f, enum cdd_platform p,
                         bi.fmt == CDD_BIN_PE ? "(Windows)" : "(Linux)",
                         cdd_platform_name(p),
                         win ? "Windows DLLs" : "ELF shared libraries");
+    char mach[48];
+    snprintf(mach, sizeof mach, win ? "PE machine 0x%04x" : "ELF e_machine %u",
+             (unsigned)bi.machine);
     return cdd_fail(CDD_E_ARCHIVE, shown, 0,
-                    "a library for %s (%s machine 0x%04x), but the platform "
-                    "%s is %s: %s", bi.machine_name, win ? "PE" : "ELF e_",
-                    (unsigned)bi.machine, cdd_platform_name(p),
-                    cdd_machine_name(want),
+                    "a library for %s%s (%s), but the platform %s is %s: %s",
+                    bi.machine_name, !win && !bi.is_64 ? " (32-bit)" : "",
+                    mach, cdd_platform_name(p), cdd_machine_name(want),
                     win ? "Windows would refuse to load it with error 193 "
                           "(\"%1 is not a valid Win32 application\")"
                         : "the loader would refuse it (wrong ELF class or "

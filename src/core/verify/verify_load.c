@@ -667,16 +667,17 @@ int cdd_verify_load_layer(struct vctx *c)
     if (!c->host_can_load) {
         enum cdd_machine want = cdd_platform_machine(c->m->platform);
         VCHECK(c, "load.open", CDD_CHECK_SKIP,
-               "%s libraries cannot be loaded on this host%s%s%s%s: search "
-               "order, loading and version functions are checked where they "
-               "run",
+               "%s libraries cannot be loaded on this host%s%s%s%s%s: "
+               "search order, loading and version functions are checked "
+               "where they run",
                cdd_platform_name(c->m->platform),
                want != cdd_host_machine() ? " (they are " : "",
                want != cdd_host_machine() ? cdd_machine_name(want) : "",
                want != cdd_host_machine() ? ", this host is " : "",
                want != cdd_host_machine()
                    ? cdd_machine_name(cdd_host_machine())
-                   : "");
+                   : "",
+               want != cdd_host_machine() ? ")" : "");
     } else {
         size_t *order = load_order(c);
         for (size_t k = 0; order && k < c->n_libs; k++) {
