@@ -242,7 +242,9 @@ int cdd_bin_machine_check(struct cdd_rfile *f, enum cdd_platform p,
              (unsigned)bi.machine);
     return cdd_fail(CDD_E_ARCHIVE, shown, 0,
                     "a library for %s%s (%s), but the platform %s is %s: %s",
-                    bi.machine_name, !win && !bi.is_64 ? " (32-bit)" : "",
+                    win && bi.machine == 0x014c ? "x86" : bi.machine_name,
+                    (win && bi.machine == 0x014c) || (!win && !bi.is_64)
+                        ? " (32-bit)" : "",
                     mach, cdd_platform_name(p), cdd_machine_name(want),
                     win ? "Windows would refuse to load it with error 193 "
                           "(\"%1 is not a valid Win32 application\")"
