@@ -34,31 +34,35 @@ static void sort_exports(struct cdd_bininfo *b)
     b->n_exports = w;
 }
 
+/* Dispatch on the magic: the full parse, or the headers only (identify). */
+static int dispatch(struct cdd_binrd *r, struct cdd_bininfo *out,
+                    int identify)
+{
+    unsigned char magic[4];
+    int rc;
+    if (r->size < 4)
+        return cdd_fail(CDD_E_NOTSUP, r->path, 0,
+                        "too short to be an ELF or PE file (%llu bytes)",
+                        (unsigned long long)r->size);
+    if ((rc = cdd_binrd_read(r, 0, magic, 4, "file header")))
+        return rc;
+    if (memcmp(magic, "\177ELF", 4) == 0)
+        return identify ? cdd_elf_identify(r, out) : cdd_elf_parse(r, out);
+    if (magic[0] == 'M' && magic[1] == 'Z')
+        return identify ? cdd_pe_identify(r, out) : cdd_pe_parse(r, out);
+    return cdd_fail(CDD_E_NOTSUP, r->path, 0,
+                    "not an ELF or PE file (magic %02x %02x %02x %02x)",
+                    magic[0], magic[1], magic[2], magic[3]);
+}
+
 int cdd_bin_parse(const struct cdd_binsrc *src, struct cdd_bininfo *out)
 {
     struct cdd_binrd r;
-    unsigned char magic[4];
     int rc;
 
     memset(out, 0, sizeof *out);
     cdd_binrd_init(&r, src);
-    if (r.size < 4) {
-        rc = cdd_fail(CDD_E_NOTSUP, r.path, 0,
-                      "too short to be an ELF or PE file (%llu bytes)",
-                      (unsigned long long)r.size);
-        goto out;
-    }
-    rc = cdd_binrd_read(&r, 0, magic, 4, "file header");
-    if (rc)
-        goto out;
-    if (memcmp(magic, "\177ELF", 4) == 0)
-        rc = cdd_elf_parse(&r, out);
-    else if (magic[0] == 'M' && magic[1] == 'Z')
-        rc = cdd_pe_parse(&r, out);
-    else
-        rc = cdd_fail(CDD_E_NOTSUP, r.path, 0,
-                      "not an ELF or PE file (magic %02x %02x %02x %02x)",
-                      magic[0], magic[1], magic[2], magic[3]);
+    rc = dispatch(&r, out, 0);
     if (rc)
         goto out;
     sort_exports(out);
@@ -76,25 +80,9 @@ out:
 int cdd_bin_identify(const struct cdd_binsrc *src, struct cdd_bininfo *out)
 {
     struct cdd_binrd r;
-    unsigned char magic[4];
-    int rc;
-
     memset(out, 0, sizeof *out);
     cdd_binrd_init(&r, src);
-    if (r.size < 4)
-        rc = cdd_fail(CDD_E_NOTSUP, r.path, 0,
-                      "too short to be an ELF or PE file (%llu bytes)",
-                      (unsigned long long)r.size);
-    else if ((rc = cdd_binrd_read(&r, 0, magic, 4, "file header")) == 0) {
-        if (memcmp(magic, "\177ELF", 4) == 0)
-            rc = cdd_elf_identify(&r, out);
-        else if (magic[0] == 'M' && magic[1] == 'Z')
-            rc = cdd_pe_identify(&r, out);
-        else
-            rc = cdd_fail(CDD_E_NOTSUP, r.path, 0,
-                          "not an ELF or PE file (magic %02x %02x %02x %02x)",
-                          magic[0], magic[1], magic[2], magic[3]);
-    }
+    int rc = dispatch(&r, out, 1);
     if (rc)
         memset(out, 0, sizeof *out);
     cdd_binrd_fini(&r);
