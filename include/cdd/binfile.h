@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cdd/manifest.h"
+
 /* Fixed limits; a file beyond any of them is CDD_E_CORRUPT. */
 #define CDD_BIN_MAX_NEEDED 4096      /* entries in each of needed, delay_needed */
 #define CDD_BIN_MAX_EXPORTS 1000000  /* exported names */
@@ -77,6 +79,22 @@ struct cdd_bininfo {
  * overwritten (clear an earlier result first); on failure it is left
  * zeroed. Not thread-safe per src; separate calls may run in parallel. */
 int cdd_bin_parse(const struct cdd_binsrc *src, struct cdd_bininfo *out);
+
+/* The format and machine only (fmt, is_64 for ELF, machine,
+ * machine_name), from the headers: what the machine checks of manifest
+ * create and install need, without the tables. Nothing to clear after. */
+int cdd_bin_identify(const struct cdd_binsrc *src, struct cdd_bininfo *out);
+
+/* Is the open file f a library of platform p: a PE image of its machine
+ * (x64 0x8664, ARM64 0xAA64) on Windows, a 64-bit ELF of its e_machine
+ * (x86-64 62, AArch64 183) on Linux? 0, or CDD_E_ARCHIVE saying what the
+ * file is instead (shown names it), or f's read error. Headers only.
+ * strict 0: a file that is neither ELF nor PE passes (install leaves it to
+ * verify's load layer, which names it); only an identified file of another
+ * format or machine is refused. */
+struct cdd_rfile;
+int cdd_bin_machine_check(struct cdd_rfile *f, enum cdd_platform p,
+                          const char *shown, int strict);
 
 /* Parse a file, read through cdd_fs_open_read()/cdd_rfile_pread(). */
 int cdd_bin_parse_file(const char *path, struct cdd_bininfo *out);

@@ -49,6 +49,25 @@ void cdd_target_clear(struct cdd_target *t);
 int cdd_target_layout_platform(const struct cdd_target *t,
                                enum cdd_platform *out);
 
+/* The layout an archive of manifest m gets in target t, decided from the
+ * tree, never from the host. A Windows CUDA tree takes cuDNN's DLLs where
+ * its own cudart64_*.dll lives: bin/x64 (CUDA 13's toolkit) or bin (CUDA 12
+ * and older); a tree with neither gets its CUDA major's default (bin/x64
+ * from CUDA 13 on, else bin). *why (static text) says which rule decided,
+ * for the report. Other targets: cdd_layout_select. */
+enum cdd_layout_id cdd_target_choose_layout(const struct cdd_target *t,
+                                            const struct cdd_manifest *m,
+                                            const char **why);
+
+/* Is a manifest of platform p for another machine than this host's, and
+ * so installable only when the user named p with --platform (given: the
+ * option was used, asked its value)? 0, or CDD_E_USAGE with the reason:
+ * --platform naming another platform than the manifest's, or a foreign
+ * machine without it. A Windows archive on a Linux host of the same
+ * machine (and the reverse) needs nothing: layouts follow the manifest. */
+int cdd_target_check_platform(enum cdd_platform p, int given,
+                              enum cdd_platform asked);
+
 /* Parse "v11.6", "11.6" (also "V11.6"): 0 or CDD_E_USAGE. */
 int cdd_cuda_arg_parse(const char *s, int *major, int *minor);
 

@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #define CDD_CUDNN_N_MAJORS 2
-#define CDD_CUDNN_MAX_SUBS 8 /* sub-libraries of a major, at most */
+#define CDD_CUDNN_MAX_SUBS 10 /* sub-libraries of a major, at most */
 
 struct cdd_cudnn_sublib {
     const char *linux_name;   /* "libcudnn_ops_infer.so.8" */
@@ -30,6 +30,9 @@ struct cdd_cudnn_sublib {
                                  library exports none (cuDNN 9's engines and
                                  heuristic): loaded and its dependencies
                                  checked, nothing more */
+    int optional;             /* 1: only some releases of the major ship it
+                                 (cuDNN 9's engines_tensor_ir, ext): its
+                                 absence is no fault */
 };
 
 struct cdd_cudnn_major {

@@ -114,6 +114,11 @@ struct cdd_install_opts {
     void *progress_ud;
     const char *selection;   /* the catalog's choice and its reason, for the
                                 receipt; NULL: none */
+    /* --platform: a manifest for another machine than the host's is
+     * installed only when the user named its platform (cudatree.h,
+     * cdd_target_check_platform). */
+    int platform_given;
+    enum cdd_platform platform;
 };
 
 struct cdd_install_result {
@@ -121,6 +126,7 @@ struct cdd_install_result {
     int changed;
     char *txn_id;
     enum cdd_layout_id layout;
+    const char *layout_why;  /* static text: what decided the layout */
     uint8_t archive_sha256[CDD_SHA256_LEN];
     uint64_t archive_size;
     int pinned;              /* archive sha256 matched a pin */

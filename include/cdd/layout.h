@@ -16,12 +16,19 @@ enum cdd_layout_id {
     CDD_LAYOUT_CUDA_LINUX,       /* include, lib64 */
     CDD_LAYOUT_PREFIX_WINDOWS,   /* Library/bin, Library/include, Library/lib */
     CDD_LAYOUT_PREFIX_LINUX,     /* include, lib */
+    /* A CUDA 13 Windows tree, whose toolkit keeps its DLLs (cudart64_13.dll)
+     * in bin/x64: cuDNN's DLLs go beside them (docs/archives.md). */
+    CDD_LAYOUT_CUDA_WINDOWS_X64, /* bin/x64, include, lib/x64 */
     CDD_LAYOUT_COUNT
 };
 
+/* The default layout of a target kind for a platform (a CUDA tree's DLL
+ * folder is decided by cdd_target_choose_layout, cudatree.h). */
 enum cdd_layout_id cdd_layout_select(enum cdd_target_kind kind,
                                      enum cdd_platform platform);
 const char *cdd_layout_name(enum cdd_layout_id id);
+/* The layout of a name cdd_layout_name gives (a receipt's): 0 or -1. */
+int cdd_layout_parse(const char *name, enum cdd_layout_id *out);
 const char *cdd_target_kind_name(enum cdd_target_kind kind);
 
 /* Folder (relative to the target root, '/'-separated) for a role, or NULL

@@ -14,7 +14,17 @@ struct cdd_mcreate_opts {
     const char *version;  /* NULL: from include/cudnn_version.h (+ the build
                              number from the file name when it agrees) */
     int cuda_major;       /* 0: from the file name ("_cuda11-") */
+    /* --platform: the archive's platform when the file name does not say
+     * (platform_given 0: from the name, else from the libraries' machine;
+     * AArch64 ELF alone cannot tell linux-sbsa from linux-aarch64). The
+     * runtime libraries' ELF e_machine / PE machine must agree with it. */
+    int platform_given;
+    enum cdd_platform platform;
 };
+
+/* Bytes of each runtime library read to identify its format and machine
+ * (the PE header lies at e_lfanew, a few hundred bytes in). */
+#define CDD_MCREATE_PROBE (64u << 10)
 
 /* Without a manifest nothing sizes the entries, so the bytes read from the
  * archive's files in all are bounded: at most CDD_MCREATE_MAX_TOTAL, and at

@@ -336,7 +336,7 @@ int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep)
     enum cdd_layout_id layout;
     enum cdd_shell sh;
     int installed = 0;
-    int windows = cdd_platform_host() == CDD_PLATFORM_WINDOWS_X86_64;
+    int windows = cdd_platform_is_windows(cdd_platform_host());
     int r = 0;
 
     if (e->shell)

@@ -189,7 +189,11 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     memset(with, 0, sizeof with);
     memset(wgot, 0, sizeof wgot);
     memset(wnames, 0, sizeof wnames);
+    int platform_given = 0;
+    enum cdd_platform platform = CDD_PLATFORM_LINUX_X86_64;
     r = install_mtime(cl, &has_mtime, &mtime);
+    if (!r)
+        r = cdd_cli_platform(ob, &platform_given, &platform);
     if (r)
         goto out;
     if (catalog && ob->manifest) {
@@ -296,7 +300,8 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         .with = with, .n_with = n_with,
         .progress = cdd_progress_cb, .progress_ud = ui,
         .selection = pick.selection,
-        .profile = ch->profile, .has_mtime = has_mtime, .mtime = mtime};
+        .profile = ch->profile, .has_mtime = has_mtime, .mtime = mtime,
+        .platform_given = platform_given, .platform = platform};
     r = cdd_install(&o, &res);
     cdd_progress_free(ui);
     ui = NULL;
@@ -317,6 +322,11 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     cdd_report_str(rep, "layout", cdd_layout_name(res.layout));
     if (!r)
         report_profile(rep, ch->profile, res.omitted);
+    if (res.layout_why) {
+        cdd_report_str(rep, "layout_reason", res.layout_why);
+        cdd_say(rep, "Layout: %s (%s)", cdd_layout_name(res.layout),
+                res.layout_why);
+    }
     cdd_report_bool(rep, "dry_run", ch->dry_run);
     for (size_t i = 0; !r && i < n_with; i++)
         cdd_report_check(rep, "component", CDD_PASS,

@@ -35,7 +35,9 @@ static int create(const struct cdd_cmdline *cl, struct cdd_report *rep)
     struct cdd_mcreate_opts o = {.archive_path = cl->positional[1],
                                  .version = cl->create.version,
                                  .cuda_major = (int)cl->create.cuda_major};
-    int r = cdd_manifest_create(&o, &m);
+    int r = cdd_cli_platform(&cl->obtain, &o.platform_given, &o.platform);
+    if (!r)
+        r = cdd_manifest_create(&o, &m);
     if (!r)
         r = cdd_manifest_to_json(m, &text);
     if (!r)

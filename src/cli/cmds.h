@@ -36,6 +36,10 @@ const char *cdd_cli_hint(const struct cdd_cmdline *cl,
 /* Resolve the target options and name the target in the report (target.c). */
 int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
                    struct cdd_report *rep);
+/* --platform, parsed (target.c): *given 0 and the host's platform when
+ * absent; an unknown name is CDD_E_USAGE listing the names. */
+int cdd_cli_platform(const struct cdd_opts_obtain *o, int *given,
+                     enum cdd_platform *p);
 /* Whether a target option was given at all (doctor's is optional). */
 int cdd_cli_target_given(const struct cdd_opts_target *o);
 /* Shared by the commands that act on a tree: report a recovery that ran. */

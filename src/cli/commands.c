@@ -174,7 +174,7 @@ int cdd_cli_shell(const struct cdd_opts_output *o)
     if (o->shell_old_given) /* the deprecated spelling, --fix-shell wins */
         return o->shell_old;
     return (int)cdd_shell_detect(
-        cdd_platform_host() == CDD_PLATFORM_WINDOWS_X86_64,
+        cdd_platform_is_windows(cdd_platform_host()),
         cdd_getenv("SHELL"));
 }
 

@@ -91,11 +91,13 @@ const struct cdd_option cdd_options[] = {
      "NVIDIA's redistrib_<version>.json: the pin when the manifest has "
      "none, for a download (default: the manifest's redistrib_url) or a "
      "local --archive"},
-    {"platform", 0, CDD_OPT_STRING, "PLATFORM", CMD_INSTALL | CMD_RELEASES,
-     F(obtain.platform), NOF, 0, 0, NULL,
+    {"platform", 0, CDD_OPT_STRING, "PLATFORM",
+     CMD_INSTALL | CMD_RELEASES | CMD_MANIFEST, F(obtain.platform), NOF, 0, 0,
+     NULL,
      "NVIDIA's platform name (linux-x86_64, linux-sbsa, linux-aarch64, "
-     "windows-x86_64, windows-arm64): a tree for another machine "
-     "(default: this one's; releases: 'all' for every platform)"},
+     "windows-x86_64, windows-arm64): needed to provision a tree for another "
+     "machine than this host's (releases: 'all' for every platform; "
+     "manifest create: when the file name does not say)"},
     /* the release catalog (docs/releases.md) */
     {"cudnn", 0, CDD_OPT_STRING, "VERSION", CMD_INSTALL, F(obtain.cudnn), NOF,
      0, 0, NULL,

@@ -2,6 +2,7 @@
  * --prefix into a tree, name it in the report (with a warning when the tree
  * is of another CUDA version than --cuda asked for), report a recovery that
  * ran. */
+#include "cdd/error.h"
 #include "cmds.h"
 #include "report.h"
 
@@ -23,6 +24,18 @@ int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
                          t->version.major, t->version.minor,
                          t->version.source);
     return 0;
+}
+
+int cdd_cli_platform(const struct cdd_opts_obtain *o, int *given,
+                     enum cdd_platform *p)
+{
+    *given = o->platform != NULL;
+    *p = cdd_platform_host();
+    if (!o->platform || cdd_platform_parse(o->platform, p) == 0)
+        return 0;
+    return cdd_fail(CDD_E_USAGE, NULL, 0,
+                    "--platform %s: unknown platform (one of %s)",
+                    o->platform, cdd_platform_names());
 }
 
 int cdd_cli_target_given(const struct cdd_opts_target *o)

@@ -13,4 +13,11 @@
 #define CDD_HOST_WINDOWS 0
 #endif
 
+/* The instruction set the program is built for (cdd_host_machine). */
+#if defined(__aarch64__) || defined(_M_ARM64)
+#define CDD_HOST_AARCH64 1
+#else
+#define CDD_HOST_AARCH64 0
+#endif
+
 #endif

@@ -18,30 +18,39 @@ const struct cdd_cudnn_major cdd_cudnn_majors[CDD_CUDNN_N_MAJORS] = {
       * cannot be told. */
      3, INT_MAX, -1, 6,
      {{"libcudnn_ops_infer.so.8", "cudnn_ops_infer64_8.dll",
-       "cudnnOpsInferVersionCheck"},
+       "cudnnOpsInferVersionCheck", 0},
       {"libcudnn_ops_train.so.8", "cudnn_ops_train64_8.dll",
-       "cudnnOpsTrainVersionCheck"},
+       "cudnnOpsTrainVersionCheck", 0},
       {"libcudnn_cnn_infer.so.8", "cudnn_cnn_infer64_8.dll",
-       "cudnnCnnInferVersionCheck"},
+       "cudnnCnnInferVersionCheck", 0},
       {"libcudnn_cnn_train.so.8", "cudnn_cnn_train64_8.dll",
-       "cudnnCnnTrainVersionCheck"},
+       "cudnnCnnTrainVersionCheck", 0},
       {"libcudnn_adv_infer.so.8", "cudnn_adv_infer64_8.dll",
-       "cudnnAdvInferVersionCheck"},
+       "cudnnAdvInferVersionCheck", 0},
       {"libcudnn_adv_train.so.8", "cudnn_adv_train64_8.dll",
-       "cudnnAdvTrainVersionCheck"}}},
+       "cudnnAdvTrainVersionCheck", 0}}},
     {9, "libcudnn.so.9", "cudnn64_9.dll", 10000, "cudnnGetVersion",
      "cudnnGetCudartVersion", 1002,
-     /* zlibwapi.dll up to 9.1; a 9.x of unknown minor is likely >= 9.2. */
-     0, 1, 0, 7,
-     {{"libcudnn_graph.so.9", "cudnn_graph64_9.dll", "cudnnGraphVersionCheck"},
-      {"libcudnn_ops.so.9", "cudnn_ops64_9.dll", "cudnnOpsVersionCheck"},
-      {"libcudnn_cnn.so.9", "cudnn_cnn64_9.dll", "cudnnCnnVersionCheck"},
-      {"libcudnn_adv.so.9", "cudnn_adv64_9.dll", "cudnnAdvVersionCheck"},
+     /* zlibwapi.dll up to 9.1; a 9.x of unknown minor is likely >= 9.2.
+      * The sub-libraries as the 9.x archives hold them (conda-forge/
+      * cudnn-feedstock's recipe tests the first seven, 9.0 to 9.15);
+      * engines_tensor_ir and ext came later (9.2x: present in the 9.23 and
+      * 9.25 wheels, absent from 9.20's, pytorch/pytorch#188892), so a
+      * manifest lists them only when its archive has them
+      * (cdd_manifest_fill_verify). Neither exports a version check. */
+     0, 1, 0, 9,
+     {{"libcudnn_graph.so.9", "cudnn_graph64_9.dll", "cudnnGraphVersionCheck", 0},
+      {"libcudnn_ops.so.9", "cudnn_ops64_9.dll", "cudnnOpsVersionCheck", 0},
+      {"libcudnn_cnn.so.9", "cudnn_cnn64_9.dll", "cudnnCnnVersionCheck", 0},
+      {"libcudnn_adv.so.9", "cudnn_adv64_9.dll", "cudnnAdvVersionCheck", 0},
       {"libcudnn_engines_precompiled.so.9",
-       "cudnn_engines_precompiled64_9.dll", NULL},
+       "cudnn_engines_precompiled64_9.dll", NULL, 0},
       {"libcudnn_engines_runtime_compiled.so.9",
-       "cudnn_engines_runtime_compiled64_9.dll", NULL},
-      {"libcudnn_heuristic.so.9", "cudnn_heuristic64_9.dll", NULL}}},
+       "cudnn_engines_runtime_compiled64_9.dll", NULL, 0},
+      {"libcudnn_heuristic.so.9", "cudnn_heuristic64_9.dll", NULL, 0},
+      {"libcudnn_engines_tensor_ir.so.9", "cudnn_engines_tensor_ir64_9.dll",
+       NULL, 1},
+      {"libcudnn_ext.so.9", "cudnn_ext64_9.dll", NULL, 1}}},
 };
 
 const struct cdd_cudnn_major *cdd_cudnn_major_facts(int major)

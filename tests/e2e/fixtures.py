@@ -10,12 +10,36 @@ import collections
 import copy
 import json
 import os
+import struct
 
 from archives import DIR, FILE, SYMLINK, Entry, tar_xz_bytes, zip_bytes
 from cddenv import WORK_ROOT
-from layoutmodel import (CHECK_SYMBOLS, HEADERS, LINUX, SUBLIBS, WINDOWS,
-                         dest_of, role_of)
+from layoutmodel import (CHECK_SYMBOLS, CHECK_SYMBOLS9, HEADERS, LINUX,
+                         MACHINE, SUBLIBS, WINDOWS, dest_of, family,
+                         is_windows, role_of)
 from synth import big_bytes, sha256_bytes, synth_bytes, synth_size
+
+
+def elf_header(machine, elf_class=2):
+    """A minimal valid ELF header of a shared object (ET_DYN) for machine
+    (62 x86-64, 183 AArch64), little-endian, no program or section headers:
+    what a machine check reads, nothing a loader could run."""
+    h = bytearray(64)
+    h[0:4] = b"\x7fELF"
+    h[4], h[5], h[6] = elf_class, 1, 1
+    struct.pack_into("<HHI", h, 16, 3, machine, 1)
+    struct.pack_into("<HHHHHH", h, 52, 64, 56, 0, 64, 0, 0)
+    return bytes(h)
+
+
+def pe_header(machine):
+    """MZ, e_lfanew 0x40, "PE\\0\\0" and the COFF machine (0x8664 x64,
+    0xAA64 ARM64) of a DLL: what a machine check reads."""
+    h = bytearray(0x40)
+    h[0:2] = b"MZ"
+    struct.pack_into("<I", h, 0x3C, 0x40)
+    return bytes(h) + b"PE\0\0" + struct.pack("<HHIIIHH", machine, 0, 0, 0, 0,
+                                              0, 0x2022)
 
 
 def _file_bytes(platform, version, rel, salt, big):
@@ -52,23 +76,24 @@ def _file_bytes(platform, version, rel, salt, big):
         return b"!<arch>\n" + big_bytes(seed, n, block)
     if base.endswith(".dll"):
         n = (3 << 20) if big else synth_size(seed, 4000, 16000)
-        return b"MZ\x90\x00" + big_bytes(seed, n, block)
+        return pe_header(MACHINE[platform]) + big_bytes(seed, n, block)
     if ".so" in base:
         n = (3 << 20) if big else synth_size(seed, 4000, 16000)
-        return b"\x7fELF\x02\x01\x01\x00" + big_bytes(seed, n, block)
+        return elf_header(MACHINE[platform]) + big_bytes(seed, n, block)
     raise ValueError(rel)
 
 
 def linux_entries(version="8.5.0.96", cuda_tag="11", sublibs=SUBLIBS,
-                  headers=HEADERS, salt="", big=False):
-    """(top folder, entries) of a Linux tarball laid out like NVIDIA's."""
-    top = "cudnn-linux-x86_64-%s_cuda%s-archive" % (version, cuda_tag)
+                  headers=HEADERS, salt="", big=False, platform=LINUX):
+    """(top folder, entries) of a Linux tarball laid out like NVIDIA's
+    (platform linux-sbsa / linux-aarch64: the same layout, AArch64 ELF)."""
+    top = "cudnn-%s-%s_cuda%s-archive" % (platform, version, cuda_tag)
     so_ver = ".".join(version.split(".")[:3])
     so_major = version.split(".")[0]
 
     def f(rel, mode=0o644):
         return Entry(top + "/" + rel, FILE,
-                     _file_bytes(LINUX, version, rel, salt, big), mode=mode)
+                     _file_bytes(platform, version, rel, salt, big), mode=mode)
 
     entries = [Entry(top + "/", DIR), f("LICENSE"), Entry(top + "/include/", DIR)]
     entries += [f("include/" + h) for h in sorted(headers)]
@@ -90,19 +115,23 @@ def linux_entries(version="8.5.0.96", cuda_tag="11", sublibs=SUBLIBS,
 
 
 def windows_entries(version="8.5.0.96", cuda_tag="11", sublibs=SUBLIBS,
-                    headers=HEADERS, salt="", big=False):
-    """(top folder, entries) of a Windows zip laid out like NVIDIA's."""
-    top = "cudnn-windows-x86_64-%s_cuda%s-archive" % (version, cuda_tag)
+                    headers=HEADERS, salt="", big=False, platform=WINDOWS,
+                    dll_dir="bin"):
+    """(top folder, entries) of a Windows zip laid out like NVIDIA's. dll_dir:
+    "bin" (up to cuDNN 9.22) or "bin/x64" (9.23 on)."""
+    top = "cudnn-%s-%s_cuda%s-archive" % (platform, version, cuda_tag)
     major = version.split(".")[0]
 
     def f(rel):
         return Entry(top + "/" + rel, FILE,
-                     _file_bytes(WINDOWS, version, rel, salt, big))
+                     _file_bytes(platform, version, rel, salt, big))
 
     entries = [Entry(top + "/", DIR), Entry(top + "/bin/", DIR)]
+    if dll_dir != "bin":
+        entries.append(Entry(top + "/" + dll_dir + "/", DIR))
     dlls = ["cudnn64_%s.dll" % major] + ["cudnn_%s64_%s.dll" % (s, major)
                                           for s in sublibs]
-    entries += [f("bin/" + d) for d in dlls]
+    entries += [f(dll_dir + "/" + d) for d in dlls]
     entries.append(Entry(top + "/include/", DIR))
     entries += [f("include/" + h) for h in sorted(headers)]
     entries += [Entry(top + "/lib/", DIR), Entry(top + "/lib/x64/", DIR)]
@@ -118,27 +147,33 @@ def strip_top(name, top):
     return name[len(top) + 1:] if name.startswith(top + "/") else None
 
 
-def verify_section(platform, version, sublibs):
+def verify_section(platform, version, sublibs, dll_dir="bin"):
     major, minor, patch = (int(x) for x in version.split(".")[:3])
-    if platform == LINUX:
+    if not is_windows(platform):
         main = "lib/libcudnn.so.%d" % major
         sub = ["lib/libcudnn_%s.so.%d" % (s, major) for s in sublibs]
     else:
-        main = "bin/cudnn64_%d.dll" % major
-        sub = ["bin/cudnn_%s64_%d.dll" % (s, major) for s in sublibs]
+        main = "%s/cudnn64_%d.dll" % (dll_dir, major)
+        sub = ["%s/cudnn_%s64_%d.dll" % (dll_dir, s, major) for s in sublibs]
+    checks = CHECK_SYMBOLS if major < 9 else CHECK_SYMBOLS9
+    subs = []
+    for l, s in zip(sub, sublibs):
+        # null: no version-check export (cuDNN 9's engines, heuristic).
+        subs.append({"library": l, "check_symbol": checks.get(s)})
     return {
-        "version_number": major * 1000 + minor * 100 + patch,
+        "version_number": major * (1000 if major < 9 else 10000)
+        + minor * 100 + patch,
         "library": main,
         "version_symbol": "cudnnGetVersion",
         "cudart_symbol": "cudnnGetCudartVersion",
-        "mismatch_status": 14,
-        "sublibraries": [{"library": l, "check_symbol": CHECK_SYMBOLS[s]}
-                         for l, s in zip(sub, sublibs)],
+        "mismatch_status": 14 if major < 9 else 1002,
+        "sublibraries": subs,
     }
 
 
 def make_manifest(platform, version, cuda_major, filename, top, entries,
-                  archive_data=None, sublibs=SUBLIBS, files_exact=True):
+                  archive_data=None, sublibs=SUBLIBS, files_exact=True,
+                  dll_dir="bin"):
     """The manifest of an archive, exact: every file and symlink with role,
     sha256 and size (symlinks: target), the archive's sha256 and size."""
     files = []
@@ -151,7 +186,7 @@ def make_manifest(platform, version, cuda_major, filename, top, entries,
         else:
             files.append({"path": rel, "role": role_of(platform, rel),
                           "sha256": sha256_bytes(e.data), "size": len(e.data)})
-    sub = "linux-x86_64" if platform == LINUX else "windows-x86_64"
+    sub = platform
     return {
         "schema_version": 1,
         "product": "cudnn",
@@ -168,7 +203,7 @@ def make_manifest(platform, version, cuda_major, filename, top, entries,
         },
         "files_exact": files_exact,
         "files": files,
-        "verify": verify_section(platform, version, sublibs),
+        "verify": verify_section(platform, version, sublibs, dll_dir),
     }
 
 
@@ -200,14 +235,14 @@ class Fixture(object):
     """
 
     def __init__(self, folder, platform, version, cuda_major, top, entries,
-                 sublibs=SUBLIBS, preset=1):
+                 sublibs=SUBLIBS, preset=1, dll_dir="bin"):
         self.folder, self.platform, self.version = folder, platform, version
         self.cuda_major, self.top, self.entries = cuda_major, top, entries
-        self.sublibs = sublibs
-        ext = ".tar.xz" if platform == LINUX else ".zip"
+        self.sublibs, self.dll_dir = sublibs, dll_dir
+        linux = not is_windows(platform)
+        ext = ".tar.xz" if linux else ".zip"
         self.filename = top + ext
-        data = (tar_xz_bytes(entries, preset) if platform == LINUX
-                else zip_bytes(entries))
+        data = tar_xz_bytes(entries, preset) if linux else zip_bytes(entries)
         self.path = write_bytes(os.path.join(folder, self.filename), data)
         self.sha256, self.size = sha256_bytes(data), len(data)
         self.files = collections.OrderedDict()
@@ -217,7 +252,7 @@ class Fixture(object):
                 self.files[rel] = e
         self.manifest = make_manifest(platform, version, cuda_major,
                                       self.filename, top, entries, data,
-                                      sublibs)
+                                      sublibs, dll_dir=dll_dir)
         self.manifest_path = write_json(os.path.join(folder, "manifest.json"),
                                         self.manifest)
 

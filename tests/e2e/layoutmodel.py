@@ -9,6 +9,40 @@ from archives import FILE, SYMLINK
 
 LINUX = "linux-x86_64"
 WINDOWS = "windows-x86_64"
+SBSA = "linux-sbsa"
+AARCH64 = "linux-aarch64"
+WINDOWS_ARM64 = "windows-arm64"
+PLATFORMS = (WINDOWS, LINUX, SBSA, AARCH64, WINDOWS_ARM64)
+# The machine of each platform's libraries: ELF e_machine / PE machine.
+ELF_X86_64, ELF_AARCH64 = 62, 183
+PE_AMD64, PE_ARM64 = 0x8664, 0xAA64
+MACHINE = {LINUX: ELF_X86_64, SBSA: ELF_AARCH64, AARCH64: ELF_AARCH64,
+           WINDOWS: PE_AMD64, WINDOWS_ARM64: PE_ARM64}
+
+
+def is_windows(platform):
+    return platform.startswith("windows-")
+
+
+def family(platform):
+    """LINUX or WINDOWS: the layout rules of the platform's archives."""
+    return WINDOWS if is_windows(platform) else LINUX
+
+
+# cuDNN 9's sub-libraries as its archives hold them (conda-forge/
+# cudnn-feedstock recipe/meta.yaml for 9.0-9.15; engines_tensor_ir and ext
+# in the newer releases) and their version-check symbols (None: none).
+SUBLIBS9 = ("graph", "ops", "cnn", "adv", "engines_precompiled",
+            "engines_runtime_compiled", "heuristic")
+SUBLIBS9_NEW = SUBLIBS9 + ("engines_tensor_ir", "ext")
+CHECK_SYMBOLS9 = {"graph": "cudnnGraphVersionCheck",
+                  "ops": "cudnnOpsVersionCheck",
+                  "cnn": "cudnnCnnVersionCheck",
+                  "adv": "cudnnAdvVersionCheck"}
+HEADERS9 = ("cudnn.h", "cudnn_adv.h", "cudnn_backend.h", "cudnn_cnn.h",
+            "cudnn_graph.h", "cudnn_ops.h", "cudnn_version.h")
+# Linux 9.x tarballs also carry each header's _v9.h twin.
+HEADERS9_LINUX = HEADERS9 + tuple(h[:-2] + "_v9.h" for h in HEADERS9)
 SUBLIBS = ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer",
            "adv_train")
 CHECK_SYMBOLS = {
@@ -36,12 +70,20 @@ LAYOUTS = {
     ("prefix", WINDOWS): {"runtime": "Library/bin", "header": "Library/include",
                           "import_lib": "Library/lib",
                           "license": "Library/share/doc/cudnn"},
+    # A CUDA 13 Windows tree keeps its DLLs in bin/x64: cuDNN's go beside.
+    ("cuda-x64", WINDOWS): {"runtime": "bin/x64", "header": "include",
+                            "import_lib": "lib/x64", "license": "doc/cudnn"},
 }
+LAYOUT_NAMES = {("cuda", LINUX): "cuda-linux", ("cuda", WINDOWS): "cuda-windows",
+                ("prefix", LINUX): "prefix-linux",
+                ("prefix", WINDOWS): "prefix-windows",
+                ("cuda-x64", WINDOWS): "cuda-windows-x64"}
 
 
 def role_of(platform, path, kind=FILE):
     """Role of an archive path (after the top folder), by the layout rules."""
     base = path.rsplit("/", 1)[-1]
+    platform = family(platform)
     if path == "LICENSE":
         return "license"
     if path.startswith("include/") and base.endswith(".h"):
@@ -52,7 +94,9 @@ def role_of(platform, path, kind=FILE):
         if ".so" in base:
             return "symlink" if kind == SYMLINK else "runtime"
     if platform == WINDOWS:
-        if path.startswith("bin/") and base.lower().endswith(".dll"):
+        # bin/ up to 9.22, bin/x64/ from 9.23 on.
+        if (path.count("/") == 1 or path.startswith("bin/x64/")) and \
+                path.startswith("bin/") and base.lower().endswith(".dll"):
             return "runtime"
         if path.startswith("lib/x64/") and base.lower().endswith(".lib"):
             return "import_lib"
@@ -60,4 +104,7 @@ def role_of(platform, path, kind=FILE):
 
 
 def dest_of(target_kind, platform, path, role):
-    return LAYOUTS[(target_kind, platform)][role] + "/" + path.rsplit("/", 1)[-1]
+    """target_kind: "cuda", "prefix", or "cuda-x64" (a Windows CUDA tree
+    whose cudart lives in bin/x64)."""
+    return (LAYOUTS[(target_kind, family(platform))][role] + "/"
+            + path.rsplit("/", 1)[-1])

@@ -151,7 +151,7 @@ class Zlibwapi(CddTestCase):
         def elf(machine):
             head = bytearray(64)
             head[0:4] = b"\x7fELF"
-            head[4] = 2                                  # 64-bit
+            head[4], head[5], head[6] = 2, 1, 1          # 64-bit, LE, v1
             struct.pack_into("<H", head, 18, machine)
             return bytes(head) + cddtest.synth_bytes("elf", 2000)
 

@@ -1,5 +1,6 @@
 /* Layout mapping, CUDA version parsing and target refusals. */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -383,6 +384,129 @@ static void layout_platform(void)
     free(root);
 }
 
+static void platforms(void)
+{
+    static const char *const names[] = {"windows-x86_64", "linux-x86_64",
+                                        "linux-sbsa", "linux-aarch64",
+                                        "windows-arm64"};
+    enum cdd_platform p;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        CHECK_INT(cdd_platform_parse(names[i], &p), 0);
+        CHECK_STR(cdd_platform_name(p), names[i]);
+        CHECK(strstr(cdd_platform_names(), names[i]) != NULL);
+    }
+    CHECK_INT(cdd_platform_parse("linux-ppc64le", &p), -1);
+    CHECK(cdd_platform_is_windows(CDD_PLATFORM_WINDOWS_ARM64));
+    CHECK(!cdd_platform_is_windows(CDD_PLATFORM_LINUX_SBSA));
+    CHECK_INT(cdd_platform_machine(CDD_PLATFORM_LINUX_SBSA), CDD_MACHINE_AARCH64);
+    CHECK_INT(cdd_platform_machine(CDD_PLATFORM_LINUX_AARCH64),
+              CDD_MACHINE_AARCH64);
+    CHECK_INT(cdd_platform_machine(CDD_PLATFORM_WINDOWS_ARM64),
+              CDD_MACHINE_AARCH64);
+    CHECK_INT(cdd_platform_machine(CDD_PLATFORM_WINDOWS_X86_64),
+              CDD_MACHINE_X86_64);
+    CHECK_INT(cdd_machine_elf(CDD_MACHINE_AARCH64), 183);
+    CHECK_INT(cdd_machine_elf(CDD_MACHINE_X86_64), 62);
+    CHECK_INT(cdd_machine_pe(CDD_MACHINE_AARCH64), 0xaa64);
+    CHECK_INT(cdd_machine_pe(CDD_MACHINE_X86_64), 0x8664);
+    /* NVIDIA's file names: a whole part of the name, never a piece. */
+    CHECK_INT(cdd_platform_from_name(
+                  "cudnn-linux-sbsa-9.8.0.87_cuda12-archive.tar.xz", &p), 0);
+    CHECK_INT(p, CDD_PLATFORM_LINUX_SBSA);
+    CHECK_INT(cdd_platform_from_name(
+                  "cudnn-windows-arm64-9.27.0.42_cuda13.4-archive.zip", &p), 0);
+    CHECK_INT(p, CDD_PLATFORM_WINDOWS_ARM64);
+    CHECK_INT(cdd_platform_from_name(
+                  "cudnn-windows-x86_64-8.5.0.96_cuda11-archive.zip", &p), 0);
+    CHECK_INT(p, CDD_PLATFORM_WINDOWS_X86_64);
+    CHECK_INT(cdd_platform_from_name("cudnn-9.8.0.87_cuda12.tar.xz", &p), -1);
+    CHECK_INT(cdd_platform_from_name("xlinux-sbsax-9.tar.xz", &p), -1);
+    CHECK_INT(cdd_platform_from_name("linux-sbsa-linux-aarch64.tar", &p), -1);
+    /* cuDNN 9.23's bin/x64 DLLs are runtime libraries; deeper is not. */
+    enum cdd_role role;
+    CHECK_INT(cdd_role_from_path(CDD_PLATFORM_WINDOWS_X86_64,
+                                 "bin/x64/cudnn64_9.dll", 0, &role), 0);
+    CHECK_INT(role, CDD_ROLE_RUNTIME);
+    CHECK_INT(cdd_role_from_path(CDD_PLATFORM_WINDOWS_ARM64,
+                                 "bin/x64/cudnn64_9.dll", 0, &role), 0);
+    CHECK_INT(cdd_role_from_path(CDD_PLATFORM_WINDOWS_X86_64,
+                                 "bin/x64/y/cudnn64_9.dll", 0, &role), -1);
+    CHECK_INT(cdd_role_from_path(CDD_PLATFORM_LINUX_SBSA,
+                                 "lib/libcudnn.so.9.8.0", 0, &role), 0);
+    CHECK_INT(role, CDD_ROLE_RUNTIME);
+    enum cdd_layout_id id;
+    CHECK_INT(cdd_layout_parse("cuda-windows-x64", &id), 0);
+    CHECK_INT(id, CDD_LAYOUT_CUDA_WINDOWS_X64);
+    CHECK_STR(cdd_layout_dir(id, CDD_ROLE_RUNTIME), "bin/x64");
+    CHECK_INT(cdd_layout_parse("cuda-windows-x86", &id), -1);
+}
+
+/* A Windows CUDA tree's DLL folder: where its cudart lives, else its
+ * major's default. */
+static void choose_layout(void)
+{
+    static const struct {
+        const char *name, *cudart; /* NULL: none */
+        int tree_major;
+        enum cdd_layout_id want;
+    } rows[] = {
+        {"c12-bin", "bin/cudart64_12.dll", 12, CDD_LAYOUT_CUDA_WINDOWS},
+        {"c13-x64", "bin/x64/cudart64_13.dll", 13, CDD_LAYOUT_CUDA_WINDOWS_X64},
+        {"c13-upper", "bin/x64/CUDART64_13.DLL", 13,
+         CDD_LAYOUT_CUDA_WINDOWS_X64},
+        {"c13-bin", "bin/cudart64_13.dll", 13, CDD_LAYOUT_CUDA_WINDOWS},
+        {"c13-none", NULL, 13, CDD_LAYOUT_CUDA_WINDOWS_X64},
+        {"c12-none", NULL, 12, CDD_LAYOUT_CUDA_WINDOWS},
+    };
+    struct cdd_manifest m = {0};
+    m.platform = CDD_PLATFORM_WINDOWS_X86_64;
+    m.cuda_major = 12;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char *root = scratch(rows[i].name), p[4200];
+        snprintf(p, sizeof p, "%s/bin", root);
+        CHECK(mkdir(p, 0755) == 0);
+        snprintf(p, sizeof p, "%s/bin/x64", root);
+        CHECK(mkdir(p, 0755) == 0);
+        if (rows[i].cudart)
+            write_file(root, rows[i].cudart, "MZ");
+        struct cdd_target t = {0};
+        t.root = root;
+        t.kind = CDD_TARGET_CUDA;
+        t.version.known = 1;
+        t.version.major = rows[i].tree_major;
+        const char *why = NULL;
+        CHECK_MSG(cdd_target_choose_layout(&t, &m, &why) == rows[i].want,
+                  "%s", rows[i].name);
+        CHECK(why != NULL);
+        if (!rows[i].cudart)
+            CHECK_MSG(why && strstr(why, "default"), "%s: %s", rows[i].name,
+                      why ? why : "");
+        free(root);
+    }
+    /* Linux and prefixes: the platform's layout, whatever is in the tree. */
+    struct cdd_target t = {0};
+    const char *why;
+    t.root = (char *)"/nonexistent";
+    m.platform = CDD_PLATFORM_LINUX_SBSA;
+    CHECK_INT(cdd_target_choose_layout(&t, &m, &why), CDD_LAYOUT_CUDA_LINUX);
+    t.kind = CDD_TARGET_PREFIX;
+    m.platform = CDD_PLATFORM_WINDOWS_ARM64;
+    CHECK_INT(cdd_target_choose_layout(&t, &m, &why),
+              CDD_LAYOUT_PREFIX_WINDOWS);
+    /* A foreign machine only with --platform naming the archive's. */
+    CHECK_INT(cdd_target_check_platform(cdd_platform_host(), 0,
+                                        CDD_PLATFORM_COUNT), 0);
+    enum cdd_platform other = cdd_host_machine() == CDD_MACHINE_X86_64
+                                  ? CDD_PLATFORM_LINUX_SBSA
+                                  : CDD_PLATFORM_LINUX_X86_64;
+    CHECK_INT(cdd_target_check_platform(other, 0, CDD_PLATFORM_COUNT),
+              CDD_E_TARGET);
+    CHECK_INT(cdd_target_check_platform(other, 1, other), 0);
+    CHECK_INT(cdd_target_check_platform(other, 1, CDD_PLATFORM_LINUX_AARCH64),
+              other == CDD_PLATFORM_LINUX_AARCH64 ? 0 : CDD_E_TARGET);
+    cdd_clear_error();
+}
+
 static void error_table(void)
 {
     CHECK_INT(cdd_err_exit_code(0), 0);
@@ -401,4 +525,5 @@ static void error_table(void)
 
 TEST_MAIN(TEST(layout_mapping), TEST(link_placement), TEST(cuda_arg), TEST(version_differs),
           TEST(layout_platform), TEST(version_files),
-          TEST(resolve_and_check), TEST(error_table))
+          TEST(resolve_and_check), TEST(platforms), TEST(choose_layout),
+          TEST(error_table))

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cdd/archive.h"
+#include "cdd/binfile.h"
 #include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/extract.h"
@@ -114,8 +115,11 @@ static int target_in_folder(char **sorted, size_t n, const struct seen *s,
     return 0;
 }
 
-static int detect_platform(const struct collect *c, int strip,
-                           enum cdd_platform *out)
+/* The family of the archive's shape: Windows (bin/ or bin/x64/ DLLs,
+ * lib/x64/ import libraries) or Linux (lib/ shared objects). The exact
+ * platform (machine, sbsa or Jetson) is decided later (decide_platform). */
+static int detect_family(const struct collect *c, int strip,
+                         enum cdd_platform *out)
 {
     for (size_t i = 0; i < c->n; i++) {
         const char *p = cdd_path_strip(c->v[i].path, strip);
@@ -137,40 +141,168 @@ static int detect_platform(const struct collect *c, int strip,
     return -1;
 }
 
-static int read_version_header(const char *archive, int strip, char **text)
+/* What the second pass saw: cudnn_version.h, and the machine of the
+ * runtime libraries (all must agree). */
+struct probe {
+    char *version_text;
+    int have_machine;
+    struct cdd_bininfo first; /* fmt, machine, machine_name, is_64 */
+    char *first_path;
+};
+
+static int read_some(struct cdd_archive *a, char *buf, size_t cap,
+                     size_t *used)
+{
+    size_t got;
+    int r;
+    *used = 0;
+    while (*used < cap &&
+           (r = cdd_archive_read(a, buf + *used, cap - *used, &got)) == 0 &&
+           got > 0)
+        *used += got;
+    return *used < cap ? r : 0;
+}
+
+static int probe_library(struct probe *pr, const char *archive,
+                         const char *path, const unsigned char *buf,
+                         size_t n)
+{
+    struct cdd_binsrc src;
+    struct cdd_bininfo bi;
+    cdd_binsrc_mem(&src, buf, n, path);
+    int r = cdd_bin_identify(&src, &bi);
+    if (r == CDD_E_NOTSUP || r == CDD_E_CORRUPT) {
+        char *why = strdup(cdd_last_error()->msg);
+        cdd_clear_error();
+        r = cdd_fail(CDD_E_ARCHIVE, archive, 0,
+                     "entry \"%s\": not a shared library (%s)", path,
+                     why ? why : "unreadable headers");
+        free(why);
+        return r;
+    }
+    if (r)
+        return r;
+    if (!pr->have_machine) {
+        pr->have_machine = 1;
+        pr->first = bi;
+        return (pr->first_path = strdup(path)) ? 0
+               : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    if (bi.fmt != pr->first.fmt || bi.machine != pr->first.machine)
+        return cdd_fail(CDD_E_ARCHIVE, archive, 0,
+                        "the libraries are for different machines: \"%s\" "
+                        "is %s %s, \"%s\" is %s %s",
+                        pr->first_path, pr->first.machine_name,
+                        pr->first.fmt == CDD_BIN_PE ? "PE" : "ELF", path,
+                        bi.machine_name, bi.fmt == CDD_BIN_PE ? "PE" : "ELF");
+    return 0;
+}
+
+/* Second pass: the version header's text, and the first bytes of every
+ * runtime library of the family's shape, identified by the same header
+ * readers verify uses (binfile.h). */
+static int second_pass(const char *archive, int strip,
+                       enum cdd_platform family, struct probe *pr)
 {
     struct cdd_archive *a = NULL;
     struct cdd_archive_entry e;
-    char *buf = NULL;
-    size_t used = 0, cap = 65536;
-    int r = cdd_archive_open(archive, &a);
-    *text = NULL;
+    unsigned char *buf = malloc(CDD_MCREATE_PROBE);
+    size_t cap = 65536, used;
+    int r = buf ? cdd_archive_open(archive, &a)
+                : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     while (!r && (r = cdd_archive_next(a, &e)) == 0) {
         const char *p = cdd_path_strip(e.path, strip);
-        if (!p || e.type != CDD_ENTRY_FILE ||
-            strcmp(p, CDD_CUDNN_VERSION_HEADER) != 0)
+        enum cdd_role role;
+        if (!p || e.type != CDD_ENTRY_FILE)
             continue;
-        if (!(buf = malloc(cap + 1))) {
-            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-            break;
+        if (!pr->version_text && strcmp(p, CDD_CUDNN_VERSION_HEADER) == 0) {
+            if (!(pr->version_text = malloc(cap + 1))) {
+                r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+                break;
+            }
+            if ((r = read_some(a, pr->version_text, cap, &used)))
+                break;
+            pr->version_text[used] = '\0';
+        } else if (cdd_role_from_path(family, p, 0, &role) == 0 &&
+                   role == CDD_ROLE_RUNTIME) {
+            if ((r = read_some(a, (char *)buf, CDD_MCREATE_PROBE, &used)) ||
+                (r = probe_library(pr, archive, p, buf, used)))
+                break;
         }
-        size_t got;
-        while (used < cap &&
-               (r = cdd_archive_read(a, buf + used, cap - used, &got)) == 0 &&
-               got > 0)
-            used += got;
-        if (r)
-            break;
-        buf[used] = '\0';
-        *text = buf;
-        buf = NULL;
-        break;
     }
     if (r == 1)
         r = 0;
     free(buf);
     cdd_archive_close(a);
     return r;
+}
+
+/* The platform: --platform, else the file name's, else the machine of the
+ * libraries where it tells one platform; the libraries must agree with
+ * whichever said it. */
+static int decide_platform(const struct cdd_mcreate_opts *o,
+                           const char *archive, const char *fname,
+                           enum cdd_platform family, const struct probe *pr,
+                           enum cdd_platform *out)
+{
+    int win = cdd_platform_is_windows(family);
+    enum cdd_platform named;
+    const char *how = NULL;
+    if (o->platform_given) {
+        named = o->platform;
+        how = "--platform";
+    } else if (cdd_platform_from_name(fname, &named) == 0) {
+        how = "the file name";
+    }
+    if (pr->have_machine && pr->first.fmt != (win ? CDD_BIN_PE : CDD_BIN_ELF))
+        return cdd_fail(CDD_E_ARCHIVE, archive, 0,
+                        "\"%s\" is a%s file in a %s archive's place",
+                        pr->first_path,
+                        pr->first.fmt == CDD_BIN_PE ? " PE (Windows)"
+                                                    : "n ELF (Linux)",
+                        win ? "Windows" : "Linux");
+    if (how) {
+        if (cdd_platform_is_windows(named) != win)
+            return cdd_fail(CDD_E_ARCHIVE, archive, 0,
+                            "%s says %s, but the archive holds %s libraries",
+                            how, cdd_platform_name(named),
+                            win ? "Windows" : "Linux");
+        enum cdd_machine want = cdd_platform_machine(named);
+        int m = win ? cdd_machine_pe(want) : cdd_machine_elf(want);
+        if (pr->have_machine && (pr->first.machine != m ||
+                                 (!win && !pr->first.is_64)))
+            return cdd_fail(CDD_E_ARCHIVE, archive, 0,
+                            "%s says %s (%s), but \"%s\" is a library for "
+                            "%s (machine 0x%04x)",
+                            how, cdd_platform_name(named),
+                            cdd_machine_name(want), pr->first_path,
+                            pr->first.machine_name,
+                            (unsigned)pr->first.machine);
+        *out = named;
+        return 0;
+    }
+    if (!pr->have_machine ||
+        pr->first.machine == cdd_machine_elf(CDD_MACHINE_X86_64) ||
+        pr->first.machine == cdd_machine_pe(CDD_MACHINE_X86_64)) {
+        *out = win ? CDD_PLATFORM_WINDOWS_X86_64 : CDD_PLATFORM_LINUX_X86_64;
+        return 0;
+    }
+    if (win && pr->first.machine == cdd_machine_pe(CDD_MACHINE_AARCH64)) {
+        *out = CDD_PLATFORM_WINDOWS_ARM64;
+        return 0;
+    }
+    if (!win && pr->first.machine == cdd_machine_elf(CDD_MACHINE_AARCH64))
+        return cdd_fail(CDD_E_USAGE, archive, 0,
+                        "the libraries are AArch64 and the file name names "
+                        "no platform: linux-sbsa (servers: Grace, GH200) and "
+                        "linux-aarch64 (Jetson, L4T) are different builds; "
+                        "give --platform linux-sbsa or --platform "
+                        "linux-aarch64");
+    return cdd_fail(CDD_E_ARCHIVE, archive, 0,
+                    "\"%s\" is a library for %s (machine 0x%04x), which no "
+                    "cuDNN platform has",
+                    pr->first_path, pr->first.machine_name,
+                    (unsigned)pr->first.machine);
 }
 
 static int cuda_major_from_name(const char *name)
@@ -217,38 +349,58 @@ static char *stem_of(const char *filename)
     return s;
 }
 
+/* Where the archive keeps its runtime libraries: bin/x64 (Windows,
+ * cuDNN >= 9.23), bin (Windows before), lib (Linux). */
+static const char *runtime_dir(const struct cdd_manifest *m, const char *main)
+{
+    if (!cdd_platform_is_windows(m->platform))
+        return "lib";
+    for (size_t i = 0; i < m->n_files; i++) {
+        const char *p = m->files[i].path;
+        if (strncmp(p, "bin/x64/", 8) == 0 && strcmp(p + 8, main) == 0)
+            return "bin/x64";
+    }
+    return "bin";
+}
+
 int cdd_manifest_fill_verify(struct cdd_manifest *m, int cudnn_major,
                              int minor, int patch)
 {
     const struct cdd_cudnn_major *f = cdd_cudnn_major_facts(cudnn_major);
-    int win = m->platform == CDD_PLATFORM_WINDOWS_X86_64;
-    const char *dir = win ? "bin" : "lib";
-    char path[256];
+    int win = cdd_platform_is_windows(m->platform);
+    char *path = NULL;
     if (!f)
         return 0; /* a major the facts table does not know: no verify section */
+    const char *dir = runtime_dir(m, cdd_cudnn_main_name(f, win));
     struct cdd_mverify *v = &m->verify;
     memset(v, 0, sizeof *v);
     v->version_number = (long)cdd_cudnn_version_encode(cudnn_major, minor,
                                                        patch);
-    snprintf(path, sizeof path, "%s/%s", dir, cdd_cudnn_main_name(f, win));
-    if (!cdd_manifest_file(m, path))
+    if (!(path = cdd_path_join(dir, cdd_cudnn_main_name(f, win))))
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    if (!cdd_manifest_file(m, path)) {
+        free(path);
         return 0; /* not a layout we know: leave verify out */
-    v->library = strdup(path);
+    }
+    v->library = path;
     v->version_symbol = strdup(f->version_symbol);
     v->cudart_symbol = strdup(f->cudart_symbol);
     v->mismatch_status = f->mismatch_status;
     v->sublibs = calloc(f->n_subs, sizeof *v->sublibs);
-    if (!v->library || !v->version_symbol || !v->cudart_symbol || !v->sublibs)
+    if (!v->version_symbol || !v->cudart_symbol || !v->sublibs)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     for (size_t i = 0; i < f->n_subs; i++) {
         const struct cdd_cudnn_sublib *fs = &f->subs[i];
-        snprintf(path, sizeof path, "%s/%s", dir, cdd_cudnn_sub_name(fs, win));
-        if (!cdd_manifest_file(m, path))
+        if (!(path = cdd_path_join(dir, cdd_cudnn_sub_name(fs, win))))
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        if (!cdd_manifest_file(m, path)) {
+            free(path);
             continue;
+        }
         struct cdd_msublib *s = &v->sublibs[v->n_sublibs++];
-        s->library = strdup(path);
+        s->library = path;
         s->check_symbol = fs->check_symbol ? strdup(fs->check_symbol) : NULL;
-        if (!s->library || (fs->check_symbol && !s->check_symbol))
+        if (fs->check_symbol && !s->check_symbol)
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     }
     m->has_verify = 1;
@@ -261,6 +413,7 @@ int cdd_manifest_create(const struct cdd_mcreate_opts *o,
     struct collect c = {0};
     struct cdd_manifest *m = NULL;
     char *vh = NULL, **sorted = NULL; /* sorted: not owning its strings */
+    struct probe pr = {0};
     int r, strip, ma = -1, mi = -1, pa = -1;
     const char *archive = o->archive_path, *fname = cdd_path_basename(archive);
     uint8_t sha[CDD_SHA256_LEN];
@@ -288,15 +441,20 @@ int cdd_manifest_create(const struct cdd_mcreate_opts *o,
         r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
         goto out;
     }
-    if (detect_platform(&c, strip, &m->platform) != 0) {
+    enum cdd_platform family;
+    if (detect_family(&c, strip, &family) != 0) {
         r = cdd_fail(CDD_E_ARCHIVE, archive, 0,
-                     "not a cuDNN archive: no bin/*.dll, lib/x64/*.lib or "
-                     "lib/*.so* entries");
+                     "not a cuDNN archive: no bin/*.dll, bin/x64/*.dll, "
+                     "lib/x64/*.lib or lib/*.so* entries");
         goto out;
     }
-    r = read_version_header(archive, strip, &vh);
+    r = second_pass(archive, strip, family, &pr);
+    if (!r)
+        r = decide_platform(o, archive, fname, family, &pr, &m->platform);
     if (r)
         goto out;
+    vh = pr.version_text;
+    pr.version_text = NULL;
     if (vh && cdd_cudnn_version_from_header(vh, &ma, &mi, &pa) != 0)
         ma = -1;
     char version[64];
@@ -349,7 +507,7 @@ int cdd_manifest_create(const struct cdd_mcreate_opts *o,
         int placed = cdd_role_from_path(m->platform, p, s->is_symlink,
                                         &f->role) == 0;
         if (!placed && s->is_symlink &&
-            m->platform == CDD_PLATFORM_LINUX_X86_64) {
+            !cdd_platform_is_windows(m->platform)) {
             if (!sorted && (r = sorted_paths(&c, &sorted)))
                 goto out;
             if ((r = target_in_folder(sorted, c.n, s, &placed)))
@@ -405,6 +563,8 @@ out:
     }
     *out = m;
     free(vh);
+    free(pr.version_text);
+    free(pr.first_path);
     free(sorted);
     collect_free(&c);
     return r;

@@ -91,7 +91,7 @@ int cdd_doctor(const struct cdd_doctor_opts *o, struct cdd_doctor_result *res)
     struct cdd_dscan s;
     memset(res, 0, sizeof *res);
     cdd_dscan_init(&s, res,
-                   cdd_platform_host() == CDD_PLATFORM_WINDOWS_X86_64,
+                   cdd_platform_is_windows(cdd_platform_host()),
                    o ? o->target : NULL);
     cdd_doctor_scan(&s);
     cdd_doctor_check(&s);

@@ -594,6 +594,9 @@ static void check_subs(struct cdd_dscan *c, int m)
     snprintf(name, sizeof name, "cudnn %s sub-libraries", nm->main);
     for (int s = 0; s < CDD_CUDNN_MAX_SUBS && nm->subs[s]; s++) {
         int first = c->search[m].sub_first[s];
+        const struct cdd_cudnn_major *fm = cdd_cudnn_major_facts(nm->major);
+        if (first < 0 && fm && fm->subs[s].optional)
+            continue; /* only newer releases of the major ship it */
         n_subs++;
         if (first < 0) {
             cdd_sb_printf(&bad, "%s%s missing", bad.n ? "; " : "", nm->subs[s]);

@@ -852,7 +852,7 @@ static void target_prepare(struct cdd_dscan *c)
     if (!c->rc && cdd_target_layout_platform(t, &plat) != 0)
         plat = cdd_platform_host();
     cdd_clear_error();
-    c->t_windows = plat == CDD_PLATFORM_WINDOWS_X86_64;
+    c->t_windows = cdd_platform_is_windows(plat);
     cdd_dr_names_fill(c->t_names, c->t_windows);
     const char *rel = cdd_layout_dir(cdd_layout_select(t->kind, plat),
                                      CDD_ROLE_RUNTIME);

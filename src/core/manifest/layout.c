@@ -30,12 +30,14 @@ static const struct layout_def layouts[CDD_LAYOUT_COUNT] = {
          "Library/share/doc/cudnn", NULL}},
     [CDD_LAYOUT_PREFIX_LINUX] = {"prefix-linux", 0,
         {"lib", "include", NULL, "lib", "share/doc/cudnn", NULL}},
+    [CDD_LAYOUT_CUDA_WINDOWS_X64] = {"cuda-windows-x64", 1,
+        {"bin/x64", "include", "lib/x64", "lib/x64", "doc/cudnn", NULL}},
 };
 
 enum cdd_layout_id cdd_layout_select(enum cdd_target_kind kind,
                                      enum cdd_platform platform)
 {
-    int win = platform == CDD_PLATFORM_WINDOWS_X86_64;
+    int win = cdd_platform_is_windows(platform);
     if (kind == CDD_TARGET_CUDA)
         return win ? CDD_LAYOUT_CUDA_WINDOWS : CDD_LAYOUT_CUDA_LINUX;
     return win ? CDD_LAYOUT_PREFIX_WINDOWS : CDD_LAYOUT_PREFIX_LINUX;
@@ -44,6 +46,16 @@ enum cdd_layout_id cdd_layout_select(enum cdd_target_kind kind,
 const char *cdd_layout_name(enum cdd_layout_id id)
 {
     return id < CDD_LAYOUT_COUNT ? layouts[id].name : "unknown";
+}
+
+int cdd_layout_parse(const char *name, enum cdd_layout_id *out)
+{
+    for (int i = 0; name && i < CDD_LAYOUT_COUNT; i++)
+        if (strcmp(name, layouts[i].name) == 0) {
+            *out = (enum cdd_layout_id)i;
+            return 0;
+        }
+    return -1;
 }
 
 const char *cdd_target_kind_name(enum cdd_target_kind kind)
@@ -94,7 +106,7 @@ int cdd_layout_link_role(const struct cdd_manifest *m, const char *path,
     char *cur = NULL;
     int r = -1;
     /* Windows archives have no symlinks (manifest.c refuses listed ones). */
-    if (!m || !path || !target || m->platform != CDD_PLATFORM_LINUX_X86_64)
+    if (!m || !path || !target || cdd_platform_is_windows(m->platform))
         return -1;
     if (!(cur = beside(path, target)))
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);

@@ -37,8 +37,16 @@ static const char *const role_names[CDD_ROLE_COUNT] = {
 };
 
 static const char *const platform_names[CDD_PLATFORM_COUNT] = {
-    "windows-x86_64",
-    "linux-x86_64",
+    "windows-x86_64", "linux-x86_64", "linux-sbsa", "linux-aarch64",
+    "windows-arm64",
+};
+
+static const struct {
+    const char *name;
+    int elf, pe;
+} machines[CDD_MACHINE_COUNT] = {
+    [CDD_MACHINE_X86_64] = {"x86-64", 62, 0x8664},
+    [CDD_MACHINE_AARCH64] = {"AArch64", 183, 0xaa64},
 };
 
 /* ---- names ---------------------------------------------------------------- */
@@ -77,8 +85,77 @@ int cdd_platform_parse(const char *s, enum cdd_platform *out)
 
 enum cdd_platform cdd_platform_host(void)
 {
+    if (CDD_HOST_AARCH64)
+        return CDD_HOST_WINDOWS ? CDD_PLATFORM_WINDOWS_ARM64
+                                : CDD_PLATFORM_LINUX_SBSA;
     return CDD_HOST_WINDOWS ? CDD_PLATFORM_WINDOWS_X86_64
                             : CDD_PLATFORM_LINUX_X86_64;
+}
+
+int cdd_platform_is_windows(enum cdd_platform p)
+{
+    return p == CDD_PLATFORM_WINDOWS_X86_64 || p == CDD_PLATFORM_WINDOWS_ARM64;
+}
+
+enum cdd_machine cdd_platform_machine(enum cdd_platform p)
+{
+    return p == CDD_PLATFORM_LINUX_SBSA || p == CDD_PLATFORM_LINUX_AARCH64 ||
+                   p == CDD_PLATFORM_WINDOWS_ARM64
+               ? CDD_MACHINE_AARCH64
+               : CDD_MACHINE_X86_64;
+}
+
+enum cdd_machine cdd_host_machine(void)
+{
+    return CDD_HOST_AARCH64 ? CDD_MACHINE_AARCH64 : CDD_MACHINE_X86_64;
+}
+
+const char *cdd_machine_name(enum cdd_machine m)
+{
+    return (unsigned)m < CDD_MACHINE_COUNT ? machines[m].name : "unknown";
+}
+
+int cdd_machine_elf(enum cdd_machine m)
+{
+    return (unsigned)m < CDD_MACHINE_COUNT ? machines[m].elf : -1;
+}
+
+int cdd_machine_pe(enum cdd_machine m)
+{
+    return (unsigned)m < CDD_MACHINE_COUNT ? machines[m].pe : -1;
+}
+
+const char *cdd_platform_names(void)
+{
+    return "windows-x86_64, linux-x86_64, linux-sbsa, linux-aarch64, "
+           "windows-arm64";
+}
+
+int cdd_platform_from_name(const char *file_name, enum cdd_platform *out)
+{
+    int found = -1;
+    for (int i = 0; file_name && i < CDD_PLATFORM_COUNT; i++) {
+        /* "-linux-sbsa-" or a leading "linux-sbsa-": a whole dash-separated
+         * part of the name, never a piece of a longer word. */
+        const char *n = platform_names[i], *p = file_name;
+        size_t k = strlen(n);
+        while ((p = strstr(p, n)) != NULL) {
+            int starts = p == file_name || p[-1] == '-' || p[-1] == '_';
+            int ends = p[k] == '-' || p[k] == '_' || p[k] == '.' || !p[k];
+            if (starts && ends)
+                break;
+            p++;
+        }
+        if (!p)
+            continue;
+        if (found >= 0)
+            return -1;
+        found = i;
+    }
+    if (found < 0)
+        return -1;
+    *out = (enum cdd_platform)found;
+    return 0;
 }
 
 /* ---- role of a path by the layout rules ------------------------------------ */
@@ -122,10 +199,14 @@ int cdd_role_from_path(enum cdd_platform p, const char *path, int is_symlink,
     const char *n;
     if (!path)
         return -1;
-    if (p == CDD_PLATFORM_WINDOWS_X86_64) {
+    if (cdd_platform_is_windows(p)) {
         if (is_symlink)
             return -1;
-        if ((n = name_in(path, "bin", 1)) && has_suffix(n, ".dll", 1))
+        /* bin/ up to cuDNN 9.22, bin/x64/ from 9.23 on (docs/archives.md,
+         * Generations). */
+        if (((n = name_in(path, "bin", 1)) ||
+             (n = name_in(path, "bin/x64", 1))) &&
+            has_suffix(n, ".dll", 1))
             *out = CDD_ROLE_RUNTIME;
         else if ((n = name_in(path, "include", 1)) && has_suffix(n, ".h", 1))
             *out = CDD_ROLE_HEADER;
@@ -137,7 +218,7 @@ int cdd_role_from_path(enum cdd_platform p, const char *path, int is_symlink,
             return -1;
         return 0;
     }
-    if (p != CDD_PLATFORM_LINUX_X86_64)
+    if ((unsigned)p >= CDD_PLATFORM_COUNT)
         return -1;
     if ((n = name_in(path, "lib", 0)) &&
         (has_suffix(n, ".so", 0) || (strstr(n, ".so.") && n[0] != '.'))) {
@@ -565,12 +646,12 @@ static int parse_file(const struct pctx *c, const cJSON *e, const char *jp,
                 cdd_path_printable(role, b, sizeof b));
         goto out;
     }
-    if (f->role == CDD_ROLE_IMPORT_LIB && p != CDD_PLATFORM_WINDOWS_X86_64) {
-        r = bad(c, kjp, "import_lib is only valid on windows-x86_64");
+    if (f->role == CDD_ROLE_IMPORT_LIB && !cdd_platform_is_windows(p)) {
+        r = bad(c, kjp, "import_lib is only valid on a Windows platform");
         goto out;
     }
-    if (f->role == CDD_ROLE_SYMLINK && p != CDD_PLATFORM_LINUX_X86_64) {
-        r = bad(c, kjp, "symlink is only valid on linux-x86_64 "
+    if (f->role == CDD_ROLE_SYMLINK && cdd_platform_is_windows(p)) {
+        r = bad(c, kjp, "symlink is only valid on a Linux platform "
                         "(Windows archives have no symlinks)");
         goto out;
     }
@@ -1127,8 +1208,8 @@ static int parse_root(const struct pctx *c, const cJSON *root)
         return r;
     if (cdd_platform_parse(s, &m->platform) != 0)
         r = bad(c, jp,
-                "unknown platform \"%s\" (expected windows-x86_64 or linux-x86_64)",
-                cdd_path_printable(s, b, sizeof b));
+                "unknown platform \"%s\" (expected one of %s)",
+                cdd_path_printable(s, b, sizeof b), cdd_platform_names());
     free(s);
     if (r || (r = parse_archive(c, root)))
         return r;

@@ -10,18 +10,13 @@
 #include <string.h>
 
 #include "cdd/archive.h"
+#include "cdd/binfile.h"
 #include "cdd/error.h"
 #include "cdd/extract.h"
 #include "cdd/hash.h"
 #include "cdd/pathsafe.h"
 #include "component_int.h"
 #include "plan_int.h"
-
-/* PE: "MZ", e_lfanew at 0x3c, "PE\0\0", then the COFF machine. ELF: class
- * at 4, e_machine at 18. */
-#define PE_MACHINE_AMD64 0x8664u
-#define PE_MACHINE_I386 0x014cu
-#define ELF_MACHINE_X86_64 62u
 
 struct comp {
     struct cdd_tree *tree;
@@ -33,59 +28,13 @@ struct comp {
     int have_item;
 };
 
-static unsigned rd16(const unsigned char *p)
-{
-    return (unsigned)p[0] | (unsigned)p[1] << 8;
-}
-
-static const char *pe_machine_name(unsigned m)
-{
-    return m == PE_MACHINE_I386 ? "x86 (32-bit)"
-           : m == PE_MACHINE_AMD64 ? "x64"
-           : m == 0xaa64u ? "ARM64"
-                          : "another machine";
-}
-
+/* The component's library must be of the parent manifest's platform and
+ * machine: the same header readers as verify (binfile.h), strict (a file
+ * that is no library at all is refused too). */
 int cdd_component_machine_check(struct cdd_rfile *f, enum cdd_platform p,
                                 const char *shown)
 {
-    unsigned char h[64], pe[6];
-    size_t got = 0;
-    int r = cdd_rfile_pread(f, 0, h, sizeof h, &got);
-    if (r)
-        return r;
-    if (p == CDD_PLATFORM_WINDOWS_X86_64) {
-        if (got < sizeof h || h[0] != 'M' || h[1] != 'Z')
-            return cdd_fail(CDD_E_ARCHIVE, shown, 0,
-                            "not a Windows DLL (no MZ header)");
-        uint32_t off = (uint32_t)h[0x3c] | (uint32_t)h[0x3d] << 8 |
-                       (uint32_t)h[0x3e] << 16 | (uint32_t)h[0x3f] << 24;
-        got = 0;
-        if ((r = cdd_rfile_pread(f, off, pe, sizeof pe, &got)) < 0)
-            return r;
-        if (got < sizeof pe || memcmp(pe, "PE\0\0", 4) != 0)
-            return cdd_fail(CDD_E_ARCHIVE, shown, 0,
-                            "not a Windows DLL (no PE header at 0x%lx)",
-                            (unsigned long)off);
-        unsigned m = rd16(pe + 4);
-        if (m != PE_MACHINE_AMD64)
-            return cdd_fail(CDD_E_ARCHIVE, shown, 0,
-                            "a DLL for %s (PE machine 0x%04x), but cuDNN is "
-                            "x64: Windows would refuse to load it with error "
-                            "193 (\"%%1 is not a valid Win32 application\"); "
-                            "the component's archive must be the x64 build",
-                            pe_machine_name(m), m);
-        return 0;
-    }
-    if (got < 20 || memcmp(h, "\177ELF", 4) != 0)
-        return cdd_fail(CDD_E_ARCHIVE, shown, 0,
-                        "not an ELF shared library");
-    if (h[4] != 2 || rd16(h + 18) != ELF_MACHINE_X86_64)
-        return cdd_fail(CDD_E_ARCHIVE, shown, 0,
-                        "an ELF library for another machine (class %u, "
-                        "e_machine %u), but cuDNN is x86-64",
-                        (unsigned)h[4], rd16(h + 18));
-    return 0;
+    return cdd_bin_machine_check(f, p, shown, 1);
 }
 
 static char *staged_rel(struct comp *c, const char *dest)

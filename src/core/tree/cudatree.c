@@ -264,16 +264,121 @@ int cdd_target_layout_platform(const struct cdd_target *t,
                {"Library/bin", 1}},
       lin[] = {{"lib64", 1},             {"targets/x86_64-linux", 1},
                {"bin/nvcc", 0},          {"lib/libcudnn.so.8", 0},
-               {"lib/libcudnn.so.9", 0}};
+               {"lib/libcudnn.so.9", 0}, {"targets/sbsa-linux", 1},
+               {"targets/aarch64-linux", 1}};
     int w = 0, l = 0;
     for (size_t i = 0; i < sizeof win / sizeof win[0]; i++)
         w += present(t->root, win[i].rel, win[i].dir);
     for (size_t i = 0; i < sizeof lin / sizeof lin[0]; i++)
         l += present(t->root, lin[i].rel, lin[i].dir);
+    /* NVIDIA's AArch64 toolkits keep their libraries under targets/
+     * sbsa-linux (server) or targets/aarch64-linux (Jetson), lib64 linking
+     * there as x86-64's does into targets/x86_64-linux. */
+    int sbsa = present(t->root, "targets/sbsa-linux", 1),
+        jetson = present(t->root, "targets/aarch64-linux", 1);
     cdd_clear_error();
     if (!w == !l)
         return -1;
-    *out = w ? CDD_PLATFORM_WINDOWS_X86_64 : CDD_PLATFORM_LINUX_X86_64;
+    *out = w        ? CDD_PLATFORM_WINDOWS_X86_64
+           : sbsa   ? CDD_PLATFORM_LINUX_SBSA
+           : jetson ? CDD_PLATFORM_LINUX_AARCH64
+                    : CDD_PLATFORM_LINUX_X86_64;
+    return 0;
+}
+
+struct cudart_seen {
+    int found;
+};
+
+static int ascii_lower(int c)
+{
+    return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+/* cudart64_*.dll, in any case (NTFS ignores it). */
+static int is_cudart_dll(const char *name)
+{
+    static const char pre[] = "cudart64_", suf[] = ".dll";
+    size_t n = strlen(name), a = sizeof pre - 1, b = sizeof suf - 1;
+    if (n <= a + b)
+        return 0;
+    for (size_t i = 0; i < a; i++)
+        if (ascii_lower((unsigned char)name[i]) != pre[i])
+            return 0;
+    for (size_t i = 0; i < b; i++)
+        if (ascii_lower((unsigned char)name[n - b + i]) != suf[i])
+            return 0;
+    return 1;
+}
+
+static int note_cudart(void *ud, const char *name)
+{
+    struct cudart_seen *s = ud;
+    if (is_cudart_dll(name))
+        s->found = 1;
+    return 0;
+}
+
+/* Does root/rel hold a cudart64_*.dll? A folder that cannot be listed
+ * holds none we can see. */
+static int has_cudart(const char *root, const char *rel)
+{
+    struct cudart_seen s = {0};
+    char *dir = cdd_path_join(root, rel);
+    if (dir && present(root, rel, 1))
+        (void)cdd_fs_list(dir, note_cudart, &s);
+    free(dir);
+    cdd_clear_error();
+    return s.found;
+}
+
+enum cdd_layout_id cdd_target_choose_layout(const struct cdd_target *t,
+                                            const struct cdd_manifest *m,
+                                            const char **why)
+{
+    enum cdd_layout_id id = cdd_layout_select(t->kind, m->platform);
+    *why = t->kind == CDD_TARGET_CUDA ? "the CUDA tree layout of the platform"
+                                      : "the prefix layout of the platform";
+    if (id != CDD_LAYOUT_CUDA_WINDOWS)
+        return id;
+    /* bin/x64 first: a CUDA 13 tree may keep a few tools in bin too. */
+    if (has_cudart(t->root, "bin/x64")) {
+        *why = "the tree's own cudart64_*.dll is in bin\\x64 (CUDA 13's "
+               "layout): cuDNN's DLLs go beside it";
+        return CDD_LAYOUT_CUDA_WINDOWS_X64;
+    }
+    if (has_cudart(t->root, "bin")) {
+        *why = "the tree's own cudart64_*.dll is in bin: cuDNN's DLLs go "
+               "beside it";
+        return CDD_LAYOUT_CUDA_WINDOWS;
+    }
+    int major = t->version.known ? t->version.major : m->cuda_major;
+    if (major >= 13) {
+        *why = "no cudart64_*.dll in the tree's bin or bin\\x64: CUDA 13's "
+               "default, bin\\x64";
+        return CDD_LAYOUT_CUDA_WINDOWS_X64;
+    }
+    *why = "no cudart64_*.dll in the tree's bin or bin\\x64: the default "
+           "before CUDA 13, bin";
+    return CDD_LAYOUT_CUDA_WINDOWS;
+}
+
+int cdd_target_check_platform(enum cdd_platform p, int given,
+                              enum cdd_platform asked)
+{
+    enum cdd_machine want = cdd_platform_machine(p);
+    if (given && asked != p)
+        return cdd_fail(CDD_E_TARGET, NULL, 0,
+                        "--platform %s, but the archive is for %s",
+                        cdd_platform_name(asked), cdd_platform_name(p));
+    if (!given && want != cdd_host_machine())
+        return cdd_fail(CDD_E_TARGET, NULL, 0,
+                        "the archive is for %s (%s libraries) and this host "
+                        "is %s: a tree for another machine is provisioned "
+                        "only on purpose; give --platform %s",
+                        cdd_platform_name(p), cdd_machine_name(want),
+                        cdd_machine_name(cdd_host_machine()),
+                        cdd_platform_name(p));
     return 0;
 }
 

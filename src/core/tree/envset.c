@@ -65,8 +65,7 @@ int cdd_env_fixes(const struct cdd_target *t, enum cdd_layout_id layout,
                   int windows_host, struct cdd_fixes *out)
 {
     char sep = windows_host ? ';' : ':';
-    int win_layout = layout == CDD_LAYOUT_CUDA_WINDOWS ||
-                     layout == CDD_LAYOUT_PREFIX_WINDOWS;
+    int win_layout = cdd_layout_case_insensitive(layout);
     char *lib = host_path(t->root, cdd_layout_dir(layout, CDD_ROLE_RUNTIME),
                           windows_host);
     char *root = host_path(t->root, NULL, windows_host);

@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include "cdd/bghash.h"
+#include "cdd/binfile.h"
+#include "cdd/cudatree.h"
 #include "cdd/deploy.h"
 #include "cdd/env.h"
 #include "cdd/error.h"
@@ -199,6 +201,18 @@ static int note_mtime(struct inst *c, const char *rel, int64_t *mtime_ns)
     return r;
 }
 
+static int staged_machine_check(struct inst *c, const char *rel,
+                                const char *shown)
+{
+    struct cdd_rfile *rf = NULL;
+    int r = rel ? cdd_tree_open_read(c->tree, rel, &rf)
+                : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    if (!r)
+        r = cdd_bin_machine_check(rf, c->o->m->platform, shown, 0);
+    cdd_rfile_close(rf);
+    return r;
+}
+
 static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
 {
     struct inst *c = ud;
@@ -236,6 +250,11 @@ static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
             return r;
         }
         r = note_mtime(c, rel, &it->mtime_ns);
+        /* A runtime library must be of the manifest's platform and machine
+         * (an AArch64 .so in an x86-64 archive, an ARM64 DLL in an x64
+         * zip): read back from the stage through the tree handle. */
+        if (!r && e->role == CDD_ROLE_RUNTIME)
+            r = staged_machine_check(c, rel, e->path);
         free(rel);
         if (r)
             return r;
@@ -332,7 +351,7 @@ static int check_unpinned(struct inst *c)
 
 static int is_windows_layout(enum cdd_layout_id l)
 {
-    return l == CDD_LAYOUT_CUDA_WINDOWS || l == CDD_LAYOUT_PREFIX_WINDOWS;
+    return cdd_layout_case_insensitive(l);
 }
 
 /* What a file that goes to backup is now (for the journal and receipt: a
@@ -1014,11 +1033,14 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     c.o = o;
     c.res = res;
     c.tree = o->tree;
-    c.layout = cdd_layout_select(o->target->kind, o->m->platform);
+    c.layout = cdd_target_choose_layout(o->target, o->m, &res->layout_why);
     c.jobs = o->jobs > 0 ? o->jobs : cdd_cpu_count();
     res->layout = c.layout;
 
-    r = cdd_target_check(o->target, o->m->cuda_major, o->force);
+    r = cdd_target_check_platform(o->m->platform, o->platform_given,
+                                  o->platform);
+    if (!r)
+        r = cdd_target_check(o->target, o->m->cuda_major, o->force);
     /* A tree only an administrator may change is said so now, before the
      * archive is read, not when the first file fails to move. */
     if (!r && !o->dry_run)

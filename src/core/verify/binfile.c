@@ -7,7 +7,9 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/manifest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,31 +34,35 @@ static void sort_exports(struct cdd_bininfo *b)
     b->n_exports = w;
 }
 
+/* Dispatch on the magic: the full parse, or the headers only (identify). */
+static int dispatch(struct cdd_binrd *r, struct cdd_bininfo *out,
+                    int identify)
+{
+    unsigned char magic[4];
+    int rc;
+    if (r->size < 4)
+        return cdd_fail(CDD_E_NOTSUP, r->path, 0,
+                        "too short to be an ELF or PE file (%llu bytes)",
+                        (unsigned long long)r->size);
+    if ((rc = cdd_binrd_read(r, 0, magic, 4, "file header")))
+        return rc;
+    if (memcmp(magic, "\177ELF", 4) == 0)
+        return identify ? cdd_elf_identify(r, out) : cdd_elf_parse(r, out);
+    if (magic[0] == 'M' && magic[1] == 'Z')
+        return identify ? cdd_pe_identify(r, out) : cdd_pe_parse(r, out);
+    return cdd_fail(CDD_E_NOTSUP, r->path, 0,
+                    "not an ELF or PE file (magic %02x %02x %02x %02x)",
+                    magic[0], magic[1], magic[2], magic[3]);
+}
+
 int cdd_bin_parse(const struct cdd_binsrc *src, struct cdd_bininfo *out)
 {
     struct cdd_binrd r;
-    unsigned char magic[4];
     int rc;
 
     memset(out, 0, sizeof *out);
     cdd_binrd_init(&r, src);
-    if (r.size < 4) {
-        rc = cdd_fail(CDD_E_NOTSUP, r.path, 0,
-                      "too short to be an ELF or PE file (%llu bytes)",
-                      (unsigned long long)r.size);
-        goto out;
-    }
-    rc = cdd_binrd_read(&r, 0, magic, 4, "file header");
-    if (rc)
-        goto out;
-    if (memcmp(magic, "\177ELF", 4) == 0)
-        rc = cdd_elf_parse(&r, out);
-    else if (magic[0] == 'M' && magic[1] == 'Z')
-        rc = cdd_pe_parse(&r, out);
-    else
-        rc = cdd_fail(CDD_E_NOTSUP, r.path, 0,
-                      "not an ELF or PE file (magic %02x %02x %02x %02x)",
-                      magic[0], magic[1], magic[2], magic[3]);
+    rc = dispatch(&r, out, 0);
     if (rc)
         goto out;
     sort_exports(out);
@@ -67,6 +73,18 @@ out:
         out->arena_ = NULL; /* the strings are r's, freed below */
         cdd_bininfo_clear(out);
     }
+    cdd_binrd_fini(&r);
+    return rc;
+}
+
+int cdd_bin_identify(const struct cdd_binsrc *src, struct cdd_bininfo *out)
+{
+    struct cdd_binrd r;
+    memset(out, 0, sizeof *out);
+    cdd_binrd_init(&r, src);
+    int rc = dispatch(&r, out, 1);
+    if (rc)
+        memset(out, 0, sizeof *out);
     cdd_binrd_fini(&r);
     return rc;
 }
@@ -167,4 +185,57 @@ void cdd_bininfo_clear(struct cdd_bininfo *b)
     free(b->exports);
     cdd_binarena_free(b->arena_);
     memset(b, 0, sizeof *b);
+}
+
+int cdd_bin_machine_check(struct cdd_rfile *f, enum cdd_platform p,
+                          const char *shown, int strict)
+{
+    struct filesrc fs = {f, shown};
+    struct cdd_binsrc src = {&fs, 0, file_read_at, shown};
+    struct cdd_bininfo bi;
+    int win = cdd_platform_is_windows(p);
+    enum cdd_machine want = cdd_platform_machine(p);
+    int rc = cdd_rfile_size(f, &src.size);
+    if (rc)
+        return rc;
+    rc = cdd_bin_identify(&src, &bi);
+    if ((rc == CDD_E_NOTSUP || rc == CDD_E_CORRUPT) && !strict) {
+        cdd_clear_error();
+        return 0;
+    }
+    if (rc == CDD_E_NOTSUP || rc == CDD_E_CORRUPT) {
+        char *why = strdup(cdd_last_error()->msg);
+        cdd_clear_error();
+        rc = cdd_fail(CDD_E_ARCHIVE, shown, 0, "not %s (%s)",
+                      win ? "a Windows DLL" : "an ELF shared library",
+                      why ? why : "unreadable headers");
+        free(why);
+        return rc;
+    }
+    if (rc)
+        return rc;
+    int fmt_ok = bi.fmt == (win ? CDD_BIN_PE : CDD_BIN_ELF);
+    int want_m = win ? cdd_machine_pe(want) : cdd_machine_elf(want);
+    if (fmt_ok && bi.machine == want_m && (win || bi.is_64))
+        return 0;
+    if (!fmt_ok)
+        return cdd_fail(CDD_E_ARCHIVE, shown, 0,
+                        "a%s %s file, but the platform %s needs %s",
+                        bi.fmt == CDD_BIN_PE ? " PE" : "n ELF",
+                        bi.fmt == CDD_BIN_PE ? "(Windows)" : "(Linux)",
+                        cdd_platform_name(p),
+                        win ? "Windows DLLs" : "ELF shared libraries");
+    char mach[48];
+    snprintf(mach, sizeof mach, win ? "PE machine 0x%04x" : "ELF e_machine %u",
+             (unsigned)bi.machine);
+    return cdd_fail(CDD_E_ARCHIVE, shown, 0,
+                    "a library for %s%s (%s), but the platform %s is %s: %s",
+                    win && bi.machine == 0x014c ? "x86" : bi.machine_name,
+                    (win && bi.machine == 0x014c) || (!win && !bi.is_64)
+                        ? " (32-bit)" : "",
+                    mach, cdd_platform_name(p), cdd_machine_name(want),
+                    win ? "Windows would refuse to load it with error 193 "
+                          "(\"%1 is not a valid Win32 application\")"
+                        : "the loader would refuse it (wrong ELF class or "
+                          "machine)");
 }

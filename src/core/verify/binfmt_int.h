@@ -9,5 +9,8 @@
  * out. */
 int cdd_elf_parse(struct cdd_binrd *r, struct cdd_bininfo *out);
 int cdd_pe_parse(struct cdd_binrd *r, struct cdd_bininfo *out);
+/* The headers only: fmt, is_64 (ELF), machine, machine_name. */
+int cdd_elf_identify(struct cdd_binrd *r, struct cdd_bininfo *out);
+int cdd_pe_identify(struct cdd_binrd *r, struct cdd_bininfo *out);
 
 #endif

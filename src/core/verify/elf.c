@@ -150,10 +150,12 @@ static int map_addr(const struct elf *e, uint64_t addr, uint64_t *off,
     return -1;
 }
 
-static int read_header(struct elf *e, struct cdd_bininfo *out)
+/* The identification and the machine: all cdd_bin_identify() needs. h
+ * receives the ELF header. */
+static int read_ident(struct elf *e, struct cdd_bininfo *out,
+                      unsigned char h[64])
 {
     struct cdd_binrd *r = e->r;
-    unsigned char h[64];
     int rc = cdd_binrd_read(r, 0, h, 16, "ELF identification");
     if (rc)
         return rc;
@@ -170,6 +172,16 @@ static int read_header(struct elf *e, struct cdd_bininfo *out)
     out->is_64 = e->is64;
     out->machine = ld16(e, h + 18);
     out->machine_name = machine_name(out->machine, e->be);
+    return 0;
+}
+
+static int read_header(struct elf *e, struct cdd_bininfo *out)
+{
+    struct cdd_binrd *r = e->r;
+    unsigned char h[64];
+    int rc = read_ident(e, out, h);
+    if (rc)
+        return rc;
     const unsigned char *q = h + (e->is64 ? 32 : 28);
     e->phoff = ldw(e, q);
     e->shoff = ldw(e, q + (e->is64 ? 8 : 4));
@@ -675,6 +687,15 @@ static int collect_exports(struct elf *e, struct cdd_bininfo *out)
     out->exports = ex.v;
     out->n_exports = ex.n;
     return 0;
+}
+
+int cdd_elf_identify(struct cdd_binrd *r, struct cdd_bininfo *out)
+{
+    struct elf e;
+    unsigned char h[64];
+    memset(&e, 0, sizeof e);
+    e.r = r;
+    return read_ident(&e, out, h);
 }
 
 int cdd_elf_parse(struct cdd_binrd *r, struct cdd_bininfo *out)

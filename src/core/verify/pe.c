@@ -137,27 +137,45 @@ static int check_trailer(struct pe *p, uint64_t symtab, uint64_t nsyms)
     return 0;
 }
 
-static int read_headers(struct pe *p, struct cdd_bininfo *out)
+/* The DOS and COFF headers: all cdd_bin_identify() needs. b receives the
+ * COFF header, *pe_off where it lies. */
+static int read_coff(struct cdd_binrd *r, unsigned char b[240],
+                     uint64_t *pe_off, struct cdd_bininfo *out)
 {
-    struct cdd_binrd *r = p->r;
-    unsigned char b[240];
     int rc;
-
     if ((rc = cdd_binrd_read(r, 0, b, 64, "DOS header")))
         return rc;
-    uint64_t pe_off = ld32(b + 0x3c);
-    if ((rc = cdd_binrd_read(r, pe_off, b, 24, "PE header")))
+    *pe_off = ld32(b + 0x3c);
+    if ((rc = cdd_binrd_read(r, *pe_off, b, 24, "PE header")))
         return rc;
     if (memcmp(b, "PE\0\0", 4) != 0)
         return cdd_fail(CDD_E_NOTSUP, r->path, 0,
                         "MZ executable without a PE header (a DOS program?)");
-    int machine = ld16(b + 4);
+    out->fmt = CDD_BIN_PE;
+    out->machine = ld16(b + 4);
+    out->machine_name = machine_name(out->machine);
+    return 0;
+}
+
+int cdd_pe_identify(struct cdd_binrd *r, struct cdd_bininfo *out)
+{
+    unsigned char b[240];
+    uint64_t pe_off;
+    return read_coff(r, b, &pe_off, out);
+}
+
+static int read_headers(struct pe *p, struct cdd_bininfo *out)
+{
+    struct cdd_binrd *r = p->r;
+    unsigned char b[240];
+    uint64_t pe_off;
+    int rc;
+
+    if ((rc = read_coff(r, b, &pe_off, out)))
+        return rc;
     unsigned nsecs = ld16(b + 6);
     uint64_t symtab = ld32(b + 12), nsyms = ld32(b + 16);
     unsigned opt_size = ld16(b + 20);
-    out->fmt = CDD_BIN_PE;
-    out->machine = machine;
-    out->machine_name = machine_name(machine);
 
     uint64_t opt_off = pe_off + 24;
     if (opt_size < 2)

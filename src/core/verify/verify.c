@@ -343,6 +343,9 @@ int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
                                     ? rc->manifest_name
                                     : c.m->name ? c.m->name : c.m->source);
     c.layout = cdd_layout_select(o->target->kind, c.m->platform);
+    /* The receipt says where install put the files (bin or bin/x64). */
+    if (rc && rc->layout)
+        (void)cdd_layout_parse(rc->layout, &c.layout);
     c.host_can_load = c.m->platform == cdd_platform_host();
 
     /* Default level: gpu when a driver is there to use, else load. */

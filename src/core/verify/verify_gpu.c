@@ -23,7 +23,7 @@ static void driver_fit(struct vctx *c, const struct cdd_gpu_info *gi)
     snprintf(tree, sizeof tree, "%d.%d", tmaj, tmin);
     cdd_cuda_version_str(gi->driver_cuda_version, drv, sizeof drv);
     const char *min = cdd_cuda_min_driver(
-        tmaj, c->m->platform == CDD_PLATFORM_WINDOWS_X86_64);
+        tmaj, cdd_platform_is_windows(c->m->platform));
     const char *rel = gi->driver_release[0] ? gi->driver_release : "unknown";
     switch (cdd_gpu_driver_fit(gi->driver_cuda_version, gi->driver_release,
                                tmaj, tmin)) {

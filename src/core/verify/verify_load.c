@@ -152,7 +152,7 @@ static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
 static int fix_libdir(const struct vctx *c, const char *dir, char *buf,
                       size_t len, struct cdd_fixes *fx)
 {
-    int windows = c->m->platform == CDD_PLATFORM_WINDOWS_X86_64;
+    int windows = cdd_platform_is_windows(c->m->platform);
     char native[1024];
     snprintf(native, sizeof native, "%s", dir);
     for (char *p = native; windows && *p; p++)
@@ -317,14 +317,16 @@ static void dependencies(struct vctx *c, struct vlib *l, char *missing,
     memcpy(vr->v, bi.file_version, sizeof vr->v);
     snprintf(vr->problem, sizeof vr->problem, "%s", bi.version_problem);
     int foreign = (bi.fmt == CDD_BIN_PE) !=
-                  (c->m->platform == CDD_PLATFORM_WINDOWS_X86_64);
-    if (foreign || strcmp(bi.machine_name, "x86_64") != 0) {
+                  cdd_platform_is_windows(c->m->platform);
+    enum cdd_machine want = cdd_platform_machine(c->m->platform);
+    if (foreign || bi.machine != (bi.fmt == CDD_BIN_PE ? cdd_machine_pe(want)
+                                                       : cdd_machine_elf(want))) {
         VCHECK(c, name, CDD_CHECK_FAIL,
-               "%s is a %s %s file, not an x86-64 %s library",
+               "%s is a %s %s file, not an %s %s library (platform %s)",
                l->installed, bi.machine_name,
-               bi.fmt == CDD_BIN_PE ? "PE" : "ELF",
-               c->m->platform == CDD_PLATFORM_WINDOWS_X86_64 ? "Windows"
-                                                             : "Linux");
+               bi.fmt == CDD_BIN_PE ? "PE" : "ELF", cdd_machine_name(want),
+               cdd_platform_is_windows(c->m->platform) ? "Windows" : "Linux",
+               cdd_platform_name(c->m->platform));
         cdd_bininfo_clear(&bi);
         return;
     }
@@ -660,13 +662,22 @@ int cdd_verify_load_layer(struct vctx *c)
         if (missing[i])
             dependencies(c, l, missing[i], 1024, &vr[i]);
     }
-    if (c->m->platform == CDD_PLATFORM_WINDOWS_X86_64)
+    if (cdd_platform_is_windows(c->m->platform))
         version_resources(c, vr);
     if (!c->host_can_load) {
+        enum cdd_machine want = cdd_platform_machine(c->m->platform);
         VCHECK(c, "load.open", CDD_CHECK_SKIP,
-               "%s libraries cannot be loaded on this host: search order, "
-               "loading and version functions are checked where they run",
-               cdd_platform_name(c->m->platform));
+               "%s libraries cannot be loaded on this host%s%s%s%s%s: "
+               "search order, loading and version functions are checked "
+               "where they run",
+               cdd_platform_name(c->m->platform),
+               want != cdd_host_machine() ? " (they are " : "",
+               want != cdd_host_machine() ? cdd_machine_name(want) : "",
+               want != cdd_host_machine() ? ", this host is " : "",
+               want != cdd_host_machine()
+                   ? cdd_machine_name(cdd_host_machine())
+                   : "",
+               want != cdd_host_machine() ? ")" : "");
     } else {
         size_t *order = load_order(c);
         for (size_t k = 0; order && k < c->n_libs; k++) {
