@@ -956,5 +956,47 @@ class Planted(VerifyCase):
         self.assertCopiesRemoved()
 
 
+class StrictModes(VerifyCase):
+    """Issue 18: folders another account can write (sshd's StrictModes):
+    reported with the fix, and nothing loaded from them."""
+
+    def test_world_writable_library_folder(self):
+        tree, _ = self.install_fake()
+        lib64 = os.path.join(tree, "lib64")
+        os.chmod(lib64, 0o777)
+        j = self.verify(tree, "--level", "load", expect=EXIT_OK)
+        c = self.check(j.doc, "load.trust", "warn", lib64,
+                       "writable by every account", "StrictModes")
+        fixes = c.get("fixes") or []
+        self.assertTrue(any(f["command"].endswith("chmod o-w " + lib64)
+                            for f in fixes), c)
+        # Our libraries still load: from their proven private copies.
+        self.assertLoadPasses(j.doc)
+        os.chmod(lib64, 0o755)
+        j = self.verify(tree, "--level", "load", expect=EXIT_OK)
+        self.check(j.doc, "load.trust", "pass")
+
+    def test_dependency_from_untrusted_folder_not_loaded(self):
+        """libcudnn_adv_infer needs libcublasLt.so.11, which the loader
+        would take from a world-writable folder on LD_LIBRARY_PATH: not
+        loaded, with the reason; the others load."""
+        tree, _ = self.install_fake("missing_dep")
+        loose = self.scratch("loose")
+        shutil.copy(os.path.join(fakecudnn.cublaslt_stub(),
+                                 fakecudnn.MISSING_DEP), loose)
+        os.chmod(loose, 0o777)
+        j = self.verify(tree, "--level", "load", expect=EXIT_OK,
+                        env={"LD_LIBRARY_PATH": loose})
+        lib = "libcudnn_%s.so.8" % fakecudnn.MISSING_DEP_SUB
+        self.check(j.doc, "load.deps " + lib, "pass", fakecudnn.MISSING_DEP)
+        self.check(j.doc, "load.open " + lib, "skip", fakecudnn.MISSING_DEP,
+                   loose, "writable by every account")
+        self.assertLoadPasses(j.doc, libs=[l for l in ALL_LIBS if l != lib])
+        os.chmod(loose, 0o755)
+        j = self.verify(tree, "--level", "load", expect=EXIT_OK,
+                        env={"LD_LIBRARY_PATH": loose})
+        self.check(j.doc, "load.open " + lib, "pass")
+
+
 if __name__ == "__main__":
     cddtest.main()
