@@ -610,14 +610,50 @@ static char *sid_describe(PSID sid, char **sid_text)
     return out;
 }
 
+/* Is dir the Windows folder or below it (System32)? Whoever can write
+ * there owns the machine already: trusted without reading its DACL (and
+ * Wine's synthesized DACLs there say nothing about a real system). */
+static int in_windows_dir(const char *dir)
+{
+    wchar_t buf[MAX_PATH + 1];
+    UINT n = GetWindowsDirectoryW(buf, MAX_PATH);
+    if (n == 0 || n >= MAX_PATH)
+        return 0;
+    char *win = cdd_utf8_from_w(buf, -1);
+    if (!win) {
+        cdd_clear_error();
+        return 0;
+    }
+    size_t len = strlen(win);
+    int in = 1;
+    for (size_t i = 0; i < len && in; i++) {
+        char a = dir[i], b = win[i];
+        if (a == '\\')
+            a = '/';
+        if (b == '\\')
+            b = '/';
+        if (a >= 'A' && a <= 'Z')
+            a = (char)(a - 'A' + 'a');
+        if (b >= 'A' && b <= 'Z')
+            b = (char)(b - 'A' + 'a');
+        in = a == b;
+    }
+    in = in && (dir[len] == '\0' || dir[len] == '/' || dir[len] == '\\');
+    free(win);
+    return in;
+}
+
 int cdd_lib_dir_trust(const char *dir, int leaf, char **problem,
                       struct cdd_fixes *fix)
 {
     PSECURITY_DESCRIPTOR sd = NULL;
     PACL dacl = NULL;
-    PSID owner = NULL, me = current_user_sid();
+    PSID owner = NULL, me = NULL;
     int r = 0;
     *problem = NULL;
+    if (in_windows_dir(dir))
+        return 0;
+    me = current_user_sid();
     wchar_t *w = cdd_w_path(dir);
     if (!w) {
         free(me);
