@@ -121,6 +121,7 @@ struct cdd_install_opts {
     enum cdd_platform platform;
 };
 
+struct cdd_receipt;
 struct cdd_install_result {
     struct cdd_plan plan;
     int changed;
@@ -134,6 +135,12 @@ struct cdd_install_result {
                                 PER_FILE, UNPINNED */
     size_t omitted[CDD_ROLE_COUNT]; /* entries the profile left out, by role */
     struct cdd_recovery recovery;
+    /* What the install recorded: the receipt it wrote, or for an unchanged
+     * re-install the previous one with every file's size and sha256 taken
+     * from this install's own plan (the archive's bytes). The closing
+     * verify proves the tree against this, never against a file the tree
+     * could have changed since. NULL: nothing installed (dry run, error). */
+    struct cdd_receipt *receipt;
 };
 
 int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res);

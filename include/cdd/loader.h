@@ -75,4 +75,31 @@ int cdd_lib_find_on_path(const char *name, char **out);
 /* Free what cdd_lib_find_all() returned. Accepts NULL. */
 void cdd_lib_paths_free(char **paths, size_t n);
 
+/* ---- proven copies (issue 18) --------------------------------------------
+ * verify loads only bytes it has hashed: each library is copied, hashed
+ * while copying, into a fresh private folder and the copy is loaded. */
+
+/* Create a fresh folder only this account can use, for the copies: POSIX
+ * mkdtemp(3) (mode 0700) in $TMPDIR when that is absolute, else /tmp;
+ * Windows a new folder in the temporary folder with a protected DACL
+ * (owner, SYSTEM, Administrators only). Named cudnn-deploy-load.* so a
+ * leftover of a killed run is recognised. *out malloc'd (absolute); remove
+ * it with cdd_fs_remove_tree() once every library in it is closed. */
+int cdd_lib_private_dir(char **out);
+
+/* May an account other than the caller's (and the system's own: root;
+ * SYSTEM, Administrators, TrustedInstaller) change what dir holds? In the
+ * spirit of sshd's StrictModes. leaf: dir is the folder that holds the
+ * library itself (anyone who may create or replace an entry there counts);
+ * else a folder above one (only who may rename or replace its entries, or
+ * its permissions, counts: a sticky folder such as /tmp protects what it
+ * does not own). 0 with *problem NULL when it is safe, or *problem
+ * (malloc'd) saying who can write ("other-writable (mode 0777)", "owned by
+ * uid 1001", "BUILTIN\Users may add files") and fix holding the commands
+ * that repair it (chmod/chown; icacls). Errors: CDD_E_NOMEM; an unreadable
+ * folder is a problem, not an error. */
+struct cdd_fixes;
+int cdd_lib_dir_trust(const char *dir, int leaf, char **problem,
+                      struct cdd_fixes *fix);
+
 #endif

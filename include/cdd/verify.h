@@ -55,6 +55,7 @@ void cdd_checks_clear(struct cdd_checks *c);
 const char *cdd_cstatus_name(enum cdd_cstatus s);
 
 struct cdd_tree;
+struct cdd_receipt;
 struct cdd_verify_opts {
     const struct cdd_target *target;
     struct cdd_tree *tree;        /* the target's tree, opened by the caller */
@@ -65,6 +66,12 @@ struct cdd_verify_opts {
                          present, else load */
     const struct cdd_gpu_bench_opts *bench; /* NULL: defaults (its math is
                                                ignored: all three run) */
+    /* The hashes to prove the files and libraries against. NULL: the
+     * receipt in the tree. install's closing verify hands the receipt it
+     * has just written (or, for an unchanged re-install, the one its plan
+     * matched with the archive's own hashes), so that neither a swapped
+     * library nor an edited receipt.json between the two is believed. */
+    const struct cdd_receipt *receipt;
 };
 
 struct cdd_verify_result {

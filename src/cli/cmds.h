@@ -72,5 +72,12 @@ int cdd_cli_obtain_plan(const struct cdd_opts_obtain *o,
 int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
                    struct cdd_tree *tree, const struct cdd_manifest *m,
                    const struct cdd_opts_verify *o);
+/* The same, proving the tree against rc (install's own receipt: see
+ * cdd_install_result.receipt); rc NULL: the tree's receipt. */
+struct cdd_receipt;
+int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
+                           struct cdd_tree *tree, const struct cdd_manifest *m,
+                           const struct cdd_opts_verify *o,
+                           const struct cdd_receipt *rc);
 
 #endif

@@ -114,10 +114,19 @@ int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
                    struct cdd_tree *tree, const struct cdd_manifest *m,
                    const struct cdd_opts_verify *vo)
 {
+    return cdd_cli_verify_receipt(rep, t, tree, m, vo, NULL);
+}
+
+int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
+                           struct cdd_tree *tree, const struct cdd_manifest *m,
+                           const struct cdd_opts_verify *vo,
+                           const struct cdd_receipt *rc)
+{
     struct cdd_verify_result res;
     struct cdd_verify_opts o = {.target = t, .tree = tree, .m = m,
                                 .level = vo && vo->level_given
-                                             ? (int)vo->level : -1};
+                                             ? (int)vo->level : -1,
+                                .receipt = rc};
     int r = cdd_verify(&o, &res);
     if (r) {
         cdd_verify_result_clear(&res);

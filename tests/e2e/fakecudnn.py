@@ -274,3 +274,51 @@ def archive(variant="ok"):
         cddrun.run(["manifest", "create", path, "-o", manifest], expect=0)
         return FakeArchive(variant, d, path, manifest)
     return _once(("archive", variant), make)
+
+
+def planted_library(name, marker, size=None):
+    """What an attacker plants for libcudnn[_<sub>].so.8.5.0 (name
+    "libcudnn" or "libcudnn_ops_infer"): the same soname and check symbol,
+    and an ELF constructor that appends to marker (an absolute path) when
+    anything loads it (tests/fakes/fake_planted.c). size: padded with zero
+    bytes to exactly that many (the original's size, so a size check cannot
+    tell them apart); ValueError when the planted one is larger."""
+    import hashlib
+    key = hashlib.sha256(marker.encode()).hexdigest()[:16]
+
+    def make():
+        d = _build_dir("planted-" + key)
+        defines = ['MARKER_PATH="%s"' % marker]
+        sub = name[len("libcudnn_"):] if name.startswith("libcudnn_") else None
+        if sub:
+            defines.append("CHECK_SYMBOL=" + CHECK_SYMBOLS[sub])
+        out = os.path.join(d, _real(name))
+        cc_shared(out, ["fake_planted.c"], _soname(name), defines)
+        subprocess.run(["strip", "--strip-unneeded", out],
+                       stderr=subprocess.DEVNULL)
+        return out
+    built = _once(("planted", name, marker), make)
+    data = _read(built)
+    if size is not None:
+        if len(data) > size:
+            raise ValueError("planted %s is %d bytes, more than %d"
+                             % (name, len(data), size))
+        data += b"\0" * (size - len(data))
+    return data
+
+
+def plant(tree, name, marker, libdir="lib64"):
+    """Replace the installed real file of name in tree by the planted
+    library with the original's size, mode and modification time (a new
+    file renamed over it, as a writer of the folder would). Returns its
+    path."""
+    path = os.path.join(tree, libdir, _real(name))
+    st = os.stat(path)
+    data = planted_library(name, marker, st.st_size)
+    tmp = path + ".planting"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.chmod(tmp, st.st_mode & 0o7777)
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, path)
+    return path

@@ -228,7 +228,7 @@ class AllPass(VerifyCase):
         # its fix; no single passing check of the load layer.
         self.assertRegex(r.err, r"(?m)^  pass  files: all 25 files present "
                          r"and unchanged since install \(sha256\); no stray")
-        self.assertRegex(r.err, r"(?m)^  pass  load: 22 other checks passed$")
+        self.assertRegex(r.err, r"(?m)^  pass  load: 23 other checks passed$")
         self.assertRegex(r.err, r"(?m)^  warn  load.search ")
         self.assertRegex(r.err, r"(?m)^        > fix \(this shell\): export ")
         self.assertNotIn("load.version", r.err)
@@ -787,6 +787,216 @@ class InstallAndLevels(VerifyCase):
         r = run(["verify", "--cuda-root", tree, "--level", "bogus"],
                 env=env_with(), expect=EXIT_USAGE)
         self.assertIn("--level", r.err)
+
+
+class Planted(VerifyCase):
+    """Issue 18, from the attacker's side: an account that can write the
+    tree plants a library whose ELF constructor writes a marker file, with
+    the original's size, mode and mtime. verify and install's closing
+    verify never load it (the marker never appears), and say what changed.
+    A thread swapping the file between the good and the planted bytes while
+    verify runs in a loop never gets its code run either."""
+
+    OPS = "libcudnn_ops_infer"
+
+    def setUp(self):
+        super(Planted, self).setUp()
+        self.marker = os.path.join(self.scratch("marker"), "ran")
+        # The private copies' folder lands here, so that its removal shows.
+        self.tmpdir = self.scratch("tmpdir")
+
+    def assertNotRun(self):
+        self.assertFalse(os.path.exists(self.marker),
+                         "the planted library's constructor ran")
+
+    def assertCopiesRemoved(self):
+        self.assertEqual(os.listdir(self.tmpdir), [],
+                         "the private copies were left behind")
+
+    def run_verify(self, tree, expect=None, **env):
+        env.setdefault("LD_LIBRARY_PATH", os.path.join(tree, "lib64"))
+        env["TMPDIR"] = self.tmpdir
+        return self.verify(tree, "--level", "load", expect=expect, env=env)
+
+    def test_planted_sub_library_never_loaded(self):
+        """The tree's folder is on LD_LIBRARY_PATH, so a library loaded from
+        there (or one needing it by name) would run the planted code."""
+        tree, _ = self.install_fake()
+        fakecudnn.plant(tree, self.OPS, self.marker)
+        j = self.run_verify(tree, expect=EXIT_CHECK)
+        self.assertNotRun()
+        self.assertCopiesRemoved()
+        self.check(j.doc, "files.changed", "fail",
+                   "lib64/libcudnn_ops_infer.so.8.5.0")
+        lib = self.OPS + ".so.8"
+        self.check(j.doc, "load.open " + lib, "skip",
+                   "changed since install, not loaded")
+        self.check(j.doc, "load.check " + lib, "skip",
+                   "changed since install, not loaded")
+        # cnn_infer needs it by name: the loader would search for it.
+        self.check(j.doc, "load.open libcudnn_cnn_infer.so.8", "skip",
+                   "it needs " + lib, "was not proven")
+        others = [l for l in ALL_LIBS
+                  if l not in (lib, "libcudnn_cnn_infer.so.8")]
+        for other in others:
+            self.check(j.doc, "load.open " + other, "pass", "proven")
+        self.check(j.doc, "load.version", "pass")
+
+    def test_planted_main_library_never_loaded(self):
+        tree, _ = self.install_fake()
+        fakecudnn.plant(tree, "libcudnn", self.marker)
+        j = self.run_verify(tree, expect=EXIT_CHECK)
+        self.assertNotRun()
+        self.check(j.doc, "load.open " + MAIN, "skip",
+                   "changed since install, not loaded")
+        self.check(j.doc, "load.version", "skip",
+                   "changed since install, not loaded")
+
+    def test_reinstall_never_runs_planted(self):
+        """Same size and mtime: the re-install's fast path may call the file
+        unchanged; its closing verify still hashes what it loads. Either the
+        install repairs the file or it reports it -- the code never runs."""
+        tree, _ = self.install_fake()
+        path = fakecudnn.plant(tree, self.OPS, self.marker)
+        fx = fakecudnn.archive("ok")
+        env = env_with(LD_LIBRARY_PATH=os.path.join(tree, "lib64"),
+                       TMPDIR=self.tmpdir)
+        j = run_json(fx.install_args(tree), env=env,
+                     expect=(EXIT_OK, EXIT_CHECK))
+        self.assertNotRun()
+        self.assertCopiesRemoved()
+        with open(path, "rb") as f, \
+                open(fakecudnn.sub_library("ops_infer"), "rb") as g:
+            repaired = f.read() == g.read()
+        if j.rc == EXIT_CHECK:
+            self.assertFalse(repaired)
+            self.check(j.doc, "load.open " + self.OPS + ".so.8", "skip",
+                       "changed since install, not loaded")
+        else:
+            self.assertTrue(repaired, "install passed with the planted file")
+
+    def test_soname_resolves_to_the_proven_copy(self):
+        """libcudnn_cnn_infer needs libcudnn_ops_infer.so.8 by name. A
+        planted copy of that name earlier on LD_LIBRARY_PATH is what the
+        loader would pick for a bare name -- yet the proven copy loaded
+        first answers the name (glibc matches loaded sonames), so it never
+        runs. The tree is intact: everything passes."""
+        tree, _ = self.install_fake()
+        elsewhere = self.scratch("elsewhere")
+        data = fakecudnn.planted_library(self.OPS, self.marker)
+        with open(os.path.join(elsewhere, self.OPS + ".so.8"), "wb") as f:
+            f.write(data)
+        j = self.run_verify(tree, expect=EXIT_OK, LD_LIBRARY_PATH=(
+            elsewhere + ":" + os.path.join(tree, "lib64")))
+        self.assertNotRun()
+        self.check(j.doc, "load.search " + self.OPS + ".so.8", "warn",
+                   "BEFORE ours")
+        self.assertLoadPasses(j.doc)
+
+    def test_concurrent_swap_never_runs_planted(self):
+        """A thread flips the installed file between the good and the
+        planted bytes (same size, mode, mtime; renamed over it) as fast as
+        it can while verify runs 50 times, then install (re-install with
+        its closing verify) 10 times."""
+        import threading
+        tree, _ = self.install_fake()
+        real = os.path.join(tree, "lib64", self.OPS + ".so.8.5.0")
+        st = os.stat(real)
+        stage = self.scratch("stage")
+        good, bad = os.path.join(stage, "good"), os.path.join(stage, "bad")
+        shutil.copyfile(real, good)
+        with open(bad, "wb") as f:
+            f.write(fakecudnn.planted_library(self.OPS, self.marker,
+                                              st.st_size))
+        for p in (good, bad):
+            os.chmod(p, st.st_mode & 0o7777)
+            os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+        # The flips rename within the tree's folder (same filesystem).
+        tmp = real + ".flip"
+        stop = threading.Event()
+        flips = [0]
+
+        def swapper():
+            while not stop.is_set():
+                src = bad if flips[0] % 2 == 0 else good
+                shutil.copyfile(src, tmp)
+                os.chmod(tmp, st.st_mode & 0o7777)
+                os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+                os.replace(tmp, real)
+                flips[0] += 1
+
+        t = threading.Thread(target=swapper)
+        t.start()
+        outcomes = {"proven": 0, "changed": 0}
+        try:
+            for _ in range(50):
+                j = self.run_verify(tree, expect=(EXIT_OK, EXIT_CHECK))
+                c = self.checks(j.doc, "load.open " + self.OPS + ".so.8")
+                if c and c[0]["status"] == "pass":
+                    outcomes["proven"] += 1
+                else:
+                    outcomes["changed"] += 1
+                self.assertNotRun()
+            fx = fakecudnn.archive("ok")
+            env = env_with(LD_LIBRARY_PATH=os.path.join(tree, "lib64"),
+                           TMPDIR=self.tmpdir)
+            for _ in range(10):
+                run_json(fx.install_args(tree), env=env,
+                         expect=(EXIT_OK, EXIT_CHECK, 3, 4))
+                self.assertNotRun()
+        finally:
+            stop.set()
+            t.join()
+        sys.stderr.write("\n  swap: %d flips, verify runs: %d loaded the "
+                         "proven bytes, %d refused changed bytes\n"
+                         % (flips[0], outcomes["proven"], outcomes["changed"]))
+        self.assertGreater(flips[0], 50)
+        self.assertGreater(outcomes["changed"], 0,
+                           "the swap never hit a verify run: no evidence")
+        self.assertNotRun()
+        self.assertCopiesRemoved()
+
+
+class StrictModes(VerifyCase):
+    """Issue 18: folders another account can write (sshd's StrictModes):
+    reported with the fix, and nothing loaded from them."""
+
+    def test_world_writable_library_folder(self):
+        tree, _ = self.install_fake()
+        lib64 = os.path.join(tree, "lib64")
+        os.chmod(lib64, 0o777)
+        j = self.verify(tree, "--level", "load", expect=EXIT_OK)
+        c = self.check(j.doc, "load.trust", "warn", lib64,
+                       "writable by every account", "StrictModes")
+        fixes = c.get("fixes") or []
+        self.assertTrue(any(f["command"].endswith("chmod o-w " + lib64)
+                            for f in fixes), c)
+        # Our libraries still load: from their proven private copies.
+        self.assertLoadPasses(j.doc)
+        os.chmod(lib64, 0o755)
+        j = self.verify(tree, "--level", "load", expect=EXIT_OK)
+        self.check(j.doc, "load.trust", "pass")
+
+    def test_dependency_from_untrusted_folder_not_loaded(self):
+        """libcudnn_adv_infer needs libcublasLt.so.11, which the loader
+        would take from a world-writable folder on LD_LIBRARY_PATH: not
+        loaded, with the reason; the others load."""
+        tree, _ = self.install_fake("missing_dep")
+        loose = self.scratch("loose")
+        shutil.copy(os.path.join(fakecudnn.cublaslt_stub(),
+                                 fakecudnn.MISSING_DEP), loose)
+        os.chmod(loose, 0o777)
+        j = self.verify(tree, "--level", "load", expect=EXIT_OK,
+                        env={"LD_LIBRARY_PATH": loose})
+        lib = "libcudnn_%s.so.8" % fakecudnn.MISSING_DEP_SUB
+        self.check(j.doc, "load.deps " + lib, "pass", fakecudnn.MISSING_DEP)
+        self.check(j.doc, "load.open " + lib, "skip", fakecudnn.MISSING_DEP,
+                   loose, "writable by every account")
+        self.assertLoadPasses(j.doc, libs=[l for l in ALL_LIBS if l != lib])
+        os.chmod(loose, 0o755)
+        j = self.verify(tree, "--level", "load", expect=EXIT_OK,
+                        env={"LD_LIBRARY_PATH": loose})
+        self.check(j.doc, "load.open " + lib, "pass")
 
 
 if __name__ == "__main__":

@@ -16,13 +16,18 @@
  * the NVIDIA driver never installs there. */
 #include "cdd/loader.h"
 
+#include "cdd/compat_attr.h"
 #include "cdd/env.h"
 #include "cdd/error.h"
+#include "cdd/fix.h"
 #include "cdd/ldcache.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,4 +362,122 @@ int cdd_lib_find_on_path(const char *name, char **out)
     *out = NULL;
     return cdd_fail(CDD_E_NOTSUP, name, 0,
                     "the dynamic linker does not look on PATH");
+}
+
+/* ---- proven copies: the private folder -------------------------------- */
+
+int cdd_lib_private_dir(char **out)
+{
+    const char *tmp = cdd_getenv("TMPDIR");
+    *out = NULL;
+    if (!tmp || tmp[0] != '/')
+        tmp = "/tmp";
+    size_t len = strlen(tmp) + sizeof "/cudnn-deploy-load.XXXXXX";
+    char *p = malloc(len);
+    if (!p)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    snprintf(p, len, "%s%scudnn-deploy-load.XXXXXX", tmp,
+             tmp[strlen(tmp) - 1] == '/' ? "" : "/");
+    /* mkdtemp: a name nobody held, created 0700 by this call, so nothing
+     * another account prepared can be in it. */
+    if (!mkdtemp(p)) {
+        int e = errno;
+        int r = cdd_fail_errno(p, e, "cannot create a private folder for "
+                                     "the libraries to load");
+        free(p);
+        return r;
+    }
+    *out = p;
+    return 0;
+}
+
+/* ---- StrictModes ------------------------------------------------------ */
+
+/* Is gid a group we trust with write access? gid 0, and the caller's own
+ * primary group when its member list names nobody but the caller (Debian's
+ * user private groups). Whether another account has it as its primary
+ * group is not known without reading every account: not looked for. */
+static int group_trusted(gid_t gid)
+{
+    if (gid == 0)
+        return 1;
+    if (gid != getegid())
+        return 0;
+    struct group *g = getgrgid(gid);
+    struct passwd *pw = getpwuid(geteuid());
+    if (!g)
+        return 0;
+    for (char **m = g->gr_mem; m && *m; m++)
+        if (!pw || strcmp(*m, pw->pw_name) != 0)
+            return 0;
+    return 1;
+}
+
+static char *fmt_alloc(const char *fmt, ...) CDD_PRINTF(1, 2);
+static char *fmt_alloc(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (!s)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+int cdd_lib_dir_trust(const char *dir, int leaf, char **problem,
+                      struct cdd_fixes *fix)
+{
+    struct stat st;
+    uid_t me = geteuid();
+    *problem = NULL;
+    /* The caller hands real folders (realpath): a link has no permissions
+     * of its own that matter. */
+    if (stat(dir, &st) != 0) {
+        *problem = fmt_alloc("cannot be examined (%s)", strerror(errno));
+        return *problem ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    int sticky = (st.st_mode & S_ISVTX) && !leaf;
+    int owner_bad = st.st_uid != 0 && st.st_uid != me;
+    int group_bad = (st.st_mode & S_IWGRP) && !sticky &&
+                    !group_trusted(st.st_gid);
+    int other_bad = (st.st_mode & S_IWOTH) && !sticky;
+    if (!owner_bad && !group_bad && !other_bad)
+        return 0;
+    char owner[96] = "", group[96] = "";
+    if (owner_bad) {
+        struct passwd *pw = getpwuid(st.st_uid);
+        snprintf(owner, sizeof owner, "owned by %s%s(uid %ld)",
+                 pw ? pw->pw_name : "", pw ? " " : "", (long)st.st_uid);
+    }
+    if (group_bad) {
+        struct group *g = getgrgid(st.st_gid);
+        snprintf(group, sizeof group, "writable by group %s%s(gid %ld)",
+                 g ? g->gr_name : "", g ? " " : "", (long)st.st_gid);
+    }
+    *problem = fmt_alloc("%s%s%s%s%s (mode %04o)", owner,
+                         *owner && (*group || other_bad) ? ", " : "", group,
+                         *group && other_bad ? ", " : "",
+                         other_bad ? "writable by every account" : "",
+                         (unsigned)(st.st_mode & 07777));
+    if (!*problem)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    int r = 0;
+    if (fix && (group_bad || other_bad)) {
+        const char *argv[] = {"chmod", group_bad && other_bad ? "go-w"
+                                       : group_bad ? "g-w" : "o-w",
+                              dir, NULL};
+        r = cdd_fixes_run(fix, CDD_FIX_SYSTEM, argv);
+    }
+    if (!r && fix && owner_bad) {
+        const char *argv[] = {"chown", "root:root", dir, NULL};
+        r = cdd_fixes_run(fix, CDD_FIX_SYSTEM, argv);
+    }
+    return r;
 }

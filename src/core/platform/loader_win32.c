@@ -25,7 +25,12 @@
 
 #include "cdd/env.h"
 #include "cdd/error.h"
+#include "cdd/fix.h"
 #include "win32_int.h"
+
+#include <aclapi.h>
+#include <bcrypt.h>
+#include <sddl.h>
 
 #define DRIVER_DLL "nvcuda.dll"
 #define DRIVER_ENV "CUDNN_DEPLOY_DRIVER_LIB"
@@ -478,4 +483,256 @@ void cdd_lib_close(struct cdd_lib *l)
         FreeLibrary(l->h);
     free(l->path);
     free(l);
+}
+
+/* ---- proven copies: the private folder -------------------------------- */
+
+/* Owner, SYSTEM and Administrators: full control, inherited by the copies;
+ * "P": the temporary folder's own ACEs are not inherited. */
+#define PRIVATE_SDDL L"D:P(A;OICI;FA;;;OW)(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
+
+int cdd_lib_private_dir(char **out)
+{
+    wchar_t tmp[MAX_PATH + 1];
+    *out = NULL;
+    DWORD n = GetTempPathW(MAX_PATH + 1, tmp);
+    if (n == 0 || n > MAX_PATH)
+        return cdd_fail_win32(NULL, GetLastError(),
+                              "cannot find the temporary folder");
+    PSECURITY_DESCRIPTOR sd = NULL;
+    if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(
+            PRIVATE_SDDL, SDDL_REVISION_1, &sd, NULL))
+        return cdd_fail_win32(NULL, GetLastError(),
+                              "cannot build the private folder's DACL");
+    SECURITY_ATTRIBUTES sa = {sizeof sa, sd, FALSE};
+    int r = 1; /* no outcome yet */
+    for (int attempt = 0; attempt < 16 && r == 1; attempt++) {
+        unsigned char rnd[8];
+        wchar_t name[MAX_PATH + 64];
+        if (BCryptGenRandom(NULL, rnd, sizeof rnd,
+                            BCRYPT_USE_SYSTEM_PREFERRED_RNG) != 0) {
+            r = cdd_fail(CDD_E_IO, NULL, 0, "no random numbers");
+            break;
+        }
+        _snwprintf(name, sizeof name / sizeof name[0] - 1,
+                   L"%lscudnn-deploy-load.%02x%02x%02x%02x%02x%02x%02x%02x",
+                   tmp, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5],
+                   rnd[6], rnd[7]);
+        name[sizeof name / sizeof name[0] - 1] = L'\0';
+        /* CreateDirectoryW fails on an existing name: a folder someone
+         * prepared is never taken. */
+        if (CreateDirectoryW(name, &sa)) {
+            *out = cdd_path_from_w(name);
+            r = *out ? 0 : cdd_last_error()->code;
+        } else if (GetLastError() != ERROR_ALREADY_EXISTS) {
+            r = cdd_fail_win32(NULL, GetLastError(), "cannot create a private "
+                               "folder for the libraries to load");
+        }
+    }
+    LocalFree(sd);
+    if (r == 1)
+        r = cdd_fail(CDD_E_IO, NULL, 0, "no free name for a private folder");
+    return r;
+}
+
+/* ---- StrictModes: the folder's DACL ------------------------------------ */
+
+/* Principals that are the system itself: what they may write is not a
+ * less trusted account's. */
+static int sid_trusted(PSID sid, PSID me)
+{
+    static const WELL_KNOWN_SID_TYPE ok[] = {
+        WinLocalSystemSid, WinBuiltinAdministratorsSid, WinCreatorOwnerSid};
+    if (me && EqualSid(sid, me))
+        return 1;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (IsWellKnownSid(sid, ok[i]))
+            return 1;
+    /* NT SERVICE\TrustedInstaller: S-1-5-80-956008885-3418522649-
+     * 1831038044-1853292631-2271478464. */
+    wchar_t *s = NULL;
+    int ti = 0;
+    if (ConvertSidToStringSidW(sid, &s)) {
+        ti = wcscmp(s, L"S-1-5-80-956008885-3418522649-1831038044-"
+                       L"1853292631-2271478464") == 0;
+        LocalFree(s);
+    }
+    return ti;
+}
+
+static PSID current_user_sid(void)
+{
+    HANDLE tok = NULL;
+    DWORD len = 0;
+    PSID sid = NULL;
+    if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &tok))
+        return NULL;
+    GetTokenInformation(tok, TokenUser, NULL, 0, &len);
+    TOKEN_USER *tu = len ? malloc(len) : NULL;
+    if (tu && GetTokenInformation(tok, TokenUser, tu, len, &len)) {
+        DWORD n = GetLengthSid(tu->User.Sid);
+        if ((sid = malloc(n)) != NULL && !CopySid(n, sid, tu->User.Sid)) {
+            free(sid);
+            sid = NULL;
+        }
+    }
+    free(tu);
+    CloseHandle(tok);
+    return sid;
+}
+
+/* "DOMAIN\name (S-1-...)" or the SID alone; malloc'd UTF-8. */
+static char *sid_describe(PSID sid, char **sid_text)
+{
+    wchar_t name[256], dom[256], *s = NULL;
+    DWORD nl = 256, dl = 256;
+    SID_NAME_USE use;
+    char *out = NULL, *u_sid = NULL, *u_name = NULL;
+    *sid_text = NULL;
+    if (ConvertSidToStringSidW(sid, &s)) {
+        u_sid = cdd_utf8_from_w(s, -1);
+        LocalFree(s);
+    }
+    if (LookupAccountSidW(NULL, sid, name, &nl, dom, &dl, &use)) {
+        wchar_t full[520];
+        _snwprintf(full, 519, L"%ls%ls%ls", dom, dom[0] ? L"\\" : L"", name);
+        full[519] = L'\0';
+        u_name = cdd_utf8_from_w(full, -1);
+    }
+    cdd_clear_error();
+    size_t len = (u_name ? strlen(u_name) : 0) + (u_sid ? strlen(u_sid) : 0) +
+                 8;
+    if ((out = malloc(len)) != NULL)
+        snprintf(out, len, "%s%s%s%s", u_name ? u_name : "",
+                 u_name ? " (" : "", u_sid ? u_sid : "?", u_name ? ")" : "");
+    free(u_name);
+    *sid_text = u_sid;
+    return out;
+}
+
+/* Is dir the Windows folder or below it (System32)? Whoever can write
+ * there owns the machine already: trusted without reading its DACL (and
+ * Wine's synthesized DACLs there say nothing about a real system). */
+static int in_windows_dir(const char *dir)
+{
+    wchar_t buf[MAX_PATH + 1];
+    UINT n = GetWindowsDirectoryW(buf, MAX_PATH);
+    if (n == 0 || n >= MAX_PATH)
+        return 0;
+    char *win = cdd_utf8_from_w(buf, -1);
+    if (!win) {
+        cdd_clear_error();
+        return 0;
+    }
+    size_t len = strlen(win);
+    int in = 1;
+    for (size_t i = 0; i < len && in; i++) {
+        char a = dir[i], b = win[i];
+        if (a == '\\')
+            a = '/';
+        if (b == '\\')
+            b = '/';
+        if (a >= 'A' && a <= 'Z')
+            a = (char)(a - 'A' + 'a');
+        if (b >= 'A' && b <= 'Z')
+            b = (char)(b - 'A' + 'a');
+        in = a == b;
+    }
+    in = in && (dir[len] == '\0' || dir[len] == '/' || dir[len] == '\\');
+    free(win);
+    return in;
+}
+
+int cdd_lib_dir_trust(const char *dir, int leaf, char **problem,
+                      struct cdd_fixes *fix)
+{
+    PSECURITY_DESCRIPTOR sd = NULL;
+    PACL dacl = NULL;
+    PSID owner = NULL, me = NULL;
+    int r = 0;
+    *problem = NULL;
+    if (in_windows_dir(dir))
+        return 0;
+    me = current_user_sid();
+    wchar_t *w = cdd_w_path(dir);
+    if (!w) {
+        free(me);
+        return cdd_last_error()->code;
+    }
+    DWORD e = GetNamedSecurityInfoW(w, SE_FILE_OBJECT,
+                                    OWNER_SECURITY_INFORMATION |
+                                        DACL_SECURITY_INFORMATION,
+                                    &owner, NULL, &dacl, NULL, &sd);
+    free(w);
+    if (e != ERROR_SUCCESS) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "its permissions cannot be read (error %lu)",
+                 (unsigned long)e);
+        free(me);
+        return (*problem = str_dup(msg)) ? 0
+                                         : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    /* Rights that let someone plant or swap code below dir. In the folder
+     * that holds the library: adding a file or folder, deleting an entry,
+     * the DACL or owner, and the folder itself (DELETE renames it). Above:
+     * only what renames or replaces an entry, or the folder itself
+     * (FILE_ADD_SUBDIRECTORY on C:\ for Users is normal and harmless). */
+    ACCESS_MASK bad = FILE_DELETE_CHILD | WRITE_DAC | WRITE_OWNER | DELETE |
+                      GENERIC_WRITE | GENERIC_ALL;
+    if (leaf)
+        bad |= FILE_ADD_FILE | FILE_ADD_SUBDIRECTORY;
+    char buf[1024] = "";
+    size_t used = 0;
+    if (owner && !sid_trusted(owner, me)) {
+        char *st = NULL, *who = sid_describe(owner, &st);
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "owned by %s",
+                                 who ? who : "another account");
+        free(who);
+        free(st);
+        const char *argv[] = {"icacls", dir, "/setowner", "*S-1-5-32-544",
+                              NULL};
+        if (fix && !r)
+            r = cdd_fixes_run(fix, CDD_FIX_SYSTEM, argv);
+    }
+    if (!dacl) {
+        /* A NULL DACL grants everyone everything. */
+        used += (size_t)snprintf(buf + used, sizeof buf - used,
+                                 "%sno DACL: every account may write",
+                                 used ? ", " : "");
+    }
+    for (DWORD i = 0; dacl && i < dacl->AceCount && used < sizeof buf - 200;
+         i++) {
+        ACE_HEADER *h = NULL;
+        if (!GetAce(dacl, i, (void **)&h) ||
+            h->AceType != ACCESS_ALLOWED_ACE_TYPE ||
+            (h->AceFlags & INHERIT_ONLY_ACE))
+            continue;
+        ACCESS_ALLOWED_ACE *a = (ACCESS_ALLOWED_ACE *)h;
+        PSID sid = (PSID)&a->SidStart;
+        if (!(a->Mask & bad) || sid_trusted(sid, me))
+            continue;
+        char *st = NULL, *who = sid_describe(sid, &st);
+        used += (size_t)snprintf(buf + used, sizeof buf - used,
+                                 "%s%s may write (access mask 0x%lx)",
+                                 used ? ", " : "", who ? who : "an account",
+                                 (unsigned long)a->Mask);
+        if (fix && !r && st) {
+            /* Inherited ACEs cannot be removed: copy them first. */
+            char grant[160];
+            snprintf(grant, sizeof grant, "*%s", st);
+            const char *inh[] = {"icacls", dir, "/inheritance:d", NULL};
+            const char *rm[] = {"icacls", dir, "/remove:g", grant, NULL};
+            if ((h->AceFlags & INHERITED_ACE))
+                r = cdd_fixes_run(fix, CDD_FIX_SYSTEM, inh);
+            if (!r)
+                r = cdd_fixes_run(fix, CDD_FIX_SYSTEM, rm);
+        }
+        free(who);
+        free(st);
+    }
+    LocalFree(sd);
+    free(me);
+    if (!r && used && !(*problem = str_dup(buf)))
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    return r;
 }

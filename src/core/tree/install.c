@@ -54,6 +54,7 @@ void cdd_install_result_clear(struct cdd_install_result *r)
     cdd_plan_clear(&r->plan);
     free(r->txn_id);
     cdd_recovery_clear(&r->recovery);
+    cdd_receipt_free(r->receipt);
     memset(r, 0, sizeof *r);
 }
 
@@ -836,8 +837,33 @@ static int queue_commit(struct inst *c, const struct cdd_receipt *prev)
     }
     free(rtext);
     free(mtext);
+    /* Kept for the closing verify: the hashes this install wrote. */
+    if (!r && (c->res->receipt = malloc(sizeof rc)) != NULL) {
+        memcpy(c->res->receipt, &rc, sizeof rc);
+        memset(&rc, 0, sizeof rc);
+    }
     cdd_receipt_clear(&rc);
     return r;
+}
+
+/* An unchanged re-install: the previous receipt, but every file's size and
+ * hash as this install's plan has them (from the archive), so the closing
+ * verify does not take them from the tree's receipt.json. */
+static void keep_receipt_unchanged(struct inst *c, struct cdd_receipt *prev)
+{
+    const struct cdd_plan *p = &c->res->plan;
+    for (size_t i = 0; i < p->n; i++) {
+        const struct cdd_plan_item *it = &p->items[i];
+        for (size_t k = 0; k < prev->n_files; k++) {
+            struct cdd_rfile_entry *f = &prev->files[k];
+            if (strcmp(f->path, it->path) != 0 || it->is_symlink ||
+                it->in_place || f->is_symlink)
+                continue;
+            f->size = it->size;
+            memcpy(f->sha256, it->sha256, CDD_SHA256_LEN);
+        }
+    }
+    c->res->receipt = prev;
 }
 
 static void log_install(struct inst *c)
@@ -1153,6 +1179,8 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     if (same_as_before(&c, prev)) {
         res->changed = 0;
         save_ids(&c, &arch_rec);
+        keep_receipt_unchanged(&c, prev);
+        prev = NULL;
         goto out;
     }
     r = queue_commit(&c, prev);

@@ -152,6 +152,18 @@ static void check_chain(struct vctx *c, const char *rel, size_t *bad)
     VCHECK(c, "files.chain", CDD_CHECK_FAIL, "%s: symlink loop", rel);
 }
 
+/* Remember a tree path the files layer found missing or changed: the load
+ * layer never loads it. */
+static void note_changed(struct vctx *c, const char *rel)
+{
+    char **v = realloc(c->changed, (c->n_changed + 1) * sizeof *v);
+    if (!v)
+        return; /* the library is still hashed before it is loaded */
+    c->changed = v;
+    if ((v[c->n_changed] = strdup(rel)) != NULL)
+        c->n_changed++;
+}
+
 /* *nothing: no receipt, and not one of the manifest's files is there (the
  * caller then says so once, instead of a failure per file and library). */
 static int files_layer(struct vctx *c, int *nothing)
@@ -173,6 +185,7 @@ static int files_layer(struct vctx *c, int *nothing)
             r = cdd_check_installed(c->tree, f, 1, &a, &detail);
             if (r)
                 goto out;
+            size_t bad_before = bad;
             if (a != CDD_ACT_UNCHANGED) {
                 bad++;
                 if (shown++ < MAX_FILE_FAILS)
@@ -182,6 +195,8 @@ static int files_layer(struct vctx *c, int *nothing)
             } else if (f->is_symlink) {
                 check_chain(c, f->path, &bad);
             }
+            if (bad != bad_before)
+                note_changed(c, f->path);
             free(detail);
         }
     } else {
@@ -212,6 +227,7 @@ static int files_layer(struct vctx *c, int *nothing)
                                                  : CDD_ACT_MISSING;
             }
             missing += a == CDD_ACT_MISSING;
+            size_t bad_before = bad;
             if (a != CDD_ACT_UNCHANGED) {
                 bad++;
                 if (shown++ < MAX_FILE_FAILS)
@@ -220,6 +236,8 @@ static int files_layer(struct vctx *c, int *nothing)
             } else if (sym) {
                 check_chain(c, dest, &bad);
             }
+            if (bad != bad_before)
+                note_changed(c, dest);
             free(detail);
         }
     }
@@ -292,7 +310,7 @@ static int resolve_libs(struct vctx *c)
          * every folder on the way beneath the root already. */
         l->installed = cdd_tree_abs(c->tree, dest);
         l->name = strdup(cdd_path_basename(dest));
-        free(dest);
+        l->rel = dest;
         c->n_libs++;
         if (!l->installed || !l->name)
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
@@ -302,13 +320,27 @@ static int resolve_libs(struct vctx *c)
 
 static void free_libs(struct vctx *c)
 {
-    /* Sub-libraries first: the main library may still reference them. */
-    for (size_t i = c->n_libs; i-- > 0;) {
+    /* Sub-libraries first: the main library may still reference them; then
+     * what was loaded for them from the tree. The private copies go once
+     * nothing of them is loaded. */
+    for (size_t i = c->n_libs; i-- > 0;)
         cdd_lib_close(c->libs[i].handle);
+    for (size_t i = c->n_tree_deps; i-- > 0;)
+        cdd_lib_close(c->tree_deps[i]);
+    free(c->tree_deps);
+    cdd_verify_copies_remove(c);
+    for (size_t i = 0; i < c->n_libs; i++) {
         free(c->libs[i].installed);
         free(c->libs[i].name);
+        free(c->libs[i].rel);
+        free(c->libs[i].copy);
+        free(c->libs[i].skip);
     }
     free(c->libs);
+    for (size_t i = 0; i < c->n_changed; i++)
+        free(c->changed[i]);
+    free(c->changed);
+    cdd_verify_trust_clear(c);
 }
 
 int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
@@ -317,19 +349,20 @@ int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
     struct cdd_manifest *recorded = NULL;
     struct cdd_receipt *rc = NULL;
     char *driver = NULL;
-    int r;
+    int r = 0;
     memset(res, 0, sizeof *res);
     c.o = o;
     c.res = res;
     c.tree = o->tree;
     c.root = cdd_tree_root(o->tree);
 
-    r = cdd_receipt_load(c.tree, &rc);
+    if (!o->receipt)
+        r = cdd_receipt_load(c.tree, &rc);
     if (!r && !o->m)
         r = load_recorded_manifest(c.tree, &recorded);
     if (r)
         goto out;
-    c.rc = rc;
+    c.rc = o->receipt ? o->receipt : rc;
     c.m = o->m ? o->m : recorded;
     if (!c.m) {
         r = cdd_fail(CDD_E_NOTFOUND, c.root, 0,
@@ -339,8 +372,8 @@ int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
     }
     /* The copy in .cudnn-deploy is named manifest.json; the receipt knows
      * the name it was installed under. */
-    res->manifest_name = strdup(!o->m && rc && rc->manifest_name
-                                    ? rc->manifest_name
+    res->manifest_name = strdup(!o->m && c.rc && c.rc->manifest_name
+                                    ? c.rc->manifest_name
                                     : c.m->name ? c.m->name : c.m->source);
     c.layout = cdd_layout_select(o->target->kind, c.m->platform);
     /* The receipt says where install put the files (bin or bin/x64). */

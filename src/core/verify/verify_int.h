@@ -18,6 +18,9 @@ struct vlib {
     const char *check_symbol;  /* sub-libraries; NULL for the main one */
     struct cdd_lib *handle;    /* loaded, or NULL */
     int is_main;
+    char *rel;                 /* tree path (as installed) */
+    char *copy;                /* the proven private copy, loaded; or NULL */
+    char *skip;                /* why it is not loaded (malloc'd), or NULL */
 };
 
 struct vctx {
@@ -32,12 +35,47 @@ struct vctx {
     struct vlib *libs;            /* [0] is the main library */
     size_t n_libs;
     int host_can_load;            /* manifest platform == host platform */
+    /* Tree paths the files layer found missing or changed: a library that
+     * is one of them (or reached through one) is never loaded. */
+    char **changed;
+    size_t n_changed;
+    char *private_dir;            /* the proven copies' folder, or NULL */
+    /* Folders examined for StrictModes (treetrust.c): real path, and the
+     * problem (NULL: safe). */
+    char **trust_dir;
+    char **trust_problem;
+    size_t n_trust;
+    /* Libraries loaded from the tree beside ours ($ORIGIN, a DLL's own
+     * folder), before ours, from trusted folders only. */
+    struct cdd_lib **tree_deps;
+    size_t n_tree_deps;
 };
 
 #define VCHECK(c, name, st, ...)                                               \
     cdd_checks_add(&(c)->res->checks, name, st, __VA_ARGS__)
 
 int cdd_verify_load_layer(struct vctx *c);
+
+/* libproof.c: prove l's bytes: the file the receipt (else the manifest)
+ * records for it, reached through the recorded symlink chain, opened once
+ * beneath the tree, hashed while copied into c->private_dir (created on
+ * first use). 0 with l->copy set when the hash matched; 0 with l->skip set
+ * (and no copy) when it did not or could not be proven; an error only for
+ * no memory or no private folder. */
+int cdd_verify_prove(struct vctx *c, struct vlib *l);
+/* Is rel one of the paths the files layer found changed? */
+int cdd_verify_is_changed(const struct vctx *c, const char *rel);
+/* Remove the private copies and their folder (after every close). */
+void cdd_verify_copies_remove(struct vctx *c);
+
+/* treetrust.c: StrictModes. The tree root, every folder above it and every
+ * library folder: one load.trust check each that another account can
+ * write (warn, with the fix), or one pass. */
+void cdd_verify_trust_checks(struct vctx *c);
+/* The problem of folder dir or one above it, as "DIR is why" (malloc'd),
+ * or NULL when only trusted accounts can change them. */
+char *cdd_verify_dir_problem(struct vctx *c, const char *dir);
+void cdd_verify_trust_clear(struct vctx *c);
 /* driver: the driver library's path, or NULL with why_none saying why. */
 void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
                           const char *why_none);

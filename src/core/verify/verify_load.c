@@ -39,6 +39,13 @@ static int windows_system_dll(const char *name)
     return 0;
 }
 
+static int abs_path(const char *p)
+{
+    return p && (p[0] == '/' ||
+                 (isalpha((unsigned char)p[0]) && p[1] == ':' &&
+                  (p[2] == '/' || p[2] == '\\')));
+}
+
 /* Follows symlinks, as the loader does: a dangling soname link (its real
  * file deleted) is a missing library. */
 static int file_exists(const char *path)
@@ -103,9 +110,10 @@ static int is_ours(const struct vctx *c, const char *name)
  * malloc'd description ("/usr/lib/x86_64-linux-gnu/libz.so.1", "this
  * install", "Windows system DLL") or NULL when it would not be found. */
 static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
-                         const char *lib, const char *needed)
+                         const char *lib, const char *needed, int *beside)
 {
     char *origin = dir_of(lib), *found = NULL;
+    *beside = 0;
     if (!origin)
         return NULL;
     if (bi->fmt == CDD_BIN_ELF) {
@@ -114,6 +122,9 @@ static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
             found = search_dirs(bi->rpath, origin, needed);
         if (!found && bi->runpath)
             found = search_dirs(bi->runpath, origin, needed);
+        /* Found through the library's own RPATH/RUNPATH ($ORIGIN): the
+         * proven copy, loaded from elsewhere, would not see it there. */
+        *beside = found != NULL;
     } else {
         /* LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR: the DLL's own folder first
          * (joined, not split on ':' as a list: "C:/..." has a drive). */
@@ -122,6 +133,7 @@ static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
             free(found);
             found = NULL;
         }
+        *beside = found != NULL;
     }
     if (!found && c->host_can_load) {
         char **paths = NULL;
@@ -254,16 +266,23 @@ struct vres {
 /* Delay-loaded imports (/DELAYLOAD): the loader resolves them at the first
  * call into them, not when the DLL loads, so one that is missing lets the
  * DLL load and the program fail later - a warning, with the name. */
+struct ldep;
+static void ldep_note(struct vctx *c, struct ldep *d, const char *needed,
+                      const char *where, int beside);
+
 static void delay_imports(struct vctx *c, struct vlib *l,
                           const struct cdd_bininfo *bi, char *found_list,
-                          size_t found_len, size_t *n_ok)
+                          size_t found_len, size_t *n_ok, struct ldep *ld)
 {
     char name[256], miss[2048] = "";
     size_t n_miss = 0;
     for (size_t i = 0; i < bi->n_delay_needed; i++) {
         const char *dep = bi->delay_needed[i];
-        char *where = resolve_dep(c, bi, l->installed, dep);
+        int beside = 0;
+        char *where = resolve_dep(c, bi, l->installed, dep, &beside);
         size_t u;
+        if (where && l->copy && c->host_can_load)
+            ldep_note(c, ld, dep, where, beside);
         if (where) {
             u = strlen(found_list);
             if (u < found_len - 300)
@@ -295,10 +314,58 @@ static void delay_imports(struct vctx *c, struct vlib *l,
            miss, l->name, n_miss == 1 ? "it" : "them");
 }
 
-/* Parse every installed library and resolve what it needs. Remembers, for
- * the load step, which libraries have a dependency that cannot be found. */
+/* What the load step needs to know of a library's dependencies, from its
+ * proven copy: the first one the loader would take from a folder another
+ * account can write (then nothing is loaded), and those found beside it in
+ * the tree (its RUNPATH's $ORIGIN, a DLL's own folder), which the copy
+ * would not see there: loaded from the tree first, by absolute path. */
+struct ldep {
+    char *untrusted;
+    char **beside;
+    size_t n_beside;
+};
+
+static void ldep_clear(struct ldep *d)
+{
+    free(d->untrusted);
+    for (size_t i = 0; i < d->n_beside; i++)
+        free(d->beside[i]);
+    free(d->beside);
+    memset(d, 0, sizeof *d);
+}
+
+/* A dependency resolved at path `where` (or a description, not a path). */
+static void ldep_note(struct vctx *c, struct ldep *d, const char *needed,
+                      const char *where, int beside)
+{
+    if (is_ours(c, needed) || !abs_path(where))
+        return;
+    char *dir = dir_of(where);
+    char *problem = dir && !d->untrusted ? cdd_verify_dir_problem(c, dir)
+                                         : NULL;
+    if (problem) {
+        size_t len = strlen(needed) + strlen(problem) + 64;
+        if ((d->untrusted = malloc(len)) != NULL)
+            snprintf(d->untrusted, len, "%s would come from there, but %s",
+                     needed, problem);
+        free(problem);
+    } else if (beside) {
+        char **v = realloc(d->beside, (d->n_beside + 1) * sizeof *v);
+        if (v) {
+            d->beside = v;
+            if ((v[d->n_beside] = strdup(where)) != NULL)
+                d->n_beside++;
+        }
+    }
+    free(dir);
+}
+
+/* Parse every installed library (its proven copy where there is one) and
+ * resolve what it needs. Remembers, for the load step, which libraries have
+ * a dependency that cannot be found, and what ldep says. */
 static void dependencies(struct vctx *c, struct vlib *l, char *missing,
-                         size_t missing_len, struct vres *vr)
+                         size_t missing_len, struct vres *vr,
+                         struct ldep *ld)
 {
     struct cdd_bininfo bi;
     char name[256], found_list[2048] = "", miss[2048] = "";
@@ -306,7 +373,7 @@ static void dependencies(struct vctx *c, struct vlib *l, char *missing,
     memset(&bi, 0, sizeof bi);
     missing[0] = '\0';
     snprintf(name, sizeof name, "load.deps %s", l->name);
-    if (cdd_bin_parse_file(l->installed, &bi) != 0) {
+    if (cdd_bin_parse_file(l->copy ? l->copy : l->installed, &bi) != 0) {
         VCHECK(c, name, CDD_CHECK_FAIL, "%s is not a loadable library: %s",
                l->installed, cdd_last_error()->msg);
         cdd_clear_error();
@@ -331,7 +398,11 @@ static void dependencies(struct vctx *c, struct vlib *l, char *missing,
         return;
     }
     for (size_t i = 0; i < bi.n_needed; i++) {
-        char *where = resolve_dep(c, &bi, l->installed, bi.needed[i]);
+        int via_origin = 0;
+        char *where = resolve_dep(c, &bi, l->installed, bi.needed[i],
+                                  &via_origin);
+        if (where && l->copy && c->host_can_load)
+            ldep_note(c, ld, bi.needed[i], where, via_origin);
         if (where) {
             size_t u = strlen(found_list);
             if (u < sizeof found_list - 300)
@@ -363,7 +434,7 @@ static void dependencies(struct vctx *c, struct vlib *l, char *missing,
         }
         free(where);
     }
-    delay_imports(c, l, &bi, found_list, sizeof found_list, &n_ok);
+    delay_imports(c, l, &bi, found_list, sizeof found_list, &n_ok, ld);
     if (n_miss && !c->host_can_load && bi.fmt == CDD_BIN_PE)
         VCHECK(c, name, CDD_CHECK_WARN,
                "needs %s, not in the tree; Windows' own folders cannot be "
@@ -475,7 +546,10 @@ static void version_checks(struct vctx *c)
     struct vlib *main_lib = &c->libs[0];
     const struct cdd_mverify *v = &c->m->verify;
     char got[32], want[32];
-    if (!main_lib->handle) {
+    if (!main_lib->handle && main_lib->skip) {
+        VCHECK(c, "load.version", CDD_CHECK_SKIP, "%s: %s", main_lib->name,
+               main_lib->skip);
+    } else if (!main_lib->handle) {
         VCHECK(c, "load.version", CDD_CHECK_SKIP,
                "%s did not load: no version to read", main_lib->name);
     } else {
@@ -538,8 +612,11 @@ static void version_checks(struct vctx *c)
             continue;
         snprintf(name, sizeof name, "load.check %s", l->name);
         if (!l->handle) {
-            VCHECK(c, name, CDD_CHECK_SKIP, "did not load: cannot call %s",
-                   l->check_symbol);
+            if (l->skip)
+                VCHECK(c, name, CDD_CHECK_SKIP, "%s", l->skip);
+            else
+                VCHECK(c, name, CDD_CHECK_SKIP, "did not load: cannot call %s",
+                       l->check_symbol);
             continue;
         }
         /* Resolved from the library that should export it: a main library
@@ -569,23 +646,39 @@ static void version_checks(struct vctx *c)
 
 /* Load in dependency order: a sub-library whose DT_NEEDED names another of
  * ours is loaded after it, so the loader matches that name to the copy we
- * loaded instead of searching for one. */
-static size_t *load_order(struct vctx *c)
+ * loaded instead of searching for one; and the main library after the
+ * sub-libraries (unless one of them needs it), because cuDNN loads its
+ * sub-libraries itself, by bare name, and must find our proven copies
+ * loaded already. needs[i] ("a\nb\n", from the proven copy) stays for the
+ * load step. */
+static int needs_name(const char *needs, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = needs; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        p = e ? e + 1 : p + len;
+    }
+    return 0;
+}
+
+static size_t *load_order(struct vctx *c, char **needs)
 {
     size_t n = c->n_libs, *order = calloc(n ? n : 1, sizeof *order);
-    char **needs = calloc(n ? n : 1, sizeof *needs);
     int *done = calloc(n ? n : 1, sizeof *done);
     size_t k = 0;
-    if (!order || !needs || !done) {
+    if (!order || !done) {
         free(order);
-        free(needs);
         free(done);
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
         struct cdd_bininfo bi;
+        const char *path = c->libs[i].copy;
         memset(&bi, 0, sizeof bi);
-        if (cdd_bin_parse_file(c->libs[i].installed, &bi) == 0) {
+        if (path && cdd_bin_parse_file(path, &bi) == 0) {
             size_t len = 1;
             for (size_t j = 0; j < bi.n_needed; j++)
                 len += strlen(bi.needed[j]) + 1;
@@ -602,21 +695,22 @@ static size_t *load_order(struct vctx *c)
     cdd_clear_error();
     while (k < n) {
         size_t before = k;
-        for (size_t i = 0; i < n; i++) {
-            if (done[i])
-                continue;
-            int ready = 1;
-            for (size_t j = 0; j < n && ready; j++) {
-                char key[300];
-                snprintf(key, sizeof key, "%s\n", c->libs[j].name);
-                if (j != i && !done[j] && needs[i] && strstr(needs[i], key))
-                    ready = 0;
+        /* Pass 0: every ready sub-library; pass 1: the main library, once
+         * no sub-library is ready any more. */
+        for (int pass = 0; pass < 2 && k == before; pass++)
+            for (size_t i = 0; i < n; i++) {
+                if (done[i] || (pass == 0 && c->libs[i].is_main))
+                    continue;
+                int ready = 1;
+                for (size_t j = 0; j < n && ready; j++)
+                    if (j != i && !done[j] &&
+                        needs_name(needs[i], c->libs[j].name))
+                        ready = 0;
+                if (ready) {
+                    done[i] = 1;
+                    order[k++] = i;
+                }
             }
-            if (ready) {
-                done[i] = 1;
-                order[k++] = i;
-            }
-        }
         if (k == before) /* a cycle: take the rest as listed */
             for (size_t i = 0; i < n; i++)
                 if (!done[i]) {
@@ -624,23 +718,88 @@ static size_t *load_order(struct vctx *c)
                     order[k++] = i;
                 }
     }
-    for (size_t i = 0; i < n; i++)
-        free(needs[i]);
-    free(needs);
     free(done);
     return order;
+}
+
+/* Load one proven copy, after what it needs; or say why not. */
+static void load_one(struct vctx *c, size_t i, char **needs,
+                     const struct ldep *ld, const char *missing)
+{
+    struct vlib *l = &c->libs[i];
+    char name[256];
+    snprintf(name, sizeof name, "load.open %s", l->name);
+    if (!l->skip && ld->untrusted) {
+        size_t len = strlen(ld->untrusted) + 96;
+        if ((l->skip = malloc(len)) != NULL)
+            snprintf(l->skip, len, "%s (see load.trust): nothing is loaded "
+                     "from such a folder, so neither is this", ld->untrusted);
+    }
+    /* One of ours that it needs did not load: the loader would look for
+     * that name itself, perhaps in the tree, and find unproven bytes. Not
+     * proven (changed): a skip, as that one's; missing or refused: this
+     * one fails, with that as the cause. */
+    enum cdd_cstatus st = CDD_CHECK_SKIP;
+    for (size_t j = 0; !l->skip && j < c->n_libs; j++) {
+        const struct vlib *o = &c->libs[j];
+        if (j == i || o->handle || !needs_name(needs[i], o->name))
+            continue;
+        size_t len = strlen(o->name) * 2 + 160;
+        if (!o->skip)
+            st = CDD_CHECK_FAIL;
+        if ((l->skip = malloc(len)) != NULL)
+            snprintf(l->skip, len, "not loaded; the cause: it needs %s, "
+                     "which %s (see load.open %s), and the loader would "
+                     "look for it by name", o->name,
+                     o->skip ? "was not proven" : "did not load", o->name);
+    }
+    if (l->skip || !l->copy) {
+        VCHECK(c, name, l->skip ? st : CDD_CHECK_SKIP, "%s",
+               l->skip ? l->skip : "not proven: not loaded");
+        return;
+    }
+    for (size_t k = 0; k < ld->n_beside; k++) {
+        struct cdd_lib *h = NULL;
+        struct cdd_lib **v = realloc(c->tree_deps,
+                                     (c->n_tree_deps + 1) * sizeof *v);
+        if (!v)
+            break;
+        c->tree_deps = v;
+        /* A failure here shows again, in the loader's words, below. */
+        if (cdd_lib_open(ld->beside[k], &h) == 0)
+            c->tree_deps[c->n_tree_deps++] = h;
+        cdd_clear_error();
+    }
+    if (cdd_lib_open_explained(l->copy, &l->handle) == 0) {
+        VCHECK(c, name, CDD_CHECK_PASS, "loaded %s (its bytes proven: a "
+               "private copy, sha256 as recorded)", l->installed);
+        return;
+    }
+    const char *why = cdd_last_error()->msg;
+    if (missing && missing[0])
+        VCHECK(c, name, CDD_CHECK_FAIL,
+               "%s; the cause: it needs %s, which the loader cannot "
+               "find (see load.deps)", why, missing);
+    else
+        VCHECK(c, name, CDD_CHECK_FAIL, "%s", why);
+    cdd_clear_error();
 }
 
 int cdd_verify_load_layer(struct vctx *c)
 {
     enum search_state main_state = S_UNKNOWN;
-    char **missing = calloc(c->n_libs, sizeof *missing);
-    struct vres *vr = calloc(c->n_libs ? c->n_libs : 1, sizeof *vr);
-    if (!missing || !vr) {
-        free(missing);
-        free(vr);
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    size_t n = c->n_libs ? c->n_libs : 1;
+    char **missing = calloc(n, sizeof *missing);
+    char **needs = calloc(n, sizeof *needs);
+    struct vres *vr = calloc(n, sizeof *vr);
+    struct ldep *ld = calloc(n, sizeof *ld);
+    int r = 0;
+    if (!missing || !needs || !vr || !ld) {
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        goto out;
     }
+    if (c->host_can_load)
+        cdd_verify_trust_checks(c);
     for (size_t i = 0; i < c->n_libs; i++) {
         struct vlib *l = &c->libs[i];
         if (!file_exists(l->installed)) {
@@ -657,10 +816,13 @@ int cdd_verify_load_layer(struct vctx *c)
                 main_state = search_order(c, l, 1);
             else if (search_order(c, l, 0) != main_state)
                 search_order(c, l, 1);
+            /* The bytes first: everything below reads the proven copy. */
+            if ((r = cdd_verify_prove(c, l)) != 0)
+                goto out;
         }
         missing[i] = malloc(1024);
         if (missing[i])
-            dependencies(c, l, missing[i], 1024, &vr[i]);
+            dependencies(c, l, missing[i], 1024, &vr[i], &ld[i]);
     }
     if (cdd_platform_is_windows(c->m->platform))
         version_resources(c, vr);
@@ -679,33 +841,27 @@ int cdd_verify_load_layer(struct vctx *c)
                    : "",
                want != cdd_host_machine() ? ")" : "");
     } else {
-        size_t *order = load_order(c);
+        size_t *order = load_order(c, needs);
         for (size_t k = 0; order && k < c->n_libs; k++) {
             size_t i = order[k];
-            struct vlib *l = &c->libs[i];
-            char name[256];
-            if (!file_exists(l->installed))
-                continue;
-            snprintf(name, sizeof name, "load.open %s", l->name);
-            if (cdd_lib_open_explained(l->installed, &l->handle) == 0) {
-                VCHECK(c, name, CDD_CHECK_PASS, "loaded %s", l->installed);
-                continue;
-            }
-            const char *why = cdd_last_error()->msg;
-            if (missing[i] && missing[i][0])
-                VCHECK(c, name, CDD_CHECK_FAIL,
-                       "%s; the cause: it needs %s, which the loader cannot "
-                       "find (see load.deps)", why, missing[i]);
-            else
-                VCHECK(c, name, CDD_CHECK_FAIL, "%s", why);
-            cdd_clear_error();
+            if (file_exists(c->libs[i].installed) || c->libs[i].copy)
+                load_one(c, i, needs, &ld[i], missing[i]);
         }
         free(order);
         version_checks(c);
     }
-    for (size_t i = 0; i < c->n_libs; i++)
-        free(missing[i]);
+out:
+    for (size_t i = 0; i < c->n_libs; i++) {
+        if (missing)
+            free(missing[i]);
+        if (needs)
+            free(needs[i]);
+        if (ld)
+            ldep_clear(&ld[i]);
+    }
     free(missing);
+    free(needs);
     free(vr);
-    return 0;
+    free(ld);
+    return r;
 }

@@ -1,0 +1,148 @@
+/* StrictModes for the tree (issue 18), in the spirit of sshd's StrictModes:
+ * a folder that an account other than the caller's (and the system's own)
+ * can write lets that account plant or swap code that programs load from
+ * there. verify reports such folders -- the tree root, every folder above
+ * it up to /, and every folder that holds one of our libraries -- as
+ * warnings with the fix, and the load layer loads nothing that the loader
+ * would take from such a folder (a dependency such as cuBLAS in the CUDA
+ * tree, which no receipt of ours can prove). Our own libraries are loaded
+ * from proven private copies (libproof.c), so a loose tree does not stop
+ * them; the warning is for every other program that loads from the tree.
+ * What counts as writable by whom is the platform's (loader_*.c,
+ * cdd_lib_dir_trust): mode bits and owners on POSIX, the DACL on Windows. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/error.h"
+#include "cdd/fix.h"
+#include "cdd/fsops.h"
+#include "verify_int.h"
+
+/* Is d a root: "/" or "C:/"? */
+static int is_root(const char *d)
+{
+    return strcmp(d, "/") == 0 ||
+           (strlen(d) == 3 && d[1] == ':' && (d[2] == '/' || d[2] == '\\'));
+}
+
+/* Cut d (a real path) to its parent, in place; 0 when d is a root. */
+static int up(char *d)
+{
+    if (is_root(d))
+        return 0;
+    char *s = strrchr(d, '/');
+    if (!s)
+        return 0;
+    if (s == d)
+        s[1] = '\0';
+    else if (s == d + 2 && d[1] == ':')
+        s[1] = '\0';
+    else
+        *s = '\0';
+    return 1;
+}
+
+/* The cached verdict on one folder; fix (may be NULL) gets its commands
+ * the first time it is examined. */
+static const char *examine(struct vctx *c, const char *dir, int leaf,
+                           struct cdd_fixes *fix, int *fresh)
+{
+    *fresh = 0;
+    for (size_t i = 0; i < c->n_trust; i++)
+        if (strcmp(c->trust_dir[i], dir) == 0)
+            return c->trust_problem[i];
+    char *problem = NULL, *copy = strdup(dir);
+    char **nd = realloc(c->trust_dir, (c->n_trust + 1) * sizeof *nd);
+    if (nd)
+        c->trust_dir = nd;
+    char **np = nd ? realloc(c->trust_problem,
+                             (c->n_trust + 1) * sizeof *np)
+                   : NULL;
+    if (np)
+        c->trust_problem = np;
+    if (!copy || !nd || !np || cdd_lib_dir_trust(dir, leaf, &problem, fix)) {
+        free(copy);
+        free(problem);
+        cdd_clear_error();
+        return NULL;
+    }
+    c->trust_dir[c->n_trust] = copy;
+    c->trust_problem[c->n_trust] = problem;
+    c->n_trust++;
+    *fresh = 1;
+    return problem;
+}
+
+/* Walk dir (leaf) and every folder above it; with report, a check for
+ * each problem met for the first time. Returns the first problem as "DIR
+ * is why", malloc'd, or NULL. */
+static char *walk(struct vctx *c, const char *dir, int report)
+{
+    char *d = NULL, *first = NULL;
+    if (cdd_fs_realpath(dir, &d) != 0) {
+        cdd_clear_error();
+        if (!(d = strdup(dir)))
+            return NULL;
+    }
+    for (int leaf = 1;; leaf = 0) {
+        struct cdd_fixes fx = {0};
+        int fresh = 0;
+        const char *p = examine(c, d, leaf, report ? &fx : NULL, &fresh);
+        if (p && !first) {
+            size_t len = strlen(d) + strlen(p) + 5;
+            if ((first = malloc(len)) != NULL)
+                snprintf(first, len, "%s is %s", d, p);
+        }
+        if (p && fresh && report) {
+            VCHECK(c, "load.trust", CDD_CHECK_WARN,
+                   "%s is %s: that account can plant or swap libraries that "
+                   "programs load from %s (sshd's StrictModes refuses such "
+                   "a folder too); verify loads nothing from the tree there "
+                   "except its own proven copies", d, p,
+                   leaf ? "it" : "below it");
+            cdd_checks_fix(&c->res->checks, &fx);
+        }
+        cdd_fixes_clear(&fx);
+        if (!up(d))
+            break;
+    }
+    free(d);
+    return first;
+}
+
+void cdd_verify_trust_checks(struct vctx *c)
+{
+    size_t before = c->res->checks.n_warn;
+    free(walk(c, c->root, 1));
+    for (size_t i = 0; i < c->n_libs; i++) {
+        char *dir = strdup(c->libs[i].installed);
+        char *s = dir ? strrchr(dir, '/') : NULL;
+        if (s) {
+            *s = '\0';
+            free(walk(c, dir, 1));
+        }
+        free(dir);
+    }
+    if (c->res->checks.n_warn == before)
+        VCHECK(c, "load.trust", CDD_CHECK_PASS,
+               "only this account and the system can change the tree, its "
+               "library folders and every folder above them");
+}
+
+char *cdd_verify_dir_problem(struct vctx *c, const char *dir)
+{
+    return walk(c, dir, 0);
+}
+
+void cdd_verify_trust_clear(struct vctx *c)
+{
+    for (size_t i = 0; i < c->n_trust; i++) {
+        free(c->trust_dir[i]);
+        free(c->trust_problem[i]);
+    }
+    free(c->trust_dir);
+    free(c->trust_problem);
+    c->trust_dir = c->trust_problem = NULL;
+    c->n_trust = 0;
+}
