@@ -16,7 +16,7 @@ _cudnn_deploy()
     done
     for ((i = i + 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i-1]} in
-            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--platform|--cudnn|--gpu-cc|--driver|--catalog|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major|--shell|--color) continue ;;
+            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--platform|--cudnn|--gpu-cc|--driver|--catalog|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major|--fix-shell|--shell|--profile|--mtime|--format|--output|-o|--color) continue ;;
         esac
         case ${COMP_WORDS[i]} in
             -*) ;;
@@ -27,7 +27,7 @@ _cudnn_deploy()
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '--verbose -v --color --json --quiet -q --help -h --version' -- "$cur"))
         else
-            COMPREPLY=($(compgen -W 'install status uninstall recover verify doctor manifest fetch bundle env releases' -- "$cur"))
+            COMPREPLY=($(compgen -W 'install status uninstall recover verify doctor manifest fetch bundle env releases sbom' -- "$cur"))
         fi
         return
     fi
@@ -43,16 +43,22 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
+                --fix-shell)
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
+                    return ;;
                 --shell)
-                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
+                    return ;;
+                --profile)
+                    COMPREPLY=($(compgen -W 'full dev runtime' -- "$cur"))
                     return ;;
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
                     return ;;
-                --cuda|--sha256|--url|--platform|--cudnn|--gpu-cc|--driver|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--jobs|-j|--with)
+                --cuda|--sha256|--url|--platform|--cudnn|--gpu-cc|--driver|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--jobs|-j|--with|--mtime)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --platform --cudnn --gpu-cc --driver --catalog --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --with --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --platform --cudnn --gpu-cc --driver --catalog --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --with --fix-shell --shell --profile --mtime --verbose -v --color --json --quiet -q --help -h'
             ;;
         status)
             case $prev in
@@ -109,8 +115,11 @@ _cudnn_deploy()
                 --level)
                     COMPREPLY=($(compgen -W 'files load gpu bench' -- "$cur"))
                     return ;;
+                --fix-shell)
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
+                    return ;;
                 --shell)
-                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
                     return ;;
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
@@ -118,7 +127,7 @@ _cudnn_deploy()
                 --cuda)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --level --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --level --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         doctor)
             case $prev in
@@ -126,8 +135,11 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
+                --fix-shell)
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
+                    return ;;
                 --shell)
-                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd' -- "$cur"))
+                    COMPREPLY=($(compgen -W 'sh bash zsh fish powershell pwsh cmd cmd-batch' -- "$cur"))
                     return ;;
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
@@ -135,7 +147,7 @@ _cudnn_deploy()
                 --cuda)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         manifest)
             case $prev in
@@ -146,10 +158,10 @@ _cudnn_deploy()
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
                     return ;;
-                --version|--cuda-major)
+                --platform|--version|--cuda-major)
                     return ;;
             esac
-            opts='--output -o --version --cuda-major --verbose -v --color --json --quiet -q --help -h'
+            opts='--platform --output -o --version --cuda-major --verbose -v --color --json --quiet -q --help -h'
             subs='create list show'
             files=1
             ;;
@@ -217,6 +229,27 @@ _cudnn_deploy()
             esac
             opts='--cuda --cuda-root --platform --gpu-cc --driver --catalog --verbose -v --color --json --quiet -q --help -h'
             files=1
+            ;;
+        sbom)
+            case $prev in
+                --output|-o)
+                    compopt -o filenames 2>/dev/null
+                    COMPREPLY=($(compgen -f -- "$cur"))
+                    return ;;
+                --cuda-root|--prefix)
+                    compopt -o filenames 2>/dev/null
+                    COMPREPLY=($(compgen -d -- "$cur"))
+                    return ;;
+                --format)
+                    COMPREPLY=($(compgen -W 'cyclonedx spdx' -- "$cur"))
+                    return ;;
+                --color)
+                    COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+                    return ;;
+                --cuda)
+                    return ;;
+            esac
+            opts='--cuda --cuda-root --prefix --format --output -o --verbose -v --color --json --quiet -q --help -h'
             ;;
         *) return ;;
     esac

@@ -127,7 +127,7 @@ int cdd_cmd_releases(const struct cdd_cmdline *cl, struct cdd_report *rep)
     const struct cdd_opts_obtain *ob = &cl->obtain;
     struct cdd_catalog *cat = NULL;
     struct cdd_cat_verdict *v = NULL;
-    struct cdd_machine mc;
+    struct cdd_fit_host mc;
     struct cdd_cat_query q = {0};
     struct cdd_jw *w = NULL;
     char *qtext = NULL, *text = NULL;

@@ -16,7 +16,7 @@
 #include "cdd/redistrib.h"
 #include "report.h"
 
-int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_machine *mc)
+int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_fit_host *mc)
 {
     struct cdd_gpu_env *g = NULL;
     memset(mc, 0, sizeof *mc);
@@ -78,7 +78,7 @@ int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_machine *mc)
     return 0;
 }
 
-void cdd_cli_machine_say(struct cdd_report *rep, const struct cdd_machine *mc)
+void cdd_cli_machine_say(struct cdd_report *rep, const struct cdd_fit_host *mc)
 {
     char gpus[CDD_MACHINE_MAX_GPUS * 12 + 8] = "";
     for (size_t i = 0; i < mc->n_cc; i++) {
@@ -202,7 +202,7 @@ int cdd_cli_pick(const struct cdd_cmdline *cl, const struct cdd_target *t,
                  struct cdd_report *rep, struct cdd_pick *p)
 {
     const struct cdd_opts_obtain *ob = &cl->obtain;
-    struct cdd_machine mc;
+    struct cdd_fit_host mc;
     struct cdd_cat_query q = {0};
     const struct cdd_cat_verdict *best;
     enum cdd_platform plat;

@@ -18,7 +18,7 @@ struct cdd_manifest;
 #define CDD_MACHINE_MAX_GPUS 32
 
 /* What to fit: --gpu-cc / --driver, else what the driver reports. */
-struct cdd_machine {
+struct cdd_fit_host {
     int cc[CDD_MACHINE_MAX_GPUS]; /* x10 */
     size_t n_cc;
     int gpus_given, gpus_probed;
@@ -27,8 +27,8 @@ struct cdd_machine {
     char note[200];          /* what could not be checked, and why */
 };
 
-int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_machine *mc);
-void cdd_cli_machine_say(struct cdd_report *rep, const struct cdd_machine *mc);
+int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_fit_host *mc);
+void cdd_cli_machine_say(struct cdd_report *rep, const struct cdd_fit_host *mc);
 /* This machine's platform in NVIDIA's words. */
 const char *cdd_cli_host_platform(void);
 /* "CUDA 12.4, linux-x86_64, sm_86, driver 550.54" (malloc'd). */
