@@ -115,6 +115,14 @@ static const struct man_item man_env[] = {
                             "for downloads: an internal mirror, or one written "
                             "by bundle (http://HOST/ or file:///DIR)."},
     {"https_proxy, http_proxy, no_proxy", "Honoured for downloads (libcurl)."},
+    {"CUDNN_DEPLOY_CATALOG", "A folder of redistrib_*.json files and "
+                             "facts.json read instead of the built-in release "
+                             "catalog (as --catalog DIR does)."},
+    {"SOURCE_DATE_EPOCH", "install without --mtime: every installed file "
+                          "and its folders get this modification time "
+                          "(seconds since 1970), for reproducible layers."},
+    {"TMPDIR", "Where verify makes the private 0700 folder holding the "
+               "proven copies of the libraries it loads (default /tmp)."},
     {"CUDNN_DEPLOY_DRIVER_LIB", "The NVIDIA driver library verify uses "
                                 "instead of searching for libcuda.so.1 or "
                                 "nvcuda.dll."},

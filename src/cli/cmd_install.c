@@ -324,8 +324,11 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         report_profile(rep, ch->profile, res.omitted);
     if (res.layout_why) {
         cdd_report_str(rep, "layout_reason", res.layout_why);
-        cdd_say(rep, "Layout: %s (%s)", cdd_layout_name(res.layout),
-                res.layout_why);
+        /* A choice made from the tree (Windows: where its cudart lives)
+         * is said; the plain default only with --verbose. */
+        if (cl->out.verbose || cdd_platform_is_windows(m->platform))
+            cdd_say(rep, "Layout: %s (%s)", cdd_layout_name(res.layout),
+                    res.layout_why);
     }
     cdd_report_bool(rep, "dry_run", ch->dry_run);
     for (size_t i = 0; !r && i < n_with; i++)

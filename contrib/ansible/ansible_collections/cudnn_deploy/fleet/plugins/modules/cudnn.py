@@ -232,8 +232,12 @@ def main():
     if state == "verified":
         changed = False
     elif module.check_mode:
-        changed = any(i.get("action") in CHANGING
-                      for i in report.get("plan") or [])
+        # A dry run that would download has no plan yet (the archive is not
+        # read): it would change the tree all the same.
+        download = report.get("download") or {}
+        changed = (any(i.get("action") in CHANGING
+                       for i in report.get("plan") or []) or
+                   (bool(download) and not download.get("cached")))
     else:
         changed = bool(report.get("changed"))
     result = dict(changed=changed, report=report, rc=rc, cmd=argv)
