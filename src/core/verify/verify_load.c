@@ -334,11 +334,60 @@ static void ldep_clear(struct ldep *d)
     memset(d, 0, sizeof *d);
 }
 
+static void ldep_beside(struct ldep *d, const char *path)
+{
+    char **v = realloc(d->beside, (d->n_beside + 1) * sizeof *v);
+    if (v) {
+        d->beside = v;
+        if ((v[d->n_beside] = strdup(path)) != NULL)
+            d->n_beside++;
+    }
+}
+
+/* A receipt file that is not one of the libraries verify loads (an
+ * optional component: zlibwapi.dll) but that one of them needs: proven the
+ * same way (hashed while copied), and its private copy preloaded by
+ * absolute path; unproven, the library that needs it is not loaded. */
+static void ldep_component(struct vctx *c, struct ldep *d, const char *needed)
+{
+    for (size_t i = 0; i < c->n_libs; i++)
+        if (strcmp(c->libs[i].name, needed) == 0)
+            return; /* proven and loaded as a library of its own */
+    for (size_t i = 0; c->rc && i < c->rc->n_files; i++) {
+        const char *path = c->rc->files[i].path;
+        if (strcmp(cdd_path_basename(path), needed) != 0)
+            continue;
+        struct vlib tmp = {0};
+        tmp.rel = strdup(path);
+        tmp.name = strdup(needed);
+        if (tmp.rel && tmp.name && cdd_verify_prove(c, &tmp) == 0) {
+            if (tmp.copy)
+                ldep_beside(d, tmp.copy);
+            else if (tmp.skip && !d->untrusted) {
+                size_t len = strlen(needed) + strlen(tmp.skip) + 32;
+                if ((d->untrusted = malloc(len)) != NULL)
+                    snprintf(d->untrusted, len, "it needs %s, which %s",
+                             needed, tmp.skip);
+            }
+        }
+        cdd_clear_error();
+        free(tmp.rel);
+        free(tmp.name);
+        free(tmp.copy);
+        free(tmp.skip);
+        return;
+    }
+}
+
 /* A dependency resolved at path `where` (or a description, not a path). */
 static void ldep_note(struct vctx *c, struct ldep *d, const char *needed,
                       const char *where, int beside)
 {
-    if (is_ours(c, needed) || !abs_path(where))
+    if (is_ours(c, needed)) {
+        ldep_component(c, d, needed);
+        return;
+    }
+    if (!abs_path(where))
         return;
     char *dir = dir_of(where);
     char *problem = dir && !d->untrusted ? cdd_verify_dir_problem(c, dir)
@@ -350,12 +399,7 @@ static void ldep_note(struct vctx *c, struct ldep *d, const char *needed,
                      needed, problem);
         free(problem);
     } else if (beside) {
-        char **v = realloc(d->beside, (d->n_beside + 1) * sizeof *v);
-        if (v) {
-            d->beside = v;
-            if ((v[d->n_beside] = strdup(where)) != NULL)
-                d->n_beside++;
-        }
+        ldep_beside(d, where);
     }
     free(dir);
 }
