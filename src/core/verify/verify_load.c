@@ -321,6 +321,7 @@ static void delay_imports(struct vctx *c, struct vlib *l,
  * would not see there: loaded from the tree first, by absolute path. */
 struct ldep {
     char *untrusted;
+    char *unproven; /* a receipt component it needs could not be proven */
     char **beside;
     size_t n_beside;
 };
@@ -328,6 +329,7 @@ struct ldep {
 static void ldep_clear(struct ldep *d)
 {
     free(d->untrusted);
+    free(d->unproven);
     for (size_t i = 0; i < d->n_beside; i++)
         free(d->beside[i]);
     free(d->beside);
@@ -363,11 +365,11 @@ static void ldep_component(struct vctx *c, struct ldep *d, const char *needed)
         if (tmp.rel && tmp.name && cdd_verify_prove(c, &tmp) == 0) {
             if (tmp.copy)
                 ldep_beside(d, tmp.copy);
-            else if (tmp.skip && !d->untrusted) {
-                size_t len = strlen(needed) + strlen(tmp.skip) + 32;
-                if ((d->untrusted = malloc(len)) != NULL)
-                    snprintf(d->untrusted, len, "it needs %s, which %s",
-                             needed, tmp.skip);
+            else if (tmp.skip && !d->unproven) {
+                size_t len = strlen(needed) + strlen(tmp.skip) + 64;
+                if ((d->unproven = malloc(len)) != NULL)
+                    snprintf(d->unproven, len, "not loaded; it needs %s, "
+                             "which is %s", needed, tmp.skip);
             }
         }
         cdd_clear_error();
@@ -773,6 +775,8 @@ static void load_one(struct vctx *c, size_t i, char **needs,
     struct vlib *l = &c->libs[i];
     char name[256];
     snprintf(name, sizeof name, "load.open %s", l->name);
+    if (!l->skip && ld->unproven)
+        l->skip = strdup(ld->unproven);
     if (!l->skip && ld->untrusted) {
         size_t len = strlen(ld->untrusted) + 96;
         if ((l->skip = malloc(len)) != NULL)
