@@ -45,6 +45,14 @@ int cdd_archive_open(const char *path, struct cdd_archive **out);
  * handle, cdd_rfile_dup). The bytes read are those of the file f is, whatever
  * its path names by now. */
 int cdd_archive_open_file(struct cdd_rfile *f, struct cdd_archive **out);
+/* cdd_archive_open() (f NULL) or cdd_archive_open_file() (f) that decodes a
+ * tar.xz of more than one xz block with up to `threads` threads (liblzma's
+ * threaded decoder, src/core/archive/xzmt.c); threads <= 1, a single-block
+ * stream and every other format are read as those two read them. */
+int cdd_archive_open_mt(const char *path, struct cdd_rfile *f,
+                        unsigned threads, struct cdd_archive **out);
+/* Threads decoding a's xz (0: not the threaded decoder). */
+unsigned cdd_archive_xz_threads(const struct cdd_archive *a);
 /* Another reader of the file `like` reads, for a worker thread: it yields
  * the same entries in the same order (each reader is used by one thread at
  * a time). What `like` validated about the file's structure is shared, not

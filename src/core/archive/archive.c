@@ -24,6 +24,12 @@
  * tar's headers by tarscan.c, fed the decompressed stream on its way to the
  * tar reader (tar_feed).
  *
+ * A tar.xz whose streams hold more than one xz block is decoded by several
+ * threads (xzmt.c: liblzma's threaded decoder, bounded by the caller's jobs
+ * and a memory limit) instead of libarchive's xz filter, and the decoded tar
+ * goes the same way, through the header check to the tar reader (xz_feed).
+ * A single-block stream, and every other compression, keeps the raw reader.
+ *
  * Deflated zip members are not inflated by libarchive but by inflate.c
  * (inflate_int.h: ISA-L or zlib), from the validated byte range of their
  * central record, through the handle libarchive reads through too (ar->zf,
@@ -46,6 +52,7 @@
 #include "cdd/pathsafe.h"
 #include "cdd/tarscan.h"
 #include "inflate_int.h"
+#include "xzmt_int.h"
 #include "cdd/zipcd.h"
 #include "compat.h"
 
@@ -77,7 +84,9 @@ struct cdd_archive {
     uint64_t inflated_in;      /* compressed bytes earlier inflaters read */
     struct archive *raw;       /* tar: the decompressor feeding a */
     struct cdd_tarscan *scan;  /* tar: the raw header check */
-    int scan_err;              /* the check refused: its error */
+    int scan_err;              /* the check (or xz) refused: its error */
+    struct cdd_xzmt *xz;       /* tar.xz of several blocks: the threaded
+                                  decoder feeding a, instead of raw */
     struct cdd_rfile *rf;      /* what libarchive reads (src_read): zf for a
                                   zip, else owned here */
     uint64_t rpos;             /* ... its position */
@@ -351,6 +360,18 @@ const struct cdd_zipcd *cdd_archive_zipcd(const struct cdd_archive *ar)
 /* The tar reader's input: the next block of the decompressed stream, shown
  * to the raw header check first (tarscan.h). The block stays valid until the
  * next call, as libarchive requires: it is the raw reader's own buffer. */
+static la_ssize_t scan_block(struct cdd_archive *ar, struct archive *a,
+                             const void *buf, size_t size)
+{
+    int r = cdd_tarscan_feed(ar->scan, buf, size);
+    if (r < 0) {
+        ar->scan_err = r;
+        archive_set_error(a, EINVAL, "refused by the tar header check");
+        return -1;
+    }
+    return (la_ssize_t)size;
+}
+
 static la_ssize_t tar_feed(struct archive *a, void *ud, const void **buf)
 {
     struct cdd_archive *ar = ud;
@@ -364,12 +385,26 @@ static la_ssize_t tar_feed(struct archive *a, void *ud, const void **buf)
         archive_set_error(a, archive_errno(ar->raw), "%s", la_msg(ar->raw));
         return -1;
     }
-    if ((r = cdd_tarscan_feed(ar->scan, *buf, size)) < 0) {
+    return scan_block(ar, a, *buf, size);
+}
+
+/* The same for a tar.xz decoded by xzmt.c: its error (a damaged block, a
+ * failed read) is recorded like the header check's and reported for what
+ * it is (scan_refused), not as the tar reader's "read error". */
+static la_ssize_t xz_feed(struct archive *a, void *ud, const void **buf)
+{
+    struct cdd_archive *ar = ud;
+    size_t size = 0;
+    int r = cdd_xzmt_read(ar->xz, buf, &size);
+
+    if (r < 0) {
         ar->scan_err = r;
-        archive_set_error(a, EINVAL, "refused by the tar header check");
+        archive_set_error(a, EIO, "%s", cdd_last_error()->msg);
         return -1;
     }
-    return (la_ssize_t)size;
+    if (size == 0)
+        return 0;
+    return scan_block(ar, a, *buf, size);
 }
 
 /* The scanner refused a block: its error, recorded when it refused, is the
@@ -467,16 +502,28 @@ static int open_failed(struct cdd_archive *ar, struct archive *a,
 }
 
 static int open_reader(const char *path, const struct cdd_archive *like,
-                       struct cdd_rfile *held, struct cdd_archive **out);
+                       struct cdd_rfile *held, unsigned threads,
+                       struct cdd_archive **out);
 
 int cdd_archive_open(const char *path, struct cdd_archive **out)
 {
-    return open_reader(path, NULL, NULL, out);
+    return open_reader(path, NULL, NULL, 0, out);
 }
 
 int cdd_archive_open_file(struct cdd_rfile *f, struct cdd_archive **out)
 {
-    return open_reader(cdd_rfile_path(f), NULL, f, out);
+    return open_reader(cdd_rfile_path(f), NULL, f, 0, out);
+}
+
+int cdd_archive_open_mt(const char *path, struct cdd_rfile *f,
+                        unsigned threads, struct cdd_archive **out)
+{
+    return open_reader(f ? cdd_rfile_path(f) : path, NULL, f, threads, out);
+}
+
+unsigned cdd_archive_xz_threads(const struct cdd_archive *ar)
+{
+    return ar ? cdd_xzmt_threads(ar->xz) : 0;
 }
 
 /* A worker's reader reads the open file the first reader reads (a
@@ -485,7 +532,7 @@ int cdd_archive_open_file(struct cdd_rfile *f, struct cdd_archive **out)
 int cdd_archive_open_like(const struct cdd_archive *like,
                           struct cdd_archive **out)
 {
-    return open_reader(like->path, like, like->rf, out);
+    return open_reader(like->path, like, like->rf, 0, out);
 }
 
 int cdd_archive_is_zip(const struct cdd_archive *ar)
@@ -498,11 +545,13 @@ int cdd_archive_is_zip(const struct cdd_archive *ar)
  * are matched one to one against that copy (zip_match) like the first
  * reader's. */
 static int open_reader(const char *path, const struct cdd_archive *like,
-                       struct cdd_rfile *held, struct cdd_archive **out)
+                       struct cdd_rfile *held, unsigned threads,
+                       struct cdd_archive **out)
 {
     struct cdd_archive *ar = NULL;
     struct cdd_rfile *f = NULL;
     int r = 0, is_zip = 0;
+    uint64_t xz_blocks = 0;
 
     *out = NULL;
     /* Programs that never called cdd_archive_init() get it here, once. */
@@ -587,9 +636,27 @@ static int open_reader(const char *path, const struct cdd_archive *like,
          * NUL (GNU long names, pax paths) and to refuse sparse members
          * before their maps are built. */
         struct archive_entry *re = NULL;
-        if (!(ar->raw = archive_read_new()) ||
-            (r = cdd_tarscan_new(path, &ar->scan)) < 0) {
-            r = r ? r : cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+        if ((r = cdd_tarscan_new(path, &ar->scan)) < 0)
+            goto out;
+        /* Several xz blocks and several jobs: the threaded decoder, one
+         * thread per block in flight, at most one per job (xzmt_int.h). */
+        if (threads > 1 &&
+            (xz_blocks = cdd_xzmt_blocks(ar->rf, ar->file_size)) > 1) {
+            unsigned t = xz_blocks < threads ? (unsigned)xz_blocks : threads;
+            if ((r = cdd_xzmt_open(ar->rf, path, t, &ar->xz)) < 0)
+                goto out;
+            if (archive_read_open(ar->a, ar, NULL, xz_feed, NULL) !=
+                ARCHIVE_OK) {
+                r = ar->scan_err ? ar->scan_err
+                                 : open_failed(ar, ar->a, path);
+                goto out;
+            }
+            *out = ar;
+            ar = NULL;
+            goto out;
+        }
+        if (!(ar->raw = archive_read_new())) {
+            r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
             goto out;
         }
         if (archive_read_support_format_raw(ar->raw) != ARCHIVE_OK) {
@@ -777,8 +844,10 @@ const char *cdd_archive_format(struct cdd_archive *ar)
 
 uint64_t cdd_archive_bytes_read(struct cdd_archive *ar)
 {
-    /* For tar, the compressed bytes are the raw reader's. */
-    int64_t n = archive_filter_bytes(ar->raw ? ar->raw : ar->a, -1);
+    /* For tar, the compressed bytes are the raw reader's (or the xz
+     * decoder's). */
+    int64_t n = ar->xz ? (int64_t)cdd_xzmt_consumed(ar->xz)
+                       : archive_filter_bytes(ar->raw ? ar->raw : ar->a, -1);
     uint64_t total = (n < 0 ? 0 : (uint64_t)n) + ar->inflated_in +
                      cdd_inflate_consumed(ar->inf);
     /* The seekable zip reader jumps around; never report past the end. */
@@ -799,6 +868,7 @@ void cdd_archive_close(struct cdd_archive *ar)
     if (ar->raw)
         archive_read_free(ar->raw);
     cdd_tarscan_free(ar->scan);
+    cdd_xzmt_free(ar->xz);
     cdd_inflate_free(ar->inf);
     if (ar->rf != ar->zf)
         cdd_rfile_close(ar->rf);

@@ -993,8 +993,10 @@ int cdd_extract(const char *archive_path, const struct cdd_extract_opts *o,
         r = nomem(&x);
         goto out;
     }
-    if ((r = o->file ? cdd_archive_open_file(o->file, &x.ar)
-                     : cdd_archive_open(archive_path, &x.ar)) < 0)
+    /* A tar.xz of several blocks decodes on up to `jobs` threads. */
+    if ((r = cdd_archive_open_mt(archive_path, o->file,
+                                 o->jobs > 0 ? (unsigned)o->jobs : 1,
+                                 &x.ar)) < 0)
         goto out;
     x.w0.ar = x.ar;
     /* Several readers only on a zip, and only without a bound on all
