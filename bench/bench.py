@@ -10,14 +10,30 @@ machine code: neither incompressible nor trivially compressible). The Linux
 look-alike (.tar.xz) has the real 8.5 layout (headers, .so.8.5.0 files and
 their symlink chains, static archives), sized by --xz-scale.
 
+A second Linux look-alike holds the same tar compressed by the xz tool into
+many blocks (xz -1 -T0 --block-size, --xz-block-size), the shape the
+multi-threaded decoder needs: it runs at --jobs 16 and 2 against tar -xJf
+(GNU tar runs xz -d, one thread) and tar -I "xz -T0" (xz's own threaded
+decoder) on the same file.
+
 Rounds are interleaved (A B C ... A B C ...), each tool once per round, and
 every figure is the median with min-max over the rounds, measured in the
-same run on the same, warm (page-cached) archive. Peak RSS is each child's
-own (wait4). Only python3 and the binaries are needed: give baselines
-that are not on PATH with --unzip / --bsdtar / --tar.
+same run on the same, warm (page-cached) archive. Each round also writes the
+bytes the archive holds durably (dd conv=fdatasync, beside the tree): the
+floor no unpacker goes under. Every row has the child's CPU seconds
+(user+sys) and peak RSS. Only python3 and the binaries are needed: give
+baselines that are not on PATH with --unzip / --bsdtar / --tar.
+
+Last, where the bench can make a cgroup with a CPU quota (root, a writable
+cgroup v2 with the cpu controller, or v1's cpu hierarchy), the default
+--jobs inside it: the most threads a zip install runs with the quota and
+without (else skipped, with the reason).
 
 usage: bench.py BIN [--scale 1] [--scale 0.5 ...] [--rounds 5] [--jobs N]
-                    [--xz-scale 0.25] [--work DIR] [--md FILE]
+                    [--xz-scale 0.25] [--xz-block-size 8MiB] [--work DIR]
+                    [--md FILE]
+
+Importable: bench_stream.py takes the generators (make_zip, make_txz).
 """
 import argparse
 import hashlib
@@ -171,10 +187,13 @@ def make_zip(work, scale):
     return path, mpath
 
 
-def make_txz(work, scale):
-    """The Linux look-alike .tar.xz at scale (cached in work)."""
+def make_txz(work, scale, block_size=None, xz="xz"):
+    """The Linux look-alike .tar.xz at scale (cached in work): one xz block
+    (Python's lzma, preset 1), or with block_size ("8MiB") the same tar
+    compressed by the xz tool into blocks of that size (-1 -T0)."""
     name = "cudnn-linux-x86_64-%s_cuda11-archive.tar.xz" % VERSION
-    d = os.path.join(work, "txz-x%g" % scale)
+    d = os.path.join(work, "txz-x%g" % scale + (
+        "-blocks-" + block_size if block_size else ""))
     path, mpath = os.path.join(d, name), os.path.join(d, "manifest.json")
     if os.path.exists(mpath):
         return path, mpath
@@ -222,7 +241,11 @@ def make_txz(work, scale):
 
     mfiles = []
     t0 = time.time()
-    with lzma.open(path + ".part", "wb", preset=1) as xzf, \
+    if block_size:
+        out = open(path + ".tar", "wb")
+    else:
+        out = lzma.open(path + ".part", "wb", preset=1)
+    with out as xzf, \
             tarfile.open(fileobj=xzf, mode="w|", format=tarfile.PAX_FORMAT) as t:
         for dirname in ("", "/include", "/lib"):
             ti = tarfile.TarInfo(top + dirname)
@@ -243,6 +266,11 @@ def make_txz(work, scale):
             t.addfile(ti, src)
             mfiles.append({"path": rel, "role": role_of("linux", rel, kind),
                            "sha256": src.h.hexdigest(), "size": size})
+    if block_size:
+        with open(path + ".part", "wb") as f:
+            subprocess.run([xz, "-1", "-T0", "--block-size=" + block_size,
+                            "-c", path + ".tar"], stdout=f, check=True)
+        os.unlink(path + ".tar")
     os.rename(path + ".part", path)
     with open(mpath, "w") as f:
         json.dump(manifest_doc("linux", name, mfiles, path, 1), f, indent=1)
@@ -285,6 +313,21 @@ def timed(cmd, plain=False):
             kib, user, sys_ = f.read().split()[-3:]
         rss, cpu = int(kib), float(user) + float(sys_)
     return dt, rss, cpu
+
+
+def dd_floor(a, inside):
+    """The durable write of `inside` bytes beside the tree: dd from
+    /dev/zero in 1 MiB blocks, conv=fdatasync (the data reaches the disk
+    before dd exits), the file removed after."""
+    out = os.path.join(a.work, "dd-floor.bin")
+    n = max(1, (inside + (1 << 20) - 1) >> 20)
+    r = timed([a.dd, "if=/dev/zero", "of=" + out, "bs=1M", "count=%d" % n,
+               "conv=fdatasync", "status=none"], plain=True)
+    os.unlink(out)
+    return r
+
+
+DD_ROW = "dd conv=fdatasync (floor: the bytes inside, written durably)"
 
 
 def cuda_tree(path, platform):
@@ -349,6 +392,8 @@ def bench_zip(a, scale, res):
                                         "--jobs", str(a.jobs)]))
         s.add("install --check-tree (unchanged)",
               *timed(inst(a.jobs, ["--check-tree"])))
+        if a.dd:
+            s.add(DD_ROW, *dd_floor(a, inside))
     # Memory at the most workers the tool runs (16), whatever the cores.
     cuda_tree(tree, cddtest.WINDOWS)
     s.add("install --jobs 16 (once: peak RSS)", *timed(inst(16)))
@@ -359,26 +404,160 @@ def bench_zip(a, scale, res):
 def bench_txz(a, scale, res):
     import cddtest
     path, mpath = make_txz(a.work, scale)
+    multi = mmpath = None
+    if a.xz_block_size and a.xz:
+        multi, mmpath = make_txz(a.work, scale, a.xz_block_size, a.xz)
     size, inside = os.path.getsize(path), unpacked_bytes(mpath)
     s = Series()
     out = os.path.join(a.work, "out")
     tree = os.path.join(a.work, "tree")
-    for _ in range(a.rounds):
+
+    def inst(archive, manifest, jobs):
+        return [a.bin, "--quiet", "install", "--cuda-root", tree,
+                "--manifest", manifest, "--archive", archive, "--no-verify",
+                "--jobs", str(jobs)]
+
+    def untar(name, cmd):
         shutil.rmtree(out, ignore_errors=True)
         os.makedirs(out)
-        s.add("tar -xJf", *timed([a.tar, "-xJf", path, "-C", out]))
+        s.add(name, *timed(cmd))
+
+    for _ in range(a.rounds):
+        untar("tar -xJf", [a.tar, "-xJf", path, "-C", out])
+        for jobs in (1, a.jobs):
+            cuda_tree(tree, cddtest.LINUX)
+            s.add("install --jobs %d" % jobs, *timed(inst(path, mpath, jobs)))
+        if multi:
+            untar(MB_TAR, [a.tar, "-xJf", multi, "-C", out])
+            untar(MB_TAR_T0, [a.tar, "-I", a.xz + " -T0", "-xf", multi,
+                              "-C", out])
+            for jobs in MB_JOBS:
+                cuda_tree(tree, cddtest.LINUX)
+                s.add("multi-block: install --jobs %d" % jobs,
+                      *timed(inst(multi, mmpath, jobs)))
         shutil.rmtree(out, ignore_errors=True)
-        cuda_tree(tree, cddtest.LINUX)
-        s.add("install --jobs 1", *timed(
-            [a.bin, "--quiet", "install", "--cuda-root", tree, "--manifest",
-             mpath, "--archive", path, "--no-verify", "--jobs", "1"]))
-        cuda_tree(tree, cddtest.LINUX)
-        s.add("install --jobs %d" % a.jobs, *timed(
-            [a.bin, "--quiet", "install", "--cuda-root", tree, "--manifest",
-             mpath, "--archive", path, "--no-verify", "--jobs",
-             str(a.jobs)]))
+        if a.dd:
+            s.add(DD_ROW, *dd_floor(a, inside))
     shutil.rmtree(tree, ignore_errors=True)
-    res.append(("tar.xz", scale, size, inside, s))
+    kind = "tar.xz"
+    if multi:
+        kind += " (single-block %.1f MB; multi-block %.1f MB, %s blocks of %s)" % (
+            size / MB, os.path.getsize(multi) / MB, xz_blocks(a.xz, multi),
+            a.xz_block_size)
+    res.append((kind, scale, size, inside, s))
+
+
+MB_TAR = "multi-block: tar -xJf"
+MB_TAR_T0 = "multi-block: tar -I 'xz -T0' -xf"
+MB_JOBS = (16, 2)
+
+
+def xz_blocks(xz, path):
+    """The number of blocks xz --list counts in path ("?" if it cannot)."""
+    try:
+        out = subprocess.run([xz, "--robot", "--list", path], check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+    for line in out.splitlines():
+        f = line.split("\t")
+        if f[0] == "totals":
+            return f[2]
+    return "?"
+
+
+# ---- the default --jobs under a cgroup CPU quota -----------------------------
+
+def make_cgroup(cpus):
+    """A new cgroup limited to `cpus` CPUs by quota: (its procs file, the
+    folder to remove), or (None, why not)."""
+    name = "cdd-bench-%d" % os.getpid()
+    root = "/sys/fs/cgroup"
+    try:
+        if os.path.exists(os.path.join(root, "cgroup.controllers")):
+            # v2: the cpu controller must be enabled for the children of
+            # the cgroup the new one goes in (this process's own).
+            with open("/proc/self/cgroup") as f:
+                rel = [l.split(":", 2)[2].strip() for l in f
+                       if l.startswith("0::")][0]
+            parent = os.path.join(root, rel.lstrip("/"))
+            with open(os.path.join(parent, "cgroup.subtree_control")) as f:
+                if "cpu" not in f.read().split():
+                    with open(os.path.join(parent, "cgroup.subtree_control"),
+                              "w") as w:
+                        w.write("+cpu")
+            d = os.path.join(parent, name)
+            os.mkdir(d)
+            with open(os.path.join(d, "cpu.max"), "w") as f:
+                f.write("%d 100000" % (cpus * 100000))
+            return os.path.join(d, "cgroup.procs"), d
+        for v1 in ("cpu", "cpu,cpuacct"):
+            base = os.path.join(root, v1)
+            if os.path.isdir(base):
+                d = os.path.join(base, name)
+                os.mkdir(d)
+                with open(os.path.join(d, "cpu.cfs_period_us"), "w") as f:
+                    f.write("100000")
+                with open(os.path.join(d, "cpu.cfs_quota_us"), "w") as f:
+                    f.write("%d" % (cpus * 100000))
+                return os.path.join(d, "cgroup.procs"), d
+        return None, "no cgroup file system at %s" % root
+    except (OSError, IndexError) as e:
+        return None, "cannot make a cgroup with a CPU quota: %s" % e
+
+
+def most_threads(cmd, procs=None):
+    """Run cmd (in the cgroup whose procs file is given) and return the
+    most threads it ran at once, polled in /proc."""
+    def enter():
+        with open(procs, "w") as f:
+            f.write(str(os.getpid()))
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, env=CHILD_ENV,
+                         preexec_fn=enter if procs else None)
+    most, task = 0, "/proc/%d/task" % p.pid
+    while p.poll() is None:
+        try:
+            most = max(most, len(os.listdir(task)))
+        except OSError:
+            pass
+        time.sleep(0.001)
+    err = p.stderr.read()
+    if p.returncode != 0:
+        sys.exit("failed (%d): %s\n%s" % (p.returncode, " ".join(cmd),
+                                          err.decode(errors="replace")))
+    return most
+
+
+def bench_cgroup(a):
+    """[lines]: the zip install's most threads with its default --jobs,
+    without and with a quota of half the cores (at least 1)."""
+    import cddtest
+    cores = os.cpu_count() or 1
+    quota = max(1, cores // 2)
+    if not os.path.isdir("/proc/self/task"):
+        return ["cgroup quota: skipped (no /proc to count threads)"]
+    procs, d = make_cgroup(quota)
+    if not procs:
+        return ["cgroup quota: skipped (%s)" % d]
+    path, mpath = make_zip(a.work, min(a.scale))
+    tree = os.path.join(a.work, "tree")
+    cmd = [a.bin, "--quiet", "install", "--cuda-root", tree, "--manifest",
+           mpath, "--archive", path, "--no-verify"]
+    try:
+        cuda_tree(tree, cddtest.WINDOWS)
+        free = most_threads(cmd)
+        cuda_tree(tree, cddtest.WINDOWS)
+        limited = most_threads(cmd, procs)
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+    return ["cgroup quota of %d CPU(s) on %d cores, zip install with the "
+            "default --jobs: at most %d threads without the quota, %d "
+            "inside it" % (quota, cores, free, limited)]
 
 
 def report(a, res):
@@ -411,9 +590,28 @@ def report(a, res):
         ratios.append("--jobs %d / --jobs 1 = %.2f" % (
             a.jobs, s.med(jn) / s.med("install --jobs 1")))
         if "unchanged re-install" in s.t and "unzip -o" in s.t:
-            ratios.append("unchanged re-install / unzip -o = %.2f" % (
-                s.med("unchanged re-install") / s.med("unzip -o")))
+            ratios.append("unchanged re-install / unzip -o = %.3f "
+                          "(target <= 0.01)" % (
+                              s.med("unchanged re-install") /
+                              s.med("unzip -o")))
+        if "tar -xJf" in s.t:
+            ratios.append("single-block %s / tar -xJf = %.2f (target <= 1.0)"
+                          % (jn, s.med(jn) / s.med("tar -xJf")))
+        for jobs in MB_JOBS:
+            mj = "multi-block: install --jobs %d" % jobs
+            if mj in s.t:
+                ratios.append("%s / %s = %.2f%s" % (
+                    mj, MB_TAR, s.med(mj) / s.med(MB_TAR),
+                    " (target <= 0.30)" if jobs == 16 else ""))
+                ratios.append("%s / %s = %.2f" % (
+                    mj, MB_TAR_T0, s.med(mj) / s.med(MB_TAR_T0)))
+        if DD_ROW in s.t:
+            ratios.append("%s / dd floor = %.2f" % (jn, s.med(jn) /
+                                                    s.med(DD_ROW)))
         w("ratios (medians): " + "; ".join(ratios))
+    if a.cgroup_lines:
+        w("")
+        lines.extend(a.cgroup_lines)
     text = "\n".join(lines)
     print(text)
     if a.md:
@@ -428,11 +626,18 @@ def main():
                     help="zip size: 1 = the real ~1.1 GB inside (repeat)")
     ap.add_argument("--xz-scale", type=float, action="append",
                     help="tar.xz size, same unit (repeat; 0: skip)")
+    ap.add_argument("--xz-block-size", default="8MiB",
+                    help="block size of the multi-block tar.xz (xz "
+                         "--block-size; empty: skip it)")
+    ap.add_argument("--no-cgroup", action="store_true",
+                    help="skip the cgroup quota case")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--unzip", default=shutil.which("unzip"))
     ap.add_argument("--bsdtar", default=shutil.which("bsdtar"))
     ap.add_argument("--tar", default=shutil.which("tar"))
+    ap.add_argument("--xz", default=shutil.which("xz"))
+    ap.add_argument("--dd", default=shutil.which("dd"))
     ap.add_argument("--time", default=shutil.which("time") or
                     ("/usr/bin/time" if os.path.exists("/usr/bin/time")
                      else None),
@@ -462,7 +667,7 @@ def main():
         a.work = tempfile.mkdtemp(prefix="cdd-bench.")
     os.makedirs(a.work, exist_ok=True)
     os.environ.setdefault("CDD_TEST_TMP", a.work)
-    for b in ("unzip", "bsdtar"):
+    for b in ("unzip", "bsdtar", "xz", "dd"):
         if not getattr(a, b):
             print("note: no %s (give --%s PATH): not measured" % (b, b))
     a.load = "%.2f %.2f %.2f" % os.getloadavg()
@@ -473,6 +678,7 @@ def main():
         for sc in a.xz_scale:
             if sc > 0:
                 bench_txz(a, sc, res)
+        a.cgroup_lines = [] if a.no_cgroup else bench_cgroup(a)
     finally:
         shutil.rmtree(os.path.join(a.work, "tree"), ignore_errors=True)
         shutil.rmtree(os.path.join(a.work, "out"), ignore_errors=True)
