@@ -540,7 +540,10 @@ def bench_cgroup(a):
     procs, d = make_cgroup(quota)
     if not procs:
         return ["cgroup quota: skipped (%s)" % d]
-    path, mpath = make_zip(a.work, min(a.scale))
+    scales = [sc for sc in a.scale if sc > 0]
+    if not scales:
+        return ["cgroup quota: skipped (no zip scale: --scale 0)"]
+    path, mpath = make_zip(a.work, min(scales))
     tree = os.path.join(a.work, "tree")
     cmd = [a.bin, "--quiet", "install", "--cuda-root", tree, "--manifest",
            mpath, "--archive", path, "--no-verify"]
@@ -623,7 +626,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("bin")
     ap.add_argument("--scale", type=float, action="append",
-                    help="zip size: 1 = the real ~1.1 GB inside (repeat)")
+                    help="zip size: 1 = the real ~1.1 GB inside (repeat; "
+                         "0: skip)")
     ap.add_argument("--xz-scale", type=float, action="append",
                     help="tar.xz size, same unit (repeat; 0: skip)")
     ap.add_argument("--xz-block-size", default="8MiB",
@@ -674,7 +678,8 @@ def main():
     res = []
     try:
         for sc in a.scale:
-            bench_zip(a, sc, res)
+            if sc > 0:
+                bench_zip(a, sc, res)
         for sc in a.xz_scale:
             if sc > 0:
                 bench_txz(a, sc, res)

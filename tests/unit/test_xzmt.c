@@ -293,8 +293,11 @@ static void test_damage_is_refused(void)
         /* ... and the reader refuses the archive with the code libarchive's
          * filter gives the same file. */
         b = read_entries(path_of("bad.tar.xz"), 4, &t, &n, &err);
-        CHECK_INT(t, 4);
         CHECK_INT(err, CDD_E_CORRUPT);
+        /* (at the open already when the damage is in the first blocks the
+         * decoder runs) */
+        CHECK_MSG(strstr(cdd_last_error()->msg, "xz (4 threads)") != NULL,
+                  "%s", cdd_last_error()->msg);
         free(b);
         b = read_entries(path_of("bad.tar.xz"), 1, &t, &n, &err_st);
         CHECK_INT(err_st, CDD_E_CORRUPT);
