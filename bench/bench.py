@@ -296,6 +296,11 @@ def timed(cmd, plain=False):
     if TIME:
         rss_file = os.path.join(os.environ["CDD_TEST_TMP"], "rss.txt")
         cmd = [TIME, "-q", "-f", "%M %U %S", "-o", rss_file] + cmd
+    # Flush what the previous command left dirty first: an fsync on ext4
+    # (data=ordered) commits the journal with every file's pending data, so
+    # an installer that flushes would otherwise pay for the unflushed MB an
+    # unzip or tar before it left behind.
+    os.sync()
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE,
