@@ -357,9 +357,8 @@ const struct cdd_zipcd *cdd_archive_zipcd(const struct cdd_archive *ar)
 
 /* ---- tar: one decompression, two readers ------------------------------------ */
 
-/* The tar reader's input: the next block of the decompressed stream, shown
- * to the raw header check first (tarscan.h). The block stays valid until the
- * next call, as libarchive requires: it is the raw reader's own buffer. */
+/* A decoded block on its way to the tar reader, shown to the raw header
+ * check first (tarscan.h). */
 static la_ssize_t scan_block(struct cdd_archive *ar, struct archive *a,
                              const void *buf, size_t size)
 {
@@ -372,6 +371,9 @@ static la_ssize_t scan_block(struct cdd_archive *ar, struct archive *a,
     return (la_ssize_t)size;
 }
 
+/* The tar reader's input: the next block of the decompressed stream, shown
+ * to the raw header check first (tarscan.h). The block stays valid until the
+ * next call, as libarchive requires: it is the raw reader's own buffer. */
 static la_ssize_t tar_feed(struct archive *a, void *ud, const void **buf)
 {
     struct cdd_archive *ar = ud;
