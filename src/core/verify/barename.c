@@ -144,6 +144,37 @@ static int on_site_entry(void *ud, const char *name)
     return 0;
 }
 
+/* A library whose name says no version (a wheel's, a toolkit's
+ * libcudnn_ops.so.9 as a real file): cudnn_version.h in ../include. */
+static char *header_version(const char *lib, int *oom)
+{
+    char *dir = dir_of(lib), *up = NULL, *h = NULL, *text = NULL, *v = NULL;
+    size_t len = 0;
+    int ma, mi, pa;
+    if (!dir) {
+        *oom = 1;
+        return NULL;
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        up = cdd_path_join(dir, "include/cudnn_version.h");
+        h = up;
+    }
+    if (h && cdd_fs_read_all(h, 1u << 20, &text, &len) == 0 &&
+        cdd_cudnn_version_from_header(text, &ma, &mi, &pa) == 0) {
+        if ((v = malloc(48)) != NULL)
+            snprintf(v, 48, "%d.%d.%d", ma, mi, pa);
+        else
+            *oom = 1;
+    }
+    cdd_clear_error();
+    free(text);
+    free(up);
+    free(dir);
+    return v;
+}
+
 char *cdd_bare_file_version(const char *path, int *oom)
 {
     char *real = NULL;
@@ -176,6 +207,8 @@ char *cdd_bare_file_version(const char *path, int *oom)
             }
         }
     }
+    if (!v && !*oom)
+        v = header_version(real ? real : path, oom);
     free(real);
     return v;
 }
