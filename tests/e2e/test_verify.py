@@ -228,7 +228,7 @@ class AllPass(VerifyCase):
         # its fix; no single passing check of the load layer.
         self.assertRegex(r.err, r"(?m)^  pass  files: all 25 files present "
                          r"and unchanged since install \(sha256\); no stray")
-        self.assertRegex(r.err, r"(?m)^  pass  load: 23 other checks passed$")
+        self.assertRegex(r.err, r"(?m)^  pass  load: 24 other checks passed$")
         self.assertRegex(r.err, r"(?m)^  warn  load.search ")
         self.assertRegex(r.err, r"(?m)^        > fix \(this shell\): export ")
         self.assertNotIn("load.version", r.err)
@@ -400,7 +400,9 @@ class Gpu(VerifyCase):
         self.check(j.doc, "gpu", "skip", "no NVIDIA driver")
         # Only the architectures, read from the files, not compared.
         self.assertEqual([c["name"] for c in j.doc["checks"]
-                          if c["name"].startswith("gpu.")], ["gpu.arch"])
+                          if c["name"].startswith("gpu.")],
+                         ["gpu.fit", "gpu.arch"])
+        self.check(j.doc, "gpu.fit", "skip", "no NVIDIA driver", "--gpu-cc")
         self.check(j.doc, "gpu.arch", "skip")
         self.check(j.doc, "load.version", "pass")
         # Without --level: no driver, so the default level is load, and the
@@ -409,7 +411,8 @@ class Gpu(VerifyCase):
         j = self.verify(self.tree, expect=EXIT_OK)
         self.assertEqual(j.doc.get("level"), "load")
         self.assertEqual(self.statuses(j.doc, "gpu"),
-                         {"gpu": "skip", "gpu.arch": "skip"})
+                         {"gpu": "skip", "gpu.arch": "skip",
+                          "gpu.fit": "skip"})
         self.check(j.doc, "gpu", "skip", "no NVIDIA driver")
         self.assertRegex(j.err, r"(?m)^  skip  gpu: no NVIDIA driver")
 
@@ -565,7 +568,11 @@ class GpuArch(VerifyCase):
             self.assertIn(lib, c["detail"])
         self.assertNotIn("libcudnn.so.8 (", c["detail"])
         self.check(j.doc, "gpu.conv", "pass")
-        self.assertNoFail(j.doc, but=("gpu.arch",))
+        # The fit check agrees, from the same device code, and names the
+        # newest catalog release that fits (docs/verification.md, GPU fit).
+        self.check(j.doc, "gpu.fit", "fail", "compute capability 9.0",
+                   "cudnn-deploy install --cudnn 9.")
+        self.assertNoFail(j.doc, but=("gpu.arch", "gpu.fit"))
 
     def test_sm80_on_ampere_passes(self):
         j = self.run_gpu("sm80", "8.6", EXIT_OK)

@@ -287,10 +287,29 @@ static int same_version(const char *a, const char *b)
     return parts >= 3;
 }
 
+/* "a, b, c" */
+struct namelist {
+    char *s;
+};
+
+static void list_add(struct namelist *l, const char *name, int *oom)
+{
+    size_t n = l->s ? strlen(l->s) : 0;
+    char *p = realloc(l->s, n + strlen(name) + 3);
+    if (!p) {
+        *oom = 1;
+        return;
+    }
+    snprintf(p + n, strlen(name) + 3, "%s%s", n ? ", " : "", name);
+    l->s = p;
+}
+
 int cdd_bare_check(const char *main_lib, int major, const char *version,
                    const char *where, const char *prefix,
                    struct cdd_checks *out)
 {
+    struct namelist owned = {0}, same = {0}, nowhere = {0};
+    const char *own_how = NULL;
     const struct cdd_cudnn_major *f = cdd_cudnn_major_facts(major);
     char *own_dir = dir_of(main_lib), *own_real = NULL, *mine = NULL;
     int r = 0, oom = 0;
@@ -329,23 +348,13 @@ int cdd_bare_check(const char *main_lib, int major, const char *version,
                               !strchr(h.real + strlen(own_real) + 1, '/')));
         if (!h.path) {
             if (have)
-                r = cdd_checks_add(
-                    out, check, CDD_CHECK_PASS,
-                    "%s: no copy by that name on the loader's search path "
-                    "(RPATH, LD_LIBRARY_PATH, RUNPATH, ld.so cache, system "
-                    "folders); cuDNN finds the one beside %s only when the "
-                    "program has loaded it already (as PyTorch does for its "
-                    "wheel's) or puts that folder on LD_LIBRARY_PATH",
-                    where, main_lib);
+                list_add(&nowhere, name, &oom);
         } else if (own) {
-            r = cdd_checks_add(out, check, CDD_CHECK_PASS,
-                               "%s: resolves to its own copy %s (%s)", where,
-                               h.path, h.how);
+            list_add(&owned, name, &oom);
+            if (!own_how)
+                own_how = h.how;
         } else if (version && h.version && same_version(version, h.version)) {
-            r = cdd_checks_add(out, check, CDD_CHECK_PASS,
-                               "%s: resolves to %s (%s), outside %s but of "
-                               "the same version %s", where, h.path, h.how,
-                               own_dir, h.version);
+            list_add(&same, name, &oom);
         } else {
             r = cdd_checks_add(
                 out, check, CDD_CHECK_WARN,
@@ -369,8 +378,30 @@ int cdd_bare_check(const char *main_lib, int major, const char *version,
         free(beside);
         free(beside_real);
     }
+    if (!r && !oom && (owned.s || nowhere.s || same.s))
+        r = cdd_checks_add(
+            out, prefix, CDD_CHECK_PASS,
+            "%s: cuDNN %s at %s loads its sub-libraries by bare name; %s%s%s%s"
+            "%s%s%s%s%s%s%s",
+            where, version ? version : "(version unknown)", main_lib,
+            owned.s ? "the loader's answer is its own copy (" : "",
+            owned.s ? own_how : "", owned.s ? ") for " : "",
+            owned.s ? owned.s : "", owned.s && (same.s || nowhere.s) ? "; " : "",
+            same.s ? "a copy of the same version elsewhere for " : "",
+            same.s ? same.s : "", same.s && nowhere.s ? "; " : "",
+            nowhere.s ? "no copy on the loader's search path (RPATH, "
+                        "LD_LIBRARY_PATH, RUNPATH, ld.so cache, system "
+                        "folders) for " : "",
+            nowhere.s ? nowhere.s : "",
+            nowhere.s ? ": the copies beside it are found only when the "
+                        "program has loaded them already (as PyTorch does "
+                        "for its wheel's) or puts that folder on "
+                        "LD_LIBRARY_PATH" : "");
     if (!r && oom)
         r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    free(owned.s);
+    free(same.s);
+    free(nowhere.s);
     free(mine);
     free(own_dir);
     free(own_real);

@@ -106,7 +106,12 @@ int cdd_fit_gpus_probe(struct cdd_fit_gpus *g)
     struct cdd_gpu_env *e = NULL;
     int r = 0;
     if (cdd_gpu_env_open(NULL, &e) != 0) {
-        r = set_note(g, "no NVIDIA driver", cdd_last_error()->msg);
+        /* The loader's reason may begin "no NVIDIA driver: ": said once. */
+        static const char lead[] = "no NVIDIA driver: ";
+        const char *why = cdd_last_error()->msg;
+        if (strncmp(why, lead, sizeof lead - 1) == 0)
+            why += sizeof lead - 1;
+        r = set_note(g, "no NVIDIA driver", why);
         if (!r)
             cdd_clear_error();
         return r;
