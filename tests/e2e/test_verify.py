@@ -400,9 +400,7 @@ class Gpu(VerifyCase):
         self.check(j.doc, "gpu", "skip", "no NVIDIA driver")
         # Only the architectures, read from the files, not compared.
         self.assertEqual([c["name"] for c in j.doc["checks"]
-                          if c["name"].startswith("gpu.")],
-                         ["gpu.fit", "gpu.arch"])
-        self.check(j.doc, "gpu.fit", "skip", "no NVIDIA driver", "--gpu-cc")
+                          if c["name"].startswith("gpu.")], ["gpu.arch"])
         self.check(j.doc, "gpu.arch", "skip")
         self.check(j.doc, "load.version", "pass")
         # Without --level: no driver, so the default level is load, and the
@@ -411,8 +409,7 @@ class Gpu(VerifyCase):
         j = self.verify(self.tree, expect=EXIT_OK)
         self.assertEqual(j.doc.get("level"), "load")
         self.assertEqual(self.statuses(j.doc, "gpu"),
-                         {"gpu": "skip", "gpu.arch": "skip",
-                          "gpu.fit": "skip"})
+                         {"gpu": "skip", "gpu.arch": "skip"})
         self.check(j.doc, "gpu", "skip", "no NVIDIA driver")
         self.assertRegex(j.err, r"(?m)^  skip  gpu: no NVIDIA driver")
 

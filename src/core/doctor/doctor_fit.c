@@ -72,6 +72,13 @@ static void fit_copies(struct cdd_dscan *c, const struct cdd_doctor_opts *o)
             c->err = CDD_E_NOMEM;
         g = &probed;
     }
+    if (!g->n) {
+        /* Once for the host, not once per copy. */
+        if (cdd_fit_check(&(struct cdd_fit_query){.gpus = g}, "fit",
+                          &res->checks, &(struct cdd_fit_result){0}))
+            c->err = CDD_E_NOMEM;
+        goto out;
+    }
     for (size_t k = 0; !c->err && k < res->n_copies; k++) {
         const struct cdd_doctor_copy *cp = &res->copies[k];
         int seen = 0, has = 0, minor = -1;
@@ -106,6 +113,7 @@ static void fit_copies(struct cdd_dscan *c, const struct cdd_doctor_opts *o)
             cdd_fit_result_clear(&fres);
         free(name);
     }
+out:
     cdd_clear_error();
     cdd_fit_gpus_clear(&probed);
     free(code);

@@ -262,8 +262,9 @@ int cdd_fit_check(const struct cdd_fit_query *q, const char *name,
     res->basis = "unknown";
     if (!g || !g->n) {
         r = cdd_checks_add(out, name, CDD_CHECK_SKIP,
-                           "no GPU to compare cuDNN %s with (%s); --gpu-cc "
-                           "X.Y names one", ver,
+                           "no GPU to compare %s%s with (%s); --gpu-cc X.Y "
+                           "names one", q->version ? "cuDNN " : "cuDNN",
+                           q->version ? q->version : "",
                            g && g->note ? g->note : "none known");
         return r;
     }

@@ -49,6 +49,10 @@ int cdd_verify_fit_layer(struct vctx *c)
             goto out;
         g = &probed;
     }
+    /* No GPU known (no driver, none visible, no --gpu-cc): the gpu layer
+     * says why; a fit check would only repeat it. */
+    if (!g->n)
+        goto out;
     struct cdd_fit_query q = {
         .version = c->rc && c->rc->version ? c->rc->version : c->m->version,
         .platform = cdd_platform_name(c->m->platform),
