@@ -62,8 +62,13 @@ struct cdd_doctor_result {
     int driver_cuda_version;  /* 13000 = CUDA 13.0, 0 unknown */
 };
 
+struct cdd_fit_gpus;
 struct cdd_doctor_opts {
     const struct cdd_target *target; /* NULL: the host only */
+    /* GPU fit (fit.h): the GPUs (NULL: the driver's), the catalog folder
+     * (NULL: the compiled-in one) */
+    const struct cdd_fit_gpus *gpus;
+    const char *catalog_dir;
 };
 
 /* Look at everything and fill res. Returns 0 when it could look at all

@@ -56,6 +56,8 @@ const char *cdd_cstatus_name(enum cdd_cstatus s);
 
 struct cdd_tree;
 struct cdd_receipt;
+struct cdd_fit_gpus;
+struct cdd_fit_result;
 struct cdd_verify_opts {
     const struct cdd_target *target;
     struct cdd_tree *tree;        /* the target's tree, opened by the caller */
@@ -72,6 +74,11 @@ struct cdd_verify_opts {
      * matched with the archive's own hashes), so that neither a swapped
      * library nor an edited receipt.json between the two is believed. */
     const struct cdd_receipt *receipt;
+    /* GPU fit (fit.h): the GPUs to fit (--gpu-cc), NULL: every GPU the
+     * driver reports; the catalog to name releases from (NULL: the
+     * compiled-in one, or $CUDNN_DEPLOY_CATALOG). */
+    const struct cdd_fit_gpus *gpus;
+    const char *catalog_dir;
 };
 
 struct cdd_verify_result {
@@ -88,6 +95,10 @@ struct cdd_verify_result {
     /* Every precision of the bench (enum cdd_bench_math): FP32, TF32, FP16. */
     int bench_math_ran[CDD_BENCH_N_MATH];
     struct cdd_gpu_bench_result bench_math[CDD_BENCH_N_MATH];
+    /* GPU fit (gpu.fit): ran, its status and findings */
+    int fit_ran;
+    enum cdd_cstatus fit_status;
+    struct cdd_fit_result *fit;   /* malloc'd (fit.h), or NULL */
 };
 
 /* Runs the layers; returns 0 when it could run at all (checks that fail are

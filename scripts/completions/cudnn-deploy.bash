@@ -108,7 +108,7 @@ _cudnn_deploy()
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -f -- "$cur"))
                     return ;;
-                --cuda-root|--prefix)
+                --cuda-root|--prefix|--catalog)
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
@@ -124,14 +124,14 @@ _cudnn_deploy()
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
                     return ;;
-                --cuda)
+                --cuda|--gpu-cc|--driver)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --level --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --gpu-cc --driver --catalog --level --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         doctor)
             case $prev in
-                --cuda-root|--prefix)
+                --cuda-root|--prefix|--catalog)
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -d -- "$cur"))
                     return ;;
@@ -144,10 +144,10 @@ _cudnn_deploy()
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
                     return ;;
-                --cuda)
+                --cuda|--gpu-cc|--driver)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --gpu-cc --driver --catalog --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         manifest)
             case $prev in

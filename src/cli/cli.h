@@ -107,6 +107,10 @@ struct cdd_opts_bundle {      /* bundle (fleet) */
 struct cdd_opts_verify {
     int level_given;
     enum cdd_vlevel level;
+    /* GPU fit (fit.h), set by the command from --gpu-cc / --catalog: the
+     * GPUs to fit (NULL: the driver's), the catalog folder (NULL: built-in) */
+    const struct cdd_fit_gpus *gpus;
+    const char *catalog;
 };
 
 struct cdd_opts_create {      /* manifest create */

@@ -7,8 +7,10 @@
 
 #include "cdd/doctor.h"
 #include "cdd/error.h"
+#include "cdd/fit.h"
 #include "cdd/jsonw.h"
 #include "cmds.h"
+#include "pick.h"
 #include "report.h"
 
 /* A member of the report, built with the core's JSON writer (cJSON belongs
@@ -142,7 +144,12 @@ int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep)
     struct cdd_target t = {0};
     struct cdd_doctor_result res = {0};
     struct cdd_doctor_opts o = {NULL};
-    int r = 0;
+    struct cdd_fit_gpus gpus = {0};
+    int r = cdd_cli_fit_gpus(&cl->obtain, &gpus);
+    if (r)
+        goto out;
+    o.gpus = &gpus;
+    o.catalog_dir = cl->obtain.catalog;
     if (cdd_cli_target_given(&cl->target)) {
         r = cdd_cli_target(&cl->target, &t, rep);
         if (r)
@@ -172,5 +179,6 @@ int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep)
 out:
     cdd_doctor_result_clear(&res);
     cdd_target_clear(&t);
+    cdd_fit_gpus_clear(&gpus);
     return r;
 }

@@ -104,14 +104,17 @@ const struct cdd_option cdd_options[] = {
      "the newest catalog release matching VERSION (9, 9.13, 9.13.0.50 or "
      "latest) that fits the tree's CUDA, the platform, the driver and every "
      "GPU; pinned by NVIDIA's published sha256"},
-    {"gpu-cc", 0, CDD_OPT_LIST, "X.Y", CMD_INSTALL | CMD_RELEASES,
+    {"gpu-cc", 0, CDD_OPT_LIST, "X.Y", CMD_INSTALL | CMD_RELEASES |
+     CMD_VERIFY | CMD_DOCTOR,
      F(obtain.gpu_cc), NOF, 0, 0, NULL,
      "a GPU's compute capability to fit (repeatable; default: every GPU the "
      "driver reports)"},
-    {"driver", 0, CDD_OPT_STRING, "VERSION", CMD_INSTALL | CMD_RELEASES,
+    {"driver", 0, CDD_OPT_STRING, "VERSION", CMD_INSTALL | CMD_RELEASES |
+     CMD_VERIFY | CMD_DOCTOR,
      F(obtain.driver), NOF, 0, 0, NULL,
      "the NVIDIA driver to fit, e.g. 580.65.06 (default: the installed one)"},
-    {"catalog", 0, CDD_OPT_DIR, "DIR", CMD_INSTALL | CMD_RELEASES,
+    {"catalog", 0, CDD_OPT_DIR, "DIR", CMD_INSTALL | CMD_RELEASES |
+     CMD_VERIFY | CMD_DOCTOR,
      F(obtain.catalog), NOF, 0, 0, NULL,
      "read the release catalog from DIR (redistrib_*.json and facts.json) "
      "instead of the built-in one (also $CUDNN_DEPLOY_CATALOG)"},

@@ -9,12 +9,23 @@
 #include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/fit.h"
 #include "cdd/gpu.h"
 #include "cdd/manifest.h"
 #include "cdd/mcreate.h"
 #include "cdd/obtain.h"
 #include "cdd/redistrib.h"
 #include "report.h"
+
+/* --driver: CDD_E_USAGE unless a dotted version. */
+static int driver_bad(const char *d)
+{
+    if (d[0] < '0' || d[0] > '9' || strspn(d, "0123456789.") != strlen(d))
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "--driver %s: expected a version such as 580.65.06",
+                        d);
+    return 0;
+}
 
 int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_fit_host *mc)
 {
@@ -30,11 +41,8 @@ int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_fit_host *mc)
     }
     mc->gpus_given = ob->gpu_cc.n > 0;
     if (ob->driver) {
-        if (ob->driver[0] < '0' || ob->driver[0] > '9' ||
-            strspn(ob->driver, "0123456789.") != strlen(ob->driver))
-            return cdd_fail(CDD_E_USAGE, NULL, 0,
-                            "--driver %s: expected a version such as "
-                            "580.65.06", ob->driver);
+        if (driver_bad(ob->driver))
+            return driver_bad(ob->driver);
         snprintf(mc->driver, sizeof mc->driver, "%s", ob->driver);
         mc->has_driver = 1;
     }
@@ -410,4 +418,20 @@ void cdd_pick_clear(struct cdd_pick *p)
     cdd_catalog_free(p->cat);
     free(p->selection);
     memset(p, 0, sizeof *p);
+}
+
+int cdd_cli_fit_gpus(const struct cdd_opts_obtain *ob, struct cdd_fit_gpus *g)
+{
+    int r = 0;
+    for (size_t i = 0; !r && i < ob->gpu_cc.n; i++)
+        r = cdd_fit_gpus_add_cc(g, ob->gpu_cc.v[i]);
+    if (!r && ob->driver) {
+        if ((r = driver_bad(ob->driver)) != 0)
+            return r;
+        if (!(g->driver = strdup(ob->driver)))
+            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    if (!r)
+        r = cdd_fit_gpus_probe(g);
+    return r;
 }

@@ -65,4 +65,10 @@ int cdd_cli_respin_error(const struct cdd_cat_release *rel,
                          const uint8_t *got);
 void cdd_pick_clear(struct cdd_pick *p);
 
+/* verify and doctor's GPU fit (fit.h): --gpu-cc and --driver into g, the
+ * rest (each GPU's name, the driver) from the driver. CDD_E_USAGE for a
+ * bad value. */
+struct cdd_fit_gpus;
+int cdd_cli_fit_gpus(const struct cdd_opts_obtain *ob, struct cdd_fit_gpus *g);
+
 #endif

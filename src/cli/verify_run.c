@@ -7,6 +7,7 @@
 
 #include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
+#include "cdd/fit.h"
 #include "cdd/profile.h"
 #include "cdd/receipt.h"
 #include "cdd/verify.h"
@@ -126,7 +127,9 @@ int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
     struct cdd_verify_opts o = {.target = t, .tree = tree, .m = m,
                                 .level = vo && vo->level_given
                                              ? (int)vo->level : -1,
-                                .receipt = rc};
+                                .receipt = rc,
+                                .gpus = vo ? vo->gpus : NULL,
+                                .catalog_dir = vo ? vo->catalog : NULL};
     int r = cdd_verify(&o, &res);
     if (r) {
         cdd_verify_result_clear(&res);
@@ -147,6 +150,16 @@ int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
         cdd_report_str(rep, "driver_release", res.gpu.driver_release);
         if (res.gpu.device_name[0])
             cdd_report_str(rep, "gpu", res.gpu.device_name);
+    }
+    if (res.fit_ran && res.fit) {
+        /* GPU fit (docs/verification.md): its verdict, what the release
+         * supports and from where, the newest catalog release that fits */
+        cdd_report_str(rep, "gpu_fit", cdd_cstatus_name(res.fit_status));
+        cdd_report_str(rep, "gpu_fit_basis", res.fit->basis);
+        if (res.fit->supports)
+            cdd_report_str(rep, "gpu_fit_supports", res.fit->supports);
+        if (res.fit->newest)
+            cdd_report_str(rep, "gpu_fit_newest", res.fit->newest);
     }
     if (res.conv_ran)
         cdd_report_num(rep, "conv_max_rel_err", res.conv.max_rel_err);

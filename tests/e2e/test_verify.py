@@ -228,7 +228,7 @@ class AllPass(VerifyCase):
         # its fix; no single passing check of the load layer.
         self.assertRegex(r.err, r"(?m)^  pass  files: all 25 files present "
                          r"and unchanged since install \(sha256\); no stray")
-        self.assertRegex(r.err, r"(?m)^  pass  load: 23 other checks passed$")
+        self.assertRegex(r.err, r"(?m)^  pass  load: 24 other checks passed$")
         self.assertRegex(r.err, r"(?m)^  warn  load.search ")
         self.assertRegex(r.err, r"(?m)^        > fix \(this shell\): export ")
         self.assertNotIn("load.version", r.err)
@@ -565,7 +565,11 @@ class GpuArch(VerifyCase):
             self.assertIn(lib, c["detail"])
         self.assertNotIn("libcudnn.so.8 (", c["detail"])
         self.check(j.doc, "gpu.conv", "pass")
-        self.assertNoFail(j.doc, but=("gpu.arch",))
+        # The fit check agrees, from the same device code, and names the
+        # newest catalog release that fits (docs/verification.md, GPU fit).
+        self.check(j.doc, "gpu.fit", "fail", "compute capability 9.0",
+                   "cudnn-deploy install --cudnn 9.")
+        self.assertNoFail(j.doc, but=("gpu.arch", "gpu.fit"))
 
     def test_sm80_on_ampere_passes(self):
         j = self.run_gpu("sm80", "8.6", EXIT_OK)

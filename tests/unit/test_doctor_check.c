@@ -318,6 +318,14 @@ static void test_cudnn_path(void)
     expect("env CUDNN_PATH", CDD_CHECK_WARN,
            "the Windows DLL loader ignores it",
            "put C:\\cudnn\\bin first on PATH", NULL);
+    /* ...and, since PATH alone misleads Python >= 3.8, what torch,
+     * onnxruntime and ctranslate2 need (windll.h, docs/windows.md). */
+    expect("env CUDNN_PATH", CDD_CHECK_WARN,
+           "Python 3.8+ does not search PATH",
+           "os.add_dll_directory(r\"C:\\cudnn\\bin\")",
+           "by full path with ctypes.CDLL",
+           "onnxruntime.preload_dlls(directory=r\"C:\\cudnn\\bin\")",
+           NULL);
     expect_fix("env CUDNN_PATH", 0, CDD_FIX_PREPEND, CDD_FIX_SESSION, "PATH",
                "C:\\cudnn\\bin");
     teardown();

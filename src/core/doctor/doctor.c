@@ -95,6 +95,8 @@ int cdd_doctor(const struct cdd_doctor_opts *o, struct cdd_doctor_result *res)
                    o ? o->target : NULL);
     cdd_doctor_scan(&s);
     cdd_doctor_check(&s);
+    if (!s.err)
+        cdd_doctor_fit(&s, o);
     int err = s.err;
     cdd_dscan_clear(&s);
     cdd_clear_error();

@@ -17,6 +17,7 @@
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 #include "cdd/verify.h"
+#include "cdd/windll.h"
 #include "doctor_int.h"
 
 /* Adds a check, and the fix its text built up in c->fix (fix_prepend,
@@ -185,9 +186,15 @@ static void fix_libdir(struct cdd_dscan *c, struct cdd_sbuf *b,
     char *n = native(c, dir);
     if (!n)
         return;
-    if (c->windows)
-        cdd_sb_printf(b, "put %s first on PATH", n);
-    else
+    if (c->windows) {
+        /* PATH alone misleads Python >= 3.8 (windll.h). */
+        char *py = cdd_windll_python_fix(n);
+        cdd_sb_printf(b, "put %s first on PATH for programs; %s", n,
+                      py ? py : "");
+        if (!py)
+            b->oom = 1;
+        free(py);
+    } else
         cdd_sb_printf(b, "add %s to LD_LIBRARY_PATH, or system-wide to "
                          "/etc/ld.so.conf.d", n);
     int fr = cdd_fixes_libdir(&c->fix, c->windows, dir);

@@ -190,6 +190,10 @@ void cdd_doctor_scan(struct cdd_dscan *s);
  * the report's order. Reads nothing but s; sets s->err on CDD_E_NOMEM. */
 void cdd_doctor_check(struct cdd_dscan *s);
 
+/* doctor_fit.c: the fit and bare-name checks (they read files: the
+ * catalog, device code, the loader's search path), after the others. */
+void cdd_doctor_fit(struct cdd_dscan *s, const struct cdd_doctor_opts *o);
+
 /* ---- helpers both phases use (strings only, no filesystem access) ------- */
 
 /* Two paths equal (case-insensitively on a Windows host); NULLs differ. */

@@ -10,6 +10,7 @@
 #include "cdd/binfile.h"
 #include "cdd/error.h"
 #include "cdd/loader.h"
+#include "cdd/windll.h"
 #include "compat.h"
 
 /* Windows' numbers for "a module could not be found" (ERROR_MOD_NOT_FOUND)
@@ -111,9 +112,20 @@ static void walk(struct diag *g, const char *lib, const char *path, int depth)
         if (cdd_lib_find_on_path(dep, &p) != 0)
             cdd_clear_error();
         if (p) {
-            say(g, " -- a copy is on PATH at %s, but DLLs are not looked up "
-                   "on PATH%s", p,
-                " (nor by Python 3.8+): put it in the library's folder");
+            /* PATH alone misleads Python >= 3.8 (windll.h). */
+            char *dir = strdup(p), *slash = dir ? strrchr(dir, '\\') : NULL;
+            char *py = NULL;
+            if (slash)
+                *slash = '\0';
+            if (dir)
+                py = cdd_windll_python_fix(dir);
+            say(g, " -- a copy is on PATH at %s, but a library's imports "
+                   "are not looked up on PATH: put it in the library's "
+                   "folder%s", p, "");
+            if (py)
+                say(g, ". %s%s", py, "");
+            free(py);
+            free(dir);
             free(p);
         }
     }

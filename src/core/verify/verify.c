@@ -9,6 +9,7 @@
 
 #include "cdd/deploy.h"
 #include "cdd/error.h"
+#include "cdd/fit.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "cdd/state.h"
@@ -21,6 +22,9 @@ void cdd_verify_result_clear(struct cdd_verify_result *r)
         return;
     cdd_checks_clear(&r->checks);
     free(r->manifest_name);
+    if (r->fit)
+        cdd_fit_result_clear(r->fit);
+    free(r->fit);
     memset(r, 0, sizeof *r);
 }
 
@@ -411,6 +415,10 @@ int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
     r = resolve_libs(&c);
     if (!r)
         r = cdd_verify_load_layer(&c);
+    if (!r)
+        r = cdd_verify_barename_layer(&c);
+    if (!r)
+        r = cdd_verify_fit_layer(&c);
     /* The default level without a driver still says that the gpu layer
      * did not run, and why (a skip, not a failure). */
     if (!r && o->level < 0 && !have_driver)

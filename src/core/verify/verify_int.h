@@ -80,4 +80,10 @@ void cdd_verify_trust_clear(struct vctx *c);
 void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
                           const char *why_none);
 
+/* verify_fit.c: gpu.fit (every GPU against the installed release) and
+ * load.barename (the sub-libraries cuDNN loads by bare name). 0 or
+ * CDD_E_NOMEM. */
+int cdd_verify_fit_layer(struct vctx *c);
+int cdd_verify_barename_layer(struct vctx *c);
+
 #endif

@@ -1,0 +1,432 @@
+/* GPU fit: the installed cuDNN against every GPU (fit.h). The judgement of
+ * a catalog release and the newest release that fits are the catalog's own
+ * selection (catalog_select.c), the device-code judgement fatbin.c's; this
+ * file only puts them together into one check. */
+#include "cdd/fit.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/catalog.h"
+#include "cdd/compat_attr.h"
+#include "cdd/error.h"
+#include "cdd/gpu.h"
+
+/* ---- a growing text ------------------------------------------------------ */
+
+struct tx {
+    char *s;
+    size_t n, cap;
+    int oom;
+};
+
+static void tx(struct tx *t, const char *fmt, ...) CDD_PRINTF(2, 3);
+static void tx(struct tx *t, const char *fmt, ...)
+{
+    va_list ap;
+    if (t->oom)
+        return;
+    va_start(ap, fmt);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) {
+        t->oom = 1;
+        return;
+    }
+    if (t->n + (size_t)k + 1 > t->cap) {
+        size_t cap = (t->n + (size_t)k + 1) * 2;
+        char *p = realloc(t->s, cap);
+        if (!p) {
+            t->oom = 1;
+            return;
+        }
+        t->s = p;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
+    va_end(ap);
+    t->n += (size_t)k;
+}
+
+static const char *tx_str(const struct tx *t)
+{
+    return t->s ? t->s : "";
+}
+
+static char *dup_or_null(const char *s, int *oom)
+{
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d)
+        *oom = 1;
+    return d;
+}
+
+/* ---- the GPUs ------------------------------------------------------------ */
+
+static int gpus_push(struct cdd_fit_gpus *g, int cc, const char *name)
+{
+    struct cdd_fit_gpu *v = realloc(g->v, (g->n + 1) * sizeof *v);
+    if (!v)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    g->v = v;
+    v[g->n].cc = cc;
+    v[g->n].name = NULL;
+    if (name && *name && !(v[g->n].name = strdup(name)))
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    g->n++;
+    return 0;
+}
+
+int cdd_fit_gpus_add_cc(struct cdd_fit_gpus *g, const char *s)
+{
+    int cc = cdd_cat_cc_parse(s);
+    if (cc < 0)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "--gpu-cc %s: expected a compute capability such as "
+                        "8.6", s);
+    g->given = 1;
+    return gpus_push(g, cc, NULL);
+}
+
+static int set_note(struct cdd_fit_gpus *g, const char *what, const char *why)
+{
+    size_t len = strlen(what) + strlen(why) + 4;
+    free(g->note);
+    if (!(g->note = malloc(len)))
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    snprintf(g->note, len, "%s%s%s", what, *why ? ": " : "", why);
+    return 0;
+}
+
+int cdd_fit_gpus_probe(struct cdd_fit_gpus *g)
+{
+    struct cdd_gpu_env *e = NULL;
+    int r = 0;
+    if (cdd_gpu_env_open(NULL, &e) != 0) {
+        /* The loader's reason may begin "no NVIDIA driver: ": said once. */
+        static const char lead[] = "no NVIDIA driver: ";
+        const char *why = cdd_last_error()->msg;
+        if (strncmp(why, lead, sizeof lead - 1) == 0)
+            why += sizeof lead - 1;
+        r = set_note(g, "no NVIDIA driver", why);
+        if (!r)
+            cdd_clear_error();
+        return r;
+    }
+    const struct cdd_gpu_info *gi = cdd_gpu_env_info(e);
+    if (!g->driver && gi->driver_release[0] &&
+        !(g->driver = strdup(gi->driver_release)))
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (int i = 0, count = 1; !r && !g->given && i < count; i++) {
+        if (cdd_gpu_env_device(e, i) != 0) {
+            if (i == 0 && !(r = set_note(g, "the driver reports no usable GPU",
+                                         cdd_last_error()->msg)))
+                cdd_clear_error();
+            break;
+        }
+        gi = cdd_gpu_env_info(e);
+        count = gi->device_count;
+        r = gpus_push(g, gi->cc_major * 10 + gi->cc_minor, gi->device_name);
+    }
+    cdd_gpu_env_close(e);
+    return r;
+}
+
+void cdd_fit_gpus_clear(struct cdd_fit_gpus *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        free(g->v[i].name);
+    free(g->v);
+    free(g->driver);
+    free(g->note);
+    memset(g, 0, sizeof *g);
+}
+
+/* "GPU 0 NVIDIA H200 (sm_90)" or "GPU sm_61 (--gpu-cc)" */
+static void say_gpu(struct tx *t, const struct cdd_fit_gpus *g, size_t i)
+{
+    const struct cdd_fit_gpu *u = &g->v[i];
+    if (u->name)
+        tx(t, "GPU %zu %s (compute capability %d.%d)", i, u->name,
+           u->cc / 10, u->cc % 10);
+    else
+        tx(t, "GPU of compute capability %d.%d (%s)", u->cc / 10, u->cc % 10,
+           g->given ? "--gpu-cc" : "reported by the driver");
+}
+
+/* ---- the installed release in the catalog -------------------------------- */
+
+/* The release q->version names: exactly, else the newest whose version
+ * begins with it ("9.14.0" read from a file name). */
+static const struct cdd_cat_release *find_release(const struct cdd_catalog *c,
+                                                  const char *version)
+{
+    const struct cdd_cat_release *r = cdd_catalog_release(c, version);
+    size_t len = strlen(version);
+    for (size_t i = 0; !r && i < c->n; i++)
+        if (strncmp(c->releases[i].version, version, len) == 0 &&
+            c->releases[i].version[len] == '.')
+            r = &c->releases[i];
+    return r;
+}
+
+/* The catalog's verdict on rel for one GPU: 1 it fits, 0 not (why: the
+ * selection's reasons), -1 no verdict (CDD_E_NOMEM in *err). */
+static int judge_one(const struct cdd_catalog *c,
+                     const struct cdd_cat_release *rel,
+                     const struct cdd_fit_query *q, int cc, struct tx *why,
+                     int *err)
+{
+    struct cdd_cat_query cq = {.want = rel->version,
+                               .platform = q->platform,
+                               .cuda_major = q->cuda_major,
+                               .cuda_minor = q->cuda_minor,
+                               .cc = &cc,
+                               .n_cc = 1};
+    struct cdd_cat_verdict *v = NULL;
+    size_t n = 0;
+    int fits = -1;
+    if ((*err = cdd_catalog_match(c, &cq, &v, &n)) != 0)
+        return -1;
+    for (size_t i = 0; i < n && fits < 0; i++) {
+        if (v[i].rel != rel || v[i].a->cuda_major != q->cuda_major ||
+            (v[i].why & (CDD_CAT_VERSION | CDD_CAT_PLATFORM)))
+            continue;
+        fits = !(v[i].why & CDD_CAT_GPU);
+        if (!fits)
+            tx(why, "%s", v[i].detail ? v[i].detail : "");
+    }
+    cdd_cat_verdicts_free(v, n);
+    return fits;
+}
+
+/* The newest release that fits the tree's CUDA, the platform, the driver
+ * and every GPU: `install --cudnn latest`'s choice. */
+static int newest_fit(const struct cdd_catalog *c,
+                      const struct cdd_fit_query *q,
+                      struct cdd_fit_result *res)
+{
+    int *cc = calloc(q->gpus->n, sizeof *cc);
+    struct cdd_cat_verdict *v = NULL;
+    size_t n = 0;
+    int r, oom = 0;
+    if (!cc)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    for (size_t i = 0; i < q->gpus->n; i++)
+        cc[i] = q->gpus->v[i].cc;
+    struct cdd_cat_query cq = {.want = "latest",
+                               .platform = q->platform,
+                               .cuda_major = q->cuda_major,
+                               .cuda_minor = q->cuda_minor,
+                               .cc = cc,
+                               .n_cc = q->gpus->n,
+                               .driver = q->gpus->driver};
+    r = cdd_catalog_match(c, &cq, &v, &n);
+    const struct cdd_cat_verdict *best = r ? NULL : cdd_catalog_best(v, n);
+    if (best) {
+        res->newest = dup_or_null(best->rel->version, &oom);
+        res->newest_variant = dup_or_null(best->a->variant, &oom);
+    }
+    cdd_cat_verdicts_free(v, n);
+    free(cc);
+    if (!r && oom)
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    return r;
+}
+
+static void say_cc(struct tx *t, int cc)
+{
+    tx(t, "sm_%d", cc);
+}
+
+/* ---- the check ----------------------------------------------------------- */
+
+int cdd_fit_check(const struct cdd_fit_query *q, const char *name,
+                  struct cdd_checks *out, struct cdd_fit_result *res)
+{
+    const struct cdd_fit_gpus *g = q->gpus;
+    struct cdd_catalog *cat = NULL;
+    struct tx d = {0}, sup = {0}, why = {0};
+    const struct cdd_cat_release *rel = NULL;
+    const struct cdd_cat_variant *var = NULL;
+    char *cat_err = NULL;
+    enum cdd_cstatus st = CDD_CHECK_PASS;
+    size_t n_jit = 0;
+    int r = 0, err = 0;
+    const char *ver = q->version ? q->version : "of unknown version";
+
+    memset(res, 0, sizeof *res);
+    res->basis = "unknown";
+    if (!g || !g->n) {
+        r = cdd_checks_add(out, name, CDD_CHECK_SKIP,
+                           "no GPU to compare %s%s with (%s); --gpu-cc X.Y "
+                           "names one", q->version ? "cuDNN " : "cuDNN",
+                           q->version ? q->version : "",
+                           g && g->note ? g->note : "none known");
+        return r;
+    }
+    if (cdd_catalog_load(q->catalog_dir, &cat) != 0) {
+        if (cdd_last_error()->code == CDD_E_NOMEM)
+            return CDD_E_NOMEM;
+        cat_err = strdup(cdd_last_error()->msg);
+        cdd_clear_error();
+        cat = NULL;
+    }
+    if (cat && q->version)
+        rel = find_release(cat, q->version);
+    /* A copy whose CUDA is not known (one on the search path, outside any
+     * toolkit) is judged by the release's first CUDA variant. */
+    struct cdd_fit_query qq = *q;
+    int guessed = 0;
+    if (rel && !qq.cuda_major && rel->n_variants) {
+        qq.cuda_major = rel->variants[0].cuda_major;
+        qq.cuda_minor = -1;
+        guessed = 1;
+    }
+    if (rel && qq.cuda_major)
+        var = cdd_cat_variant_of(rel, qq.cuda_major);
+
+    if (var && var->cc_lo) {
+        res->basis = "catalog";
+        tx(&sup, "sm_%d to sm_%d with CUDA %d%s (support matrix: %s)",
+           var->cc_lo, var->cc_hi, qq.cuda_major,
+           guessed ? ", its CUDA variant not known" : "",
+           rel->matrix ? rel->matrix : "catalog facts");
+        for (size_t i = 0; i < g->n && !err; i++) {
+            struct tx w = {0};
+            int fits = judge_one(cat, rel, &qq, g->v[i].cc, &w, &err);
+            if (fits == 0) {
+                /* Outside the support matrix. The libraries' own code says
+                 * whether it can run at all; without it, a GPU newer than
+                 * the matrix may still run PTX through JIT, an older one
+                 * has nothing. */
+                unsigned arch = 0;
+                enum cdd_arch_fit f =
+                    q->code && q->code->n_codes
+                        ? cdd_fatbin_fit(q->code, g->v[i].cc / 10,
+                                         g->v[i].cc % 10, &arch)
+                        : g->v[i].cc > var->cc_hi ? CDD_ARCH_PTX_JIT
+                                                  : CDD_ARCH_NONE;
+                tx(&why, "%s", why.n ? "; " : "");
+                say_gpu(&why, g, i);
+                tx(&why, ": %s", tx_str(&w));
+                if (f == CDD_ARCH_NONE) {
+                    res->n_unfit++;
+                } else if (f == CDD_ARCH_PTX_JIT) {
+                    n_jit++;
+                    tx(&why, " (not supported: it can run only through PTX "
+                       "the driver compiles at first use, if at all)");
+                } else {
+                    n_jit++;
+                    tx(&why, " (not supported, though the libraries carry "
+                       "SASS for it)");
+                }
+            }
+            if (fits >= 0)
+                res->compared = 1;
+            free(w.s);
+        }
+    } else if (q->code && q->code->n_codes) {
+        char desc[1024];
+        res->basis = "device code";
+        tx(&sup, "%s (the libraries' device code)",
+           cdd_fatbin_describe(q->code, desc, sizeof desc));
+        for (size_t i = 0; i < g->n; i++) {
+            unsigned arch = 0;
+            enum cdd_arch_fit f = cdd_fatbin_fit(q->code, g->v[i].cc / 10,
+                                                 g->v[i].cc % 10, &arch);
+            res->compared = 1;
+            if (f == CDD_ARCH_SASS)
+                continue;
+            tx(&why, "%s", why.n ? "; " : "");
+            say_gpu(&why, g, i);
+            if (f == CDD_ARCH_PTX_JIT) {
+                n_jit++;
+                tx(&why, ": no SASS for it, only PTX compute_%u, which the "
+                   "driver compiles at first use (slow, and only when it "
+                   "knows that PTX version)", arch);
+            } else {
+                res->n_unfit++;
+                tx(&why, ": neither SASS for ");
+                say_cc(&why, g->v[i].cc);
+                tx(&why, " nor PTX it can compile: its kernels cannot run "
+                   "there");
+            }
+        }
+    }
+    if (!sup.oom && sup.s && !(res->supports = strdup(sup.s)))
+        err = CDD_E_NOMEM;
+    if (err) {
+        r = err == CDD_E_NOMEM ? CDD_E_NOMEM : 0;
+        cdd_clear_error();
+        if (!r) {
+            /* Not judged: say so below as unknown. */
+            res->compared = 0;
+        }
+    }
+    if (!r && cat && (res->n_unfit || n_jit) && newest_fit(cat, q, res)) {
+        r = cdd_last_error()->code == CDD_E_NOMEM ? CDD_E_NOMEM : 0;
+        cdd_clear_error();
+    }
+    if (r)
+        goto out;
+
+    if (!res->compared) {
+        st = CDD_CHECK_SKIP;
+        tx(&d, "what cuDNN %s supports is not known: %s%s%s%s, and no "
+           "device code was read from its libraries", ver,
+           !q->version ? "its version is not known"
+           : !cat      ? "the catalog did not load"
+           : !rel      ? "not in the catalog"
+                       : "the catalog has no support-matrix facts for it",
+           cat_err ? " (" : "", cat_err ? cat_err : "", cat_err ? ")" : "");
+        if (!cat_err && !rel && cat)
+            tx(&d, " (%s)", cat->source);
+    } else {
+        st = res->n_unfit ? CDD_CHECK_FAIL : n_jit ? CDD_CHECK_WARN
+                                                   : CDD_CHECK_PASS;
+        tx(&d, "cuDNN %s supports %s", ver, tx_str(&sup));
+        if (st == CDD_CHECK_PASS) {
+            tx(&d, "; every GPU fits: ");
+            for (size_t i = 0; i < g->n; i++) {
+                tx(&d, "%s", i ? ", " : "");
+                say_gpu(&d, g, i);
+            }
+        } else {
+            tx(&d, "; %s", tx_str(&why));
+            if (res->newest)
+                tx(&d, ". The newest catalog release that fits this tree's "
+                   "CUDA, the driver and every GPU is cuDNN %s (%s): "
+                   "cudnn-deploy install --cudnn %s", res->newest,
+                   res->newest_variant ? res->newest_variant : "?",
+                   res->newest);
+            else if (cat)
+                tx(&d, ". No catalog release fits this tree's CUDA%s and "
+                   "every GPU: 'cudnn-deploy releases --gpu-cc X.Y' shows "
+                   "why each does not (an older GPU may need an older CUDA "
+                   "toolkit)", g->driver ? ", the driver" : "");
+        }
+    }
+    if (d.oom || why.oom || sup.oom)
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    else
+        r = cdd_checks_add(out, name, st, "%s", tx_str(&d));
+out:
+    free(d.s);
+    free(sup.s);
+    free(why.s);
+    free(cat_err);
+    cdd_catalog_free(cat);
+    return r;
+}
+
+void cdd_fit_result_clear(struct cdd_fit_result *r)
+{
+    free(r->supports);
+    free(r->newest);
+    free(r->newest_variant);
+    memset(r, 0, sizeof *r);
+}
