@@ -71,14 +71,16 @@ void cdd_obtain_result_clear(struct cdd_obtain_result *r);
  * cdd_obtain_archive returned. o is copied (its pointers must outlive the
  * stream); its callbacks run on the download's thread. For a zip (by the
  * manifest's file name) the first request is for its last
- * CDD_STREAM_ZIP_TAIL bytes. */
+ * CDD_STREAM_ZIP_TAIL bytes (a quarter of a smaller zip). */
 #define CDD_STREAM_ZIP_TAIL (1u << 20)
 struct cdd_obtain_stream;
 int cdd_obtain_stream_start(const struct cdd_obtain_opts *o,
                             struct cdd_obtain_stream **out);
 struct cdd_feed *cdd_obtain_stream_feed(struct cdd_obtain_stream *s);
+/* *abandoned: the feed stopped offering bytes it had offered (cdd/feed.h,
+ * cdd_feed_abandon): a reader's failure then says nothing of the archive. */
 int cdd_obtain_stream_finish(struct cdd_obtain_stream *s,
-                             struct cdd_obtain_result *res);
+                             struct cdd_obtain_result *res, int *abandoned);
 
 /* Plan without fetching (install --dry-run, Ansible's check mode): the pin
  * and the sources decided as cdd_obtain_archive() would (the redistrib JSON

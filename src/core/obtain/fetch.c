@@ -704,6 +704,14 @@ static void offer_part(struct xfer *x)
     cdd_feed_publish(x->feed, rf);
 }
 
+/* The zip's tail fetched first: feed_tail, but never more than a quarter
+ * of the file (a small zip still streams; a central directory longer than
+ * the tail is read when the body reaches it). */
+static uint64_t tail_len(const struct cdd_fetch_opts *o, uint64_t size)
+{
+    return o->feed_tail < size / 4 ? o->feed_tail : size / 4;
+}
+
 /* A zip's end records and central directory, before its body: one Range
  * request for the last `tail` bytes, kept in memory (the .part stays a
  * prefix). A server without Range (a 200) or any failure: no streaming,
@@ -713,7 +721,7 @@ static void fetch_tail(struct xfer *x, const struct cdd_fetch_opts *o,
 {
     struct xfer t;
     int err = 0;
-    uint64_t tail = o->feed_tail < x->size ? o->feed_tail : x->size;
+    uint64_t tail = tail_len(o, x->size);
     memset(&t, 0, sizeof t);
     t.url = x->url;
     t.has_size = 1;
@@ -904,8 +912,8 @@ static int fetch_url(struct xfer *x, const struct cdd_fetch_opts *o,
         x->file = NULL;
         if ((r = open_part(x)))
             return r;
-        if (x->feed && !x->published && o->feed_tail &&
-            x->have + o->feed_tail < x->size)
+        if (x->feed && !x->published && tail_len(o, x->size) &&
+            x->have + tail_len(o, x->size) < x->size)
             fetch_tail(x, o, allow_http, res);
         offer_part(x);
         resumed_prefix = x->range_requested;

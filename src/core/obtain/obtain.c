@@ -522,9 +522,10 @@ struct cdd_feed *cdd_obtain_stream_feed(struct cdd_obtain_stream *s)
 }
 
 int cdd_obtain_stream_finish(struct cdd_obtain_stream *s,
-                             struct cdd_obtain_result *res)
+                             struct cdd_obtain_result *res, int *abandoned)
 {
     int r = cdd_thread_join(s->thr);
+    *abandoned = cdd_feed_abandoned(s->o.feed);
     if (r >= 0) {
         r = s->r;
         if (r)
