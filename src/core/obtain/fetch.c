@@ -742,7 +742,7 @@ static void fetch_tail(struct xfer *x, const struct cdd_fetch_opts *o,
     free(t.mem);
     cdd_clear_error();
     cdd_feed_no_stream(x->feed,
-                       t.stop == STOP_NO_RANGE
+                       t.stop == STOP_NO_RANGE || t.status == 200
                            ? "the server ignores Range requests (200 to a "
                              "request for the zip's end): downloading first, "
                              "then installing"
