@@ -102,6 +102,10 @@ const struct cdd_zipcd *cdd_archive_zipcd(const struct cdd_archive *a);
  * fails the install (CDD_E_CHECKSUM) before anything is committed. */
 int cdd_archive_hold(const char *path, struct cdd_rfile **out,
                      struct cdd_finfo *at_open);
+/* The same for a handle already open (a duplicate of it is held): the
+ * cache's .part while it is downloaded (cdd/feed.h, issue 20). */
+int cdd_archive_hold_file(struct cdd_rfile *given, struct cdd_rfile **out,
+                          struct cdd_finfo *at_open);
 /* The file's sha256 and size, read by pread from its start. */
 int cdd_archive_hash(struct cdd_rfile *f, uint8_t digest[32], uint64_t *size);
 int cdd_archive_unchanged(struct cdd_rfile *f, const struct cdd_finfo *at_open);

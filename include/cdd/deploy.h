@@ -88,11 +88,16 @@ struct cdd_install_with {
     const char *archive_path;
 };
 
+struct cdd_rfile;
 struct cdd_install_opts {
     const struct cdd_manifest *m;
     const struct cdd_target *target;
     struct cdd_tree *tree;   /* the target's tree, opened by the caller */
     const char *archive_path;
+    /* The archive already open (the cache's .part while it downloads,
+     * cdd/feed.h): read instead of opening archive_path, which then only
+     * names it. NULL: open archive_path. */
+    struct cdd_rfile *archive_file;
     const uint8_t *sha256;   /* a pin (CDD_SHA256_LEN bytes), may be NULL */
     enum cdd_pin sha256_source; /* where sha256 came from, for the receipt
                                    and report; CDD_PIN_NONE: --sha256 */

@@ -45,6 +45,12 @@ struct cdd_fetch_opts {
     void (*progress)(void *ud, const char *phase, uint64_t done,
                      uint64_t total);
     void *progress_ud;
+    /* Install while downloading (issue 20, cdd/feed.h): the .part is
+     * offered to a reader as it grows. feed_tail: for a zip, the bytes of
+     * its end fetched first by a Range request (0: none, tar.xz). Needs
+     * has_size. NULL: no reader. */
+    struct cdd_feed *feed;
+    uint64_t feed_tail;
 };
 
 struct cdd_fetch_result {

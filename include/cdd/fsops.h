@@ -93,6 +93,12 @@ int cdd_fs_linfo(const char *path, struct cdd_finfo *fi);
 int cdd_rfile_dup(struct cdd_rfile *f, struct cdd_rfile **out);
 /* The path f was opened as (messages). */
 const char *cdd_rfile_path(const struct cdd_rfile *f);
+/* A file still arriving (issue 20, cdd/feed.h): reads, preads and the size
+ * go through the feed, which waits for bytes not yet written; the handle
+ * takes the reference given. Dups share it. */
+struct cdd_feed;
+void cdd_rfile_set_feed(struct cdd_rfile *f, struct cdd_feed *feed);
+struct cdd_feed *cdd_rfile_feed(const struct cdd_rfile *f);
 /* A file's identity, from its open handle: what must all stay equal for a
  * digest taken of its bytes to be trusted again without reading them (the
  * unchanged re-install, cdd/idcache.h). POSIX: st_dev, st_ino, st_size,

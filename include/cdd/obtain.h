@@ -36,6 +36,9 @@ struct cdd_obtain_opts {
     void (*progress)(void *ud, const char *phase, uint64_t done,
                      uint64_t total);
     void *progress_ud;
+    /* Install while downloading (cdd/fetch.h, cdd/feed.h); NULL: none. */
+    struct cdd_feed *feed;
+    uint64_t feed_tail;
 };
 
 struct cdd_obtain_result {
@@ -60,6 +63,24 @@ int cdd_obtain_archive(const struct cdd_obtain_opts *o,
 int cdd_obtain_local(const struct cdd_obtain_opts *o, const char *archive,
                      struct cdd_obtain_result *res);
 void cdd_obtain_result_clear(struct cdd_obtain_result *r);
+
+/* ---- install while downloading (issue 20, docs/fetch.md) ----------------
+ * cdd_obtain_archive on a thread of its own, with a feed (cdd/feed.h): the
+ * caller waits for the feed to be READY, reads the .part through it while
+ * it arrives, and joins with cdd_obtain_stream_finish, which returns what
+ * cdd_obtain_archive returned. o is copied (its pointers must outlive the
+ * stream); its callbacks run on the download's thread. For a zip (by the
+ * manifest's file name) the first request is for its last
+ * CDD_STREAM_ZIP_TAIL bytes (a quarter of a smaller zip). */
+#define CDD_STREAM_ZIP_TAIL (1u << 20)
+struct cdd_obtain_stream;
+int cdd_obtain_stream_start(const struct cdd_obtain_opts *o,
+                            struct cdd_obtain_stream **out);
+struct cdd_feed *cdd_obtain_stream_feed(struct cdd_obtain_stream *s);
+/* *abandoned: the feed stopped offering bytes it had offered (cdd/feed.h,
+ * cdd_feed_abandon): a reader's failure then says nothing of the archive. */
+int cdd_obtain_stream_finish(struct cdd_obtain_stream *s,
+                             struct cdd_obtain_result *res, int *abandoned);
 
 /* Plan without fetching (install --dry-run, Ansible's check mode): the pin
  * and the sources decided as cdd_obtain_archive() would (the redistrib JSON

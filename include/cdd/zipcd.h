@@ -80,4 +80,13 @@ int cdd_zipcd_dup(const struct cdd_zipcd *z, struct cdd_zipcd **out);
 
 void cdd_zipcd_free(struct cdd_zipcd *z);
 
+/* A zip read while it downloads (cdd/feed.h, issue 20): cdd_zipcd_read
+ * checks the end records and the central directory only; the local
+ * headers and the tiling of entries [0, upto) are checked here, in file
+ * order, before the reader uses entry upto-1 (archive.c, zip_match), and
+ * the tiling up to the central directory with upto == count. A no-op for
+ * a zip read whole. */
+int cdd_zipcd_check_through(struct cdd_zipcd *z, struct cdd_rfile *f,
+                            const char *path, size_t upto);
+
 #endif

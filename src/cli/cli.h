@@ -81,6 +81,7 @@ struct cdd_opts_obtain {      /* which manifest and archive, and the pin */
 
 struct cdd_opts_change {      /* how install, uninstall and status work */
     int dry_run, force, check, check_tree, no_verify;
+    int no_stream;            /* install --no-stream: download, then install */
     long jobs;                /* 0: one per processor */
     struct cdd_strlist with;  /* install --with NAME[=FILE] */
     int profile, profile_given; /* install --profile: enum cdd_profile */

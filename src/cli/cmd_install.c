@@ -7,6 +7,7 @@
 #include "cdd/error.h"
 #include "cdd/hash.h"
 #include "cdd/manifest.h"
+#include "cdd/fsops.h"
 #include "cdd/obtain.h"
 #include "cdd/redistrib.h"
 #include "cdd/profile.h"
@@ -162,6 +163,29 @@ static void report_profile(struct cdd_report *rep, int profile,
                 cdd_profile_name((enum cdd_profile)profile), n);
 }
 
+/* CUDNN_DEPLOY_NO_STREAM=1: as --no-stream (docs/fetch.md). */
+static int no_stream_env(void)
+{
+    const char *e = cdd_getenv("CUDNN_DEPLOY_NO_STREAM");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+/* The cache path the streamed .part will be renamed to (for messages;
+ * the receipt keeps only its file name). */
+static char *final_path(struct cdd_rfile *f)
+{
+    const char *p = cdd_rfile_path(f);
+    size_t n = strlen(p);
+    if (n > 5 && strcmp(p + n - 5, ".part") == 0)
+        n -= 5;
+    char *r = malloc(n + 1);
+    if (r) {
+        memcpy(r, p, n);
+        r[n] = '\0';
+    }
+    return r;
+}
+
 int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
 {
     struct cdd_install_with with[sizeof cl->change.with.v /
@@ -174,6 +198,10 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     struct cdd_progress_ui *ui = NULL;
     struct cdd_obtain_result got = {0};
     struct cdd_tree *tree = NULL;
+    struct cdd_cli_stream *st = NULL;
+    struct cdd_rfile *sf = NULL;
+    char *spath = NULL;
+    int abandoned = 0, streamed = 0;
     const struct cdd_opts_obtain *ob = &cl->obtain;
     const struct cdd_opts_change *ch = &cl->change;
     const char *archive = ob->archive;
@@ -230,6 +258,15 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
             goto out;
         m = pick.pin; /* until the archive's own manifest replaces it */
     }
+    /* Install while downloading (issue 20, docs/fetch.md): a download the
+     * manifest or --sha256 pins, size included, streams through the checks
+     * into the stage as it arrives; the commit waits for its sha256. The
+     * catalog reads the archive's own entries first, so it downloads
+     * first; so do --no-stream and CUDNN_DEPLOY_NO_STREAM=1. */
+    int stream = !archive && !ch->dry_run && !catalog && !ch->no_stream &&
+                 !no_stream_env() &&
+                 (m->archive.has_sha256 || ob->has_sha256) &&
+                 m->archive.has_size;
     if (!archive && ch->dry_run) {
         /* A dry run never downloads nor touches the cache (issue 18): it
          * says what it would download, and checks the archive only when
@@ -240,9 +277,11 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
             cdd_report_changed(rep, 1);
             goto out;
         }
-    } else if (!archive) {
+    } else if (!archive && !stream) {
         cdd_say(rep, "Obtaining %s", m->archive.filename);
         r = cdd_cli_obtain(ob, cl->out.quiet, m, rep, &got);
+    } else if (!archive) {
+        /* Downloaded below, while the install reads it. */
     } else {
         /* The same pins for a file already here (--redistrib included),
          * and a wrong size refused before the file is read. */
@@ -272,6 +311,8 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
      * where the pin came from). */
     archive = got.fetch.path;
     pin = got.pinned ? got.fetch.sha256 : NULL;
+    if (stream)
+        pin = ob->has_sha256 ? ob->sha256 : NULL; /* the manifest's: its own */
     if ((r = components(cl, m, rep, with, wgot, wnames)) < 0)
         goto out;
     /* A dry run checks the components it has (given, or cached). */
@@ -287,9 +328,35 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         cdd_say(rep, "Target: CUDA %d.%d (from %s), found by %s",
                 t.version.major, t.version.minor, t.version.source, t.how);
 
+    if (stream) {
+        cdd_say(rep, "Obtaining %s (installed as it downloads)",
+                m->archive.filename);
+        if ((r = cdd_cli_stream_start(ob, cl->out.quiet, m, rep, &st)) < 0)
+            goto out;
+        if (cdd_cli_stream_reader(st, &sf)) {
+            if (!(spath = final_path(sf))) {
+                r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+                goto out;
+            }
+            archive = spath;
+            streamed = 1;
+        } else {
+            /* Not streamed (in the cache already, a server without Range
+             * for a zip, ...): the download first, as before. */
+            const char *why = cdd_cli_stream_why(st);
+            r = cdd_cli_stream_finish(st, rep, &got, &abandoned);
+            st = NULL;
+            if (!r && !got.fetch.cache_hit && cdd_report_verbose(rep))
+                cdd_say(rep, "Not installed while downloading: %s", why);
+            if (r)
+                goto out;
+            archive = got.fetch.path;
+        }
+    }
     ui = cdd_progress_new(cl->out.quiet);
     struct cdd_install_opts o = {
         .m = m, .target = &t, .tree = tree, .archive_path = archive,
+        .archive_file = sf,
         .sha256 = pin,
         .sha256_source = got.pinned && got.pin_source == CDD_PIN_REDISTRIB
                              ? CDD_PIN_REDISTRIB : CDD_PIN_NONE,
@@ -302,7 +369,46 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         .selection = pick.selection,
         .profile = ch->profile, .has_mtime = has_mtime, .mtime = mtime,
         .platform_given = platform_given, .platform = platform};
+    if (sf)
+        o.progress = NULL; /* the download's bar is the one shown */
     r = cdd_install(&o, &res);
+    if (st) {
+        /* The download's own outcome decides first: a network fault is
+         * the download's exit code, wrong bytes exit 3 (the stage is gone:
+         * nothing was committed without the pin's sha256). */
+        struct cdd_errsave ierr;
+        cdd_error_save(&ierr);
+        int rd = cdd_cli_stream_finish(st, rep, &got, &abandoned);
+        st = NULL;
+        cdd_rfile_close(sf);
+        sf = NULL;
+        if (rd && !r) {
+            /* Installed, checked against the pin by the install itself;
+             * only the cache's copy is missing. */
+            cdd_say(rep, "The archive was installed but not kept in the "
+                         "cache: %s", cdd_last_error()->msg);
+            cdd_clear_error();
+        } else if (rd) {
+            r = rd;
+        } else if (r && abandoned) {
+            /* The download started the file again, so the bytes read were
+             * not the file's any more: install from the cache, as if
+             * downloaded first. */
+            if (cdd_report_verbose(rep))
+                cdd_say(rep, "Installed from the cache after the download: "
+                             "%s", ierr.info.msg);
+            cdd_install_result_clear(&res);
+            o.archive_path = archive = got.fetch.path;
+            o.archive_file = NULL;
+            o.progress = cdd_progress_cb;
+            streamed = 0;
+            r = cdd_install(&o, &res);
+        } else if (r) {
+            cdd_error_restore(&ierr);
+        }
+        if (got.fetch.path)
+            archive = got.fetch.path;
+    }
     cdd_progress_free(ui);
     ui = NULL;
     cdd_cli_report_recovery(rep, &res.recovery);
@@ -331,6 +437,8 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
                     res.layout_why);
     }
     cdd_report_bool(rep, "dry_run", ch->dry_run);
+    /* Installed from the .part as it arrived (docs/fetch.md). */
+    cdd_report_bool(rep, "streamed", streamed);
     for (size_t i = 0; !r && i < n_with; i++)
         cdd_report_check(rep, "component", CDD_PASS,
                          "%s from %s, sha256 matches the manifest's pin%s",
@@ -355,6 +463,14 @@ out:
         free(wnames[i]);
     }
     cdd_progress_free(ui);
+    if (st) {
+        struct cdd_errsave e;
+        cdd_error_save(&e);
+        (void)cdd_cli_stream_finish(st, rep, &got, &abandoned);
+        cdd_error_restore(&e);
+    }
+    cdd_rfile_close(sf);
+    free(spath);
     cdd_obtain_result_clear(&got);
     cdd_install_result_clear(&res);
     cdd_tree_close(tree);

@@ -67,6 +67,22 @@ int cdd_cli_obtain_plan(const struct cdd_opts_obtain *o,
                         const struct cdd_manifest *m, struct cdd_report *rep,
                         struct cdd_obtain_result *res);
 
+/* install while downloading (obtain.c, issue 20, docs/fetch.md): the
+ * download on a thread of its own; _reader waits until the cache's .part
+ * can be read as it arrives (1, *f a new handle) or will not be streamed
+ * (0: _why says why; install from what _finish obtains). Nothing may touch
+ * the report between _start and _finish, which joins the download and
+ * reports it as cdd_cli_obtain does. */
+struct cdd_cli_stream;
+struct cdd_rfile;
+int cdd_cli_stream_start(const struct cdd_opts_obtain *o, int quiet,
+                         const struct cdd_manifest *m, struct cdd_report *rep,
+                         struct cdd_cli_stream **out);
+int cdd_cli_stream_reader(struct cdd_cli_stream *st, struct cdd_rfile **f);
+const char *cdd_cli_stream_why(struct cdd_cli_stream *st);
+int cdd_cli_stream_finish(struct cdd_cli_stream *st, struct cdd_report *rep,
+                          struct cdd_obtain_result *res, int *abandoned);
+
 /* Run verify on a tree and put its checks in the report (verify_run.c);
  * verify, and install at its end. o NULL: the default level. */
 int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/feed.h"
 #include "cdd/jsonw.h"
 #include "cdd/manifest.h"
 #include "cdd/obtain.h"
@@ -66,15 +67,80 @@ int cdd_cli_obtain_local(const struct cdd_opts_obtain *a,
     return r;
 }
 
+static int report_obtained(const struct cdd_manifest *m,
+                           struct cdd_report *rep,
+                           struct cdd_obtain_result *res, int r);
+
 int cdd_cli_obtain(const struct cdd_opts_obtain *a, int quiet,
                    const struct cdd_manifest *m, struct cdd_report *rep,
                    struct cdd_obtain_result *res)
 {
     struct note_ctx nc = {rep, cdd_progress_new(quiet)};
-    char sz[32], sz2[32];
     struct cdd_obtain_opts o = obtain_opts(a, m, &nc);
     int r = cdd_obtain_archive(&o, res);
     cdd_progress_free(nc.ui);
+    return report_obtained(m, rep, res, r);
+}
+
+/* ---- install while downloading (issue 20, docs/fetch.md) ---------------
+ * The download runs on its own thread; its notes and progress bar are the
+ * only output while it runs (the install's own progress is not shown), so
+ * the report is touched by one thread at a time: the caller says nothing
+ * between start and finish. */
+struct cdd_cli_stream {
+    struct note_ctx nc;
+    struct cdd_obtain_stream *s;
+    const struct cdd_manifest *m;
+};
+
+int cdd_cli_stream_start(const struct cdd_opts_obtain *a, int quiet,
+                         const struct cdd_manifest *m, struct cdd_report *rep,
+                         struct cdd_cli_stream **out)
+{
+    struct cdd_cli_stream *st = calloc(1, sizeof *st);
+    int r;
+    *out = NULL;
+    if (!st)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    st->nc.rep = rep;
+    st->nc.ui = cdd_progress_new(quiet);
+    st->m = m;
+    struct cdd_obtain_opts o = obtain_opts(a, m, &st->nc);
+    if ((r = cdd_obtain_stream_start(&o, &st->s)) < 0) {
+        cdd_progress_free(st->nc.ui);
+        free(st);
+        return r;
+    }
+    *out = st;
+    return 0;
+}
+
+int cdd_cli_stream_reader(struct cdd_cli_stream *st, struct cdd_rfile **f)
+{
+    return cdd_feed_wait_ready(cdd_obtain_stream_feed(st->s), f) ==
+           CDD_FEED_READY;
+}
+
+const char *cdd_cli_stream_why(struct cdd_cli_stream *st)
+{
+    return cdd_feed_why(cdd_obtain_stream_feed(st->s));
+}
+
+int cdd_cli_stream_finish(struct cdd_cli_stream *st, struct cdd_report *rep,
+                          struct cdd_obtain_result *res, int *abandoned)
+{
+    int r = cdd_obtain_stream_finish(st->s, res, abandoned);
+    cdd_progress_free(st->nc.ui);
+    r = report_obtained(st->m, rep, res, r);
+    free(st);
+    return r;
+}
+
+static int report_obtained(const struct cdd_manifest *m,
+                           struct cdd_report *rep,
+                           struct cdd_obtain_result *res, int r)
+{
+    char sz[32], sz2[32];
     if (res->pin_source)
         cdd_report_str(rep, "pin", cdd_pin_name(res->pin_source));
     if (res->redistrib_source)

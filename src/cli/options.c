@@ -161,6 +161,10 @@ const struct cdd_option cdd_options[] = {
     {"jobs", 'j', CDD_OPT_NUMBER, "N", CMD_INSTALL | CMD_STATUS,
      F(change.jobs), NOF, 1, 1024, NULL,
      "threads for extraction and hashing (default: one per processor)"},
+    {"no-stream", 0, CDD_OPT_FLAG, NULL, CMD_INSTALL, F(change.no_stream),
+     NOF, 0, 0, NULL,
+     "download the whole archive first, then install (default: install it "
+     "as it downloads; also CUDNN_DEPLOY_NO_STREAM=1)"},
     {"check-tree", 0, CDD_OPT_FLAG, NULL, CMD_INSTALL, F(change.check_tree),
      NOF, 0, 0, NULL,
      "re-installing the same archive: re-hash the installed files instead "

@@ -22,6 +22,9 @@ Faults (a path with none queued behaves as "ok"):
   retry_after:S   503 with "Retry-After: S" and an HTML body
   drip:BPS        the body at BPS bytes per second
   stall_after:N   N bytes at once, then 1 byte per second
+  gate:N          N body bytes, then the rest once srv.gate is set (the
+                  tests of install while downloading: what happened while
+                  the server held the last bytes back)
   redirect:URL    302 to URL
   endless         200 without Content-Length, bytes until the client leaves
   html200         200 with an HTML page instead of the file
@@ -248,6 +251,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if kind == "drip":
                 sent = self._slow(body, int(arg), owner.stopping)
                 return
+            if kind == "gate":
+                n = min(int(arg), len(body))
+                self.wfile.write(body[:n])
+                self.wfile.flush()
+                sent = n
+                while not owner.gate.wait(0.05):
+                    if owner.stopping.is_set():
+                        return
+                self.wfile.write(body[n:])
+                sent = len(body)
+                return
             if kind == "stall_after":
                 n = min(int(arg), len(body))
                 self.wfile.write(body[:n])
@@ -291,6 +305,7 @@ class FaultServer(object):
         self._active = 0
         self._gen = 0
         self.stopping = threading.Event()
+        self.gate = threading.Event()
         self._faults = {}
         self._always = {}
         self._lock = threading.Lock()
@@ -361,7 +376,9 @@ class FaultServer(object):
     def clear(self):
         """Forget faults and the request log; answers still in flight from
         before are not logged."""
+        self.gate.set()
         self.settle()
+        self.gate.clear()
         with self._lock:
             self._faults.clear()
             self._always.clear()

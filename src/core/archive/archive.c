@@ -304,6 +304,12 @@ static int zip_match(struct cdd_archive *ar, struct cdd_archive_entry *e)
     char nb[512], zb[512];
 
     ar->failed = 1; /* until it matches */
+    /* A zip still downloading: its local headers up to this one. */
+    int zr = ze ? cdd_zipcd_check_through(ar->zip, ar->zf, ar->path,
+                                          ar->zip_next + 1)
+                : 0;
+    if (zr < 0)
+        return zr;
     if (!ze)
         return cdd_fail(CDD_E_UNSAFE, ar->path, 0,
                         "zip: libarchive yields entry \"%s\" beyond the %zu "
@@ -725,6 +731,14 @@ int cdd_archive_next(struct cdd_archive *ar, struct cdd_archive_entry *e)
     if (ar->scan_err)
         return scan_refused(ar);
     if (r == ARCHIVE_EOF) {
+        int zr = ar->zip ? cdd_zipcd_check_through(
+                               ar->zip, ar->zf, ar->path,
+                               cdd_zipcd_count(ar->zip))
+                         : 0;
+        if (zr < 0) {
+            ar->failed = 1;
+            return zr;
+        }
         if (ar->zip && ar->zip_next != cdd_zipcd_count(ar->zip)) {
             ar->failed = 1;
             return cdd_fail(CDD_E_CORRUPT, ar->path, 0,

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/fsops.h"
 #include "cdd/hash.h"
 #include "cdd/layout.h"
 #include "cdd/pathsafe.h"
@@ -1002,6 +1003,11 @@ int cdd_extract(const char *archive_path, const struct cdd_extract_opts *o,
     /* Several readers only on a zip, and only without a bound on all
      * files together (manifest create's), which one reader counts. */
     x.parallel = o->jobs > 1 && !o->max_total && cdd_archive_is_zip(x.ar);
+    /* A zip still downloading (cdd/feed.h, issue 20) is read in one pass in
+     * file order: the header pass would wait for every member's local
+     * header, i.e. for nearly the whole download, before any data. */
+    if (o->file && cdd_rfile_feed(o->file))
+        x.parallel = 0;
     if (x.parallel && (r = cdd_mutex_new(&x.mu)) < 0)
         goto out;
     if (!x.parallel && o->pipeline && (r = cdd_xpipe_new(&x.w0.pipe)) < 0)

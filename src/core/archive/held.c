@@ -6,10 +6,14 @@
 
 #include "cdd/archive.h"
 #include "cdd/error.h"
+#include "cdd/feed.h"
 #include "cdd/fsops.h"
 #include "cdd/hash.h"
 
 #define HASH_BLOCK (256u * 1024u)
+
+static int hold(const char *path, struct cdd_rfile *f, struct cdd_rfile **out,
+                struct cdd_finfo *at_open);
 
 int cdd_archive_hold(const char *path, struct cdd_rfile **out,
                      struct cdd_finfo *at_open)
@@ -19,6 +23,24 @@ int cdd_archive_hold(const char *path, struct cdd_rfile **out,
     *out = NULL;
     if ((r = cdd_fs_open_read(path, &f)) < 0)
         return r;
+    return hold(path, f, out, at_open);
+}
+
+int cdd_archive_hold_file(struct cdd_rfile *given, struct cdd_rfile **out,
+                          struct cdd_finfo *at_open)
+{
+    struct cdd_rfile *f = NULL;
+    int r;
+    *out = NULL;
+    if ((r = cdd_rfile_dup(given, &f)) < 0)
+        return r;
+    return hold(cdd_rfile_path(given), f, out, at_open);
+}
+
+static int hold(const char *path, struct cdd_rfile *f, struct cdd_rfile **out,
+                struct cdd_finfo *at_open)
+{
+    int r;
     if ((r = cdd_rfile_info(f, at_open)) < 0)
         goto out;
     if (at_open->type != CDD_FT_FILE) {
@@ -88,10 +110,25 @@ out:
 
 int cdd_archive_unchanged(struct cdd_rfile *f, const struct cdd_finfo *at_open)
 {
-    struct cdd_finfo now;
+    struct cdd_finfo now, done;
     int r = cdd_rfile_info(f, &now);
     if (r < 0)
         return r;
+    /* A file read while it was downloaded (cdd/feed.h) grew under the
+     * reader by design: it must be, now, the file its writer finished --
+     * all of it, not written since (the cache's rename moves only its
+     * change time, which is therefore not compared). */
+    if (cdd_rfile_feed(f)) {
+        if ((r = cdd_feed_final_info(cdd_rfile_feed(f), &done)) < 0)
+            return r;
+        if (now.size != done.size || now.mtime_ns != done.mtime_ns ||
+            now.dev != done.dev || now.ino != done.ino)
+            return cdd_fail(CDD_E_CHECKSUM, cdd_rfile_path(f), 0,
+                            "the file changed after it was downloaded: what "
+                            "was hashed may not be what was unpacked, so "
+                            "nothing is installed");
+        return 0;
+    }
     /* The change time moves with the link count too (the path renamed over
      * unlinks the held file; a hard link made or removed elsewhere): that
      * changes no byte, so it counts only while the link count is the one

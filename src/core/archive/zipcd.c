@@ -63,6 +63,13 @@ struct cdd_zipcd {
     size_t n;
     char *names;               /* all names, NUL-separated */
     size_t names_len, names_cap;
+    /* A zip still downloading (cdd/feed.h): the local headers are checked
+     * as the reader reaches them, in file order (cdd_zipcd_check_through),
+     * not all at open, which would wait for the whole download. */
+    int lazy;
+    size_t checked;            /* entries [0, checked) tile the file */
+    uint64_t expect;           /* where entry `checked` must start */
+    uint64_t cd_off, size;
 };
 
 /* What the reading of one zip needs. */
@@ -782,17 +789,15 @@ static int check_local(struct zctx *c, struct cdd_zipcd_entry *ze,
     return check_descriptor(c, ze, data_end, limit, s.had_zip64);
 }
 
-/* The entries, in file order, must tile [0, cd_off). */
-static int check_layout(struct zctx *c, const struct eocd *e,
-                        struct cdd_zipcd *z)
+/* Entries [from, to), in file order, must tile the file from *expect on;
+ * with to == n, up to cd_off exactly. */
+static int check_tiles(struct zctx *c, struct cdd_zipcd *z, size_t from,
+                       size_t to, uint64_t *expect_io, uint64_t cd_off)
 {
-    uint64_t expect = 0;
+    uint64_t expect = *expect_io;
     char nb[320], pb[320];
     int r;
-
-    if (z->n > 1)
-        qsort(z->v, z->n, sizeof *z->v, by_offset);
-    for (size_t i = 0; i < z->n; i++) {
+    for (size_t i = from; i < to; i++) {
         struct cdd_zipcd_entry *ze = &z->v[i];
         const char *name = shown((const unsigned char *)ze->name,
                                  ze->name_len, nb, sizeof nb);
@@ -817,21 +822,55 @@ static int check_layout(struct zctx *c, const struct eocd *e,
                             (unsigned long long)(ze->local_offset - expect),
                             pb, name);
         }
-        if (ze->local_offset >= e->cd_off)
+        if (ze->local_offset >= cd_off)
             return cdd_fail(CDD_E_CORRUPT, c->path, 0,
                             "zip: entry \"%s\": local header offset %llu "
                             "lies in the central directory",
                             name, (unsigned long long)ze->local_offset);
-        if ((r = check_local(c, ze, e->cd_off)) < 0)
+        if ((r = check_local(c, ze, cd_off)) < 0)
             return r;
         expect = ze->end_offset;
+        *expect_io = expect;
     }
-    if (expect != e->cd_off)
+    if (to == z->n && expect != cd_off)
         return cdd_fail(CDD_E_CORRUPT, c->path, 0,
                         "zip: %llu bytes between the last entry and the "
                         "central directory",
-                        (unsigned long long)(e->cd_off - expect));
+                        (unsigned long long)(cd_off - expect));
     return 0;
+}
+
+/* The entries, in file order, must tile [0, cd_off). */
+static int check_layout(struct zctx *c, const struct eocd *e,
+                        struct cdd_zipcd *z)
+{
+    uint64_t expect = 0;
+    if (z->n > 1)
+        qsort(z->v, z->n, sizeof *z->v, by_offset);
+    z->cd_off = e->cd_off;
+    z->size = c->size;
+    if (z->lazy)
+        return 0;
+    z->checked = z->n;
+    return check_tiles(c, z, 0, z->n, &expect, e->cd_off);
+}
+
+int cdd_zipcd_check_through(struct cdd_zipcd *z, struct cdd_rfile *f,
+                            const char *path, size_t upto)
+{
+    struct zctx c = {f, path, z->size, NULL};
+    int r;
+    if (upto > z->n)
+        upto = z->n;
+    if (!z->lazy || upto <= z->checked)
+        return 0;
+    if (!(c.scratch = malloc(2u * 65535u + 1u)))
+        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    r = check_tiles(&c, z, z->checked, upto, &z->expect, z->cd_off);
+    free(c.scratch);
+    if (!r)
+        z->checked = upto;
+    return r;
 }
 
 /* ---- interface ------------------------------------------------------------------- */
@@ -852,6 +891,7 @@ int cdd_zipcd_read(struct cdd_rfile *f, const char *path, uint64_t size,
         r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
         goto out;
     }
+    z->lazy = cdd_rfile_feed(f) != NULL;
     if ((r = read_end(&c, &e)) < 0)
         goto out;
     if (e.count && !(name_at = malloc((size_t)e.count * sizeof *name_at))) {
@@ -898,6 +938,11 @@ int cdd_zipcd_dup(const struct cdd_zipcd *z, struct cdd_zipcd **out)
         memcpy(c->names, z->names, z->names_len);
     c->n = z->n;
     c->names_len = c->names_cap = z->names_len;
+    c->lazy = z->lazy;
+    c->checked = z->checked;
+    c->expect = z->expect;
+    c->cd_off = z->cd_off;
+    c->size = z->size;
     for (size_t i = 0; i < c->n; i++)
         c->v[i].name = c->names + (z->v[i].name - z->names);
     *out = c;

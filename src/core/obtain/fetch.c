@@ -22,6 +22,7 @@
 #include "cdd/cache.h"
 #include "cdd/compat_attr.h"
 #include "cdd/error.h"
+#include "cdd/feed.h"
 #include "cdd/fsops.h"
 #include "cdd/sys.h"
 
@@ -47,6 +48,7 @@ enum stop_reason {
                          file has another size than the pin: the wrong
                          file, not a network fault */
     STOP_LOCAL,       /* writing the .part failed (recorded by fsops) */
+    STOP_NO_RANGE,    /* a zip's tail asked for, the whole file offered */
     STOP_CANCEL
 };
 
@@ -78,6 +80,11 @@ struct xfer {
     void (*progress)(void *ud, const char *phase, uint64_t done,
                      uint64_t total);
     void *progress_ud;
+    /* install while downloading (cdd/feed.h) */
+    struct cdd_feed *feed;
+    int published;            /* a reader has the .part's inode below */
+    uint64_t pub_dev, pub_ino;
+    int tail_probe;           /* this transfer asks for a zip's tail */
 };
 
 static int curl_ready;
@@ -212,6 +219,10 @@ static int restart_part(struct xfer *x)
         (r = cdd_sha256_reset(x->h)))
         return r;
     x->have = 0;
+    if (x->feed && x->published)
+        cdd_feed_abandon(x->feed, "the server sent the whole file again "
+                                  "instead of the rest: the streamed install "
+                                  "stops, and installs once it is here");
     return 0;
 }
 
@@ -230,6 +241,9 @@ static int start_body(struct xfer *x)
             x->stop = STOP_SIZE_DIFFERS;
             return -1;
         }
+    } else if (x->status == 200 && x->tail_probe) {
+        x->stop = STOP_NO_RANGE;
+        return -1;
     } else if (x->status == 200) {
         /* A whole file of another size is another file (a mirror serving a
          * stale or cut copy): refused before its first byte, not retried. */
@@ -303,6 +317,8 @@ static size_t on_body(char *buf, size_t size, size_t nmemb, void *ud)
     }
     x->have += len;
     x->received += len;
+    if (x->feed && x->file)
+        cdd_feed_advance(x->feed, x->have);
     if (x->progress)
         x->progress(x->progress_ud, "download", x->have, x->total);
     return len;
@@ -464,6 +480,10 @@ static enum outcome perform(struct xfer *x, const struct cdd_net_opts *net,
         goto out;
     case STOP_LOCAL:
         *err = x->local_err;
+        goto out;
+    case STOP_NO_RANGE:
+        *err = cdd_fail(CDD_E_NETWORK, x->url, 0,
+                        "the server ignores Range requests");
         goto out;
     case STOP_TOO_BIG:
         *err = cdd_fail(CDD_E_CHECKSUM, x->url, 0,
@@ -644,6 +664,92 @@ static int open_part(struct xfer *x)
     return 0;
 }
 
+/* Install while downloading: offer the .part just opened to the reader
+ * (cdd/feed.h), once; a .part that is another file by now (started again
+ * from zero) ends the streaming, the download goes on. */
+static void offer_part(struct xfer *x)
+{
+    struct cdd_finfo wi, ri;
+    struct cdd_rfile *rf = NULL;
+    if (!x->feed)
+        return;
+    if (cdd_file_info(x->file, &wi) < 0) {
+        cdd_clear_error();
+        cdd_feed_abandon(x->feed, "cannot read the download's file status");
+        return;
+    }
+    if (x->published) {
+        if (wi.dev != x->pub_dev || wi.ino != x->pub_ino)
+            cdd_feed_abandon(x->feed,
+                             "the download started again in a new file: the "
+                             "streamed install stops, and installs once it "
+                             "is here");
+        else
+            cdd_feed_advance(x->feed, x->have);
+        return;
+    }
+    /* The reader opens the very file written (same device and inode). */
+    if (cdd_fs_open_read(x->part, &rf) < 0 || cdd_rfile_info(rf, &ri) < 0 ||
+        ri.dev != wi.dev || ri.ino != wi.ino) {
+        cdd_clear_error();
+        cdd_rfile_close(rf);
+        cdd_feed_no_stream(x->feed, "cannot open the download's file for "
+                                    "reading");
+        return;
+    }
+    x->published = 1;
+    x->pub_dev = wi.dev;
+    x->pub_ino = wi.ino;
+    cdd_feed_advance(x->feed, x->have);
+    cdd_feed_publish(x->feed, rf);
+}
+
+/* The zip's tail fetched first: feed_tail, but never more than a quarter
+ * of the file (a small zip still streams; a central directory longer than
+ * the tail is read when the body reaches it). */
+static uint64_t tail_len(const struct cdd_fetch_opts *o, uint64_t size)
+{
+    return o->feed_tail < size / 4 ? o->feed_tail : size / 4;
+}
+
+/* A zip's end records and central directory, before its body: one Range
+ * request for the last `tail` bytes, kept in memory (the .part stays a
+ * prefix). A server without Range (a 200) or any failure: no streaming,
+ * the download goes on as before. */
+static void fetch_tail(struct xfer *x, const struct cdd_fetch_opts *o,
+                       int allow_http, struct cdd_fetch_result *res)
+{
+    struct xfer t;
+    int err = 0;
+    uint64_t tail = tail_len(o, x->size);
+    memset(&t, 0, sizeof t);
+    t.url = x->url;
+    t.has_size = 1;
+    t.size = x->size;
+    t.cap = tail;
+    t.range_requested = 1;
+    t.range_from = x->size - tail;
+    t.tail_probe = 1;
+    res->requests++;
+    enum outcome out = perform(&t, &o->net, allow_http, &err);
+    res->downloaded += t.received;
+    if (out == OUT_DONE && t.mem_len == tail) {
+        if (cdd_feed_set_tail(x->feed, t.range_from, t.mem, t.mem_len) == 0) {
+            free(t.mem);
+            return;
+        }
+    }
+    free(t.mem);
+    cdd_clear_error();
+    cdd_feed_no_stream(x->feed,
+                       t.stop == STOP_NO_RANGE || t.status == 200
+                           ? "the server ignores Range requests (200 to a "
+                             "request for the zip's end): downloading first, "
+                             "then installing"
+                           : "the request for the zip's end failed: "
+                             "downloading first, then installing");
+}
+
 /* Finish a complete body: flush it, compare size and hash. Returns 0 when
  * it matches; CDD_E_CHECKSUM (the .part deleted) when not. */
 static int verify_part(struct xfer *x, const uint8_t *pin,
@@ -653,7 +759,11 @@ static int verify_part(struct xfer *x, const uint8_t *pin,
     int r = 0, size_bad, hash_bad;
     if (x->file) {
         /* The rename that follows must not publish unwritten data. */
+        struct cdd_finfo fi;
         r = cdd_file_sync(x->file);
+        if (!r && x->feed && x->have == x->size &&
+            (r = cdd_file_info(x->file, &fi)) == 0)
+            cdd_feed_complete(x->feed, &fi);
         int rc = cdd_file_close(x->file);
         x->file = NULL;
         if (r || (r = rc))
@@ -784,8 +894,11 @@ static int fetch_url(struct xfer *x, const struct cdd_fetch_opts *o,
      * an https download into a plain one. */
     int allow_http = o->sha256 != NULL && cdd_url_is_http(x->url);
     int r = 0, resumed_prefix;
-    if (url_is_file(x->url))
+    if (url_is_file(x->url)) {
+        if (x->feed)
+            cdd_feed_no_stream(x->feed, "a file:// source is copied first");
         return copy_local(x, o, digest, res);
+    }
     if (cdd_url_is_http(x->url) && !o->sha256)
         return cdd_fail(CDD_E_UNPINNED, x->url, 0,
                         "plain http is used only for a download that a "
@@ -799,6 +912,10 @@ static int fetch_url(struct xfer *x, const struct cdd_fetch_opts *o,
         x->file = NULL;
         if ((r = open_part(x)))
             return r;
+        if (x->feed && !x->published && tail_len(o, x->size) &&
+            x->have + tail_len(o, x->size) < x->size)
+            fetch_tail(x, o, allow_http, res);
+        offer_part(x);
         resumed_prefix = x->range_requested;
         if (!(x->has_size && x->have == x->size)) {
             if (x->range_requested) {
@@ -897,6 +1014,8 @@ int cdd_fetch_archive(const struct cdd_fetch_opts *o,
         if ((r = cdd_cache_lookup(&e, o->sha256, o->has_size, o->size, &hit)))
             goto out;
         if (hit) {
+            if (o->feed)
+                cdd_feed_no_stream(o->feed, "the archive is in the cache");
             res->cache_hit = 1;
             memcpy(res->sha256, o->sha256, CDD_SHA256_LEN);
             res->size = 0;
@@ -924,6 +1043,14 @@ int cdd_fetch_archive(const struct cdd_fetch_opts *o,
                           : DEFAULT_MAX_SIZE;
     x.progress = o->progress;
     x.progress_ud = o->progress_ud;
+    /* Streamed only what a sha256 and a size pin: the reader's hash is
+     * then checked against the same pin before anything is committed. */
+    x.feed = o->has_size && o->sha256 ? o->feed : NULL;
+    if (x.feed)
+        cdd_feed_set_size(x.feed, o->size);
+    else if (o->feed)
+        cdd_feed_no_stream(o->feed, "the archive's size or sha256 is not "
+                                    "pinned");
     for (size_t i = 0; i < o->n_urls; i++) {
         x.url = o->urls[i];
         r = fetch_url(&x, o, digest, res);
@@ -950,6 +1077,9 @@ int cdd_fetch_archive(const struct cdd_fetch_opts *o,
     r = cdd_cache_commit(o->cache_dir, e.part, digest, o->filename,
                          &res->path);
 out:
+    /* Readers still waiting get the download's own error. */
+    if (r && o->feed)
+        cdd_feed_fail(o->feed);
     cdd_file_abort(x.file);
     cdd_sha256_free(x.h);
     cdd_lock_release(lock);

@@ -12,9 +12,11 @@
 #include "cdd/cache.h"
 #include "cdd/env.h"
 #include "cdd/error.h"
+#include "cdd/feed.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "cdd/redistrib.h"
+#include "cdd/thread.h"
 
 /* Real redistrib files are a few KB. */
 #define REDISTRIB_MAX_BYTES (4u * 1024u * 1024u)
@@ -429,7 +431,8 @@ int cdd_obtain_archive(const struct cdd_obtain_opts *o,
         .cache_dir = res->cache_dir, .filename = m->archive.filename,
         .sha256 = pinned ? pin : NULL, .has_size = has_size, .size = size,
         .net = o->net, .progress = o->progress,
-        .progress_ud = o->progress_ud};
+        .progress_ud = o->progress_ud, .feed = o->feed,
+        .feed_tail = o->feed_tail};
     if ((r = cdd_fetch_archive(&fo, &res->fetch)))
         goto out;
     cdd_hex_encode(res->fetch.sha256, CDD_SHA256_LEN, res->sha256_hex);
@@ -449,4 +452,87 @@ void cdd_obtain_result_clear(struct cdd_obtain_result *r)
     free(r->redistrib_source);
     free(r->cache_dir);
     memset(r, 0, sizeof *r);
+}
+
+/* ---- install while downloading ----------------------------------------- */
+
+struct cdd_obtain_stream {
+    struct cdd_thread *thr;
+    struct cdd_obtain_opts o;
+    struct cdd_obtain_result res;
+    struct cdd_errsave err;
+    int r;
+};
+
+static int ends_with_ci(const char *s, const char *suf)
+{
+    size_t n = strlen(s), k = strlen(suf);
+    if (n < k)
+        return 0;
+    for (size_t i = 0; i < k; i++) {
+        char a = s[n - k + i];
+        if (a >= 'A' && a <= 'Z')
+            a = (char)(a + 32);
+        if (a != suf[i])
+            return 0;
+    }
+    return 1;
+}
+
+static int stream_main(void *arg)
+{
+    struct cdd_obtain_stream *s = arg;
+    s->r = cdd_obtain_archive(&s->o, &s->res);
+    if (s->r)
+        cdd_error_save(&s->err);
+    /* Whatever happened, the one waiting for a reader stops waiting. */
+    cdd_feed_settle(s->o.feed);
+    return 0;
+}
+
+int cdd_obtain_stream_start(const struct cdd_obtain_opts *o,
+                            struct cdd_obtain_stream **out)
+{
+    struct cdd_obtain_stream *s = calloc(1, sizeof *s);
+    int r;
+    *out = NULL;
+    if (!s)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    s->o = *o;
+    if ((r = cdd_feed_new(&s->o.feed)) < 0) {
+        free(s);
+        return r;
+    }
+    s->o.feed_tail = o->m->archive.filename &&
+                             ends_with_ci(o->m->archive.filename, ".zip")
+                         ? CDD_STREAM_ZIP_TAIL
+                         : 0;
+    if ((r = cdd_thread_start(&s->thr, stream_main, s)) < 0) {
+        cdd_feed_unref(s->o.feed);
+        free(s);
+        return r;
+    }
+    *out = s;
+    return 0;
+}
+
+struct cdd_feed *cdd_obtain_stream_feed(struct cdd_obtain_stream *s)
+{
+    return s->o.feed;
+}
+
+int cdd_obtain_stream_finish(struct cdd_obtain_stream *s,
+                             struct cdd_obtain_result *res, int *abandoned)
+{
+    int r = cdd_thread_join(s->thr);
+    *abandoned = cdd_feed_abandoned(s->o.feed);
+    if (r >= 0) {
+        r = s->r;
+        if (r)
+            (void)cdd_error_restore(&s->err);
+    }
+    *res = s->res;
+    cdd_feed_unref(s->o.feed);
+    free(s);
+    return r;
 }

@@ -19,6 +19,7 @@
 #endif
 
 #include "cdd/error.h"
+#include "cdd/feed.h"
 #include "cdd/fsops.h"
 
 #if defined(__linux__)
@@ -53,6 +54,8 @@ static void start_writeback(struct cdd_file *f)
 struct cdd_rfile {
     int fd;
     char *path;
+    struct cdd_feed *feed; /* a file still arriving (cdd/feed.h), or NULL */
+    uint64_t fpos;         /* the sequential position, with a feed */
 };
 
 struct cdd_lock {
@@ -254,8 +257,17 @@ int cdd_fs_open_read(const char *path, struct cdd_rfile **out)
     return 0;
 }
 
+static int raw_pread(struct cdd_rfile *f, uint64_t off, void *buf,
+                     size_t len, size_t *got);
+
 int cdd_rfile_read(struct cdd_rfile *f, void *buf, size_t len, size_t *got)
 {
+    if (f->feed) {
+        int r = cdd_feed_pread(f->feed, f, raw_pread, f->fpos, buf, len, got);
+        if (!r)
+            f->fpos += *got;
+        return r;
+    }
     for (;;) {
         ssize_t n = read(f->fd, buf, len);
         if (n < 0 && errno == EINTR)
@@ -269,6 +281,14 @@ int cdd_rfile_read(struct cdd_rfile *f, void *buf, size_t len, size_t *got)
 
 int cdd_rfile_pread(struct cdd_rfile *f, uint64_t off, void *buf, size_t len,
                     size_t *got)
+{
+    if (f->feed)
+        return cdd_feed_pread(f->feed, f, raw_pread, off, buf, len, got);
+    return raw_pread(f, off, buf, len, got);
+}
+
+static int raw_pread(struct cdd_rfile *f, uint64_t off, void *buf,
+                     size_t len, size_t *got)
 {
     size_t done = 0;
     while (done < len) {
@@ -289,6 +309,10 @@ int cdd_rfile_pread(struct cdd_rfile *f, uint64_t off, void *buf, size_t len,
 int cdd_rfile_size(struct cdd_rfile *f, uint64_t *size)
 {
     struct stat sb;
+    if (f->feed) {
+        *size = cdd_feed_size(f->feed);
+        return 0;
+    }
     if (fstat(f->fd, &sb) != 0)
         return cdd_fail_errno(f->path, errno, "cannot read file status");
     *size = (uint64_t)sb.st_size;
@@ -315,8 +339,20 @@ void cdd_rfile_close(struct cdd_rfile *f)
     if (!f)
         return;
     close(f->fd);
+    cdd_feed_unref(f->feed);
     free(f->path);
     free(f);
+}
+
+void cdd_rfile_set_feed(struct cdd_rfile *f, struct cdd_feed *feed)
+{
+    f->feed = feed;
+    f->fpos = 0;
+}
+
+struct cdd_feed *cdd_rfile_feed(const struct cdd_rfile *f)
+{
+    return f->feed;
 }
 
 /* ---- what an open file is (fsops.h, struct cdd_finfo) ------------------ */
@@ -391,6 +427,8 @@ int cdd_rfile_dup(struct cdd_rfile *f, struct cdd_rfile **out)
         free(d);
         return cdd_fail_errno(f->path, e, "cannot open another reader");
     }
+    if (f->feed)
+        d->feed = cdd_feed_ref(f->feed);
     *out = d;
     return 0;
 }

@@ -26,6 +26,7 @@
 #include <wchar.h>
 
 #include "cdd/error.h"
+#include "cdd/feed.h"
 #include "cdd/fsops.h"
 #include "cdd/sys.h"
 #include "win32_int.h"
@@ -45,6 +46,7 @@ struct cdd_rfile {
     HANDLE h;
     uint64_t pos; /* sequential position; pread leaves it alone */
     char *path;
+    struct cdd_feed *feed; /* a file still arriving (cdd/feed.h), or NULL */
 };
 
 struct cdd_lock {
@@ -403,6 +405,8 @@ int cdd_rfile_dup(struct cdd_rfile *f, struct cdd_rfile **out)
         free(d);
         return cdd_fail_win32(f->path, e, "cannot open another reader");
     }
+    if (f->feed)
+        d->feed = cdd_feed_ref(f->feed);
     *out = d;
     return 0;
 }
@@ -476,9 +480,14 @@ static int read_at(struct cdd_rfile *f, uint64_t off, void *buf, size_t len,
     return 0;
 }
 
+static int raw_pread(struct cdd_rfile *f, uint64_t off, void *buf,
+                     size_t len, size_t *got);
+
 int cdd_rfile_read(struct cdd_rfile *f, void *buf, size_t len, size_t *got)
 {
-    int r = read_at(f, f->pos, buf, len, got);
+    int r = f->feed ? cdd_feed_pread(f->feed, f, raw_pread, f->pos, buf, len,
+                                     got)
+                    : read_at(f, f->pos, buf, len, got);
     if (!r)
         f->pos += *got;
     return r;
@@ -486,6 +495,14 @@ int cdd_rfile_read(struct cdd_rfile *f, void *buf, size_t len, size_t *got)
 
 int cdd_rfile_pread(struct cdd_rfile *f, uint64_t off, void *buf, size_t len,
                     size_t *got)
+{
+    if (f->feed)
+        return cdd_feed_pread(f->feed, f, raw_pread, off, buf, len, got);
+    return raw_pread(f, off, buf, len, got);
+}
+
+static int raw_pread(struct cdd_rfile *f, uint64_t off, void *buf,
+                     size_t len, size_t *got)
 {
     size_t done = 0;
     while (done < len) {
@@ -504,6 +521,10 @@ int cdd_rfile_pread(struct cdd_rfile *f, uint64_t off, void *buf, size_t len,
 int cdd_rfile_size(struct cdd_rfile *f, uint64_t *size)
 {
     LARGE_INTEGER li;
+    if (f->feed) {
+        *size = cdd_feed_size(f->feed);
+        return 0;
+    }
     if (!GetFileSizeEx(f->h, &li))
         return cdd_fail_win32(f->path, GetLastError(),
                               "cannot read file status");
@@ -538,8 +559,20 @@ void cdd_rfile_close(struct cdd_rfile *f)
     if (!f)
         return;
     CloseHandle(f->h);
+    cdd_feed_unref(f->feed);
     free(f->path);
     free(f);
+}
+
+void cdd_rfile_set_feed(struct cdd_rfile *f, struct cdd_feed *feed)
+{
+    f->feed = feed;
+    f->pos = 0;
+}
+
+struct cdd_feed *cdd_rfile_feed(const struct cdd_rfile *f)
+{
+    return f->feed;
 }
 
 /* ---- files in use ------------------------------------------------------- */

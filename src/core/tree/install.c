@@ -1081,7 +1081,9 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     /* The archive is opened once, here; its pin, size and extraction all
      * read this handle (a path renamed over later changes nothing). */
     if (!r)
-        r = cdd_archive_hold(o->archive_path, &c.af, &c.af_at);
+        r = o->archive_file
+                ? cdd_archive_hold_file(o->archive_file, &c.af, &c.af_at)
+                : cdd_archive_hold(o->archive_path, &c.af, &c.af_at);
     /* A component's archive that is not the pinned one fails the install
      * before anything is staged. */
     if (!r)
