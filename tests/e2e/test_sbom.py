@@ -51,25 +51,42 @@ def sha256_of(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def cdx_validator():
+    """A validator for CycloneDX 1.6 whose $refs (spdx.schema.json, the
+    licence-id list; jsf-0.82.schema.json, signatures) resolve to the
+    copies in tests/schemas, by their $id, never over the network: a $ref
+    to anything else is an error, not a silent pass."""
+    schema = load(CDX_SCHEMA)
+    docs = [schema] + [load(p) for p in CDX_REFS.values()]
+    fmt = jsonschema.Draft7Validator.FORMAT_CHECKER
+    try:
+        from referencing import Registry, Resource
+        from referencing.jsonschema import DRAFT7
+    except ImportError:      # python3-jsonschema before 4.18
+        store = {d["$id"]: d for d in docs}
+        resolver = jsonschema.RefResolver.from_schema(schema, store=store)
+        return jsonschema.Draft7Validator(schema, resolver=resolver,
+                                          format_checker=fmt)
+
+    def offline(uri):
+        raise LookupError("not in tests/schemas (no network): " + uri)
+
+    registry = Registry(retrieve=offline).with_resources(
+        [(d["$id"], Resource.from_contents(d, default_specification=DRAFT7))
+         for d in docs])
+    return jsonschema.Draft7Validator(schema, registry=registry,
+                                      format_checker=fmt)
+
+
 def validate(doc, fmt):
     """The list of schema errors of doc (an SBOM) against the official
     schema of its format."""
     if fmt == "spdx":
         v = jsonschema.Draft7Validator(load(SPDX_SCHEMA))
-        return [e.message for e in v.iter_errors(doc)]
-    schema = load(CDX_SCHEMA)
-    store = {}
-    for name, path in CDX_REFS.items():
-        s = load(path)
-        store[name] = s
-        if "$id" in s:
-            store[s["$id"]] = s
-    store[schema.get("$id", "bom-1.6.schema.json")] = schema
-    resolver = jsonschema.RefResolver.from_schema(schema, store=store)
-    v = jsonschema.Draft7Validator(
-        schema, resolver=resolver,
-        format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
-    return [e.message for e in v.iter_errors(doc)]
+    else:
+        v = cdx_validator()
+    return ["%s: %s" % ("/".join(str(p) for p in e.absolute_path), e.message)
+            for e in v.iter_errors(doc)]
 
 
 def chain_end(files, path):
@@ -89,13 +106,16 @@ class SbomCase(CddTestCase):
                    + list(extra), expect=expect)
 
     def require_schema(self, fmt):
-        if jsonschema is None:
-            self.skipTest("python3-jsonschema is not installed "
-                          "(scripts/install-deps.sh)")
-        if fmt == "cyclonedx" and not os.path.exists(CDX_SCHEMA):
-            self.skipTest("tests/schemas/bom-1.6.schema.json is not here "
-                          "yet (tests/schemas/README.md says where it "
-                          "comes from)")
+        """The schemas are part of the tests (tests/schemas): their absence,
+        or that of python3-jsonschema, fails rather than skips."""
+        self.assertIsNotNone(jsonschema, "python3-jsonschema is not "
+                             "installed (scripts/install-deps.sh installs "
+                             "it)")
+        for p in ([SPDX_SCHEMA] if fmt == "spdx"
+                  else [CDX_SCHEMA] + list(CDX_REFS.values())):
+            self.assertTrue(os.path.exists(p), p + " is missing "
+                            "(tests/schemas/README.md says where it comes "
+                            "from)")
 
     def check_document(self, ws, fmt, profile="full", components=()):
         """sbom FORMAT on ws: valid against the official schema, the same
@@ -176,8 +196,55 @@ class Sbom(SbomCase):
         self.every_layout_and_profile("spdx")
 
     def test_cyclonedx_every_layout_and_profile(self):
-        self.require_schema("cyclonedx")
         self.every_layout_and_profile("cyclonedx")
+
+    def test_the_validation_can_fail(self):
+        """A self-test of the validators: planted faults in a real document
+        are found, including one only the referenced schemas know (a
+        licence id that is no SPDX id, a signature without its algorithm:
+        spdx.schema.json and jsf-0.82.schema.json must have resolved)."""
+        ws = self.workspace()
+        self.install(ws, FIX.linux)
+        for fmt in ("cyclonedx", "spdx"):
+            self.require_schema(fmt)
+            good = json.loads(self.sbom(ws, fmt).out)
+            self.assertEqual(validate(good, fmt), [], fmt)
+        cdx = json.loads(self.sbom(ws, "cyclonedx").out)
+        spdx = json.loads(self.sbom(ws, "spdx").out)
+
+        def planted(doc, change):
+            d = json.loads(json.dumps(doc))
+            change(d)
+            return d
+
+        def c_hash(d):
+            d["components"][0]["hashes"][0]["content"] = "not-a-digest"
+
+        def c_licence(d):
+            d["metadata"]["component"]["licenses"] = [
+                {"license": {"id": "No-Such-Licence-Id"}}]
+
+        def c_signature(d):
+            d["signature"] = {"value": "AAAA"}
+
+        def c_type(d):
+            d["metadata"]["component"]["type"] = "installer"
+
+        def s_checksum(d):
+            d["files"][0]["checksums"][0]["algorithm"] = "SHA257"
+
+        def s_missing(d):
+            del d["packages"][0]["downloadLocation"]
+
+        for fmt, doc, change in (("cyclonedx", cdx, c_hash),
+                                 ("cyclonedx", cdx, c_licence),
+                                 ("cyclonedx", cdx, c_signature),
+                                 ("cyclonedx", cdx, c_type),
+                                 ("spdx", spdx, s_checksum),
+                                 ("spdx", spdx, s_missing)):
+            with self.subTest(fmt=fmt, fault=change.__name__):
+                self.assertNotEqual(validate(planted(doc, change), fmt), [],
+                                    "a planted fault passed the schema")
 
     def test_optional_component_is_named(self):
         d = self.scratch("zlib")
@@ -190,8 +257,7 @@ class Sbom(SbomCase):
         doc = self.check_document(ws, "spdx", components=("zlibwapi",))
         self.assertIn("./bin/zlibwapi.dll",
                       [f["fileName"] for f in doc["files"]])
-        if os.path.exists(CDX_SCHEMA):
-            self.check_document(ws, "cyclonedx", components=("zlibwapi",))
+        self.check_document(ws, "cyclonedx", components=("zlibwapi",))
 
     def test_output_file_and_json_report(self):
         ws = self.workspace()
