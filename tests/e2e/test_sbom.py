@@ -476,5 +476,184 @@ class Layers(CddTestCase):
         self.assertSameTree(before, ws.snap())
 
 
+def layers_of(checks):
+    """What the verify record must say, from a verify's JSON checks: per
+    layer (the name up to its first '.' or ' ') the counts and the worst
+    outcome."""
+    out = {}
+    for c in checks:
+        name = c["name"].replace(" ", ".").split(".")[0]
+        if name not in ("files", "load", "gpu", "bench"):
+            continue
+        l = out.setdefault(name, {"pass": 0, "warn": 0, "fail": 0, "skip": 0})
+        l[c["status"]] += 1
+    for l in out.values():
+        l["outcome"] = ("fail" if l["fail"] else "warn" if l["warn"]
+                        else "pass" if l["pass"] else "skip")
+    return out
+
+
+class VerifyRecord(SbomCase):
+    """The verify result in the SBOM: install's closing verify and verify
+    write .cudnn-deploy/verified.json under the lock; sbom states it only
+    while it names the current receipt; a damaged record is named and left
+    out; it is never believed by verify itself."""
+
+    def record_path(self, ws):
+        return ws.path(cddtest.VERIFIED)
+
+    def install_verified(self, ws, *extra):
+        """install with its closing verify (the look-alike libraries do not
+        all load here: exit 1 is a verify that ran and found so)."""
+        args = [a for a in install_args(ws, FIX.linux) if a != "--no-verify"]
+        return run_json(args + list(extra), expect=(0, 1))
+
+    def record(self, ws):
+        return load(self.record_path(ws))
+
+    def cdx_verify(self, ws):
+        doc = json.loads(self.sbom(ws, "cyclonedx").out)
+        props = {p["name"]: p["value"]
+                 for p in doc["metadata"]["component"]["properties"]}
+        return {k[len("cudnn-deploy:verify."):]: v for k, v in props.items()
+                if k.startswith("cudnn-deploy:verify")}, doc
+
+    def spdx_comment(self, ws):
+        doc = json.loads(self.sbom(ws, "spdx").out)
+        return doc["packages"][0]["comment"], doc
+
+    def test_install_records_its_verify_and_sbom_states_it(self):
+        ws = self.workspace()
+        j = self.install_verified(ws)
+        self.assertIs(j.doc["verify_recorded"], True, j.doc)
+        rec = self.record(ws)
+        want = layers_of(j.doc["checks"])
+        self.assertEqual(rec["level"], j.doc["level"])
+        self.assertEqual(rec["tool_version"],
+                         cddtest.read_receipt(ws.tree)["tool_version"])
+        self.assertRegex(rec["receipt_sha256"], "^[0-9a-f]{64}$")
+        self.assertRegex(rec["verified_at"],
+                         r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        got = {l["name"]: l for l in rec["layers"]}
+        self.assertEqual(sorted(got), sorted(want))
+        for name, l in want.items():
+            self.assertEqual((got[name]["outcome"], got[name]["passed"],
+                              got[name]["warnings"], got[name]["failed"],
+                              got[name]["skipped"]),
+                             (l["outcome"], l["pass"], l["warn"], l["fail"],
+                              l["skip"]), name)
+        worst = [l["outcome"] for l in want.values()]
+        self.assertEqual(rec["outcome"], "fail" if "fail" in worst else
+                         "warn" if "warn" in worst else "pass")
+        props, _ = self.cdx_verify(ws)
+        self.assertEqual(props["outcome"], rec["outcome"])
+        self.assertEqual(props["level"], rec["level"])
+        self.assertEqual(props["receipt_sha256"], rec["receipt_sha256"])
+        self.assertTrue(props["files"].startswith(got["files"]["outcome"]
+                                                  + ": "), props)
+        self.assertNotIn("time", " ".join(props))  # the document stays
+        comment, _ = self.spdx_comment(ws)          # reproducible
+        self.assertIn("verified by cudnn-deploy %s (level %s"
+                      % (rec["tool_version"], rec["level"]), comment)
+        # Both still valid, and still the same bytes run after run.
+        self.check_document(ws, "cyclonedx")
+        self.check_document(ws, "spdx")
+
+    def test_the_record_follows_the_receipt(self):
+        ws = self.workspace()
+        self.install(ws, FIX.linux, "--no-verify")
+        self.assertFalse(os.path.exists(self.record_path(ws)))
+        self.assertEqual(self.cdx_verify(ws)[0], {})
+        self.assertNotIn("verif", self.spdx_comment(ws)[0])
+        v = run_json(["verify"] + ws.target_args, expect=(0, 1))
+        self.assertIs(v.doc["verify_recorded"], True, v.doc)
+        self.assertEqual(self.cdx_verify(ws)[0]["outcome"],
+                         self.record(ws)["outcome"])
+        # Another receipt (a profile change): the record describes the old
+        # one, so the SBOM says nothing of verification.
+        self.install(ws, FIX.linux, "--profile", "runtime", "--no-verify")
+        self.assertTrue(os.path.exists(self.record_path(ws)))
+        self.assertEqual(self.cdx_verify(ws)[0], {})
+        self.assertNotIn("verif", self.spdx_comment(ws)[0])
+        # uninstall takes the record with it (and, here, the whole
+        # state folder once the first install is undone too).
+        self.cdd("uninstall", *ws.target_args, expect=0)
+        self.assertFalse(os.path.exists(self.record_path(ws)))
+        self.cdd("uninstall", *ws.target_args, expect=0)
+        self.assertFalse(os.path.lexists(ws.path(cddtest.STATE)))
+
+    def test_a_damaged_record_is_named_and_left_out(self):
+        ws = self.workspace()
+        self.install_verified(ws)
+        good = self.record(ws)
+        elsewhere = os.path.join(self.scratch("x"), "verified.json")
+        with open(elsewhere, "w") as f:
+            json.dump(good, f)
+        cases = [
+            ("not json", b"{\"outcome\": ", "not a JSON object"),
+            ("too big", b" " * (65 << 10) + json.dumps(good).encode(), ""),
+            ("a word we never write",
+             json.dumps(dict(good, outcome="certified")).encode(),
+             "outcome"),
+            ("a bad layer", json.dumps(dict(good, layers=[
+                {"name": "files", "outcome": "pass", "passed": -1,
+                 "warnings": 0, "failed": 0, "skipped": 0}])).encode(),
+             "layers[0]"),
+            ("a control character",
+             json.dumps(dict(good, tool_version="1.0\x1b[2J")).encode(),
+             "tool_version"),
+            ("a link", None, "link"),
+        ]
+        for name, text, words in cases:
+            with self.subTest(name):
+                p = self.record_path(ws)
+                os.unlink(p)
+                if text is None:
+                    os.symlink(elsewhere, p)
+                else:
+                    with open(p, "wb") as f:
+                        f.write(text)
+                r = self.sbom(ws, "cyclonedx")
+                self.assertIn("verify record is left out", r.err)
+                self.assertIn("verified.json", r.err)
+                self.assertIn(words, r.err)
+                props = {p["name"] for p in json.loads(r.out)["metadata"][
+                    "component"]["properties"]}
+                self.assertFalse([p for p in props if "verify" in p], props)
+                self.assertEqual(validate(json.loads(r.out), "cyclonedx"),
+                                 [])
+
+    def test_verify_never_believes_a_record(self):
+        """A planted record that says pass, with the right receipt digest,
+        changes nothing verify finds: a changed file still fails (and the
+        next verify overwrites the record with the truth)."""
+        ws = self.workspace()
+        self.install_verified(ws)
+        rec = self.record(ws)
+        lie = dict(rec, outcome="pass", layers=[
+            dict(l, outcome="pass", failed=0) for l in rec["layers"]])
+        with open(self.record_path(ws), "w") as f:
+            json.dump(lie, f)
+        with open(ws.path("include/cudnn.h"), "ab") as f:
+            f.write(b"/* changed */\n")
+        v = run_json(["verify"] + ws.target_args + ["--level", "files"],
+                     expect=1)
+        checks = {c["name"]: c["status"] for c in v.doc["checks"]}
+        self.assertEqual(checks["files"], "fail")
+        self.assertEqual(self.record(ws)["outcome"], "fail")
+        self.assertEqual(self.cdx_verify(ws)[0]["outcome"], "fail")
+
+    def test_verify_with_the_lock_held_records_nothing(self):
+        ws = self.workspace()
+        self.install(ws, FIX.linux, "--no-verify")
+        with cddtest.LockHolder(ws.tree):
+            v = run_json(["verify"] + ws.target_args, expect=(0, 1))
+        self.assertIs(v.doc["verify_recorded"], False)
+        self.assertIn("lock", v.doc["verify_not_recorded"])
+        self.assertFalse(os.path.exists(self.record_path(ws)))
+        v = run_json(["verify"] + ws.target_args, expect=(0, 1))
+        self.assertIs(v.doc["verify_recorded"], True)
+
+
 if __name__ == "__main__":
     cddtest.main()
