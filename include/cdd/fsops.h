@@ -216,7 +216,8 @@ int cdd_dir_list(struct cdd_dir *d, int (*fn)(void *ud, const char *name),
 int cdd_dir_append_line(struct cdd_dir *d, const char *name,
                         const char *line);
 
-/* Exclusive lock on a lock file (created if missing, never deleted).
+/* Exclusive lock on a lock file (created if missing; deleted only by
+ * cdd_lock_unlink_at, while held).
  * timeout_s < 0: wait forever; 0: fail at once with CDD_E_LOCKED naming the
  * holder's pid in the message (and *holder_pid when not NULL) when it is
  * known to be a live process, else saying the holder is unknown (*holder_pid
