@@ -555,6 +555,9 @@ class VerifyRecord(SbomCase):
         comment, _ = self.spdx_comment(ws)          # reproducible
         self.assertIn("verified by cudnn-deploy %s (level %s"
                       % (rec["tool_version"], rec["level"]), comment)
+        # status --json carries it too (the Ansible cudnn_facts reads it).
+        st = run_json(["status"] + ws.target_args, expect=0)
+        self.assertEqual(st.doc["verified"], rec)
         # Both still valid, and still the same bytes run after run.
         self.check_document(ws, "cyclonedx")
         self.check_document(ws, "spdx")
@@ -574,6 +577,8 @@ class VerifyRecord(SbomCase):
         self.install(ws, FIX.linux, "--profile", "runtime", "--no-verify")
         self.assertTrue(os.path.exists(self.record_path(ws)))
         self.assertEqual(self.cdx_verify(ws)[0], {})
+        self.assertNotIn("verified", run_json(["status"] + ws.target_args,
+                                              expect=0).doc)
         self.assertNotIn("verif", self.spdx_comment(ws)[0])
         # uninstall takes the record with it (and, here, the whole
         # state folder once the first install is undone too).
