@@ -11,7 +11,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${BUILD_WIN_TEST:-$ROOT/build-win-test}
 N=${1:-10}
-LIMIT=${LIMIT:-120}
+LIMIT=${LIMIT:-600}
 WORK=${CDD_TRIALS_DIR:-${TMPDIR:-/tmp}/cdd-wine-first-run}
 [ -x "$B/wine/cdd-wine.sh" ] && [ -f "$B/cudnn-deploy.exe" ] || {
     echo "wine-first-run: no Windows test build in $B" >&2; exit 2; }
