@@ -244,6 +244,8 @@ int cdd_lock_is_at(struct cdd_lock *l, struct cdd_dir *d, const char *name);
  * file deleted while open stays delete-pending and refuses new opens). */
 int cdd_lock_unlink_at(struct cdd_lock *l, struct cdd_dir *d,
                        const char *name);
+/* Was the open folder d removed (no name left: link count 0)? */
+int cdd_dir_removed(struct cdd_dir *d);
 /* Does this platform remove a lock file (cdd_lock_unlink_at)? */
 int cdd_lock_can_unlink(void);
 /* The platform half of the lock (cdd_lock_acquire, in fsops.c, waits):

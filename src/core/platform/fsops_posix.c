@@ -1269,6 +1269,12 @@ int cdd_lock_can_unlink(void)
     return 1;
 }
 
+int cdd_dir_removed(struct cdd_dir *d)
+{
+    struct stat sb;
+    return fstat(d->fd, &sb) == 0 && sb.st_nlink == 0;
+}
+
 int cdd_lock_unlink_at(struct cdd_lock *l, struct cdd_dir *d,
                        const char *name)
 {

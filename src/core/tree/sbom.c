@@ -69,9 +69,7 @@ static void make_uuid(const char *hex, char *out)
 
 static int ctx_init(struct ctx *c, const struct cdd_receipt *r)
 {
-    char *text = NULL;
     uint8_t d[CDD_SHA256_LEN];
-    struct cdd_sha256 *h = NULL;
     memset(c, 0, sizeof *c);
     c->r = r;
     /* The receipt as cudnn-deploy writes it (the same records hash the
@@ -82,15 +80,7 @@ static int ctx_init(struct ctx *c, const struct cdd_receipt *r)
      * that carries its SBOM stays reproducible, docs/containers.md). */
     struct cdd_receipt copy = *r;
     copy.txn_id = NULL;
-    int rc = cdd_receipt_to_json(&copy, &text);
-    if (!rc)
-        rc = cdd_sha256_new(&h);
-    if (!rc)
-        rc = cdd_sha256_update(h, text, strlen(text));
-    if (!rc)
-        rc = cdd_sha256_final(h, d);
-    cdd_sha256_free(h);
-    free(text);
+    int rc = cdd_receipt_digest(&copy, d);
     if (rc)
         return rc;
     cdd_hex_encode(d, CDD_SHA256_LEN, c->digest);

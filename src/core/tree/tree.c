@@ -1167,8 +1167,10 @@ static int lock_held_state(struct cdd_tree *t, double timeout_s,
     if (r)
         return r;
     struct cdd_stat now;
-    int gone = cdd_dir_lstat(t->root, CDD_STATE_DIR, &now) == 0 &&
-               now.type == CDD_FT_NONE;
+    /* Gone: no folder at the name, or the one we hold was removed (and
+     * another made since by whoever came next). */
+    int gone = (cdd_dir_lstat(t->root, CDD_STATE_DIR, &now) == 0 &&
+                now.type == CDD_FT_NONE) || cdd_dir_removed(t->state);
     cdd_clear_error();
     /* Taken on a file an emptying uninstall unlinked (with its folder, or
      * the folder left for something else in it): nobody else sees that
