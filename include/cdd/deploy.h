@@ -166,6 +166,8 @@ struct cdd_uninstall_result {
     char *product_version;   /* what was installed, e.g. "cudnn 8.5.0.96" */
     char *txn_id;
     struct cdd_recovery recovery;
+    int state_removed;       /* the tree held nothing of ours any more:
+                                .cudnn-deploy went too (POSIX only) */
 };
 
 int cdd_uninstall(const struct cdd_uninstall_opts *o,

@@ -222,7 +222,8 @@ int cdd_dir_list(struct cdd_dir *d, int (*fn)(void *ud, const char *name),
 int cdd_dir_append_line(struct cdd_dir *d, const char *name,
                         const char *line);
 
-/* Exclusive lock on a lock file (created if missing, never deleted).
+/* Exclusive lock on a lock file (created if missing; deleted only by
+ * cdd_lock_unlink_at, while held).
  * timeout_s < 0: wait forever; 0: fail at once with CDD_E_LOCKED naming the
  * holder's pid in the message (and *holder_pid when not NULL) when it is
  * known to be a live process, else saying the holder is unknown (*holder_pid
@@ -238,6 +239,21 @@ int cdd_lock_acquire(const char *path, double timeout_s, long *holder_pid,
 int cdd_lock_acquire_at(struct cdd_dir *d, const char *name, double timeout_s,
                         long *holder_pid, struct cdd_lock **out);
 void cdd_lock_release(struct cdd_lock *l);
+/* Is the file l locks still the one named name in d (not unlinked, not
+ * replaced)? A lock taken on a file whose name was removed while we waited
+ * locks nothing anyone else will see: the caller opens the name again. */
+int cdd_lock_is_at(struct cdd_lock *l, struct cdd_dir *d, const char *name);
+/* Remove name from d while holding l, only when it names l's own file:
+ * others who open the name later create a new file and lock that, and
+ * those already waiting on the old file see cdd_lock_is_at fail. 0, or an
+ * error leaving it there (Windows: CDD_E_NOTSUP, never removed, since a
+ * file deleted while open stays delete-pending and refuses new opens). */
+int cdd_lock_unlink_at(struct cdd_lock *l, struct cdd_dir *d,
+                       const char *name);
+/* Was the open folder d removed (no name left: link count 0)? */
+int cdd_dir_removed(struct cdd_dir *d);
+/* Does this platform remove a lock file (cdd_lock_unlink_at)? */
+int cdd_lock_can_unlink(void);
 /* The platform half of the lock (cdd_lock_acquire, in fsops.c, waits):
  * open/create the lock file (by path, or by name inside d); try once (0
  * taken, 1 held by another - in *holder its pid when the file names a live

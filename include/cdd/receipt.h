@@ -100,6 +100,46 @@ struct cdd_jw;
 int cdd_log_append(struct cdd_tree *tree, const char *op, const char *txn_id,
                    struct cdd_jw *detail);
 
+/* The receipt's digest: sha256 of its canonical text (cdd_receipt_to_json),
+ * so the same records give the same digest whatever whitespace the file on
+ * disk has. The verify record names the receipt it proved by it. */
+int cdd_receipt_digest(const struct cdd_receipt *r,
+                       uint8_t out[CDD_SHA256_LEN]);
+
+/* ---- the verify record (.cudnn-deploy/verified.json) -----------------------
+ * What the last verify that could write the tree found (verified.h makes
+ * and writes it). Read with the receipt's distrust: bounded, every field
+ * checked, a fault named; it is only ever reported, never believed for
+ * anything else (no check is skipped because a record says it passed). */
+struct cdd_vlayer {
+    char *name;            /* files, load, gpu, bench */
+    char *outcome;         /* pass, warn, fail, skip */
+    uint64_t passed, warned, failed, skipped;
+};
+
+struct cdd_verified {
+    char *verified_at;     /* ISO 8601 UTC */
+    char *tool_version;
+    char *manifest_name;
+    char *level;           /* the level that ran */
+    char *outcome;         /* pass, warn, fail: the worst of the layers */
+    uint8_t receipt_sha256[CDD_SHA256_LEN]; /* cdd_receipt_digest of the
+                              receipt the files were proved against */
+    struct cdd_vlayer *layers;
+    size_t n_layers;
+};
+
+#define CDD_VERIFIED_MAX (64u << 10) /* bytes: a record is well under 2 KiB */
+
+int cdd_verified_to_json(const struct cdd_verified *v, char **out);
+int cdd_verified_parse(const char *text, size_t len, const char *source,
+                       struct cdd_verified **out);
+/* .cudnn-deploy/verified.json: *out NULL (0 returned) when there is none;
+ * CDD_E_STATE (naming the field) when it cannot be understood, is larger
+ * than CDD_VERIFIED_MAX or is not a regular file. */
+int cdd_verified_load(struct cdd_tree *tree, struct cdd_verified **out);
+void cdd_verified_free(struct cdd_verified *v);
+
 /* ISO 8601 UTC time of now into buf (at least 21 bytes). */
 void cdd_iso_time(char *buf, size_t len);
 

@@ -14,9 +14,12 @@
 enum cdd_sbom_format { CDD_SBOM_CYCLONEDX = 0, CDD_SBOM_SPDX };
 
 /* The document (malloc'd, a final newline) in *out; 0 or CDD_E_NOMEM. The
- * tool's version is the receipt's (the producer of what the tree holds). */
-int cdd_sbom_write(const struct cdd_receipt *r, enum cdd_sbom_format format,
-                   char **out);
+ * tool's version is the receipt's (the producer of what the tree holds).
+ * v: the tree's verify record when it describes r (cdd_verified_current),
+ * stated with its outcome, level and layers; NULL says nothing of
+ * verification. */
+int cdd_sbom_write(const struct cdd_receipt *r, const struct cdd_verified *v,
+                   enum cdd_sbom_format format, char **out);
 
 /* NVIDIA's licence for cuDNN, as the documents name it. */
 #define CDD_SBOM_LICENSE_NAME "NVIDIA cuDNN Software License Agreement"

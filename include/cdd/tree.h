@@ -70,6 +70,14 @@ int cdd_tree_lock(struct cdd_tree *t, double timeout_s, int create_state,
  * made by this call. */
 int cdd_tree_lock_state(struct cdd_tree *t, double timeout_s,
                         int create_state, int *created);
+/* After an uninstall that left no receipt: remove the state folder when
+ * nothing but our own leftovers is in it (the lock, the deploy log, an
+ * empty backup folder), the lock file last while it is held, so that a
+ * process waiting for the lock starts again on a fresh one (see
+ * cdd_tree_lock_state). Anything else in the folder keeps it, as does
+ * Windows (cdd_lock_can_unlink). *removed: whether it went. The lock is
+ * released when the folder was removed. */
+int cdd_tree_remove_state(struct cdd_tree *t, int *removed);
 /* Release the lock early (cdd_tree_close also does). */
 void cdd_tree_unlock(struct cdd_tree *t);
 /* Is the lock held by this handle? */

@@ -8,6 +8,7 @@
 #include "cdd/fsops.h"
 #include "cdd/receipt.h"
 #include "cdd/sbom.h"
+#include "cdd/verified.h"
 #include "cmds.h"
 #include "report.h"
 
@@ -16,6 +17,7 @@ int cdd_cmd_sbom(const struct cdd_cmdline *cl, struct cdd_report *rep)
     struct cdd_target t = {0};
     struct cdd_tree *tree = NULL;
     struct cdd_receipt *rc = NULL;
+    struct cdd_verified *v = NULL;
     char *doc = NULL;
     const char *out = cl->sbom.output;
     int r = 0;
@@ -35,8 +37,19 @@ int cdd_cmd_sbom(const struct cdd_cmdline *cl, struct cdd_report *rep)
         r = cdd_fail(CDD_E_TARGET, t.root, 0,
                      "nothing installed by cudnn-deploy here (no receipt), "
                      "so there is nothing to describe");
+    /* The verify record of this receipt, if any; a damaged one is named
+     * and left out (it is never believed, only reported). */
+    if (!r && cdd_verified_current(tree, rc, &v) != 0) {
+        char line[1200];
+        cdd_error_format(line, sizeof line);
+        cdd_report_str(rep, "verify_record_ignored", line);
+        cdd_say(rep, "warning: the verify record is left out: %s", line);
+        cdd_clear_error();
+    }
+    cdd_report_str(rep, "verify", v ? v->outcome : NULL);
     if (!r)
-        r = cdd_sbom_write(rc, (enum cdd_sbom_format)cl->sbom.format, &doc);
+        r = cdd_sbom_write(rc, v, (enum cdd_sbom_format)cl->sbom.format,
+                           &doc);
     if (r)
         goto out;
     if (out) {
@@ -57,6 +70,7 @@ int cdd_cmd_sbom(const struct cdd_cmdline *cl, struct cdd_report *rep)
             out ? out : "");
 out:
     free(doc);
+    cdd_verified_free(v);
     cdd_receipt_free(rc);
     cdd_tree_close(tree);
     cdd_target_clear(&t);

@@ -1,10 +1,12 @@
 /* cudnn-deploy status */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cdd/error.h"
 #include "cdd/hash.h"
 #include "cdd/profile.h"
 #include "cdd/receipt.h"
+#include "cdd/verified.h"
 #include "cmds.h"
 #include "report.h"
 
@@ -62,6 +64,24 @@ int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
     if (n_omitted)
         cdd_say(rep, "  profile %s: %zu archive entries left out by design",
                 cdd_profile_name((enum cdd_profile)rc->profile), n_omitted);
+    /* The last recorded verify of this receipt (verified.h), reported as
+     * it was recorded; a record of another receipt says nothing. */
+    struct cdd_verified *v = NULL;
+    char *vtext = NULL;
+    if (cdd_verified_current(tree, rc, &v) != 0) {
+        char line[1200];
+        cdd_report_str(rep, "verify_record_ignored",
+                       cdd_error_format(line, sizeof line));
+        cdd_clear_error();
+    } else if (v && cdd_verified_to_json(v, &vtext) == 0) {
+        cdd_report_json_text(rep, "verified", vtext);
+        cdd_say(rep, "  verified %s by cudnn-deploy %s: %s (level %s)",
+                v->verified_at, v->tool_version, v->outcome, v->level);
+    } else {
+        cdd_clear_error();
+    }
+    free(vtext);
+    cdd_verified_free(v);
     cdd_report_plan(rep, "files", &st.plan, 0);
     for (size_t i = 0; i < st.plan.n; i++) {
         const struct cdd_plan_item *it = &st.plan.items[i];

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "cdd/error.h"
+#include "cdd/state.h"
 #include "cmds.h"
 #include "report.h"
 
@@ -66,6 +67,11 @@ int cdd_cmd_uninstall(const struct cdd_cmdline *cl, struct cdd_report *rep)
                 cl->change.dry_run ? "Would uninstall" : "Uninstalled",
                 res.product_version ? res.product_version : "cuDNN", t.root,
                 n[CDD_ACT_REMOVE], n[CDD_ACT_RESTORE], n[CDD_ACT_UNCHANGED]);
+        cdd_report_bool(rep, "state_removed", res.state_removed);
+        /* Success stays one line; the detail with --verbose. */
+        if (res.state_removed && cdd_report_verbose(rep))
+            cdd_say(rep, "The tree holds nothing of cudnn-deploy's any more: "
+                    "its state folder %s went too.", CDD_STATE_DIR);
     }
 out:
     cdd_uninstall_result_clear(&res);

@@ -10,6 +10,7 @@
 #include "cdd/fit.h"
 #include "cdd/profile.h"
 #include "cdd/receipt.h"
+#include "cdd/verified.h"
 #include "cdd/verify.h"
 #include "cmds.h"
 #include "report.h"
@@ -111,6 +112,30 @@ static void report_profile(struct cdd_report *rep, struct cdd_tree *tree)
     cdd_receipt_free(rc);
 }
 
+/* The verify record (verified.h): written when the tree's lock is free and
+ * the receipt is still the one proved; the report says which. A record
+ * that cannot be written never changes verify's answer. */
+static void record(struct cdd_report *rep, struct cdd_tree *tree,
+                   const struct cdd_verify_result *res,
+                   const struct cdd_receipt *proved)
+{
+    struct cdd_verified *v = NULL;
+    enum cdd_vrecord_why why = CDD_VREC_NO_RECEIPT;
+    int r = cdd_verified_make(&res->checks,
+                              cdd_opt_value_name(cdd_level_values, res->level),
+                              res->manifest_name, proved, &v);
+    if (!r)
+        r = cdd_verified_record(tree, v, &why);
+    cdd_verified_free(v);
+    cdd_report_bool(rep, "verify_recorded", !r && why == CDD_VREC_WRITTEN);
+    if (r) {
+        cdd_report_str(rep, "verify_not_recorded", cdd_last_error()->msg);
+        cdd_clear_error();
+    } else if (why != CDD_VREC_WRITTEN) {
+        cdd_report_str(rep, "verify_not_recorded", cdd_vrecord_why_text(why));
+    }
+}
+
 int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
                    struct cdd_tree *tree, const struct cdd_manifest *m,
                    const struct cdd_opts_verify *vo)
@@ -124,6 +149,15 @@ int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
                            const struct cdd_receipt *rc)
 {
     struct cdd_verify_result res;
+    struct cdd_receipt *own = NULL;
+    const struct cdd_receipt *proved = rc;
+    /* What the record names as proved: install's receipt, or the tree's
+     * as it is now (verify reads it again; the record is written only if
+     * it is still this one under the lock). */
+    if (!rc && cdd_receipt_load(tree, &own) != 0)
+        cdd_clear_error(); /* verify names what is wrong with it */
+    if (!rc)
+        proved = own;
     struct cdd_verify_opts o = {.target = t, .tree = tree, .m = m,
                                 .level = vo && vo->level_given
                                              ? (int)vo->level : -1,
@@ -133,6 +167,7 @@ int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
     int r = cdd_verify(&o, &res);
     if (r) {
         cdd_verify_result_clear(&res);
+        cdd_receipt_free(own);
         return r;
     }
     cdd_say(rep, "Verifying %s in %s (level %s)", res.manifest_name, t->root,
@@ -193,6 +228,9 @@ int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
                 res.checks.n_warn, res.checks.n_warn == 1 ? "" : "s");
     else
         cdd_say(rep, "Verify: all checks passed.");
+    if (proved)
+        record(rep, tree, &res, proved);
     cdd_verify_result_clear(&res);
+    cdd_receipt_free(own);
     return 0;
 }

@@ -78,9 +78,30 @@ def describe(cmd, rc, out, err):
             % (" ".join(str(c) for c in cmd), rc, out[-4000:], err[-4000:]))
 
 
+# Under Wine (the Windows suite): a fresh prefix is created by the first
+# Wine program that runs in it (wineboot: tens of seconds, minutes on a
+# loaded 2-core machine). That is done once, before the first command, with
+# its own limit and its stdio on /dev/null, so that no command's limit pays
+# for it and no Wine service inherits a command's output pipe (issue 23:
+# the first run of a test in a fresh prefix timed out at 120 s).
+WINE_PREFIX_TIMEOUT = 900
+_wine_ready = []
+
+
+def wine_prefix_ready():
+    wine_run = os.environ.get("CDD_WINE_RUN")
+    if not wine_run or _wine_ready:
+        return
+    subprocess.run([wine_run, "cmd", "/c", "exit"], stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=WINE_PREFIX_TIMEOUT)
+    _wine_ready.append(True)
+
+
 def run(args, env=None, expect=None, timeout=DEFAULT_TIMEOUT, cwd=None):
     """Run cudnn-deploy with args; returns Result(rc, out, err) (also a
     3-tuple). expect: an exit code (or a tuple of them) to assert."""
+    wine_prefix_ready()
     cmd = [BIN] + [str(a) for a in args]
     p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, env=clean_env(env),
@@ -177,6 +198,7 @@ def run_json(args, env=None, expect=None, timeout=DEFAULT_TIMEOUT):
 def spawn(args, env=None):
     """Start cudnn-deploy without waiting (kill tests). Own process group so a
     signal reaches only it."""
+    wine_prefix_ready()
     return subprocess.Popen([BIN] + [str(a) for a in args],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=clean_env(env),

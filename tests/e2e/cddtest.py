@@ -41,7 +41,7 @@ from fixtures import (FIX, Fixture, Fixtures, linux_entries,  # noqa: F401
                       windows_entries, write_bytes, write_json)
 from layoutmodel import (CHECK_SYMBOLS, HEADERS, LAYOUTS, LINUX,  # noqa: F401
                          ROLES, SUBLIBS, WINDOWS, dest_of, role_of)
-from snapshots import (BACKUP, IGNORE_LOCK, IGNORE_LOCK_LOG, LOCK,  # noqa: F401
+from snapshots import (BACKUP, IGNORE_LOCK, IGNORE_LOCK_LOG, LOCK, VERIFIED,  # noqa: F401,E501
                        LOG, MANIFEST_COPY, RECEIPT, STATE, STATE_ALLOWED,
                        LockHolder, backup_dirs, comparable_state,
                        diff_snapshots, leftovers, normalize, read_log,

@@ -25,8 +25,12 @@ BACKUP = STATE + "/backup"
 # The identity records (.cudnn-deploy/identity) are a cache of digests that
 # any run may renew (docs/design.md): never part of a tree's comparable state.
 IDENTITY = STATE + "/identity"
-IGNORE_LOCK = (LOCK, IDENTITY)
-IGNORE_LOCK_LOG = (LOCK, LOG, IDENTITY)
+# The verify record (.cudnn-deploy/verified.json): rewritten by every verify
+# that can take the lock, with its time; a report, never part of what a
+# tree holds (docs/verification.md).
+VERIFIED = STATE + "/verified.json"
+IGNORE_LOCK = (LOCK, IDENTITY, VERIFIED)
+IGNORE_LOCK_LOG = (LOCK, LOG, IDENTITY, VERIFIED)
 
 
 def snapshot(root, ignore=(), drop_empty_state=True):
@@ -129,7 +133,7 @@ def diff_snapshots(a, b, limit=30):
 
 
 STATE_ALLOWED = ("lock", "receipt.json", "manifest.json", "log.jsonl", "backup",
-                 "identity")
+                 "identity", "verified.json")
 
 
 def leftovers(root, allow_backup=False):

@@ -51,25 +51,42 @@ def sha256_of(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def cdx_validator():
+    """A validator for CycloneDX 1.6 whose $refs (spdx.schema.json, the
+    licence-id list; jsf-0.82.schema.json, signatures) resolve to the
+    copies in tests/schemas, by their $id, never over the network: a $ref
+    to anything else is an error, not a silent pass."""
+    schema = load(CDX_SCHEMA)
+    docs = [schema] + [load(p) for p in CDX_REFS.values()]
+    fmt = jsonschema.Draft7Validator.FORMAT_CHECKER
+    try:
+        from referencing import Registry, Resource
+        from referencing.jsonschema import DRAFT7
+    except ImportError:      # python3-jsonschema before 4.18
+        store = {d["$id"]: d for d in docs}
+        resolver = jsonschema.RefResolver.from_schema(schema, store=store)
+        return jsonschema.Draft7Validator(schema, resolver=resolver,
+                                          format_checker=fmt)
+
+    def offline(uri):
+        raise LookupError("not in tests/schemas (no network): " + uri)
+
+    registry = Registry(retrieve=offline).with_resources(
+        [(d["$id"], Resource.from_contents(d, default_specification=DRAFT7))
+         for d in docs])
+    return jsonschema.Draft7Validator(schema, registry=registry,
+                                      format_checker=fmt)
+
+
 def validate(doc, fmt):
     """The list of schema errors of doc (an SBOM) against the official
     schema of its format."""
     if fmt == "spdx":
         v = jsonschema.Draft7Validator(load(SPDX_SCHEMA))
-        return [e.message for e in v.iter_errors(doc)]
-    schema = load(CDX_SCHEMA)
-    store = {}
-    for name, path in CDX_REFS.items():
-        s = load(path)
-        store[name] = s
-        if "$id" in s:
-            store[s["$id"]] = s
-    store[schema.get("$id", "bom-1.6.schema.json")] = schema
-    resolver = jsonschema.RefResolver.from_schema(schema, store=store)
-    v = jsonschema.Draft7Validator(
-        schema, resolver=resolver,
-        format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
-    return [e.message for e in v.iter_errors(doc)]
+    else:
+        v = cdx_validator()
+    return ["%s: %s" % ("/".join(str(p) for p in e.absolute_path), e.message)
+            for e in v.iter_errors(doc)]
 
 
 def chain_end(files, path):
@@ -89,13 +106,16 @@ class SbomCase(CddTestCase):
                    + list(extra), expect=expect)
 
     def require_schema(self, fmt):
-        if jsonschema is None:
-            self.skipTest("python3-jsonschema is not installed "
-                          "(scripts/install-deps.sh)")
-        if fmt == "cyclonedx" and not os.path.exists(CDX_SCHEMA):
-            self.skipTest("tests/schemas/bom-1.6.schema.json is not here "
-                          "yet (tests/schemas/README.md says where it "
-                          "comes from)")
+        """The schemas are part of the tests (tests/schemas): their absence,
+        or that of python3-jsonschema, fails rather than skips."""
+        self.assertIsNotNone(jsonschema, "python3-jsonschema is not "
+                             "installed (scripts/install-deps.sh installs "
+                             "it)")
+        for p in ([SPDX_SCHEMA] if fmt == "spdx"
+                  else [CDX_SCHEMA] + list(CDX_REFS.values())):
+            self.assertTrue(os.path.exists(p), p + " is missing "
+                            "(tests/schemas/README.md says where it comes "
+                            "from)")
 
     def check_document(self, ws, fmt, profile="full", components=()):
         """sbom FORMAT on ws: valid against the official schema, the same
@@ -176,8 +196,55 @@ class Sbom(SbomCase):
         self.every_layout_and_profile("spdx")
 
     def test_cyclonedx_every_layout_and_profile(self):
-        self.require_schema("cyclonedx")
         self.every_layout_and_profile("cyclonedx")
+
+    def test_the_validation_can_fail(self):
+        """A self-test of the validators: planted faults in a real document
+        are found, including one only the referenced schemas know (a
+        licence id that is no SPDX id, a signature without its algorithm:
+        spdx.schema.json and jsf-0.82.schema.json must have resolved)."""
+        ws = self.workspace()
+        self.install(ws, FIX.linux)
+        for fmt in ("cyclonedx", "spdx"):
+            self.require_schema(fmt)
+            good = json.loads(self.sbom(ws, fmt).out)
+            self.assertEqual(validate(good, fmt), [], fmt)
+        cdx = json.loads(self.sbom(ws, "cyclonedx").out)
+        spdx = json.loads(self.sbom(ws, "spdx").out)
+
+        def planted(doc, change):
+            d = json.loads(json.dumps(doc))
+            change(d)
+            return d
+
+        def c_hash(d):
+            d["components"][0]["hashes"][0]["content"] = "not-a-digest"
+
+        def c_licence(d):
+            d["metadata"]["component"]["licenses"] = [
+                {"license": {"id": "No-Such-Licence-Id"}}]
+
+        def c_signature(d):
+            d["signature"] = {"value": "AAAA"}
+
+        def c_type(d):
+            d["metadata"]["component"]["type"] = "installer"
+
+        def s_checksum(d):
+            d["files"][0]["checksums"][0]["algorithm"] = "SHA257"
+
+        def s_missing(d):
+            del d["packages"][0]["downloadLocation"]
+
+        for fmt, doc, change in (("cyclonedx", cdx, c_hash),
+                                 ("cyclonedx", cdx, c_licence),
+                                 ("cyclonedx", cdx, c_signature),
+                                 ("cyclonedx", cdx, c_type),
+                                 ("spdx", spdx, s_checksum),
+                                 ("spdx", spdx, s_missing)):
+            with self.subTest(fmt=fmt, fault=change.__name__):
+                self.assertNotEqual(validate(planted(doc, change), fmt), [],
+                                    "a planted fault passed the schema")
 
     def test_optional_component_is_named(self):
         d = self.scratch("zlib")
@@ -190,8 +257,7 @@ class Sbom(SbomCase):
         doc = self.check_document(ws, "spdx", components=("zlibwapi",))
         self.assertIn("./bin/zlibwapi.dll",
                       [f["fileName"] for f in doc["files"]])
-        if os.path.exists(CDX_SCHEMA):
-            self.check_document(ws, "cyclonedx", components=("zlibwapi",))
+        self.check_document(ws, "cyclonedx", components=("zlibwapi",))
 
     def test_output_file_and_json_report(self):
         ws = self.workspace()
@@ -408,6 +474,190 @@ class Layers(CddTestCase):
                      env={"SOURCE_DATE_EPOCH": "yesterday"}, expect=2)
         self.assertError(j, 2, "USAGE")
         self.assertSameTree(before, ws.snap())
+
+
+def layers_of(checks):
+    """What the verify record must say, from a verify's JSON checks: per
+    layer (the name up to its first '.' or ' ') the counts and the worst
+    outcome."""
+    out = {}
+    for c in checks:
+        name = c["name"].replace(" ", ".").split(".")[0]
+        if name not in ("files", "load", "gpu", "bench"):
+            continue
+        l = out.setdefault(name, {"pass": 0, "warn": 0, "fail": 0, "skip": 0})
+        l[c["status"]] += 1
+    for l in out.values():
+        l["outcome"] = ("fail" if l["fail"] else "warn" if l["warn"]
+                        else "pass" if l["pass"] else "skip")
+    return out
+
+
+class VerifyRecord(SbomCase):
+    """The verify result in the SBOM: install's closing verify and verify
+    write .cudnn-deploy/verified.json under the lock; sbom states it only
+    while it names the current receipt; a damaged record is named and left
+    out; it is never believed by verify itself."""
+
+    def record_path(self, ws):
+        return ws.path(cddtest.VERIFIED)
+
+    def install_verified(self, ws, *extra):
+        """install with its closing verify (the look-alike libraries do not
+        all load here: exit 1 is a verify that ran and found so)."""
+        args = [a for a in install_args(ws, FIX.linux) if a != "--no-verify"]
+        return run_json(args + list(extra), expect=(0, 1))
+
+    def record(self, ws):
+        return load(self.record_path(ws))
+
+    def cdx_verify(self, ws):
+        doc = json.loads(self.sbom(ws, "cyclonedx").out)
+        props = {p["name"]: p["value"]
+                 for p in doc["metadata"]["component"]["properties"]}
+        return {k[len("cudnn-deploy:verify."):]: v for k, v in props.items()
+                if k.startswith("cudnn-deploy:verify")}, doc
+
+    def spdx_comment(self, ws):
+        doc = json.loads(self.sbom(ws, "spdx").out)
+        return doc["packages"][0]["comment"], doc
+
+    def test_install_records_its_verify_and_sbom_states_it(self):
+        ws = self.workspace()
+        j = self.install_verified(ws)
+        self.assertIs(j.doc["verify_recorded"], True, j.doc)
+        rec = self.record(ws)
+        want = layers_of(j.doc["checks"])
+        self.assertEqual(rec["level"], j.doc["level"])
+        self.assertEqual(rec["tool_version"],
+                         cddtest.read_receipt(ws.tree)["tool_version"])
+        self.assertRegex(rec["receipt_sha256"], "^[0-9a-f]{64}$")
+        self.assertRegex(rec["verified_at"],
+                         r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        got = {l["name"]: l for l in rec["layers"]}
+        self.assertEqual(sorted(got), sorted(want))
+        for name, l in want.items():
+            self.assertEqual((got[name]["outcome"], got[name]["passed"],
+                              got[name]["warnings"], got[name]["failed"],
+                              got[name]["skipped"]),
+                             (l["outcome"], l["pass"], l["warn"], l["fail"],
+                              l["skip"]), name)
+        worst = [l["outcome"] for l in want.values()]
+        self.assertEqual(rec["outcome"], "fail" if "fail" in worst else
+                         "warn" if "warn" in worst else "pass")
+        props, _ = self.cdx_verify(ws)
+        self.assertEqual(props["outcome"], rec["outcome"])
+        self.assertEqual(props["level"], rec["level"])
+        self.assertEqual(props["receipt_sha256"], rec["receipt_sha256"])
+        self.assertTrue(props["files"].startswith(got["files"]["outcome"]
+                                                  + ": "), props)
+        self.assertNotIn("time", " ".join(props))  # the document stays
+        comment, _ = self.spdx_comment(ws)          # reproducible
+        self.assertIn("verified by cudnn-deploy %s (level %s"
+                      % (rec["tool_version"], rec["level"]), comment)
+        # status --json carries it too (the Ansible cudnn_facts reads it).
+        st = run_json(["status"] + ws.target_args, expect=0)
+        self.assertEqual(st.doc["verified"], rec)
+        # Both still valid, and still the same bytes run after run.
+        self.check_document(ws, "cyclonedx")
+        self.check_document(ws, "spdx")
+
+    def test_the_record_follows_the_receipt(self):
+        ws = self.workspace()
+        self.install(ws, FIX.linux, "--no-verify")
+        self.assertFalse(os.path.exists(self.record_path(ws)))
+        self.assertEqual(self.cdx_verify(ws)[0], {})
+        self.assertNotIn("verif", self.spdx_comment(ws)[0])
+        v = run_json(["verify"] + ws.target_args, expect=(0, 1))
+        self.assertIs(v.doc["verify_recorded"], True, v.doc)
+        self.assertEqual(self.cdx_verify(ws)[0]["outcome"],
+                         self.record(ws)["outcome"])
+        # Another receipt (a profile change): the record describes the old
+        # one, so the SBOM says nothing of verification.
+        self.install(ws, FIX.linux, "--profile", "runtime", "--no-verify")
+        self.assertTrue(os.path.exists(self.record_path(ws)))
+        self.assertEqual(self.cdx_verify(ws)[0], {})
+        self.assertNotIn("verified", run_json(["status"] + ws.target_args,
+                                              expect=0).doc)
+        self.assertNotIn("verif", self.spdx_comment(ws)[0])
+        # uninstall takes the record with it (and, here, the whole
+        # state folder once the first install is undone too).
+        self.cdd("uninstall", *ws.target_args, expect=0)
+        self.assertFalse(os.path.exists(self.record_path(ws)))
+        self.cdd("uninstall", *ws.target_args, expect=0)
+        self.assertFalse(os.path.lexists(ws.path(cddtest.STATE)))
+
+    def test_a_damaged_record_is_named_and_left_out(self):
+        ws = self.workspace()
+        self.install_verified(ws)
+        good = self.record(ws)
+        elsewhere = os.path.join(self.scratch("x"), "verified.json")
+        with open(elsewhere, "w") as f:
+            json.dump(good, f)
+        cases = [
+            ("not json", b"{\"outcome\": ", "not a JSON object"),
+            ("too big", b" " * (65 << 10) + json.dumps(good).encode(), ""),
+            ("a word we never write",
+             json.dumps(dict(good, outcome="certified")).encode(),
+             "outcome"),
+            ("a bad layer", json.dumps(dict(good, layers=[
+                {"name": "files", "outcome": "pass", "passed": -1,
+                 "warnings": 0, "failed": 0, "skipped": 0}])).encode(),
+             "layers[0]"),
+            ("a control character",
+             json.dumps(dict(good, tool_version="1.0\x1b[2J")).encode(),
+             "tool_version"),
+            ("a link", None, "link"),
+        ]
+        for name, text, words in cases:
+            with self.subTest(name):
+                p = self.record_path(ws)
+                os.unlink(p)
+                if text is None:
+                    os.symlink(elsewhere, p)
+                else:
+                    with open(p, "wb") as f:
+                        f.write(text)
+                r = self.sbom(ws, "cyclonedx")
+                self.assertIn("verify record is left out", r.err)
+                self.assertIn("verified.json", r.err)
+                self.assertIn(words, r.err)
+                props = {p["name"] for p in json.loads(r.out)["metadata"][
+                    "component"]["properties"]}
+                self.assertFalse([p for p in props if "verify" in p], props)
+                self.assertEqual(validate(json.loads(r.out), "cyclonedx"),
+                                 [])
+
+    def test_verify_never_believes_a_record(self):
+        """A planted record that says pass, with the right receipt digest,
+        changes nothing verify finds: a changed file still fails (and the
+        next verify overwrites the record with the truth)."""
+        ws = self.workspace()
+        self.install_verified(ws)
+        rec = self.record(ws)
+        lie = dict(rec, outcome="pass", layers=[
+            dict(l, outcome="pass", failed=0) for l in rec["layers"]])
+        with open(self.record_path(ws), "w") as f:
+            json.dump(lie, f)
+        with open(ws.path("include/cudnn.h"), "ab") as f:
+            f.write(b"/* changed */\n")
+        v = run_json(["verify"] + ws.target_args + ["--level", "files"],
+                     expect=1)
+        checks = {c["name"]: c["status"] for c in v.doc["checks"]}
+        self.assertEqual(checks["files"], "fail")
+        self.assertEqual(self.record(ws)["outcome"], "fail")
+        self.assertEqual(self.cdx_verify(ws)[0]["outcome"], "fail")
+
+    def test_verify_with_the_lock_held_records_nothing(self):
+        ws = self.workspace()
+        self.install(ws, FIX.linux, "--no-verify")
+        with cddtest.LockHolder(ws.tree):
+            v = run_json(["verify"] + ws.target_args, expect=(0, 1))
+        self.assertIs(v.doc["verify_recorded"], False)
+        self.assertIn("lock", v.doc["verify_not_recorded"])
+        self.assertFalse(os.path.exists(self.record_path(ws)))
+        v = run_json(["verify"] + ws.target_args, expect=(0, 1))
+        self.assertIs(v.doc["verify_recorded"], True)
 
 
 if __name__ == "__main__":

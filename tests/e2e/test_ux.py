@@ -8,6 +8,7 @@ uninstall refusal that names the changed files and the way out; progress on a
 terminal only; make demo failing when the tool fails, with no escape codes
 off a terminal."""
 
+import json
 import os
 import pty
 import re
@@ -624,6 +625,138 @@ class SmallerItems(CddTestCase):
         gpu = [l for l in r.err.splitlines() if "gpu:" in l]
         self.assertTrue(gpu, r.err)
         self.assertEqual(gpu[0].count("no NVIDIA driver"), 1, gpu[0])
+
+
+class EmptiedTree(CddTestCase):
+    """Issue 23: an uninstall that empties the tree of everything of ours
+    takes .cudnn-deploy/ with it (POSIX; docs/design.md says why Windows
+    keeps it), without ever letting two processes hold the lock: whoever
+    waited on the removed lock file starts again on a fresh one."""
+
+    def test_emptied_tree_is_as_before_state_folder_included(self):
+        ws = self.workspace()
+        before = ws.snap(ignore=())
+        self.assertNotIn(cddtest.STATE, before)
+        self.install(ws, FIX.linux)
+        j = self.cdd_json("uninstall", *ws.target_args, expect=0)
+        self.assertIs(j.doc["state_removed"], True)
+        self.assertFalse(os.path.lexists(ws.path(cddtest.STATE)))
+        snap = cddtest.snapshot(ws.tree, (), drop_empty_state=False)
+        self.assertSameTree(before, snap)
+        # And the tree works as a fresh one.
+        self.install(ws, FIX.linux)
+        self.cdd("status", *ws.target_args, expect=0)
+
+    def test_a_restored_install_keeps_the_state(self):
+        ws = self.workspace()
+        self.install(ws, FIX.linux)
+        self.install(ws, FIX.linux, "--profile", "runtime")
+        j = self.cdd_json("uninstall", *ws.target_args, expect=0)
+        self.assertIs(j.doc["state_removed"], False)
+        self.assertTrue(os.path.isfile(ws.path(cddtest.RECEIPT)))
+
+    def test_something_else_in_the_folder_keeps_it(self):
+        ws = self.workspace()
+        self.install(ws, FIX.linux)
+        note = ws.path(cddtest.STATE + "/notes.txt")
+        with open(note, "w") as f:
+            f.write("mine\n")
+        j = self.cdd_json("uninstall", *ws.target_args, expect=0)
+        self.assertIs(j.doc["state_removed"], False)
+        self.assertTrue(os.path.isfile(note))
+        self.assertTrue(os.path.isfile(ws.path(cddtest.LOCK)))
+
+    def waiting_install(self, ws, timeout):
+        """An install started while the lock is held, once it waits."""
+        args = install_args(ws, FIX.linux) + ["--json", "--lock-timeout",
+                                               str(timeout)]
+        p = subprocess.Popen([BIN] + args, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=clean_env(None))
+        # It has opened the folder and the lock file and waits on it; the
+        # holder's pid is what it would name.
+        import time
+        time.sleep(2.0)
+        self.assertIsNone(p.poll(), "the install did not wait")
+        return p
+
+    def test_a_waiting_install_starts_again_on_a_fresh_lock(self):
+        """What the emptying uninstall does, while another install waits
+        on the lock: the lock file and the folder go while held; the
+        waiter then holds a lock on a file nobody can see, notices, and
+        takes the lock of a new folder (before: refused, 'replaced')."""
+        ws = self.workspace()
+        holder = cddtest.LockHolder(ws.tree).acquire()
+        try:
+            p = self.waiting_install(ws, 60)
+            os.unlink(ws.path(cddtest.LOCK))
+            os.rmdir(ws.path(cddtest.STATE))
+        finally:
+            holder.release()
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, err.decode())
+        self.assertTrue(os.path.isfile(ws.path(cddtest.RECEIPT)))
+
+    def test_a_removed_lock_file_never_gives_two_holders(self):
+        """The lock file unlinked while held (the folder kept), and a
+        newcomer locking the new file of that name: the process that waited
+        on the old file must not go on beside the newcomer; it waits for
+        the new lock (and here times out)."""
+        ws = self.workspace()
+        holder = cddtest.LockHolder(ws.tree).acquire()
+        newcomer = None
+        try:
+            p = self.waiting_install(ws, 4)
+            os.unlink(ws.path(cddtest.LOCK))
+            newcomer = cddtest.LockHolder(ws.tree).acquire()
+            holder.release()
+            out, err = p.communicate(timeout=120)
+        finally:
+            holder.release()
+            if newcomer:
+                newcomer.release()
+        doc = json.loads(out.decode())
+        self.assertEqual(p.returncode, 4, err.decode())
+        self.assertEqual(doc["error"]["code"], "LOCKED", doc)
+        self.assertFalse(os.path.exists(ws.path(cddtest.RECEIPT)))
+
+    def test_installs_and_uninstalls_racing(self):
+        """Two processes, each installing and uninstalling the same fresh
+        tree in turn: every command succeeds, none sees the other's half
+        state, and the tree ends consistent."""
+        ws = self.workspace()
+        before = ws.snap(ignore=())
+        cmds = []
+        for _ in range(2):
+            script = []
+            for _ in range(4):
+                script.append(install_args(ws, FIX.linux)
+                              + ["--lock-timeout", "120"])
+                script.append(["uninstall"] + ws.target_args
+                              + ["--lock-timeout", "120"])
+            cmds.append(script)
+        results = []
+
+        def worker(script):
+            for a in script:
+                results.append(run(a))
+
+        import threading
+        ts = [threading.Thread(target=worker, args=(c,)) for c in cmds]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(timeout=600)
+        self.assertEqual(len(results), 16)
+        for r in results:
+            self.assertEqual(r.rc, 0, r.err)
+        # Both end with an uninstall; whatever order they ran in, an
+        # install is undone by one of them... unless the last two
+        # uninstalls undid one install twice (the second finds nothing).
+        self.cdd("uninstall", *ws.target_args, expect=0)
+        self.cdd("uninstall", *ws.target_args, expect=0)
+        self.assertSameTree(before,
+                            cddtest.snapshot(ws.tree, (),
+                                             drop_empty_state=False))
 
 
 if __name__ == "__main__":

@@ -92,8 +92,15 @@ class WindowsFleet(CddTestCase):
         cmd = ["cmd", "/c", win(bat)]
         if UNDER_WINE:
             cmd = [wine_run] + cmd
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, timeout=120)
-        text = p.stdout.decode("utf-8", "replace").replace("\r", "")
+        # Output into a file, not a pipe: a Wine server or service this
+        # wine starts (the previous one may have just timed out) would
+        # inherit a pipe and hold it open long after cmd has exited.
+        got = os.path.join(os.path.dirname(bat), "out.txt")
+        with open(got, "wb") as o:
+            subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=o,
+                           timeout=120)
+        with open(got, "rb") as o:
+            text = o.read().decode("utf-8", "replace").replace("\r", "")
         lines = {l.split("=", 1)[0]: l.split("=", 1)[1]
                  for l in text.splitlines() if "=" in l}
         self.assertEqual(lines.get("CUDA_PATH"), win(tree), text)

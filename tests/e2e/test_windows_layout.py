@@ -40,9 +40,13 @@ def win(path):
     return path
 
 
-def tree_state(root, ignore=(cddtest.LOCK, cddtest.LOG)):
+def tree_state(root, ignore=cddtest.IGNORE_LOCK_LOG):
     """{relative path: (kind, sha256)}: modes left out (Windows has none to
-    compare; Wine maps them from attributes)."""
+    compare; Wine maps them from attributes). The lock, the log, the
+    identity records (a cache any run may renew: a re-install renews the
+    records that were too fresh to trust last time, which on a slow first
+    run in a new Wine prefix is all of them) and the verify record are not
+    part of what the tree holds."""
     snap = cddtest.snapshot(root, ignore)
     return {p: v[:2] for p, v in snap.items()} if snap is not None else None
 

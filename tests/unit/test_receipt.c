@@ -359,5 +359,64 @@ static void test_profile(void)
     cdd_receipt_free(r);
 }
 
+/* The verify record (cdd_verified_*): written and read back, and every
+ * damaged field refused with CDD_E_STATE naming it. */
+static void test_verified_record(void)
+{
+    struct cdd_vlayer layers[2] = {
+        {"files", "pass", 3, 0, 0, 0}, {"load", "fail", 5, 1, 2, 1}};
+    struct cdd_verified v = {"2026-12-02T01:00:00Z", "0.9.0", "m.json",
+                             "load", "fail", {0}, layers, 2};
+    memset(v.receipt_sha256, 0xab, sizeof v.receipt_sha256);
+    char *text = NULL;
+    struct cdd_verified *back = NULL;
+    CHECK_INT(cdd_verified_to_json(&v, &text), 0);
+    CHECK_INT(cdd_verified_parse(text, strlen(text), "v.json", &back), 0);
+    if (back) {
+        CHECK_STR(back->outcome, "fail");
+        CHECK_STR(back->level, "load");
+        CHECK_INT((int)back->n_layers, 2);
+        CHECK_STR(back->layers[1].name, "load");
+        CHECK_INT((int)back->layers[1].failed, 2);
+        CHECK(memcmp(back->receipt_sha256, v.receipt_sha256, 32) == 0);
+    }
+    cdd_verified_free(back);
+    static const struct { const char *from, *to, *names; } bad[] = {
+        {"\"outcome\":\t\"fail\"", "\"outcome\": \"great\"", "outcome"},
+        {"\"level\":\t\"load\"", "\"level\": 7", "level"},
+        {"\"schema_version\":\t1", "\"schema_version\": 2", "schema_version"},
+        {"\"passed\":\t3", "\"passed\": -3", "layers[0]: passed"},
+        {"\"name\":\t\"files\"", "\"name\": \"disk\"", "layers[0]: name"},
+        {"\"tool_version\":\t\"0.9.0\"", "\"tool_version\": \"\"",
+         "tool_version"},
+    };
+    for (size_t i = 0; text && i < sizeof bad / sizeof *bad; i++) {
+        /* cJSON's layout: a tab after each key's colon. */
+        char *at = strstr(text, bad[i].from);
+        CHECK_MSG(at != NULL, "case %zu: %s not in the record", i,
+                  bad[i].from);
+        if (!at)
+            continue;
+        size_t n = strlen(text) + strlen(bad[i].to) + 1;
+        char *t = malloc(n);
+        size_t pre = (size_t)(at - text);
+        memcpy(t, text, pre);
+        snprintf(t + pre, n - pre, "%s%s", bad[i].to,
+                 at + strlen(bad[i].from));
+        back = NULL;
+        CHECK_INT(cdd_verified_parse(t, strlen(t), "v.json", &back),
+                  CDD_E_STATE);
+        CHECK(back == NULL);
+        CHECK_MSG(strstr(cdd_last_error()->msg, bad[i].names) != NULL,
+                  "case %zu: %s", i, cdd_last_error()->msg);
+        cdd_clear_error();
+        free(t);
+    }
+    CHECK_INT(cdd_verified_parse("[]", 2, "v.json", &back), CDD_E_STATE);
+    cdd_clear_error();
+    free(text);
+}
+
 TEST_MAIN(TEST(test_round_trip), TEST(test_refusals), TEST(test_file_records),
-          TEST(test_load_from_tree), TEST(test_profile))
+          TEST(test_load_from_tree), TEST(test_profile),
+          TEST(test_verified_record))

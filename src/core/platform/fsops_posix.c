@@ -1293,6 +1293,39 @@ void cdd_lock_release(struct cdd_lock *l)
 
 
 
+int cdd_lock_is_at(struct cdd_lock *l, struct cdd_dir *d, const char *name)
+{
+    struct stat a, b;
+    if (fstatat(d->fd, name, &a, AT_SYMLINK_NOFOLLOW) != 0 ||
+        fstat(l->fd, &b) != 0)
+        return 0;
+    return S_ISREG(a.st_mode) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int cdd_lock_can_unlink(void)
+{
+    return 1;
+}
+
+int cdd_dir_removed(struct cdd_dir *d)
+{
+    struct stat sb;
+    return fstat(d->fd, &sb) == 0 && sb.st_nlink == 0;
+}
+
+int cdd_lock_unlink_at(struct cdd_lock *l, struct cdd_dir *d,
+                       const char *name)
+{
+    if (!cdd_lock_is_at(l, d, name)) {
+        char *p = at_path(d, name);
+        int r = cdd_fail(CDD_E_STATE, p ? p : name, 0,
+                         "is not the lock file held; left as it is");
+        free(p);
+        return r;
+    }
+    return cdd_dir_unlink(d, name);
+}
+
 void cdd_fs_unlink_quiet(const char *path)
 {
     unlink(path);

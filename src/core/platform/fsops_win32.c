@@ -1480,6 +1480,35 @@ void cdd_dir_close(struct cdd_dir *d)
     free(d);
 }
 
+int cdd_lock_is_at(struct cdd_lock *l, struct cdd_dir *d, const char *name)
+{
+    (void)l;
+    (void)d;
+    (void)name;
+    return 1; /* never removed on Windows (cdd_lock_unlink_at) */
+}
+
+int cdd_lock_can_unlink(void)
+{
+    return 0;
+}
+
+int cdd_dir_removed(struct cdd_dir *d)
+{
+    (void)d;
+    return 0; /* held without FILE_SHARE_DELETE: it cannot be removed */
+}
+
+int cdd_lock_unlink_at(struct cdd_lock *l, struct cdd_dir *d,
+                       const char *name)
+{
+    (void)l;
+    (void)d;
+    return cdd_fail(CDD_E_NOTSUP, name, 0,
+                    "the lock file stays on Windows (a file deleted while "
+                    "others hold it open refuses new opens)");
+}
+
 const char *cdd_dir_path(const struct cdd_dir *d)
 {
     return d->path;

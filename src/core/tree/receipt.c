@@ -10,6 +10,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/hash.h"
 #include "cdd/journal.h"
 #include "cdd/jsonw.h"
 #include "cdd/pathsafe.h"
@@ -533,35 +534,234 @@ out:
     return 0;
 }
 
-int cdd_receipt_load(struct cdd_tree *tree, struct cdd_receipt **out)
+/* A state file of the tree into *text (NULL: there is none), at most max
+ * bytes; *path (malloc'd) names it in messages. A link or anything but a
+ * regular file is CDD_E_STATE. */
+static int read_state(struct cdd_tree *tree, const char *rel, size_t max,
+                      char **path, char **text, size_t *len)
 {
-    char *path = cdd_tree_abs(tree, CDD_RECEIPT_FILE), *text = NULL;
-    size_t len = 0;
     struct cdd_stat st;
     int r;
-    *out = NULL;
-    if (!path)
+    *text = NULL;
+    *len = 0;
+    if (!(*path = cdd_tree_abs(tree, rel)))
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     if (!cdd_tree_has_state(tree))
-        goto ok;
-    r = cdd_tree_lstat(tree, CDD_RECEIPT_FILE, &st);
+        return 0;
+    r = cdd_tree_lstat(tree, rel, &st);
     if (r || st.type == CDD_FT_NONE)
-        goto out;
-    if (st.type != CDD_FT_FILE) {
-        r = cdd_fail(CDD_E_STATE, path, 0,
+        return r;
+    if (st.type != CDD_FT_FILE)
+        return cdd_fail(CDD_E_STATE, *path, 0,
+                        "not a regular file (a link is not accepted)");
+    r = cdd_tree_read_all(tree, rel, max, text, len);
+    if (r == CDD_E_UNSAFE)
+        r = cdd_fail(CDD_E_STATE, *path, 0,
                      "not a regular file (a link is not accepted)");
+    return r;
+}
+
+int cdd_receipt_load(struct cdd_tree *tree, struct cdd_receipt **out)
+{
+    char *path = NULL, *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    int r = read_state(tree, CDD_RECEIPT_FILE, 64u << 20, &path, &text, &len);
+    if (!r && text)
+        r = cdd_receipt_parse(text, len, path, out);
+    free(text);
+    free(path);
+    return r;
+}
+
+int cdd_receipt_digest(const struct cdd_receipt *r,
+                       uint8_t out[CDD_SHA256_LEN])
+{
+    char *text = NULL;
+    struct cdd_sha256 *h = NULL;
+    int rc = cdd_receipt_to_json(r, &text);
+    if (!rc)
+        rc = cdd_sha256_new(&h);
+    if (!rc)
+        rc = cdd_sha256_update(h, text, strlen(text));
+    if (!rc)
+        rc = cdd_sha256_final(h, out);
+    cdd_sha256_free(h);
+    free(text);
+    return rc;
+}
+
+/* ---- the verify record ------------------------------------------------------ */
+
+#define VERIFIED_SCHEMA 1
+
+void cdd_verified_free(struct cdd_verified *v)
+{
+    if (!v)
+        return;
+    free(v->verified_at);
+    free(v->tool_version);
+    free(v->manifest_name);
+    free(v->level);
+    free(v->outcome);
+    for (size_t i = 0; i < v->n_layers; i++) {
+        free(v->layers[i].name);
+        free(v->layers[i].outcome);
+    }
+    free(v->layers);
+    free(v);
+}
+
+int cdd_verified_to_json(const struct cdd_verified *v, char **out)
+{
+    struct cdd_jw *w = cdd_jw_new();
+    cdd_jw_object(w, NULL);
+    cdd_jw_int(w, "schema_version", VERIFIED_SCHEMA);
+    cdd_jw_str(w, "verified_at", v->verified_at);
+    cdd_jw_str(w, "tool_version", v->tool_version);
+    put_hex(w, "receipt_sha256", v->receipt_sha256);
+    cdd_jw_str(w, "manifest", v->manifest_name);
+    cdd_jw_str(w, "level", v->level);
+    cdd_jw_str(w, "outcome", v->outcome);
+    cdd_jw_array(w, "layers");
+    for (size_t i = 0; i < v->n_layers; i++) {
+        const struct cdd_vlayer *l = &v->layers[i];
+        cdd_jw_object(w, NULL);
+        cdd_jw_str(w, "name", l->name);
+        cdd_jw_str(w, "outcome", l->outcome);
+        cdd_jw_uint(w, "passed", l->passed);
+        cdd_jw_uint(w, "warnings", l->warned);
+        cdd_jw_uint(w, "failed", l->failed);
+        cdd_jw_uint(w, "skipped", l->skipped);
+        cdd_jw_end(w);
+    }
+    cdd_jw_end(w);
+    cdd_jw_end(w);
+    return cdd_jw_finish(w, CDD_JW_PRETTY, out);
+}
+
+/* A short word from a closed set (an outcome, a layer, a level): a record
+ * that names anything else is damaged, and nothing it says is shown. */
+static char *get_word(struct rd *c, const cJSON *o, const char *key,
+                      const char *const *allowed)
+{
+    char *s = get_str(c, o, key, 0);
+    for (size_t i = 0; s && allowed[i]; i++)
+        if (strcmp(s, allowed[i]) == 0)
+            return s;
+    if (s) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s: not one of the values cudnn-deploy "
+                                  "writes", key);
+        bad(c, msg);
+    }
+    free(s);
+    return NULL;
+}
+
+/* Free text of the record (a version, a manifest name, a time) stays
+ * short and printable: it reaches reports and SBOMs. */
+static char *get_text(struct rd *c, const cJSON *o, const char *key)
+{
+    char *s = get_str(c, o, key, 0);
+    size_t n = s ? strlen(s) : 0;
+    int ok = s && n > 0 && n <= 256;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (unsigned char)s[i] >= 0x20 && s[i] != 0x7f;
+    if (s && !ok) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s: expected 1 to 256 printable "
+                                  "characters", key);
+        bad(c, msg);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int cdd_verified_parse(const char *text, size_t len, const char *source,
+                       struct cdd_verified **out)
+{
+    static const char *const outcomes[] = {"pass", "warn", "fail", "skip",
+                                           NULL};
+    static const char *const layers[] = {"files", "load", "gpu", "bench",
+                                         NULL};
+    static const char *const levels[] = {"files", "load", "gpu", "bench",
+                                         NULL};
+    struct rd c = {source, 0};
+    struct cdd_verified *v = NULL;
+    cJSON *o = cJSON_ParseWithLength(text, len);
+    *out = NULL;
+    if (!cJSON_IsObject(o)) {
+        bad(&c, "not a JSON object (the verify record is damaged)");
         goto out;
     }
-    r = cdd_tree_read_all(tree, CDD_RECEIPT_FILE, 64u << 20, &text, &len);
-    if (r == CDD_E_UNSAFE)
-        r = cdd_fail(CDD_E_STATE, path, 0,
-                     "not a regular file (a link is not accepted)");
-    if (!r)
-        r = cdd_receipt_parse(text, len, path, out);
-    goto out;
-ok:
-    r = 0;
+    if (!(v = calloc(1, sizeof *v))) {
+        bad(&c, "out of memory");
+        goto out;
+    }
+    double schema = get_num(&c, o, "schema_version");
+    if (!c.err && schema != VERIFIED_SCHEMA) {
+        bad(&c, "schema_version: not one this cudnn-deploy writes");
+        goto out;
+    }
+    v->verified_at = get_text(&c, o, "verified_at");
+    v->tool_version = get_text(&c, o, "tool_version");
+    get_hex(&c, o, "receipt_sha256", v->receipt_sha256);
+    v->manifest_name = get_text(&c, o, "manifest");
+    v->level = get_word(&c, o, "level", levels);
+    v->outcome = get_word(&c, o, "outcome", outcomes);
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(o, "layers"), *e;
+    if (!c.err && (!cJSON_IsArray(ls) || cJSON_GetArraySize(ls) > 4))
+        bad(&c, "layers: expected a list of at most 4 layers");
+    if (c.err)
+        goto out;
+    size_t n = (size_t)cJSON_GetArraySize(ls);
+    if (!(v->layers = calloc(n ? n : 1, sizeof *v->layers))) {
+        bad(&c, "out of memory");
+        goto out;
+    }
+    cJSON_ArrayForEach(e, ls) {
+        struct cdd_vlayer *l = &v->layers[v->n_layers++];
+        if (!cJSON_IsObject(e)) {
+            bad_record(&c, "layers", v->n_layers - 1, "expected an object");
+            goto out;
+        }
+        l->name = get_word(&c, e, "name", layers);
+        l->outcome = get_word(&c, e, "outcome", outcomes);
+        l->passed = (uint64_t)get_num(&c, e, "passed");
+        l->warned = (uint64_t)get_num(&c, e, "warnings");
+        l->failed = (uint64_t)get_num(&c, e, "failed");
+        l->skipped = (uint64_t)get_num(&c, e, "skipped");
+        if (c.err) {
+            /* Say which layer: the field's own message is kept. */
+            char msg[sizeof cdd_last_error()->msg + 32];
+            snprintf(msg, sizeof msg, "layers[%zu]: %s", v->n_layers - 1,
+                     cdd_last_error()->msg);
+            c.err = 0;
+            bad(&c, msg);
+            goto out;
+        }
+    }
 out:
+    cJSON_Delete(o);
+    if (c.err) {
+        cdd_verified_free(v);
+        return c.err;
+    }
+    *out = v;
+    return 0;
+}
+
+int cdd_verified_load(struct cdd_tree *tree, struct cdd_verified **out)
+{
+    char *path = NULL, *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    int r = read_state(tree, CDD_VERIFIED_FILE, CDD_VERIFIED_MAX, &path,
+                       &text, &len);
+    if (!r && text)
+        r = cdd_verified_parse(text, len, path, out);
     free(text);
     free(path);
     return r;

@@ -19,6 +19,8 @@
 
 struct ctx {
     const struct cdd_receipt *r;
+    const struct cdd_verified *v; /* the verify record of this receipt, or
+                                     NULL: nothing is said of verification */
     char digest[CDD_SHA256_HEX]; /* of the receipt's canonical text */
     char uuid[40];               /* derived from digest */
     char archive_hex[CDD_SHA256_HEX];
@@ -67,9 +69,7 @@ static void make_uuid(const char *hex, char *out)
 
 static int ctx_init(struct ctx *c, const struct cdd_receipt *r)
 {
-    char *text = NULL;
     uint8_t d[CDD_SHA256_LEN];
-    struct cdd_sha256 *h = NULL;
     memset(c, 0, sizeof *c);
     c->r = r;
     /* The receipt as cudnn-deploy writes it (the same records hash the
@@ -80,15 +80,7 @@ static int ctx_init(struct ctx *c, const struct cdd_receipt *r)
      * that carries its SBOM stays reproducible, docs/containers.md). */
     struct cdd_receipt copy = *r;
     copy.txn_id = NULL;
-    int rc = cdd_receipt_to_json(&copy, &text);
-    if (!rc)
-        rc = cdd_sha256_new(&h);
-    if (!rc)
-        rc = cdd_sha256_update(h, text, strlen(text));
-    if (!rc)
-        rc = cdd_sha256_final(h, d);
-    cdd_sha256_free(h);
-    free(text);
+    int rc = cdd_receipt_digest(&copy, d);
     if (rc)
         return rc;
     cdd_hex_encode(d, CDD_SHA256_LEN, c->digest);
@@ -161,6 +153,77 @@ static void cdx_tool(struct cdd_jw *w, const struct cdd_receipt *r)
     cdd_jw_end(w);
 }
 
+/* "pass: 7 passed, 0 warnings, 0 failed, 1 skipped" (allocated). */
+static char *layer_text(const struct cdd_vlayer *l)
+{
+    const char *fmt = "%s: %llu passed, %llu warnings, %llu failed, "
+                      "%llu skipped";
+    int n = snprintf(NULL, 0, fmt, l->outcome,
+                     (unsigned long long)l->passed,
+                     (unsigned long long)l->warned,
+                     (unsigned long long)l->failed,
+                     (unsigned long long)l->skipped);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s)
+        snprintf(s, (size_t)n + 1, fmt, l->outcome,
+                 (unsigned long long)l->passed,
+                 (unsigned long long)l->warned,
+                 (unsigned long long)l->failed,
+                 (unsigned long long)l->skipped);
+    return s;
+}
+
+/* The verify record (verified.h), when it is this receipt's: the outcome,
+ * the level, each layer's counts, the tool that ran it. Not its time: the
+ * document stays a function of what is installed and what was proved. */
+static void cdx_verify(struct cdd_jw *w, struct ctx *c)
+{
+    const struct cdd_verified *v = c->v;
+    if (!v)
+        return;
+    char hex[CDD_SHA256_HEX];
+    cdd_hex_encode(v->receipt_sha256, CDD_SHA256_LEN, hex);
+    prop(w, "cudnn-deploy:verify.outcome", v->outcome);
+    prop(w, "cudnn-deploy:verify.level", v->level);
+    prop(w, "cudnn-deploy:verify.manifest", v->manifest_name);
+    prop(w, "cudnn-deploy:verify.tool_version", v->tool_version);
+    prop(w, "cudnn-deploy:verify.receipt_sha256", hex);
+    for (size_t i = 0; i < v->n_layers; i++) {
+        char name[64], *text = layer_text(&v->layers[i]);
+        snprintf(name, sizeof name, "cudnn-deploy:verify.%s",
+                 v->layers[i].name);
+        if (!text)
+            c->nomem = 1;
+        prop(w, name, text);
+        free(text);
+    }
+}
+
+/* SPDX: one clause of the package comment ("" without a record). */
+static char *spdx_verify(struct ctx *c)
+{
+    const struct cdd_verified *v = c->v;
+    if (!v)
+        return strdup("");
+    size_t n = 128 + strlen(v->outcome) + strlen(v->level) +
+               strlen(v->tool_version) + strlen(v->manifest_name);
+    for (size_t i = 0; i < v->n_layers; i++)
+        n += strlen(v->layers[i].name) + strlen(v->layers[i].outcome) + 4;
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    size_t at = (size_t)snprintf(s, n, "; verified by cudnn-deploy %s "
+                                       "(level %s, manifest %s): %s (",
+                                 v->tool_version, v->level, v->manifest_name,
+                                 v->outcome);
+    for (size_t i = 0; i < v->n_layers && at < n; i++)
+        at += (size_t)snprintf(s + at, n - at, "%s%s %s", i ? ", " : "",
+                               v->layers[i].name, v->layers[i].outcome);
+    if (at < n)
+        snprintf(s + at, n - at, ")");
+    return s;
+}
+
 static void cdx_archive(struct cdd_jw *w, struct ctx *c)
 {
     const struct cdd_receipt *r = c->r;
@@ -212,9 +275,7 @@ static void cdx_archive(struct cdd_jw *w, struct ctx *c)
     prop(w, "cudnn-deploy:target.kind", r->target_kind);
     prop(w, "cudnn-deploy:target.layout", r->layout);
     prop(w, "cudnn-deploy:target.cuda_version", r->cuda_version);
-    prop(w, "cudnn-deploy:verify",
-         "not recorded: the receipt holds no verify result; run "
-         "'cudnn-deploy verify --json'");
+    cdx_verify(w, c);
     cdd_jw_end(w);
     cdd_jw_end(w);
 }
@@ -338,16 +399,20 @@ static void spdx_package(struct cdd_jw *w, struct ctx *c)
     size_t n_omitted = 0;
     for (size_t i = 0; i < CDD_ROLE_COUNT; i++)
         n_omitted += r->omitted[i];
+    char *verified = spdx_verify(c);
+    if (!verified)
+        c->nomem = 1;
     jw_fmt(c, w, "comment",
              "platform %s, CUDA variant %s, archive pinned: %s (%s); "
              "installed by cudnn-deploy with profile %s (%zu archive entries "
-             "left out) into a %s tree (layout %s, CUDA %s); "
-             "verify: not recorded in the receipt",
+             "left out) into a %s tree (layout %s, CUDA %s)%s",
              r->platform, c->variant, r->archive_pinned ? "yes" : "no",
              r->pin_source ? r->pin_source : "?",
              cdd_profile_name((enum cdd_profile)r->profile), n_omitted,
              r->target_kind, r->layout,
-             r->cuda_version ? r->cuda_version : "unknown");
+             r->cuda_version ? r->cuda_version : "unknown",
+             verified ? verified : "");
+    free(verified);
     cdd_jw_end(w);
     for (size_t i = 0; i < r->n_components; i++) {
         const struct cdd_rcomponent *k = &r->components[i];
@@ -464,12 +529,13 @@ static int spdx_write(struct ctx *c, char **out)
     return cdd_jw_finish(w, CDD_JW_MANIFEST, out);
 }
 
-int cdd_sbom_write(const struct cdd_receipt *r, enum cdd_sbom_format format,
-                   char **out)
+int cdd_sbom_write(const struct cdd_receipt *r, const struct cdd_verified *v,
+                   enum cdd_sbom_format format, char **out)
 {
     struct ctx c;
     *out = NULL;
     int rc = ctx_init(&c, r);
+    c.v = v;
     if (rc)
         return rc;
     rc = format == CDD_SBOM_SPDX ? spdx_write(&c, out) : cdx_write(&c, out);

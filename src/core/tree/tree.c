@@ -1145,32 +1145,17 @@ int cdd_tree_find_case(struct cdd_tree *t, const char *dir, const char *name,
 
 /* ---- lock and recovery ------------------------------------------------------ */
 
-int cdd_tree_lock_state(struct cdd_tree *t, double timeout_s,
-                        int create_state, int *created_out)
+/* The lock of the state folder held in t->state: 0 with t->lock set, 1
+ * when the folder or its lock file went away while we waited (an emptying
+ * uninstall removed them, cdd_tree_remove_state: open them again), or an
+ * error. */
+static int lock_held_state(struct cdd_tree *t, double timeout_s,
+                           const char *lock)
 {
     struct cdd_stat st;
-    char *lock = NULL;
-    int r, created = 0;
-    if (created_out)
-        *created_out = 0;
-    if (t->lock)
-        return 0;
-    if (!t->state) {
-        r = open_state(t); /* it may have appeared since the open */
-        if (!r && !t->state && create_state) {
-            r = cdd_dir_mkdir(t->root, CDD_STATE_DIR);
-            if (!r)
-                r = open_state(t);
-            created = !r;
-        }
-        if (r || !t->state)
-            return r;
-    }
-    if (!(lock = cdd_tree_abs(t, CDD_LOCK_FILE)))
-        return nomem();
     /* The lock file must be a plain file: a link planted there is a
      * tampered state, the same answer as for any other state file. */
-    r = cdd_dir_lstat(t->state, "lock", &st);
+    int r = cdd_dir_lstat(t->state, "lock", &st);
     if (!r && st.type != CDD_FT_NONE && st.type != CDD_FT_FILE)
         r = cdd_fail(CDD_E_STATE, lock, 0,
                      "is not a regular file (a link is not accepted)");
@@ -1179,16 +1164,74 @@ int cdd_tree_lock_state(struct cdd_tree *t, double timeout_s,
      * create or lock a file elsewhere. */
     if (!r)
         r = cdd_lock_acquire_at(t->state, "lock", timeout_s, NULL, &t->lock);
+    if (r)
+        return r;
+    struct cdd_stat now;
+    /* Gone: no folder at the name, or the one we hold was removed (and
+     * another made since by whoever came next). */
+    int gone = (cdd_dir_lstat(t->root, CDD_STATE_DIR, &now) == 0 &&
+                now.type == CDD_FT_NONE) || cdd_dir_removed(t->state);
+    cdd_clear_error();
+    /* Taken on a file an emptying uninstall unlinked (with its folder, or
+     * the folder left for something else in it): nobody else sees that
+     * lock. Start again from the names. */
+    if (gone || (cdd_dir_same_at(t->root, CDD_STATE_DIR, t->state) &&
+                 !cdd_lock_is_at(t->lock, t->state, "lock"))) {
+        cdd_lock_release(t->lock);
+        t->lock = NULL;
+        return 1;
+    }
     /* If .cudnn-deploy was swapped after the tree was opened, the folder
      * held (and the lock taken in it) is no longer this tree's. Never go on
      * with it (two runs could then both hold "the" lock). */
-    if (!r && !cdd_dir_same_at(t->root, CDD_STATE_DIR, t->state)) {
+    if (!cdd_dir_same_at(t->root, CDD_STATE_DIR, t->state)) {
         cdd_lock_release(t->lock);
         t->lock = NULL;
         char *abs = cdd_tree_abs(t, CDD_STATE_DIR);
         r = cdd_fail(CDD_E_STATE, abs ? abs : CDD_STATE_DIR, 0,
                      "was replaced while the lock was taken; not used");
         free(abs);
+    }
+    return r;
+}
+
+int cdd_tree_lock_state(struct cdd_tree *t, double timeout_s,
+                        int create_state, int *created_out)
+{
+    char *lock = NULL;
+    int r = 0, created = 0;
+    if (created_out)
+        *created_out = 0;
+    if (t->lock)
+        return 0;
+    if (!(lock = cdd_tree_abs(t, CDD_LOCK_FILE)))
+        return nomem();
+    /* Each round that finds its lock file removed under it opens the
+     * folder again; a few rounds, then it is an error (something keeps
+     * removing it). */
+    for (int round = 0;; round++) {
+        if (!t->state) {
+            r = open_state(t); /* it may have appeared since the open */
+            if (!r && !t->state && create_state) {
+                r = cdd_dir_mkdir(t->root, CDD_STATE_DIR);
+                if (!r)
+                    r = open_state(t);
+                created = !r;
+            }
+            if (r || !t->state)
+                break;
+        }
+        r = lock_held_state(t, timeout_s, lock);
+        if (r != 1)
+            break;
+        cdd_dir_close(t->state);
+        t->state = NULL;
+        created = 0;
+        if (round == 8) {
+            r = cdd_fail(CDD_E_STATE, lock, 0,
+                         "removed again each time it was locked; not used");
+            break;
+        }
     }
     if (r && created) {
         /* Leave the tree as it was; if another process got in between and
@@ -1208,6 +1251,61 @@ int cdd_tree_lock_state(struct cdd_tree *t, double timeout_s,
     free(lock);
     if (created_out)
         *created_out = created;
+    return r;
+}
+
+/* Entries of the state folder that an emptying uninstall may remove (all
+ * ours, and describing nothing once the tree holds nothing of ours): the
+ * deploy log, and the backup folder when it is empty. The lock goes last,
+ * by cdd_lock_unlink_at. Anything else keeps the folder. */
+static int state_leftover(const char *name)
+{
+    return strcmp(name, "lock") == 0 || strcmp(name, "log.jsonl") == 0 ||
+           strcmp(name, "backup") == 0;
+}
+
+int cdd_tree_remove_state(struct cdd_tree *t, int *removed)
+{
+    struct names l = {0};
+    int r;
+    *removed = 0;
+    if (!t->lock || !t->state || !cdd_lock_can_unlink())
+        return 0;
+    r = cdd_dir_list(t->state, collect, &l);
+    for (size_t i = 0; !r && i < l.n; i++)
+        if (!state_leftover(l.v[i]))
+            goto keep;
+    /* backup/ must be empty (a folder of ours; rmdir refuses otherwise). */
+    for (size_t i = 0; !r && i < l.n; i++)
+        if (strcmp(l.v[i], "backup") == 0 &&
+            cdd_dir_rmdir(t->state, "backup") != 0)
+            goto keep;
+    for (size_t i = 0; !r && i < l.n; i++)
+        if (strcmp(l.v[i], "log.jsonl") == 0)
+            r = cdd_dir_unlink(t->state, "log.jsonl");
+    if (r)
+        goto out;
+    /* While we hold the lock: a process waiting on it finds, once it has
+     * it, that the file is no longer named (lock_held_state) and starts
+     * again; one that opens the name after this creates a new lock file,
+     * and then the folder is not empty and the rmdir below leaves it. */
+    if (cdd_lock_unlink_at(t->lock, t->state, "lock") != 0)
+        goto keep;
+    cdd_dir_close(t->state);
+    t->state = NULL;
+    if (cdd_dir_rmdir(t->root, CDD_STATE_DIR) == 0)
+        *removed = 1;
+    else
+        cdd_clear_error();
+    /* The lock file held is unnamed now: released, it locks nothing. */
+    cdd_lock_release(t->lock);
+    t->lock = NULL;
+    goto out;
+keep:
+    cdd_clear_error();
+    r = 0;
+out:
+    names_free(&l);
     return r;
 }
 

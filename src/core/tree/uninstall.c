@@ -265,6 +265,10 @@ int cdd_uninstall(const struct cdd_uninstall_opts *o,
      * nothing: it must match the receipt's path and digest). */
     if (cdd_tree_unlink(root, CDD_IDCACHE_FILE) != 0)
         cdd_clear_error();
+    /* So does the verify record: it names a receipt by digest, so it could
+     * never describe the restored one, but nothing stale stays. */
+    if (cdd_tree_unlink(root, CDD_VERIFIED_FILE) != 0)
+        cdd_clear_error();
     struct cdd_jw *d = cdd_jw_new();
     cdd_jw_object(d, NULL);
     cdd_jw_str(d, "product", rc->product);
@@ -272,6 +276,11 @@ int cdd_uninstall(const struct cdd_uninstall_opts *o,
     cdd_jw_str(d, "install", rc->txn_id);
     cdd_jw_end(d);
     cdd_log_append(root, "uninstall", res->txn_id, d);
+    /* No receipt came back: the tree holds nothing of ours, and the state
+     * folder goes when only our leftovers are in it (tree.h). */
+    int had_prev = is_backed_up(rc, CDD_RECEIPT_FILE);
+    if (!had_prev && cdd_tree_remove_state(root, &res->state_removed) != 0)
+        cdd_clear_error(); /* the uninstall itself is done */
 out:
     if (t)
         cdd_txn_abort(t);

@@ -1,8 +1,9 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # The cudnn_deploy.fleet.cudnn_facts module: what cudnn-deploy's `status
-# --json` and `verify --json` say about a tree, as Ansible facts. Read-only:
-# it never changes the host, so check mode runs it as it is. Python standard
+# --json` and `verify --json` say about a tree, as Ansible facts. It changes
+# nothing the tree holds (verify refreshes only its own record,
+# .cudnn-deploy/verified.json), so check mode runs it as it is. Python standard
 # library only (and AnsibleModule).
 """Ansible facts from cudnn-deploy status and verify."""
 
@@ -20,7 +21,9 @@ description:
     fact C(cudnn) - the installed release, the install profile, the CUDA
     tree, whether the files still match the receipt, and the verify
     outcome with the GPU fit where verify reports it (level C(gpu)).
-  - Never changes anything; runs in check mode too.
+  - Changes nothing the tree holds (the verify it runs refreshes only the
+    tree's verify record, C(.cudnn-deploy/verified.json)); runs in check
+    mode too.
 options:
   cuda:
     description: CUDA toolkit version C(vX.Y). One of I(cuda), I(cuda_root),
@@ -73,7 +76,9 @@ ansible_facts:
           for), cuda_version (the tree's, at install), installed_at,
           transaction, archive, archive_sha256, archive_pinned, files_ok
           (every file matches the receipt), interrupted (a journal waits
-          for recover), target.
+          for recover), target, verified (the last verify recorded for
+          this receipt - verified_at, tool_version, level, outcome, layers
+          with their counts - or null; taken before this run's verify).
         - verify - ok, exit_code, level, failed (the failed checks as
           "name: detail"), cudnn_version, driver_release,
           driver_cuda_version, gpu, gpu_fit (pass, warn, fail or skip:
@@ -89,7 +94,7 @@ from ansible_collections.cudnn_deploy.fleet.plugins.module_utils.cli import (
 STATUS_KEYS = ("product", "version", "platform", "layout", "profile",
                "omitted", "cuda_major", "cuda_version", "installed_at",
                "transaction", "archive", "archive_sha256", "archive_pinned",
-               "target")
+               "target", "verified")
 VERIFY_KEYS = ("level", "cudnn_version", "driver_release",
                "driver_cuda_version", "gpu")
 
