@@ -25,8 +25,10 @@ int cdd_sha256_new(struct cdd_sha256 **out)
         goto out;
     }
     if (EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
-        r = cdd_fail(CDD_E_IO, NULL, 0, "sha256: libcrypto cannot start a "
-                                       "SHA-256 digest");
+        /* The built-in SHA-256 fails to start only when libcrypto cannot
+         * allocate its context (found by the malloc-failure trials). */
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, "sha256: libcrypto cannot start a "
+                                          "SHA-256 digest: out of memory");
         goto out;
     }
     *out = h;
