@@ -14,4 +14,13 @@
 cJSON *cdd_json_parse(const char *text, size_t len, const char **end,
                       int require_null, int *nomem);
 
+/* Route cJSON's allocations through the tracking hook (idempotent; the
+ * parse does it itself). */
+void cdd_json_track(void);
+
+/* How many cJSON allocations outside cdd_json_parse (which reports its own)
+ * have failed in this process since tracking began: a builder (cJSON_Create*, cJSON_Add*) drops what it could not
+ * allocate without a word, so a writer compares this before and after. */
+long cdd_json_alloc_failures(void);
+
 #endif

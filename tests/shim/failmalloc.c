@@ -5,6 +5,13 @@
  *   CDD_FAILMALLOC=count        count the allocations, fail none
  *   CDD_FAILMALLOC=N            the N-th allocation returns NULL (ENOMEM)
  *   CDD_FAILMALLOC_OUT=FILE     at exit, write "allocations N\nfailed K\n"
+ *   CDD_FAILMALLOC_SPARE=a,b    allocations called from a shared object whose
+ *                               file name starts with a or b (libarchive.so,
+ *                               liblzma.so) are neither counted nor failed:
+ *                               libraries whose own out-of-memory handling
+ *                               is known to crash or exit, so that the
+ *                               trials attack the tool's code
+ *                               (docs/reliability.md says which and why)
  *
  * Counted: malloc, calloc, realloc (to a non-zero size), posix_memalign,
  * aligned_alloc, memalign, valloc, pvalloc, reallocarray. strdup, strndup,
@@ -22,9 +29,11 @@
  * allocation. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,10 +54,56 @@ static long fail_at;         /* 0: count only */
 static pid_t armed_pid;      /* 0: not armed */
 static char out_path[4096];
 
-/* 1 when this allocation must fail. */
-static int should_fail(void)
+/* Address ranges of the spared objects' loaded segments. */
+#define MAX_SPARED 64
+static struct { uintptr_t lo, hi; } spared[MAX_SPARED];
+static int n_spared;
+static const char *spare_list;
+
+static int spare_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    const char *name = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    name = name ? name + 1 : info->dlpi_name;
+    if (!name || !*name || !spare_list)
+        return 0;
+    for (const char *p = spare_list; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len && strncmp(name, p, len) == 0) {
+            for (int i = 0; i < info->dlpi_phnum && n_spared < MAX_SPARED; i++) {
+                const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+                if (ph->p_type != PT_LOAD)
+                    continue;
+                spared[n_spared].lo = info->dlpi_addr + ph->p_vaddr;
+                spared[n_spared].hi = spared[n_spared].lo + ph->p_memsz;
+                n_spared++;
+            }
+            break;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+static int is_spared(const void *caller)
+{
+    uintptr_t a = (uintptr_t)caller;
+    for (int i = 0; i < n_spared; i++)
+        if (a >= spared[i].lo && a < spared[i].hi)
+            return 1;
+    return 0;
+}
+
+/* 1 when this allocation (made by code at caller) must fail. */
+#define should_fail() should_fail_from(__builtin_return_address(0))
+static int should_fail_from(const void *caller)
 {
     if (!armed_pid || getpid() != armed_pid)
+        return 0;
+    if (n_spared && is_spared(caller))
         return 0;
     long n = atomic_fetch_add(&counted, 1) + 1;
     if (fail_at > 0 && n == fail_at) {
@@ -145,11 +200,15 @@ static int armed_main(int argc, char **argv, char **envp)
     const char *o = getenv("CDD_FAILMALLOC_OUT");
     if (o && strlen(o) < sizeof out_path)
         strcpy(out_path, o);
+    spare_list = getenv("CDD_FAILMALLOC_SPARE");
+    if (v && spare_list && *spare_list)
+        dl_iterate_phdr(spare_object, NULL);
     if (v) {
         fail_at = strcmp(v, "count") == 0 ? 0 : strtol(v, NULL, 10);
         /* Children the tool starts run unattacked. */
         unsetenv("CDD_FAILMALLOC");
         unsetenv("CDD_FAILMALLOC_OUT");
+        unsetenv("CDD_FAILMALLOC_SPARE");
         unsetenv("LD_PRELOAD");
         /* The report at exit comes after the tool's own atexit handlers
          * (registered later, run earlier). */
