@@ -128,14 +128,19 @@ class CrashCase(CddTestCase):
 
     def reference(self, scen):
         """(before, after) comparable states of scen, from one clean run."""
-        if scen.name not in _REFERENCE:
-            ws = self.fresh(scen, "reference")
+        # Per test case too: each case has its own folders, and what a
+        # command writes may name them.
+        key = (scen.name, tuple(self._case_dirs()))
+        if key not in _REFERENCE:
+            # The trials' own path: what a command writes may name the
+            # tree (activation scripts hold the prefix).
+            ws = self.fresh(scen)
             before = comparable_state(ws.tree)
             run(scen.args(ws), expect=0)
             after = comparable_state(ws.tree)
             self.assertNotEqual(before, after, "the command changes nothing?")
-            _REFERENCE[scen.name] = (before, after)
-        return _REFERENCE[scen.name]
+            _REFERENCE[key] = (before, after)
+        return _REFERENCE[key]
 
     def op_count(self, scen):
         """How many mutating operations the command performs: the largest N
@@ -368,7 +373,8 @@ class KillByTime(CrashCase):
         t0 = time.monotonic()
         run(scen.args(ws), expect=0)
         duration = time.monotonic() - t0
-        _REFERENCE[scen.name] = (before, comparable_state(ws.tree))
+        _REFERENCE[(scen.name, tuple(self._case_dirs()))] = (
+            before, comparable_state(ws.tree))
         # Delays cover the whole install, not only its start.
         top = min(max(0.5, 1.2 * duration), 5.0)
         rnd = random.Random(self.SEED)
