@@ -76,7 +76,8 @@ int cdd_cuda_arg_parse(const char *s, int *major, int *minor);
  * file exists but cannot be understood. */
 int cdd_cuda_version_read(const char *root, struct cdd_cuda_version *v);
 
-/* Parsers, exposed for unit tests. 0 or -1. */
+/* Parsers, exposed for unit tests. 0 or -1 (parse_json: CDD_E_NOMEM when
+ * the JSON could not be parsed for lack of memory). */
 int cdd_cuda_version_parse_json(const char *text, size_t len,
                                 struct cdd_cuda_version *v);
 int cdd_cuda_version_parse_txt(const char *text, struct cdd_cuda_version *v);

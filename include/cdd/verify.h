@@ -41,6 +41,10 @@ struct cdd_checks {
     struct cdd_check *v;
     size_t n, cap;
     size_t n_fail, n_warn;
+    /* An allocation failed while checking (a check could not be recorded,
+     * or could not be done): the list is incomplete, and the command must
+     * say out of memory rather than report it (malloc trials). */
+    int nomem;
 };
 
 /* The check list (checks.c). Append a check (printf-style detail). 0 or

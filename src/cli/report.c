@@ -11,6 +11,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "cdd/jsonparse.h"
+
 #include "cdd/error.h"
 #include "cdd/verify.h"
 #include "report.h"
@@ -25,6 +27,7 @@ struct cdd_report {
     int failed_checks;
     cJSON *doc;
     cJSON *checks;
+    long json_failures; /* cdd_json_alloc_failures() when it began */
 };
 
 struct cdd_report *cdd_report_new(const char *command, int json, int quiet)
@@ -34,6 +37,8 @@ struct cdd_report *cdd_report_new(const char *command, int json, int quiet)
         return NULL;
     r->json = json;
     r->quiet = quiet;
+    cdd_json_track();
+    r->json_failures = cdd_json_alloc_failures();
     r->doc = cJSON_CreateObject();
     cJSON_AddStringToObject(r->doc, "command", command);
     cJSON_AddBoolToObject(r->doc, "ok", 1);
@@ -439,11 +444,21 @@ int cdd_report_finish(struct cdd_report *r)
     set(r, "exit_code", cJSON_CreateNumber(code));
     if (r->json) {
         char *text = cJSON_Print(r->doc);
-        if (text) {
+        if (text && cdd_json_alloc_failures() == r->json_failures) {
             fputs(text, stdout);
             fputc('\n', stdout);
-            cJSON_free(text);
+        } else if (!r->exit_code) {
+            /* A document that lost a part for lack of memory (cJSON drops
+             * what it cannot allocate without a word) is not printed: a CI
+             * reading it would take a missing check for a passing one. One
+             * error line instead (none when an error was reported: the
+             * lost part is that error's). Exit 4: out of memory. */
+            fprintf(stderr, "cudnn-deploy: error: out of memory: the --json "
+                            "report is incomplete (the command itself ended "
+                            "with exit %d)\n", code);
+            code = 4;
         }
+        cJSON_free(text);
     }
     if (fflush(stdout) != 0 && code == 0)
         code = 4;

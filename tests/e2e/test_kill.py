@@ -25,6 +25,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cddtest  # noqa: E402
+import fleetfix  # noqa: E402
 from cddtest import (FIX, CddTestCase, comparable_state, diff_snapshots,  # noqa: E402
                      install_args, run, run_json, spawn)
 
@@ -34,16 +35,40 @@ FAULT_ENV = "CUDNN_DEPLOY_TEST_FAULT"
 
 
 class Scenario(object):
-    """A command on a tree prepared by installing `setup` fixtures first."""
+    """A command on a tree prepared by installing `setup` fixtures first.
+    tree: "cuda" or "prefix" (a conda environment); platform: the tree's
+    layout; argv: a function of the workspace giving the command line, for
+    commands other than a plain install or `COMMAND --cuda-root TREE`."""
 
-    def __init__(self, name, setup, command, fixture=None, fast=True):
+    def __init__(self, name, setup, command, fixture=None, fast=True,
+                 tree="cuda", platform=cddtest.LINUX, argv=None):
         self.name, self.setup, self.command = name, setup, command
         self.fixture, self.fast = fixture, fast
+        self.tree, self.platform, self.argv = tree, platform, argv
 
     def args(self, ws):
+        if self.argv:
+            return self.argv(ws)
         if self.command == "install":
             return install_args(ws, getattr(FIX, self.fixture))
         return [self.command] + ws.target_args
+
+
+_ZLIB = {}
+
+
+def zlibwapi_install(ws):
+    """install --with zlibwapi=ZIP of the Windows archive, with a manifest
+    that offers the component (test_fleet's fixtures, made once)."""
+    if not _ZLIB:
+        d = os.path.join(cddtest.TMP_ROOT, "kill-zlibwapi")
+        os.makedirs(d, exist_ok=True)
+        z = fleetfix.zlib_zip(os.path.join(d, "zip"))
+        _ZLIB["zip"] = z.path
+        _ZLIB["manifest"] = fleetfix.manifest_with_zlibwapi(
+            FIX.windows, os.path.join(d, "manifest.json"), z)
+    return install_args(ws, FIX.windows, _ZLIB["manifest"], None,
+                        "--with", "zlibwapi=" + _ZLIB["zip"])
 
 
 SCENARIOS = {
@@ -52,6 +77,15 @@ SCENARIOS = {
     "uninstall": Scenario("uninstall", ["linux_mini"], "uninstall"),
     "uninstall_upgrade": Scenario("uninstall_upgrade", ["linux_mini_old", "linux_mini"],
                                   "uninstall"),
+    # An optional component staged and committed with the archive (issue
+    # 18): install --with zlibwapi into a Windows-layout tree.
+    "install_with": Scenario("install_with", [], "install", fast=True,
+                             platform=cddtest.WINDOWS, argv=zlibwapi_install),
+    # The conda activation scripts, written in their own transaction into a
+    # prefix that has cuDNN installed (env --write-activation).
+    "activation": Scenario("activation", ["linux_mini"], "env", tree="prefix",
+                           argv=lambda ws: ["env"] + ws.target_args
+                           + ["--write-activation"]),
 }
 
 # Per-process caches: reference states and operation counts per scenario.
@@ -75,7 +109,8 @@ class CrashCase(CddTestCase):
         fixtures; fresh() copies it (a tree's state is self-describing, so a
         copy is the same tree, and copying is much cheaper than installing)."""
         if scen.name not in _TEMPLATE:
-            ws = self.workspace("template-" + scen.name, fast=scen.fast)
+            ws = self.workspace("template-" + scen.name, tree=scen.tree,
+                                platform=scen.platform, fast=scen.fast)
             for fx in scen.setup:
                 run(install_args(ws, getattr(FIX, fx)), expect=0)
             _TEMPLATE[scen.name] = ws.tree
@@ -85,20 +120,27 @@ class CrashCase(CddTestCase):
         """A workspace whose tree is scen's starting point (in RAM when
         possible, except for the large archive)."""
         template = self.template(scen)
-        ws = self.workspace(tag, tree=None, fast=scen.fast)
+        ws = self.workspace(tag, tree=None, platform=scen.platform, fast=scen.fast)
+        if scen.tree == "prefix":
+            ws.kind = "prefix"
         shutil.copytree(template, ws.tree, symlinks=True)
         return ws
 
     def reference(self, scen):
         """(before, after) comparable states of scen, from one clean run."""
-        if scen.name not in _REFERENCE:
-            ws = self.fresh(scen, "reference")
+        # Per test case too: each case has its own folders, and what a
+        # command writes may name them.
+        key = (scen.name, tuple(self._case_dirs()))
+        if key not in _REFERENCE:
+            # The trials' own path: what a command writes may name the
+            # tree (activation scripts hold the prefix).
+            ws = self.fresh(scen)
             before = comparable_state(ws.tree)
             run(scen.args(ws), expect=0)
             after = comparable_state(ws.tree)
             self.assertNotEqual(before, after, "the command changes nothing?")
-            _REFERENCE[scen.name] = (before, after)
-        return _REFERENCE[scen.name]
+            _REFERENCE[key] = (before, after)
+        return _REFERENCE[key]
 
     def op_count(self, scen):
         """How many mutating operations the command performs: the largest N
@@ -222,6 +264,14 @@ class KillByStep(CrashCase):
     def test_uninstall_of_upgrade(self):
         self.kill_by_step(SCENARIOS["uninstall_upgrade"])
 
+    def test_install_with_component(self):
+        seen = self.kill_by_step(SCENARIOS["install_with"])
+        self.assertGreater(seen["before"], 0)
+
+    def test_write_activation(self):
+        seen = self.kill_by_step(SCENARIOS["activation"])
+        self.assertGreater(seen["before"], 0)
+
 
 @cddtest.needs_fault_hook
 class FailByStep(CrashCase):
@@ -237,6 +287,12 @@ class FailByStep(CrashCase):
 
     def test_uninstall_of_upgrade(self):
         self.fail_by_step(SCENARIOS["uninstall_upgrade"])
+
+    def test_install_with_component(self):
+        self.fail_by_step(SCENARIOS["install_with"])
+
+    def test_write_activation(self):
+        self.fail_by_step(SCENARIOS["activation"])
 
 
 @cddtest.needs_fault_hook
@@ -317,7 +373,8 @@ class KillByTime(CrashCase):
         t0 = time.monotonic()
         run(scen.args(ws), expect=0)
         duration = time.monotonic() - t0
-        _REFERENCE[scen.name] = (before, comparable_state(ws.tree))
+        _REFERENCE[(scen.name, tuple(self._case_dirs()))] = (
+            before, comparable_state(ws.tree))
         # Delays cover the whole install, not only its start.
         top = min(max(0.5, 1.2 * duration), 5.0)
         rnd = random.Random(self.SEED)

@@ -16,6 +16,11 @@ Categories (--only NAME[,NAME]):
               "before" with no recovery, or exit 0 and "after"
   readerr     EIO on every read (tar and zip installs): exit 4 with IO,
               never a "damaged archive" (exit 3)
+  malloc      the N-th heap allocation returns NULL (tests/shim/failmalloc.c,
+              LD_PRELOAD) for every N of an install, uninstall and verify:
+              no crash; exit as a clean run or 4 with one "out of memory";
+              tree before (recover where a journal was left) or after;
+              verify changes nothing
   fullfs      a real small file system (tmpfs; ext4 on a loop device) filled
               to the byte where each command starts to succeed, and points
               below it: exit 4 and "before", or exit 0 and "after"
@@ -164,6 +169,9 @@ class Campaign(object):
         "install_big": ((), "install", "linux_big"),
         # A zip (the Windows archive) into a Windows-layout tree.
         "install_zip": ((), "install", "windows"),
+        # verify of an installed tree (the malloc trials: it must change
+        # nothing, whatever fails).
+        "verify": (("linux_mini",), "verify", None),
     }
 
     def argv(self, scen, tree):
@@ -223,16 +231,18 @@ class Campaign(object):
         from cddtest import clean_env
         return clean_env()
 
-    def run(self, args, strace=None, expect=None, timeout=300):
+    def run(self, args, strace=None, expect=None, timeout=300, env=None):
         """(rc, stdout, stderr) of the binary, under strace when given its
-        options (-f -qq added)."""
+        options (-f -qq added); env: variables added to the clean one."""
         cmd = [self.bin] + [str(a) for a in args]
         if strace is not None:
             cmd = ["strace", "-f", "-qq"] + strace + cmd
             if "-o" not in strace:
                 cmd[1:1] = ["-o", "/dev/null"]
+        e = self.env()
+        e.update(env or {})
         p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, env=self.env(), timeout=timeout)
+                           stderr=subprocess.PIPE, env=e, timeout=timeout)
         res = (p.returncode, p.stdout.decode("utf-8", "replace"),
                p.stderr.decode("utf-8", "replace"))
         if expect is not None and res[0] != expect:
@@ -419,6 +429,201 @@ class Campaign(object):
             st.notes.append("%s: %d of %d read points: %s" % (
                 scen, len(chosen), len(pts),
                 ", ".join("%s %d" % kv for kv in sorted(tally.items()))))
+
+    # -- memory exhaustion (the failmalloc shim) ---------------------------
+
+    MALLOC_SCENARIOS = ("install", "uninstall", "verify")
+
+    def shim_problem(self):
+        """None when self.shim names a usable failmalloc.so (built here
+        with cc when --shim was not given), else why not."""
+        if not sys.platform.startswith("linux"):
+            return "the malloc shim is Linux-only (LD_PRELOAD, glibc)"
+        if self.a.shim:
+            self.shim = os.path.abspath(self.a.shim)
+            return None if os.path.isfile(self.shim) else \
+                "--shim %s: no such file" % self.a.shim
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            return "no C compiler to build tests/shim/failmalloc.c (or pass --shim)"
+        src = os.path.join(os.path.dirname(HERE), "shim", "failmalloc.c")
+        self.shim = os.path.join(self.work, "failmalloc.so")
+        p = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", self.shim, src, "-ldl"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            return "cannot build the shim: %s" % p.stdout.decode()[-300:]
+        return None
+
+    def malloc_run(self, scen, tree, n):
+        """(rc, stdout, stderr, allocations counted, allocations failed,
+        what the run left in its TMPDIR) of scen --json with the shim
+        failing allocation n (0: count only)."""
+        out = os.path.join(self.work, "failmalloc.out")
+        if os.path.exists(out):
+            os.unlink(out)
+        tmp = os.path.join(os.path.dirname(tree), "tmpdir")
+        os.makedirs(tmp, exist_ok=True)
+        rc, stdout, err = self.run(["--json"] + self.argv(scen, tree), timeout=120, env={
+            "LD_PRELOAD": self.shim, "CDD_FAILMALLOC": str(n) if n else "count",
+            "CDD_FAILMALLOC_OUT": out, "TMPDIR": tmp,
+            "CDD_FAILMALLOC_SPARE": self.a.spare})
+        left = sorted(os.listdir(tmp))
+        shutil.rmtree(tmp, ignore_errors=True)
+        counted = failed = -1
+        try:
+            with open(out) as f:
+                vals = dict(l.split() for l in f if l.strip())
+            counted, failed = int(vals["allocations"]), int(vals["failed"])
+        except (OSError, ValueError, KeyError):
+            pass
+        return rc, stdout, err, counted, failed, left
+
+    @staticmethod
+    def check_states(stdout):
+        """{check name: status} of a --json answer ({} when none)."""
+        try:
+            return {c["name"]: (c["status"], c.get("detail", ""))
+                    for c in json.loads(stdout).get("checks", [])}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return {}
+
+    def malloc_reference(self, scen):
+        """(rc of a clean run, allocations it made, exact snapshot before,
+        comparable before, comparable after, its checks) of scen under the
+        shim counting."""
+        from cddtest import comparable_state, snapshot
+        folder, tree = self.fresh(scen)
+        exact = snapshot(tree)
+        before = comparable_state(tree)
+        rc, out, err, counted, _, left = self.malloc_run(scen, tree, 0)
+        if left:
+            raise RuntimeError("%s: a clean run left %s in TMPDIR" % (scen, left))
+        if counted <= 0:
+            raise RuntimeError("%s: the shim counted no allocation (exit %d): %s"
+                               % (scen, rc, err[-300:]))
+        after = comparable_state(tree)
+        self.discard(folder)
+        return rc, counted, exact, before, after, self.check_states(out)
+
+    def cat_malloc(self, st):
+        """The N-th heap allocation fails (ENOMEM), for every N of an
+        install, an uninstall and a verify of the small archive (--fast:
+        every k-th, about --max-malloc per command). Each trial: no signal;
+        exit as a clean run (the allocation was not needed, or was worked
+        around) or exit 4 with one message, "out of memory"; the tree before
+        (after a recover where a journal was left), or after on exit 0;
+        verify leaves the tree exactly as it was, every byte."""
+        from cddtest import comparable_state, snapshot
+        why = self.shim_problem()
+        if why:
+            st.skipped = why
+            return
+        for scen in self.MALLOC_SCENARIOS:
+            rc0, total, exact, before, after, checks0 = self.malloc_reference(scen)
+            if scen != "verify" and rc0 != 0:
+                st.fail(scen, "the clean run under the shim exited %d" % rc0)
+                continue
+            ns = list(range(1, total + 1))
+            if self.a.max_malloc and len(ns) > self.a.max_malloc:
+                k = -(-len(ns) // self.a.max_malloc)
+                # Every k-th, shifted by the seed so that runs differ.
+                ns = ns[self.a.seed % k::k]
+            tally, recovered, unfailed, in_check, report_lost = {}, 0, 0, 0, 0
+            for n in ns:
+                what = "%s, allocation #%d of %d fails" % (scen, n, total)
+                folder, tree = self.fresh(scen)
+                outside = self.outside(folder)
+                st.trials += 1
+                try:
+                    rc, out, err, _, failed, left = self.malloc_run(scen, tree, n)
+                except subprocess.TimeoutExpired:
+                    st.fail(what, "no exit after 120 s")
+                    continue
+                tally[rc] = tally.get(rc, 0) + 1
+                if failed == 0:
+                    unfailed += 1   # this run made fewer allocations
+                lines = [l for l in err.splitlines() if l.strip()]
+                if rc < 0:
+                    st.fail(what, "killed by signal %d: %s" % (-rc, err.strip()[-300:]))
+                    continue
+                if left:
+                    st.fail(what, "exit %d, left in TMPDIR: %s" % (rc, left))
+                    continue
+                if rc == 4:
+                    oom = [l for l in lines if "out of memory" in l
+                           or "Cannot allocate memory" in l]
+                    errs = [l for l in lines if l.startswith("cudnn-deploy: error")]
+                    # The JSON document is left out when it lost a part for
+                    # lack of memory; when printed, it names the code.
+                    code = error_code(out) if out.strip() else "NOMEM"
+                    if len(oom) != 1 or len(errs) > 1 or code != "NOMEM":
+                        st.fail(what, "exit 4 (%s) without exactly one 'out of memory' "
+                                "message: %s" % (code, " | ".join(lines[-5:])))
+                        continue
+                elif rc != rc0:
+                    st.fail(what, "exit %d (a clean run exits %d; out of memory "
+                            "is 4): %s" % (rc, rc0, " | ".join(lines[-5:])))
+                    continue
+                if scen == "verify":
+                    if rc == rc0:
+                        # The same exit must mean the same findings, unless
+                        # the check that differs names the cause.
+                        got = self.check_states(out)
+                        diff = [k for k in set(got) | set(checks0)
+                                if got.get(k, ("-",))[0] != checks0.get(k, ("-",))[0]]
+                        unnamed = [k for k in diff if "out of memory" not in
+                                   got.get(k, ("", ""))[1]]
+                        if unnamed:
+                            st.fail(what, "exit %d as a clean run, but the checks "
+                                    "differ: %s" % (rc, "; ".join(
+                                        "%s %s -> %s" % (k, checks0.get(k, ("-",))[0],
+                                                         got.get(k, ("-", ""))) for k in
+                                        sorted(unnamed)[:3])))
+                            continue
+                        in_check += bool(diff)
+                    if snapshot(tree) != exact:
+                        st.fail(what, "verify changed the tree")
+                        continue
+                    if self.outside(folder) != outside:
+                        st.fail(what, "verify changed the outside of the tree")
+                        continue
+                    self.discard(folder)
+                    continue
+                v = self.verdict(scen, tree, folder, outside)
+                if rc == 4 and "report is incomplete" in err:
+                    # The command ran to its end; what failed was the JSON
+                    # document about it (and it said so): either state.
+                    report_lost += 1
+                    if v not in ("before", "after"):
+                        st.fail(what, "report lost, tree %s" % v)
+                        continue
+                elif rc == 4 and v != "before":
+                    j = os.path.join(tree, ".cudnn-deploy", "journal")
+                    if not os.path.exists(j):
+                        st.fail(what, "exit 4, no journal left, tree %s" % v)
+                        continue
+                    rrc, _, rerr = self.recover(tree)
+                    v = self.verdict(scen, tree, folder, outside)
+                    if rrc != 0 or v != "before":
+                        st.fail(what, "exit 4 left a journal; recover exit %d, "
+                                "tree %s: %s" % (rrc, v, rerr.strip()[-300:]))
+                        continue
+                    recovered += 1
+                elif rc == 0 and v != "after":
+                    st.fail(what, "exit 0 but the tree is %s" % v)
+                    continue
+                self.discard(folder)
+            st.notes.append("%s: %d allocations (clean exit %d; spared: %s), %d trials: exits %s%s%s"
+                            % (scen, total, rc0, self.a.spare or "none", len(ns), ", ".join(
+                                "%d: %d" % kv for kv in sorted(tally.items())),
+                               "; %d completed by recover" % recovered if recovered else "",
+                               "; %d where the run made fewer allocations" % unfailed
+                               if unfailed else "") +
+                            ("; %d reported in a check ('out of memory')" % in_check
+                             if in_check else "") +
+                            ("; %d with the --json report incomplete (exit 4, said so)"
+                             % report_lost if report_lost else ""))
+
 
     # -- real full file systems ------------------------------------------
 
@@ -770,6 +975,7 @@ CATEGORIES = [
     ("kill", "SIGKILL at every disk-changing system call (strace)"),
     ("errno", "ENOSPC, EIO, EACCES, EROFS, EDQUOT, EMFILE injected (strace)"),
     ("readerr", "EIO on every read of archive, manifest and tree (strace)"),
+    ("malloc", "the N-th heap allocation fails (LD_PRELOAD shim)"),
     ("fullfs", "real full tmpfs and ext4, filled to the byte"),
     ("recover", "recoveries killed at every system call"),
     ("signals", "SIGINT / SIGTERM at random times"),
@@ -791,12 +997,24 @@ def main():
                     help="kill points per command (default 300; --fast 40)")
     ap.add_argument("--max-errno", type=int, default=None,
                     help="points per command and errno (default 40; --fast 6)")
+    ap.add_argument("--max-malloc", type=int, default=None,
+                    help="malloc trials per command (default: every allocation; "
+                         "--fast 60, every k-th)")
+    ap.add_argument("--shim", default=None,
+                    help="failmalloc.so (default: built from tests/shim/ with cc)")
+    ap.add_argument("--spare", default="libarchive.so,liblzma.so",
+                    help="malloc trials: allocations called from these shared "
+                         "objects are not failed (their own out-of-memory "
+                         "handling crashes or exits: docs/reliability.md); "
+                         "'' attacks them too")
     ap.add_argument("--json", default=None, help="write the figures here")
     a = ap.parse_args()
     if a.max_kills is None:
         a.max_kills = 40 if a.fast else 300
     if a.max_errno is None:
         a.max_errno = 6 if a.fast else 40
+    if a.max_malloc is None:
+        a.max_malloc = 60 if a.fast else 0
     if not a.bin or not os.access(a.bin, os.X_OK):
         print("torture: --bin (or CDD_BIN) must name the built cudnn-deploy",
               file=sys.stderr)

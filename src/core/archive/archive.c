@@ -122,6 +122,10 @@ static int corrupt(struct cdd_archive *ar, const char *what)
     if (ar->io_err)
         return io_failed(ar);
     ar->failed = 1;
+    /* libarchive out of memory: not a damaged archive (malloc trials). */
+    if (archive_errno(ar->a) == ENOMEM)
+        return cdd_fail(CDD_E_NOMEM, ar->path, 0, "out of memory (%s: %s)", what,
+                        la_msg(ar->a));
     if (ar->cur)
         return cdd_fail(CDD_E_CORRUPT, ar->path, 0, "entry \"%s\": %s: %s",
                         cur_name(ar, name, sizeof name), what, la_msg(ar->a));
@@ -131,13 +135,32 @@ static int corrupt(struct cdd_archive *ar, const char *what)
 /* Register a filter only when libarchive decodes it itself: on a scratch
  * reader, ARCHIVE_WARN from a support call means "only through an external
  * program". */
-static void add_filter(struct archive *a, int (*support)(struct archive *))
+static int add_filter(struct archive *a, int (*support)(struct archive *),
+                      const char *path)
 {
     struct archive *probe = archive_read_new();
-    int ok = probe && support(probe) == ARCHIVE_OK;
+    if (!probe)
+        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    int ok = support(probe) == ARCHIVE_OK;
+    /* Out of memory is not "no such filter": without the filter a good
+     * .tar.xz reads as a damaged tar (malloc-failure trials). */
+    int nomem = !ok && archive_errno(probe) == ENOMEM;
     archive_read_free(probe);
-    if (ok)
-        support(a);
+    if (nomem)
+        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    if (ok && support(a) != ARCHIVE_OK && archive_errno(a) == ENOMEM)
+        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    return 0;
+}
+
+/* A libarchive set-up call failed: out of memory, or a libarchive built
+ * without what it needs. */
+static int setup_failed(struct archive *a, const char *path, const char *what)
+{
+    if (archive_errno(a) == ENOMEM)
+        return cdd_fail(CDD_E_NOMEM, path, 0, "out of memory (%s)", la_msg(a));
+    return cdd_fail(CDD_E_NOTSUP, path, 0, "libarchive lacks %s: %s", what,
+                    la_msg(a));
 }
 
 /* ---- names ---------------------------------------------------------------- */
@@ -604,8 +627,7 @@ static int open_reader(const char *path, const struct cdd_archive *like,
 
     if (is_zip ? archive_read_support_format_zip_seekable(ar->a) != ARCHIVE_OK
                : archive_read_support_format_tar(ar->a) != ARCHIVE_OK) {
-        r = cdd_fail(CDD_E_NOTSUP, path, 0, "libarchive lacks zip or tar "
-                                            "support: %s", la_msg(ar->a));
+        r = setup_failed(ar->a, path, "zip or tar support");
         goto out;
     }
     /* Names whose character set the archive does not declare are UTF-8:
@@ -624,7 +646,11 @@ static int open_reader(const char *path, const struct cdd_archive *like,
      * name the converter changes (decomposed accents) then differs from the
      * central directory's bytes and is refused by zip_match(). */
     if (archive_read_set_options(ar->a, "hdrcharset=UTF-8") != ARCHIVE_OK) {
-        r = cdd_fail(CDD_E_NOTSUP, path, 0, "libarchive cannot decode UTF-8 "
+        if (archive_errno(ar->a) == ENOMEM)
+            r = cdd_fail(CDD_E_NOMEM, path, 0, "out of memory (%s)",
+                         la_msg(ar->a));
+        else
+            r = cdd_fail(CDD_E_NOTSUP, path, 0, "libarchive cannot decode UTF-8 "
                                             "entry names: %s", la_msg(ar->a));
         goto out;
     }
@@ -668,14 +694,14 @@ static int open_reader(const char *path, const struct cdd_archive *like,
             goto out;
         }
         if (archive_read_support_format_raw(ar->raw) != ARCHIVE_OK) {
-            r = cdd_fail(CDD_E_NOTSUP, path, 0, "libarchive lacks raw "
-                                                "support: %s", la_msg(ar->raw));
+            r = setup_failed(ar->raw, path, "raw support");
             goto out;
         }
-        add_filter(ar->raw, archive_read_support_filter_gzip);
-        add_filter(ar->raw, archive_read_support_filter_bzip2);
-        add_filter(ar->raw, archive_read_support_filter_xz);
-        add_filter(ar->raw, archive_read_support_filter_zstd);
+        if ((r = add_filter(ar->raw, archive_read_support_filter_gzip, path)) ||
+            (r = add_filter(ar->raw, archive_read_support_filter_bzip2, path)) ||
+            (r = add_filter(ar->raw, archive_read_support_filter_xz, path)) ||
+            (r = add_filter(ar->raw, archive_read_support_filter_zstd, path)))
+            goto out;
         if (src_open(ar, ar->raw, 0) != ARCHIVE_OK) {
             r = open_failed(ar, ar->raw, path);
             goto out;

@@ -259,19 +259,23 @@ out:
     return r;
 }
 
-/* Exact lookup of a recorded entry. */
-static const struct xrec *find_rec(struct xstate *x, const char *path)
+/* Exact lookup of a recorded entry: *out NULL when there is none; an error
+ * only for no memory (not "no such entry": malloc-failure trials). */
+static int find_rec(struct xstate *x, const char *path,
+                    const struct xrec **out)
 {
     char *fold;
     struct xslot *s;
-    const struct xrec *rec = NULL;
-    if (!x->n_slots || !(fold = cdd_path_fold(path)))
-        return NULL;
+    *out = NULL;
+    if (!x->n_slots)
+        return 0;
+    if (!(fold = cdd_path_fold(path)))
+        return nomem(x);
     s = slot_find(x, fold);
     if (s->key && s->rec >= 0 && strcmp(x->recs[s->rec].path, path) == 0)
-        rec = &x->recs[s->rec];
+        *out = &x->recs[s->rec];
     free(fold);
-    return rec;
+    return 0;
 }
 
 /* ---- per entry ---------------------------------------------------------------- */
@@ -715,7 +719,8 @@ static int check_symlinks(struct xstate *x)
             }
             memcpy(full, rec->path, dirlen);
             strcpy(full + dirlen, rec->target);
-            next = find_rec(x, full);
+            if ((r = find_rec(x, full, &next)) < 0)
+                break;
             if (!next) {
                 r = cdd_fail(CDD_E_ARCHIVE, x->apath, 0,
                              "symlink %s points to \"%s\", which is not an "

@@ -14,6 +14,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/jsonparse.h"
 #include "cdd/manifest.h"
 #include "cdd/pathsafe.h"
 #include "cdd/redistrib.h"
@@ -369,8 +370,11 @@ static int add_facts(struct cdd_catalog *c, const char *text, size_t len,
         return cdd_fail(CDD_E_NOMEM, source, 0, NULL);
     memcpy(copy, text, len);
     copy[len] = '\0';
-    root = cJSON_ParseWithLengthOpts(copy, len + 1, NULL, 1);
+    int parse_nomem = 0;
+    root = cdd_json_parse(copy, len + 1, NULL, 1, &parse_nomem);
     free(copy);
+    if (parse_nomem)
+        return cdd_fail(CDD_E_NOMEM, source, 0, NULL);
     if (!cJSON_IsObject(root)) {
         r = fbad(&f, "(root)", "not a JSON object");
         goto out;

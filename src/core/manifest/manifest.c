@@ -16,6 +16,7 @@
 #include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/jsonparse.h"
 #include "cdd/pathsafe.h"
 #include "compat.h"
 
@@ -1332,7 +1333,12 @@ static int parse_named(const char *text, size_t len, const char *source,
     /* cJSON gets its own terminated copy: 'text' need not end in NUL. */
     memcpy(copy, text, len);
     copy[len] = '\0';
-    root = cJSON_ParseWithLengthOpts(copy, len, &end, 0);
+    int nomem_parse = 0;
+    root = cdd_json_parse(copy, len, &end, 0, &nomem_parse);
+    if (nomem_parse) {
+        r = nomem(&c);
+        goto out;
+    }
     if (root && end)
         end += strspn(end, " \t\r\n");
     if (!root || !end || end != copy + len) {

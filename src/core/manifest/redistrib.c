@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "cdd/error.h"
+#include "cdd/jsonparse.h"
 #include "cdd/pathsafe.h"
 
 #define JP_MAX 160
@@ -179,7 +180,12 @@ static int parse_root(const struct rctx *c, const char *text, size_t len,
         return cdd_fail(CDD_E_NOMEM, c->source, 0, NULL);
     memcpy(copy, text, len);
     copy[len] = '\0';
-    *root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 1);
+    int parse_nomem = 0;
+    *root = cdd_json_parse(copy, len + 1, &end, 1, &parse_nomem);
+    if (parse_nomem) {
+        free(copy);
+        return cdd_fail(CDD_E_NOMEM, c->source, 0, NULL);
+    }
     if (!*root) {
         size_t off = end && end >= copy && end <= copy + len
                          ? (size_t)(end - copy) : 0;

@@ -46,6 +46,13 @@ int cdd_thread_start(struct cdd_thread **out, int (*fn)(void *), void *arg)
     t->arg = arg;
     if ((e = pthread_create(&t->t, NULL, trampoline, t)) != 0) {
         free(t);
+        /* EAGAIN: "insufficient resources", which is what glibc answers
+         * when it cannot allocate the new thread's memory (the
+         * malloc-failure trials): exit 4 saying so, not an I/O error. */
+        if (e == EAGAIN)
+            return cdd_fail(CDD_E_NOMEM, NULL, e, "cannot start a thread: "
+                                                 "out of memory (or the "
+                                                 "thread limit reached)");
         return cdd_fail_errno(NULL, e, "cannot start a thread");
     }
     *out = t;

@@ -13,6 +13,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/jsonparse.h"
 #include "cdd/pathsafe.h"
 
 int cdd_cuda_arg_parse(const char *s, int *major, int *minor)
@@ -56,8 +57,10 @@ static int parse_dotted(const char *s, struct cdd_cuda_version *v)
 int cdd_cuda_version_parse_json(const char *text, size_t len,
                                 struct cdd_cuda_version *v)
 {
-    int r = -1;
-    cJSON *doc = cJSON_ParseWithLength(text, len);
+    int r = -1, nomem = 0;
+    cJSON *doc = cdd_json_parse(text, len, NULL, 0, &nomem);
+    if (nomem)
+        return cdd_fail(CDD_E_NOMEM, "version.json", 0, NULL);
     if (!doc)
         return -1;
     const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(doc, "cuda");
@@ -139,6 +142,8 @@ int cdd_cuda_version_read(const char *root, struct cdd_cuda_version *v)
         free(text);
         if (ok == 0)
             return 0;
+        if (ok == CDD_E_NOMEM)
+            return ok;
         /* A file that exists but says nothing usable is worth a message:
          * users should not guess why the tree was refused. */
         if (i < 2) {

@@ -12,6 +12,7 @@
 #include "cdd/fsops.h"
 #include "cdd/hash.h"
 #include "cdd/journal.h"
+#include "cdd/jsonparse.h"
 #include "cdd/jsonw.h"
 #include "cdd/pathsafe.h"
 #include "cdd/profile.h"
@@ -220,6 +221,14 @@ static int bad(struct rd *c, const char *what)
     return c->err;
 }
 
+/* Out of memory is the machine's fault, not a damaged receipt (exit 4). */
+static int nomem(struct rd *c)
+{
+    if (!c->err)
+        c->err = cdd_fail(CDD_E_NOMEM, c->source, 0, NULL);
+    return c->err;
+}
+
 /* A path as install writes it into this list (uninstall acts on them):
  * files and created folders in the tree, never in .cudnn-deploy; backups
  * the tree paths or the two state files install replaces. */
@@ -253,7 +262,7 @@ static int get_backups(struct rd *c, const cJSON *o, struct cdd_receipt *r)
     r->backed_up = calloc(cnt ? cnt : 1, sizeof *r->backed_up);
     r->backed_up_prev = calloc(cnt ? cnt : 1, sizeof *r->backed_up_prev);
     if (!r->backed_up || !r->backed_up_prev)
-        return bad(c, "out of memory");
+        return nomem(c);
     cJSON_ArrayForEach(e, arr) {
         size_t i = r->n_backed_up;
         const cJSON *pth = cJSON_IsObject(e)
@@ -263,7 +272,7 @@ static int get_backups(struct rd *c, const cJSON *o, struct cdd_receipt *r)
             return bad_record(c, "backed_up", i,
                               "not a path install backs up");
         if (!(r->backed_up[i] = strdup(pth->valuestring)))
-            return bad(c, "out of memory");
+            return nomem(c);
         r->n_backed_up++;
         if (!cJSON_IsObject(e))
             continue;
@@ -274,7 +283,7 @@ static int get_backups(struct rd *c, const cJSON *o, struct cdd_receipt *r)
                 return bad_record(c, "backed_up", i, "bad symlink target");
             pv->type = CDD_FT_SYMLINK;
             if (!(pv->target = strdup(lt->valuestring)))
-                return bad(c, "out of memory");
+                return nomem(c);
         } else {
             pv->type = CDD_FT_FILE;
             get_hex(c, e, "sha256", pv->sha256);
@@ -299,7 +308,7 @@ static int get_components(struct rd *c, const cJSON *o, struct cdd_receipt *r)
         return bad(c, "components: expected a list");
     size_t cnt = (size_t)cJSON_GetArraySize(arr);
     if (!(r->components = calloc(cnt ? cnt : 1, sizeof *r->components)))
-        return bad(c, "out of memory");
+        return nomem(c);
     cJSON_ArrayForEach(e, arr) {
         struct cdd_rcomponent *k = &r->components[r->n_components++];
         if (!cJSON_IsObject(e))
@@ -327,12 +336,12 @@ static int get_paths(struct rd *c, const cJSON *o, const char *key,
     size_t cnt = (size_t)cJSON_GetArraySize(arr);
     *out = calloc(cnt ? cnt : 1, sizeof **out);
     if (!*out)
-        return bad(c, "out of memory");
+        return nomem(c);
     cJSON_ArrayForEach(e, arr) {
         if (!cJSON_IsString(e) || !path_fits(key, e->valuestring))
             return bad_record(c, key, *n, "not a path install writes");
         if (!((*out)[(*n)++] = strdup(e->valuestring)))
-            return bad(c, "out of memory");
+            return nomem(c);
     }
     return 0;
 }
@@ -351,7 +360,7 @@ static char *get_str(struct rd *c, const cJSON *o, const char *key,
     }
     char *s = strdup(v->valuestring);
     if (!s)
-        bad(c, "out of memory");
+        nomem(c);
     return s;
 }
 
@@ -411,15 +420,20 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
 {
     struct rd c = {source, 0};
     struct cdd_receipt *r = NULL;
-    cJSON *o = cJSON_ParseWithLength(text, len);
+    int parse_nomem = 0;
+    cJSON *o = cdd_json_parse(text, len, NULL, 0, &parse_nomem);
     *out = NULL;
+    if (parse_nomem) {
+        nomem(&c);
+        goto out;
+    }
     if (!cJSON_IsObject(o)) {
         bad(&c, "not a JSON object (the receipt is damaged)");
         goto out;
     }
     r = calloc(1, sizeof *r);
     if (!r) {
-        bad(&c, "out of memory");
+        nomem(&c);
         goto out;
     }
     /* Compared as a double: a huge value must not reach an int cast
@@ -476,7 +490,7 @@ int cdd_receipt_parse(const char *text, size_t len, const char *source,
     size_t nf = (size_t)cJSON_GetArraySize(files);
     r->files = calloc(nf ? nf : 1, sizeof *r->files);
     if (!r->files) {
-        bad(&c, "out of memory");
+        nomem(&c);
         goto out;
     }
     const cJSON *e;

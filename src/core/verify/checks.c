@@ -26,8 +26,10 @@ int cdd_checks_add(struct cdd_checks *c, const char *name,
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 32;
         struct cdd_check *v = realloc(c->v, cap * sizeof *v);
-        if (!v)
+        if (!v) {
+            c->nomem = 1;
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        }
         c->v = v;
         c->cap = cap;
     }
@@ -39,6 +41,7 @@ int cdd_checks_add(struct cdd_checks *c, const char *name,
     if (!k->name || !k->detail) {
         free(k->name);
         free(k->detail);
+        c->nomem = 1;
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     }
     c->n++;

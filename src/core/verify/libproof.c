@@ -206,7 +206,9 @@ int cdd_verify_prove(struct vctx *c, struct vlib *l)
     }
     /* Opened beneath the tree: no link followed out, none at the end (the
      * chain was walked by the record, not by the tree's links). */
-    if (cdd_tree_open_read(c->tree, real, &rf) != 0) {
+    if ((r = cdd_tree_open_read(c->tree, real, &rf)) != 0) {
+        if (r == CDD_E_NOMEM) /* not a file we could not open */
+            goto out;
         r = set_skip(l, "cannot be opened beneath the tree (%s): not loaded",
                      cdd_last_error()->msg);
         cdd_clear_error();
@@ -247,7 +249,12 @@ void cdd_verify_copies_remove(struct vctx *c)
         return;
     /* Only after every library was closed: Windows keeps a loaded DLL's
      * file from being deleted. */
-    if (cdd_fs_remove_tree(c->private_dir) != 0)
+    int r = cdd_fs_remove_tree(c->private_dir);
+    /* Out of memory half-way (the walk allocates its paths): once more, so
+     * that a passing shortage leaves no copy behind (malloc trials). */
+    if (r == CDD_E_NOMEM)
+        r = cdd_fs_remove_tree(c->private_dir);
+    if (r)
         cdd_clear_error();
     free(c->private_dir);
     c->private_dir = NULL;

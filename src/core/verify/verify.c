@@ -134,6 +134,10 @@ static void check_chain(struct vctx *c, const char *rel, size_t *bad)
         int r = cdd_tree_lstat(c->tree, cur, &st);
         if (!r && st.type == CDD_FT_SYMLINK)
             r = cdd_tree_readlink(c->tree, cur, target, sizeof target);
+        if (r == CDD_E_NOMEM) {
+            c->res->checks.nomem = 1; /* not a broken chain */
+            return;
+        }
         if (r || st.type == CDD_FT_NONE) {
             (*bad)++;
             VCHECK(c, "files.chain", CDD_CHECK_FAIL,
@@ -432,5 +436,10 @@ out:
     free(driver);
     cdd_receipt_free(rc);
     cdd_manifest_free(recorded);
+    /* A check that could not be done or recorded for lack of memory: the
+     * findings are incomplete, so none are reported as the answer. */
+    if (!r && res->checks.nomem)
+        r = cdd_fail(CDD_E_NOMEM, NULL, 0, "out of memory while verifying: "
+                                          "the checks are incomplete");
     return r;
 }

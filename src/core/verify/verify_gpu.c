@@ -77,6 +77,11 @@ static void arch_check(struct vctx *c, const struct cdd_gpu_info *gi,
             cdd_clear_error();
             continue;
         }
+        if (r == CDD_E_NOMEM) { /* not an unreadable fatbinary */
+            c->res->checks.nomem = 1;
+            cdd_clear_error();
+            continue;
+        }
         if (r != 0) {
             list_add(bad, sizeof bad, "; ", "%s%s: %s", l->name,
                      cdd_last_error()->msg);

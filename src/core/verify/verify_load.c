@@ -192,7 +192,12 @@ static enum search_state search_order(struct vctx *c, struct vlib *l,
     char name[256], fix[1200], others[1536] = "";
     struct cdd_fixes fx = {0};
     snprintf(name, sizeof name, "load.search %s", l->name);
-    if (!dir || cdd_lib_find_all(l->name, &paths, &n) != 0) {
+    int fr = dir ? cdd_lib_find_all(l->name, &paths, &n) : CDD_E_NOMEM;
+    if (fr == CDD_E_NOMEM) {
+        c->res->checks.nomem = 1; /* an emulation we could not do */
+        goto out;
+    }
+    if (fr != 0) {
         if (report)
             VCHECK(c, name, CDD_CHECK_WARN, "could not emulate the search: %s",
                    cdd_last_error()->msg);
@@ -215,7 +220,10 @@ static enum search_state search_order(struct vctx *c, struct vlib *l,
         free(real);
     }
     cdd_clear_error();
-    if (fix_libdir(c, dir, fix, sizeof fix, &fx))
+    int xr = fix_libdir(c, dir, fix, sizeof fix, &fx);
+    if (xr == CDD_E_NOMEM)
+        c->res->checks.nomem = 1; /* the fix would be missing its commands */
+    if (xr)
         cdd_clear_error(); /* the check still stands without its commands */
     state = n == 0 ? S_ABSENT : mine == 0 ? S_OURS
             : mine != (size_t)-1 ? S_SHADOWED : S_OTHER;
@@ -419,7 +427,12 @@ static void dependencies(struct vctx *c, struct vlib *l, char *missing,
     memset(&bi, 0, sizeof bi);
     missing[0] = '\0';
     snprintf(name, sizeof name, "load.deps %s", l->name);
-    if (cdd_bin_parse_file(l->copy ? l->copy : l->installed, &bi) != 0) {
+    int pr = cdd_bin_parse_file(l->copy ? l->copy : l->installed, &bi);
+    if (pr == CDD_E_NOMEM) {
+        c->res->checks.nomem = 1; /* not a bad library */
+        return;
+    }
+    if (pr != 0) {
         VCHECK(c, name, CDD_CHECK_FAIL, "%s is not a loadable library: %s",
                l->installed, cdd_last_error()->msg);
         cdd_clear_error();
