@@ -44,7 +44,10 @@ PENDING = {
 
 # A declaration of a character array with a size: `char a[64]`,
 # `unsigned char h[20]`, `char x[8], y[N]`, `wchar_t buf[MAX_PATH + 1]`.
-DECL = re.compile(r"\b(?:char|wchar_t|WCHAR)\b[^;=(){}]*?\b\w+\s*\[\s*[^\]\s][^\]]*\]")
+# A pointer array (`char *names[8]`) is not a buffer of characters.
+DECL = re.compile(r"\b(?:char|wchar_t|WCHAR)\s+"
+                  r"(?:(?:\*+\s*)?\w+\s*(?:\[[^\]]*\])?\s*,\s*)*"
+                  r"\w+\s*\[\s*[^\]\s][^\]]*\]")
 NOTE = re.compile(r"/\*\s*fixed:\s*(\S[^*]*?)\s*\*/")
 
 
@@ -138,6 +141,9 @@ def self_test():
         ("in a comment", "/* char path[4096] */\nint x;\n", 0),
         ("in a string", 'const char *s = "char p[10]";\n', 0),
         ("unsized", 'static const char s[] = "x";\n', 0),
+        ("pointer array", "void f(void) { char *names[8]; }\n", 0),
+        ("after a pointer", "void f(void) { char *p, q[8]; }\n", 1),
+        ("parameter", "int f(const char *v, char out[64]);\n", 1),
     ]
     failed = 0
     try:

@@ -5,6 +5,7 @@
 #ifndef CDD_STRBUF_H
 #define CDD_STRBUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "cdd/compat_attr.h"
@@ -40,6 +41,8 @@ void cdd_sb_init(struct cdd_sb *sb, size_t max, const char *what);
 int cdd_sb_add(struct cdd_sb *sb, const void *p, size_t n);
 int cdd_sb_adds(struct cdd_sb *sb, const char *s);
 int cdd_sb_addf(struct cdd_sb *sb, const char *fmt, ...) CDD_PRINTF(2, 3);
+int cdd_sb_vaddf(struct cdd_sb *sb, const char *fmt, va_list ap)
+    CDD_PRINTF(2, 0);
 /* Room for n more bytes without another allocation. */
 int cdd_sb_reserve(struct cdd_sb *sb, size_t n);
 /* Set the content to s / printf output (the bound still applies). */

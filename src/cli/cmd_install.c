@@ -307,7 +307,7 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     ui = NULL;
     cdd_cli_report_recovery(rep, &res.recovery);
     if (res.pin_source) {
-        char hex[CDD_SHA256_HEX];
+        char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
         cdd_hex_encode(res.archive_sha256, CDD_SHA256_LEN, hex);
         cdd_report_str(rep, "archive_sha256", hex);
         cdd_report_str(rep, "pin", cdd_pin_name(res.pin_source));

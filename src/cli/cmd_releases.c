@@ -26,7 +26,7 @@ static void why_names(struct cdd_jw *w, unsigned why)
 static void archive_json(struct cdd_jw *w, const struct cdd_cat_verdict *v)
 {
     const struct cdd_cat_archive *a = v->a;
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     size_t ul = strlen(CDD_REDISTRIB_BASE_URL) + strlen(a->relative_path) + 1;
     char *url = malloc(ul);
     cdd_jw_object(w, NULL);

@@ -301,7 +301,7 @@ static char *digest_list(const struct cdd_cat_archive *a)
         return NULL;
     s[0] = '\0';
     for (size_t i = 0, n = 0; i < a->n_digests; i++) {
-        char hex[CDD_SHA256_HEX];
+        char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
         cdd_hex_encode(a->digests[i].sha256, CDD_SHA256_LEN, hex);
         n += (size_t)snprintf(s + n, cap - n, "%s%s",
                               i == 0 ? "" : i + 1 == a->n_digests ? " and "
@@ -315,7 +315,7 @@ int cdd_cli_respin_error(const struct cdd_cat_release *rel,
                          const struct cdd_cat_archive *a, const char *what,
                          const uint8_t *got)
 {
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     char *known = digest_list(a);
     cdd_hex_encode(got, CDD_SHA256_LEN, hex);
     int r = cdd_fail(
@@ -338,7 +338,7 @@ int cdd_cli_pick_manifest(const struct cdd_pick *p, const char *archive,
 {
     struct cdd_mcreate_opts mo = {.archive_path = archive};
     struct cdd_manifest *m = NULL;
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     int r, k = -1;
     *out = NULL;
     /* The file list from the archive's own entries, read under the

@@ -72,7 +72,7 @@ int cdd_sb_adds(struct cdd_sb *sb, const char *s)
     return cdd_sb_add(sb, s, strlen(s));
 }
 
-static int sb_vaddf(struct cdd_sb *sb, const char *fmt, va_list ap)
+int cdd_sb_vaddf(struct cdd_sb *sb, const char *fmt, va_list ap)
 {
     va_list ap2;
     va_copy(ap2, ap);
@@ -92,7 +92,7 @@ int cdd_sb_addf(struct cdd_sb *sb, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = sb_vaddf(sb, fmt, ap);
+    int rc = cdd_sb_vaddf(sb, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -113,7 +113,7 @@ int cdd_sb_setf(struct cdd_sb *sb, const char *fmt, ...)
     cdd_sb_init(&t, sb->max, sb->what);
     va_list ap;
     va_start(ap, fmt);
-    int rc = sb_vaddf(&t, fmt, ap);
+    int rc = cdd_sb_vaddf(&t, fmt, ap);
     va_end(ap);
     if (rc) {
         cdd_sb_free(&t);
@@ -132,17 +132,18 @@ int cdd_sb_join(struct cdd_sb *sb, const char *dir, const char *name)
     int sep = ld > 0 && dir[ld - 1] != '/';
     if (ld + ln + (size_t)sep > sb->max)
         return too_long(sb->what, sb->max);
-    cdd_sb_reset(sb);
-    int rc = cdd_sb_reserve(sb, ld + ln + (size_t)sep);
+    /* Built aside: dir or name may live in sb's own buffer. */
+    struct cdd_sb t;
+    cdd_sb_init(&t, sb->max, sb->what);
+    int rc = cdd_sb_reserve(&t, ld + ln + (size_t)sep);
     if (rc)
         return rc;
-    /* dir or name may live in sb's own buffer: memmove, name first. */
-    memmove(sb->buf + ld + (size_t)sep, name, ln);
-    memmove(sb->buf, dir, ld);
+    cdd_sb_add(&t, dir, ld);
     if (sep)
-        sb->buf[ld] = '/';
-    sb->len = ld + ln + (size_t)sep;
-    sb->buf[sb->len] = '\0';
+        cdd_sb_add(&t, "/", 1);
+    cdd_sb_add(&t, name, ln);
+    cdd_sb_free(sb);
+    *sb = t;
     return 0;
 }
 
@@ -208,7 +209,7 @@ char *cdd_aprintf(size_t max, const char *what, const char *fmt, ...)
     cdd_sb_init(&sb, max, what);
     va_list ap;
     va_start(ap, fmt);
-    int rc = sb_vaddf(&sb, fmt, ap);
+    int rc = cdd_sb_vaddf(&sb, fmt, ap);
     va_end(ap);
     if (rc) {
         cdd_sb_free(&sb);

@@ -57,9 +57,9 @@ struct cdd_sbuf {
     int oom;
 };
 
-void cdd_sb_printf(struct cdd_sbuf *b, const char *fmt, ...) CDD_PRINTF(2, 3);
-const char *cdd_sb_str(const struct cdd_sbuf *b);
-void cdd_sb_free(struct cdd_sbuf *b);
+void cdd_dr_sb_printf(struct cdd_sbuf *b, const char *fmt, ...) CDD_PRINTF(2, 3);
+const char *cdd_dr_sb_str(const struct cdd_sbuf *b);
+void cdd_dr_sb_free(struct cdd_sbuf *b);
 
 /* ---- the scan ------------------------------------------------------------ */
 

@@ -230,11 +230,11 @@ static void append_found_by(struct cdd_dscan *c, struct cdd_doctor_toolkit *k,
         while (*p == ',' || *p == ' ')
             p++;
     }
-    cdd_sb_printf(&b, "%s%s%s", k->found_by ? k->found_by : "",
+    cdd_dr_sb_printf(&b, "%s%s%s", k->found_by ? k->found_by : "",
                   k->found_by ? ", " : "", item);
     if (b.oom) {
         nomem(c);
-        cdd_sb_free(&b);
+        cdd_dr_sb_free(&b);
         return;
     }
     free(k->found_by);
@@ -551,11 +551,11 @@ static void scan_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
                         if (real)
                             read_version(p, real, nm->major, ver, sizeof ver,
                                          &from);
-                        cdd_sb_printf(&b, "%s%s %s", b.n ? ", " : "", name,
+                        cdd_dr_sb_printf(&b, "%s%s %s", b.n ? ", " : "", name,
                                       real ? cdd_dr_ver_text(ver) : "");
                         free(real);
                     } else if (!b.n) {
-                        cdd_sb_printf(&b, "cuDNN %d sub-libraries", nm->major);
+                        cdd_dr_sb_printf(&b, "cuDNN %d sub-libraries", nm->major);
                     }
                 }
                 free(p);
