@@ -71,7 +71,7 @@ int cdd_cli_obtain(const struct cdd_opts_obtain *a, int quiet,
                    struct cdd_obtain_result *res)
 {
     struct note_ctx nc = {rep, cdd_progress_new(quiet)};
-    char sz[32], sz2[32];
+    char sz[32], sz2[32]; /* fixed: sizes in bytes */
     struct cdd_obtain_opts o = obtain_opts(a, m, &nc);
     int r = cdd_obtain_archive(&o, res);
     cdd_progress_free(nc.ui);

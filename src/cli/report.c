@@ -205,7 +205,7 @@ static cJSON *fix_steps_json(const struct cdd_fixes *f, unsigned alt)
                                                                 : "value",
                                     x->value);
         if (x->kind == CDD_FIX_PREPEND) {
-            char sep[2] = {x->sep, '\0'};
+            char sep[2] = {x->sep, '\0'}; /* fixed: a separator */
             cJSON_AddStringToObject(o, "separator", sep);
         }
         if (x->kind == CDD_FIX_RUN) {

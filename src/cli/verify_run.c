@@ -40,7 +40,7 @@ static const char *summary(void *ud, const char *layer)
     struct summary_ctx *x = ud;
     const struct cdd_verify_result *res = x->res;
     const struct cdd_checks *c = &res->checks;
-    char ver[32];
+    char ver[32]; /* fixed: a version */
     if (strcmp(layer, "files") == 0) {
         const char *d = find_detail(c, "files");
         if (!d)
@@ -161,7 +161,7 @@ int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
     for (int k = CDD_BENCH_TF32; k < CDD_BENCH_N_MATH; k++) {
         const struct cdd_gpu_bench_result *b = &res.bench_math[k];
         const char *p = k == CDD_BENCH_TF32 ? "bench_tf32" : "bench_fp16";
-        char key[48];
+        char key[48]; /* fixed: a constant key and a suffix */
         if (!res.bench_math_ran[k])
             continue;
         snprintf(key, sizeof key, "%s_gpu_ms", p);

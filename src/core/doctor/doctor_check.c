@@ -113,7 +113,7 @@ int cdd_dr_plist_pos(const struct cdd_dscan *c, const struct cdd_dr_plist *l,
 static int ver_same(const char *a, const char *b)
 {
     long ca[4], cb[4];
-    char x[40], y[40];
+    char x[40], y[40]; /* fixed: a version (a longer one is none) */
     if (!a || !b || !*a || !*b)
         return -1;
     snprintf(x, sizeof x, "%s", a);
@@ -503,7 +503,7 @@ static void check_driver(struct cdd_dscan *c)
                c->driver_path[0] ? ": " : "", c->driver_msg);
         return;
     }
-    char drv[16];
+    char drv[16]; /* fixed: a CUDA version */
     cdd_cuda_version_str(res->driver_cuda_version, drv, sizeof drv);
     const char *rel = res->driver_release[0] ? res->driver_release : "";
     /* Which CUDAs can this driver run? The target's decides pass/fail;
@@ -581,7 +581,7 @@ static void check_subs(struct cdd_dscan *c, int m)
     const struct cdd_dr_names *nm = &c->names[m];
     const int wi = c->winner[m];
     char *wdir = cdd_dr_dir_of(c->res->copies[wi].real), name[128];
-    char wver[32];
+    char wver[32]; /* fixed: a version */
     snprintf(wver, sizeof wver, "%s", c->res->copies[wi].version);
     struct cdd_sbuf bad = {0}, elsewhere = {0};
     int n_subs = 0, n_bad = 0;
