@@ -194,13 +194,19 @@ static void fix_libdir(struct cdd_dscan *c, struct cdd_sbuf *b,
 
 /* ---- PATH and LD_LIBRARY_PATH -------------------------------------------- */
 
-static void cuda_label(const struct cdd_doctor_toolkit *k, char *buf,
-                       size_t len)
+/* The label into b (emptied first); returns its text. */
+static const char *cuda_label(const struct cdd_doctor_toolkit *k,
+                              struct cdd_sbuf *b)
 {
+    if (b->s) {
+        b->n = 0;
+        b->s[0] = '\0';
+    }
     if (k->version.known)
-        snprintf(buf, len, "CUDA %d.%d", k->version.major, k->version.minor);
+        cdd_dr_sb_printf(b, "CUDA %d.%d", k->version.major, k->version.minor);
     else
-        snprintf(buf, len, "CUDA of unknown version at %s", k->root);
+        cdd_dr_sb_printf(b, "CUDA of unknown version at %s", k->root);
+    return cdd_dr_sb_str(b);
 }
 
 /* Toolkits of a list with different versions count as different CUDAs;
@@ -240,8 +246,8 @@ static void entries_of(const struct cdd_dscan *c, const struct cdd_dr_plist *l,
 
 static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
 {
-    char name[64];
-    struct cdd_sbuf list = {0}, d = {0};
+    char name[64]; /* fixed: "path" and a variable name of the scan */
+    struct cdd_sbuf list = {0}, d = {0}, lab = {0}, first = {0};
     int groups[16], n_groups = 0;
     snprintf(name, sizeof name, "path %s", l->var);
     if (!l->set) {
@@ -256,13 +262,15 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
         const struct cdd_dr_pentry *e = &l->v[i];
         if (e->toolkit < 0 && !e->cudnn)
             continue;
-        char lab[600] = "";
+        if (lab.s)
+            lab.s[lab.n = 0] = '\0';
         if (e->toolkit >= 0)
-            cuda_label(&c->res->toolkits[e->toolkit], lab, sizeof lab);
+            cuda_label(&c->res->toolkits[e->toolkit], &lab);
         /* The report keeps a detail to 2 KiB: the first entries matter. */
         if (++listed <= 10)
             cdd_dr_sb_printf(&list, "%s#%zu %s (%s%s%s)", list.n ? ", " : "",
-                          i + 1, e->dir, lab, *lab && e->cudnn ? "; " : "",
+                          i + 1, e->dir, cdd_dr_sb_str(&lab),
+                          lab.n && e->cudnn ? "; " : "",
                           e->cudnn ? e->cudnn : "");
         else if (listed == 11)
             cdd_dr_sb_printf(&list, ", ...");
@@ -281,28 +289,28 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
         DCHECK(c, name, CDD_CHECK_PASS, "no entry of %s holds CUDA or cuDNN",
                l->var);
     } else if (n_groups <= 1) {
-        char lab[600] = "";
         if (n_groups)
-            cuda_label(&c->res->toolkits[groups[0]], lab, sizeof lab);
+            cuda_label(&c->res->toolkits[groups[0]], &lab);
         DCHECK(c, name, CDD_CHECK_PASS,
                "entries holding CUDA or cuDNN, in order: %s%s%s%s",
-               cdd_dr_sb_str(&list), n_groups ? "; " : "", lab,
+               cdd_dr_sb_str(&list), n_groups ? "; " : "",
+               n_groups ? cdd_dr_sb_str(&lab) : "",
                n_groups ? " comes first" : "");
     } else {
-        char first[600], lab[600];
         const struct cdd_doctor_toolkit *t0 = &c->res->toolkits[groups[0]];
-        cuda_label(t0, first, sizeof first);
+        cuda_label(t0, &first);
         cdd_dr_sb_printf(&d,
                       "%d CUDA versions on %s: %s comes first (#%d), so "
                       "programs get its %s",
-                      n_groups, l->var, first,
+                      n_groups, l->var, cdd_dr_sb_str(&first),
                       is_lib ? t0->lib_path_pos : t0->path_pos, what);
         for (int g = 1; g < n_groups; g++) {
             const struct cdd_doctor_toolkit *tg =
                 &c->res->toolkits[groups[g]];
-            cuda_label(tg, lab, sizeof lab);
+            cuda_label(tg, &lab);
             cdd_dr_sb_printf(&d, "%s %s (#%d)", g == 1 ? ", not those of" : ",",
-                          lab, is_lib ? tg->lib_path_pos : tg->path_pos);
+                          cdd_dr_sb_str(&lab),
+                          is_lib ? tg->lib_path_pos : tg->path_pos);
         }
         cdd_dr_sb_printf(&d, ". ");
         /* With a CUDA target, the fix is to put the target's first. */
@@ -325,17 +333,20 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
         } else {
             for (int g = want > 0 ? want : 1;
                  g < (want > 0 ? want + 1 : n_groups); g++) {
-                struct cdd_sbuf dirs = {0};
-                cuda_label(&c->res->toolkits[groups[g]], lab, sizeof lab);
+                struct cdd_sbuf dirs = {0}, label = {0};
+                cuda_label(&c->res->toolkits[groups[g]], &lab);
                 entries_of(c, l, groups[g], &dirs);
-                char label[700];
-                snprintf(label, sizeof label, "to use %s%s", lab,
-                         want > 0 ? " (the target's)" : " instead");
-                cdd_dr_sb_printf(&d, "To use %s%s: ", lab,
+                cdd_dr_sb_printf(&label, "to use %s%s", cdd_dr_sb_str(&lab),
+                                 want > 0 ? " (the target's)" : " instead");
+                cdd_dr_sb_printf(&d, "To use %s%s: ", cdd_dr_sb_str(&lab),
                               want > 0 ? " (the target's)" : " instead");
-                fix_prepend(c, &d, l->var, cdd_dr_sb_str(&dirs), label);
+                fix_prepend(c, &d, l->var, cdd_dr_sb_str(&dirs),
+                            cdd_dr_sb_str(&label));
                 cdd_dr_sb_printf(&d, ". ");
+                if (dirs.oom || label.oom)
+                    nomem(c);
                 cdd_dr_sb_free(&dirs);
+                cdd_dr_sb_free(&label);
             }
             cdd_dr_sb_printf(&d, "Or keep only one CUDA on %s. ", l->var);
         }
@@ -343,10 +354,12 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
                       cdd_dr_sb_str(&list));
         DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_dr_sb_str(&d));
     }
-    if (list.oom || d.oom)
+    if (list.oom || d.oom || lab.oom || first.oom)
         nomem(c);
     cdd_dr_sb_free(&list);
     cdd_dr_sb_free(&d);
+    cdd_dr_sb_free(&lab);
+    cdd_dr_sb_free(&first);
 }
 
 /* Linux: nvcc from one CUDA and libraries from another is a classic
@@ -356,10 +369,9 @@ static void check_path_vs_libpath(struct cdd_dscan *c)
     int a = first_toolkit(&c->path), b = first_toolkit(&c->libpath);
     if (c->windows || a < 0 || b < 0 || same_cuda(c, a, b))
         return;
-    char la[600], lb[600];
-    struct cdd_sbuf d = {0};
-    cuda_label(&c->res->toolkits[a], la, sizeof la);
-    cuda_label(&c->res->toolkits[b], lb, sizeof lb);
+    struct cdd_sbuf d = {0}, sa = {0}, sb = {0};
+    const char *la = cuda_label(&c->res->toolkits[a], &sa);
+    const char *lb = cuda_label(&c->res->toolkits[b], &sb);
     /* The libraries of PATH's first CUDA, so both agree. */
     const struct cdd_doctor_toolkit *k = &c->res->toolkits[a];
     char *lib = join(k->real, "lib64");
@@ -371,10 +383,12 @@ static void check_path_vs_libpath(struct cdd_dscan *c)
     fix_prepend(c, &d, "LD_LIBRARY_PATH", lib ? lib : k->real, NULL);
     DCHECK(c, "path PATH vs LD_LIBRARY_PATH", CDD_CHECK_WARN, "%s",
            cdd_dr_sb_str(&d));
-    if (d.oom)
+    if (d.oom || sa.oom || sb.oom)
         nomem(c);
     free(lib);
     cdd_dr_sb_free(&d);
+    cdd_dr_sb_free(&sa);
+    cdd_dr_sb_free(&sb);
 }
 
 /* ---- checks: toolkits and driver ----------------------------------------- */
@@ -439,8 +453,13 @@ static void check_toolkits(struct cdd_dscan *c)
     }
     for (size_t i = 0; i < res->n_toolkits; i++) {
         const struct cdd_doctor_toolkit *k = &res->toolkits[i];
-        char name[1100], where[200];
-        snprintf(name, sizeof name, "cuda %s", k->root);
+        char where[200]; /* fixed: constant words and two numbers */
+        char *name = cdd_aprintf(CDD_TEXT_MAX, "check name", "cuda %s",
+                                 k->root);
+        if (!name) {
+            nomem(c);
+            return;
+        }
         if (k->path_pos)
             snprintf(where, sizeof where, "on PATH (#%d)", k->path_pos);
         else
@@ -456,7 +475,7 @@ static void check_toolkits(struct cdd_dscan *c)
         }
         int alias = !cdd_dr_same_path(c, k->root, k->real);
         if (k->version.known) {
-            char v[48];
+            char v[48]; /* fixed: a version of 3 ints */
             if (k->version.patch >= 0)
                 snprintf(v, sizeof v, "%d.%d.%d", k->version.major,
                          k->version.minor, k->version.patch);
@@ -475,6 +494,7 @@ static void check_toolkits(struct cdd_dscan *c)
                    alias ? "; really " : "", alias ? k->real : "",
                    k->found_by, where);
         }
+        free(name);
     }
 }
 
@@ -510,7 +530,7 @@ static void check_driver(struct cdd_dscan *c)
      * other toolkits only warn. */
     struct cdd_sbuf too_old = {0};
     enum cdd_cstatus st = CDD_CHECK_PASS;
-    char target_note[300] = "";
+    char target_note[300] = ""; /* fixed: numbers and a driver version */
     const struct cdd_target *t = c->t;
     if (t && t->kind == CDD_TARGET_CUDA && t->version.known) {
         int tm = t->version.major, tn = t->version.minor;
@@ -642,7 +662,7 @@ static void check_search(struct cdd_dscan *c)
     for (int m = 0; m < CDD_DR_MAJORS; m++) {
         const struct cdd_dr_names *nm = &c->names[m];
         const int *idx = c->search[m].idx;
-        char name[128];
+        char name[128]; /* fixed: "cudnn" and a name of the facts table */
         size_t n = c->search[m].n;
         if (!n)
             continue;
@@ -747,14 +767,21 @@ static void check_conda(struct cdd_dscan *c)
     for (size_t i = 0; i < c->n_conda; i++) {
         const struct cdd_dr_conda *f = &c->conda[i];
         int m = f->m, k = f->k, pos = f->pos;
-        char name[128], fix[1200], who[1200];
+        char name[128]; /* fixed: "conda" and a name of the facts table */
         snprintf(name, sizeof name, "conda %s", c->names[m].main);
-        snprintf(who, sizeof who, "the conda environment %s "
-                 "(CONDA_PREFIX)", cp);
-        snprintf(fix, sizeof fix,
-                 "remove the environment's cuDNN (`conda remove "
-                 "cudnn`), or install the cuDNN you want into it: "
-                 "`cudnn-deploy install --prefix %s`", cp);
+        char *who = cdd_aprintf(CDD_TEXT_MAX, "finding", "the conda "
+                                "environment %s (CONDA_PREFIX)", cp);
+        char *fix = cdd_aprintf(CDD_TEXT_MAX, "fix",
+                                "remove the environment's cuDNN (`conda "
+                                "remove cudnn`), or install the cuDNN you "
+                                "want into it: `cudnn-deploy install "
+                                "--prefix %s`", cp);
+        if (!who || !fix) {
+            free(who);
+            free(fix);
+            nomem(c);
+            return;
+        }
         if (f->is_target) {
             DCHECK(c, name, CDD_CHECK_PASS, "%s is the target; its "
                    "cuDNN %s is at %s", who,
@@ -773,6 +800,8 @@ static void check_conda(struct cdd_dscan *c)
                             "RPATH)",
                 fix);
         }
+        free(who);
+        free(fix);
     }
 }
 
@@ -780,12 +809,12 @@ static void check_python(struct cdd_dscan *c)
 {
     for (size_t i = 0; i < c->n_py; i++) {
         const struct cdd_dr_py *f = &c->py[i];
-        char name[1200], who[1200];
+        char *name = NULL, *who = NULL;
         const char *why, *fix;
-        snprintf(name, sizeof name, "python %s", f->dir);
+        name = cdd_aprintf(CDD_TEXT_MAX, "check name", "python %s", f->dir);
         if (!strcmp(cdd_dr_py_pkgs[f->pkg].label, "torch")) {
-            snprintf(who, sizeof who, "PyTorch in %s (%s)", f->site,
-                     f->origin);
+            who = cdd_aprintf(CDD_TEXT_MAX, "finding", "PyTorch in %s (%s)",
+                              f->site, f->origin);
             why = "`import torch` loads its bundled copy by path, "
                   "before anything on the search path";
             fix = "this copy belongs to the torch wheel (replaced at "
@@ -793,15 +822,20 @@ static void check_python(struct cdd_dscan *c)
                   "the torch build made for it rather than copying "
                   "files into torch/lib";
         } else {
-            snprintf(who, sizeof who, "pip's nvidia-cudnn package "
-                     "in %s (%s)", f->site, f->origin);
+            who = cdd_aprintf(CDD_TEXT_MAX, "finding", "pip's nvidia-cudnn "
+                              "package in %s (%s)", f->site, f->origin);
             why = "PyTorch and TensorFlow wheels that depend on it "
                   "load it by path";
             fix = "`pip install` the nvidia-cudnn version you want "
                   "in that environment, or uninstall it if nothing "
                   "there needs it";
         }
-        report_shadow(c, name, f->k, f->m, who, why, fix);
+        if (name && who)
+            report_shadow(c, name, f->k, f->m, who, why, fix);
+        else
+            nomem(c);
+        free(name);
+        free(who);
     }
 }
 
@@ -863,11 +897,15 @@ static void check_zlibwapi_for(struct cdd_dscan *c, int k, int major,
 {
     const struct cdd_doctor_copy *cp = &c->res->copies[k];
     int need = cdd_cudnn_needs_zlibwapi(cp->version, major);
-    char name[1200];
     const char *found = z->beside ? z->beside : z->found;
     if (!need || !z->looked)
         return;
-    snprintf(name, sizeof name, "windows.zlibwapi %s", label);
+    char *name = cdd_aprintf(CDD_TEXT_MAX, "check name", "windows.zlibwapi %s",
+                             label);
+    if (!name) {
+        nomem(c);
+        return;
+    }
     if (found)
         DCHECK(c, name, CDD_CHECK_PASS, "cuDNN %s at %s needs zlibwapi.dll: "
                "found at %s", ver_cudnn(cp->version), cp->path, found);
@@ -883,6 +921,7 @@ static void check_zlibwapi_for(struct cdd_dscan *c, int k, int major,
                            : "not beside it (a Windows tree: PATH cannot be "
                              "searched from this host)",
                cdd_dependency_hint("zlibwapi.dll"));
+    free(name);
 }
 
 static void check_windows(struct cdd_dscan *c)
@@ -1029,7 +1068,7 @@ static void check_target_shadow(struct cdd_dscan *c)
             continue;
         const struct cdd_doctor_copy *ours = &c->res->copies[c->t_copy[m]];
         const char *by = c->rc ? " (installed by cudnn-deploy)" : "";
-        char name[128];
+        char name[128]; /* fixed: a check word and a name of the facts table */
         struct cdd_sbuf d = {0};
         snprintf(name, sizeof name, "target.shadow %s", ours->name);
         int w = c->winner[m];
