@@ -31,7 +31,8 @@ int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_fit_host *mc)
     mc->gpus_given = ob->gpu_cc.n > 0;
     if (ob->driver) {
         if (ob->driver[0] < '0' || ob->driver[0] > '9' ||
-            strspn(ob->driver, "0123456789.") != strlen(ob->driver))
+            strspn(ob->driver, "0123456789.") != strlen(ob->driver) ||
+            strlen(ob->driver) >= sizeof mc->driver)
             return cdd_fail(CDD_E_USAGE, NULL, 0,
                             "--driver %s: expected a version such as "
                             "580.65.06", ob->driver);
@@ -80,7 +81,7 @@ int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_fit_host *mc)
 
 void cdd_cli_machine_say(struct cdd_report *rep, const struct cdd_fit_host *mc)
 {
-    char gpus[CDD_MACHINE_MAX_GPUS * 12 + 8] = "";
+    char gpus[CDD_MACHINE_MAX_GPUS * 12 + 8] = ""; /* fixed: sm_N per GPU */
     for (size_t i = 0; i < mc->n_cc; i++) {
         size_t u = strlen(gpus);
         snprintf(gpus + u, sizeof gpus - u, "%ssm_%d", i ? ", " : "",

@@ -402,7 +402,7 @@ int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
     c.host_can_load = c.m->platform == cdd_platform_host();
 
     /* Default level: gpu when a driver is there to use, else load. */
-    char why_none[1024] = "";
+    char why_none[1024] = ""; /* fixed: an error record's message (same size) */
     int have_driver = cdd_driver_library_path(&driver) == 0;
     if (!have_driver)
         snprintf(why_none, sizeof why_none, "%s", cdd_last_error()->msg);
