@@ -12,7 +12,8 @@ built from them use struct cdd_sb (include/cdd/strbuf.h) or an allocated
 string of the right length instead.
 
 PENDING lists the files other work still changes (archive, obtain, sbom,
-receipt), each with the number of unannotated buffers left in it: the check
+receipt), and those whose message buffers are not converted yet, each with
+the number of unannotated buffers left in it: the check
 skips them, prints them, and fails when one of them holds more than its
 count (a new buffer there is not let in). Nothing else is skipped.
 
@@ -40,6 +41,17 @@ PENDING = {
     "src/core/obtain/obtain.c": 1,
     "src/core/tree/receipt.c": 8,
     "src/core/tree/sbom.c": 14,
+    # Not yet converted by the buffers work (issue 18): message and list
+    # buffers that still cut long names (JSON paths with untrusted keys,
+    # lists of library or variant names, rejected values shown in 80
+    # bytes). Converting them is the next step; the count may only shrink.
+    "src/cli/commands.c": 1,
+    "src/core/manifest/catalog.c": 4,
+    "src/core/manifest/manifest.c": 5,
+    "src/core/manifest/redistrib.c": 5,
+    "src/core/verify/loaddiag.c": 2,
+    "src/core/verify/verify_gpu.c": 2,
+    "src/core/verify/verify_load.c": 5,
 }
 
 # A declaration of a character array with a size: `char a[64]`,
