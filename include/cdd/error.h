@@ -34,7 +34,8 @@
     X(LOCKED, 4, "tree is locked by another process")                          \
     X(NETWORK, 4, "network failure")                                           \
     X(INTERRUPTED, 4, "interrupted")                                           \
-    X(FAULT, 4, "injected fault")
+    X(FAULT, 4, "injected fault")                                              \
+    X(TOOLONG, 3, "name or path too long")
 
 enum cdd_err {
     CDD_OK = 0,

@@ -51,6 +51,10 @@ char *cdd_path_fold(const char *path);
  * formatting characters (\u{202e}), cut with "..." to fit. Always
  * NUL-terminates buf (len > 0). Returns buf. */
 char *cdd_path_printable(const char *name, char *buf, size_t len);
+/* The same rendering, whole (never cut), malloc'd; NULL on out of memory.
+ * CDD_SHOWN(s) is s, or a placeholder where the copy could not be made. */
+char *cdd_path_shown(const char *name);
+#define CDD_SHOWN(s) ((s) ? (s) : "(name not shown: out of memory)")
 
 /* Last component of a path, after the last '/' or '\\' (pointer into
  * path). */

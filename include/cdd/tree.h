@@ -90,6 +90,9 @@ int cdd_tree_locked(const struct cdd_tree *t);
 int cdd_tree_lstat(struct cdd_tree *t, const char *rel, struct cdd_stat *st);
 int cdd_tree_readlink(struct cdd_tree *t, const char *rel, char *buf,
                       size_t len);
+/* The link's whole target, malloc'd into *out (a target longer than the
+ * platform's path limit is an error, never cut). */
+int cdd_tree_readlink_dup(struct cdd_tree *t, const char *rel, char **out);
 int cdd_tree_create(struct cdd_tree *t, const char *rel, int executable,
                     struct cdd_file **out);
 /* A regular file only: a link or anything else is refused. */

@@ -65,7 +65,7 @@ int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep)
     size_t np = 0;
     for (size_t i = 0; i < res.n; i++) {
         const struct cdd_bundle_item *it = &res.items[i];
-        char hex[CDD_SHA256_HEX];
+        char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
         if (np < sizeof paths / sizeof paths[0])
             paths[np++] = it->path;
         if (!it->size) {

@@ -42,7 +42,7 @@ static void json_members(struct cdd_report *rep,
                          const struct cdd_doctor_result *res)
 {
     struct cdd_jw *w = cdd_jw_new();
-    char v[48];
+    char v[48]; /* fixed: a version of 3 ints */
     cdd_jw_array(w, NULL);
     for (size_t i = 0; i < res->n_toolkits; i++) {
         const struct cdd_doctor_toolkit *k = &res->toolkits[i];

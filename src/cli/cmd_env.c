@@ -125,10 +125,10 @@ static const char *genv_fault(const char *v)
 
 /* A delimiter found in neither name nor value: "CUDNN_DEPLOY_EOF_" and 32
  * random hex digits (a fresh draw while one is found). */
-static int heredoc_delim(const char *value, char out[64])
+static int heredoc_delim(const char *value, char out[64]) /* fixed: a random heredoc delimiter */
 {
     for (int tries = 0; tries < 16; tries++) {
-        unsigned char rnd[16];
+        unsigned char rnd[16]; /* fixed: random bytes */
         int r = cdd_random_bytes(rnd, sizeof rnd);
         if (r)
             return r;
@@ -144,7 +144,7 @@ static int heredoc_delim(const char *value, char out[64])
 /* name's value as GITHUB_ENV text (lines ending "\n"), malloc'd in *out. */
 static int genv_text(const char *name, const char *value, char **out)
 {
-    char delim[64];
+    char delim[64]; /* fixed: a random heredoc delimiter */
     const char *why = genv_fault(value);
     int r;
     *out = NULL;
@@ -235,7 +235,7 @@ static int activation_texts(const struct cdd_fixes *f, const struct ascript *a,
                        "written by `cudnn-deploy env --write-activation`, "
                        "removed by `cudnn-deploy uninstall`%s\n";
     const char *c = cdd_shell_is_cmd(a->sh) ? "@REM" : "#";
-    char h[256];
+    char h[256]; /* fixed: a constant header line and a comment word */
     snprintf(h, sizeof h, head, c, "");
     if (cdd_shell_is_cmd(a->sh))
         add(on, "@echo off\n"), add(off, "@echo off\n");
@@ -287,7 +287,7 @@ static int write_activation(const struct cdd_cmdline *cl,
     int windows = layout == CDD_LAYOUT_PREFIX_WINDOWS;
     const struct ascript *as = windows ? win : lin;
     struct text texts[4] = {{0}};
-    char paths[4][128];
+    char paths[4][128]; /* fixed: constant activation script paths */
     struct cdd_envfile files[4];
     struct cdd_plan plan = {0};
     int r = 0, changed = 0;

@@ -5,6 +5,7 @@
 
 #include "cdd/env.h"
 #include "cdd/error.h"
+#include "cdd/strbuf.h"
 #include "cdd/hash.h"
 #include "cdd/manifest.h"
 #include "cdd/fsops.h"
@@ -51,17 +52,20 @@ static int components(const struct cdd_cmdline *cl,
         names[i][len] = '\0';
         const struct cdd_mcomponent *k = cdd_manifest_component(m, names[i]);
         if (!k) {
-            char have[256] = "";
-            for (size_t j = 0; j < m->n_components; j++) {
-                size_t u = strlen(have);
-                snprintf(have + u, sizeof have - u, "%s%s", j ? ", " : "",
-                         m->components[j].name);
-            }
-            return cdd_fail(CDD_E_USAGE, NULL, 0,
-                            "--with %s: the manifest %s declares no such "
-                            "optional component (it declares: %s)",
-                            names[i], m->name ? m->name : m->source,
-                            *have ? have : "none");
+            struct cdd_sb have;
+            cdd_sb_init(&have, CDD_TEXT_MAX, "list of components");
+            int r = 0;
+            for (size_t j = 0; !r && j < m->n_components; j++)
+                r = cdd_sb_addf(&have, "%s%s", j ? ", " : "",
+                                m->components[j].name);
+            if (!r)
+                r = cdd_fail(CDD_E_USAGE, NULL, 0,
+                             "--with %s: the manifest %s declares no such "
+                             "optional component (it declares: %s)",
+                             names[i], m->name ? m->name : m->source,
+                             cdd_sb_len(&have) ? cdd_sb_str(&have) : "none");
+            cdd_sb_free(&have);
+            return r;
         }
         for (size_t j = 0; j < i; j++)
             if (with[j].c == k)
@@ -111,7 +115,7 @@ static int components(const struct cdd_cmdline *cl,
  * check it against NVIDIA's current JSON. */
 static int respin_download(const struct cdd_pick *p)
 {
-    char msg[sizeof cdd_last_error()->msg];
+    char msg[sizeof cdd_last_error()->msg]; /* fixed: as the error record */
     snprintf(msg, sizeof msg, "%s", cdd_last_error()->msg);
     return cdd_fail(CDD_E_CHECKSUM, p->a->filename, 0,
                     "%s. The bytes differ from every release of %s NVIDIA is "
@@ -413,7 +417,7 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     ui = NULL;
     cdd_cli_report_recovery(rep, &res.recovery);
     if (res.pin_source) {
-        char hex[CDD_SHA256_HEX];
+        char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
         cdd_hex_encode(res.archive_sha256, CDD_SHA256_LEN, hex);
         cdd_report_str(rep, "archive_sha256", hex);
         cdd_report_str(rep, "pin", cdd_pin_name(res.pin_source));

@@ -26,7 +26,7 @@ static void why_names(struct cdd_jw *w, unsigned why)
 static void archive_json(struct cdd_jw *w, const struct cdd_cat_verdict *v)
 {
     const struct cdd_cat_archive *a = v->a;
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     size_t ul = strlen(CDD_REDISTRIB_BASE_URL) + strlen(a->relative_path) + 1;
     char *url = malloc(ul);
     cdd_jw_object(w, NULL);
@@ -85,7 +85,7 @@ static void release_json(struct cdd_jw *w, const struct cdd_cat_release *rel)
             cdd_jw_int(w, "cuda_minor_max", v->minor_hi);
         }
         if (v->cc_lo) {
-            char cc[16];
+            char cc[16]; /* fixed: a compute capability */
             snprintf(cc, sizeof cc, "%d.%d", v->cc_lo / 10, v->cc_lo % 10);
             cdd_jw_str(w, "cc_min", cc);
             snprintf(cc, sizeof cc, "%d.%d", v->cc_hi / 10, v->cc_hi % 10);

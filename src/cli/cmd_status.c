@@ -32,7 +32,7 @@ int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
         goto out;
     }
     const struct cdd_receipt *rc = st.receipt;
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     cdd_hex_encode(rc->archive_sha256, CDD_SHA256_LEN, hex);
     cdd_report_str(rep, "product", rc->product);
     cdd_report_str(rep, "version", rc->version);

@@ -27,7 +27,7 @@ const char *cdd_exit_code_meaning(int exit_code)
 
 void cdd_option_synopsis(const struct cdd_option *o, char *buf, size_t len)
 {
-    char sh[8] = "    ";
+    char sh[8] = "    "; /* fixed: a short option */
     if (o->short_name)
         snprintf(sh, sizeof sh, "-%c, ", o->short_name);
     snprintf(buf, len, "%s--%s%s%s", sh, o->name, o->argname ? " " : "",
@@ -61,7 +61,7 @@ static void wrap(const char *text, size_t col, size_t indent)
 
 static void print_option(const struct cdd_option *o)
 {
-    char left[64];
+    char left[64]; /* fixed: a synopsis from the option table */
     cdd_option_synopsis(o, left, sizeof left);
     /* A synopsis wider than its column ("--connect-timeout SECONDS") gets
      * the help on the next line, aligned with the others. */

@@ -140,7 +140,7 @@ static int report_obtained(const struct cdd_manifest *m,
                            struct cdd_report *rep,
                            struct cdd_obtain_result *res, int r)
 {
-    char sz[32], sz2[32];
+    char sz[32], sz2[32]; /* fixed: sizes in bytes */
     if (res->pin_source)
         cdd_report_str(rep, "pin", cdd_pin_name(res->pin_source));
     if (res->redistrib_source)

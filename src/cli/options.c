@@ -12,6 +12,7 @@
 #include "cdd/compat_attr.h"
 #include "cdd/error.h"
 #include "cdd/profile.h"
+#include "cdd/strbuf.h"
 #include "cdd/sbom.h"
 #include "cli.h"
 #include "shell.h"
@@ -295,12 +296,16 @@ static int usage(const char *fmt, ...) CDD_PRINTF(1, 2);
 
 static int usage(const char *fmt, ...)
 {
-    char msg[1024];
+    struct cdd_sb msg;
+    cdd_sb_init(&msg, CDD_TEXT_MAX, "usage message");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int r = cdd_sb_vaddf(&msg, fmt, ap);
     va_end(ap);
-    return cdd_fail(CDD_E_USAGE, NULL, 0, "%s", msg);
+    if (!r)
+        r = cdd_fail(CDD_E_USAGE, NULL, 0, "%s", cdd_sb_str(&msg));
+    cdd_sb_free(&msg);
+    return r;
 }
 
 /* ---- one parser per type ------------------------------------------------ */
@@ -330,7 +335,7 @@ static int parse_whole(const struct cdd_option *o, const char *v, long *out)
 
 static int parse_enum(const struct cdd_option *o, const char *v, int *out)
 {
-    char names[256] = "";
+    char names[256] = ""; /* fixed: the value names of the option table */
     size_t n = 0;
     for (const struct cdd_opt_value *e = o->values; e->name; e++, n++)
         if (strcmp(v, e->name) == 0) {
@@ -502,11 +507,12 @@ static const struct cdd_option *find_short(char c, unsigned bit,
 static int unknown_option(const char *s, unsigned bits)
 {
     const char *names[128];
-    char buf[128][40];
+    char buf[128][40]; /* fixed: option names from the table, all shorter */
     size_t n = 0;
     size_t len = strcspn(s, "=");
-    char word[64];
-    snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), s);
+    char *word = cdd_strndup(s, len);
+    if (!word)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     for (size_t i = 0; i < cdd_option_count && n < 128; i++) {
         if (!(cdd_options[i].commands & bits))
             continue;
@@ -515,9 +521,10 @@ static int unknown_option(const char *s, unsigned bits)
         n++;
     }
     const char *near = cdd_suggest(word, names, n);
-    if (near)
-        return usage("unknown option '%s'; did you mean '%s'?", word, near);
-    return usage("unknown option '%s'", word);
+    int r = near ? usage("unknown option '%s'; did you mean '%s'?", word, near)
+                 : usage("unknown option '%s'", word);
+    free(word);
+    return r;
 }
 
 static int takes_value(const struct cdd_option *o)

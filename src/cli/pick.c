@@ -20,7 +20,8 @@
 /* --driver: CDD_E_USAGE unless a dotted version. */
 static int driver_bad(const char *d)
 {
-    if (d[0] < '0' || d[0] > '9' || strspn(d, "0123456789.") != strlen(d))
+    if (d[0] < '0' || d[0] > '9' || strspn(d, "0123456789.") != strlen(d) ||
+        strlen(d) >= sizeof ((struct cdd_fit_host *)0)->driver)
         return cdd_fail(CDD_E_USAGE, NULL, 0,
                         "--driver %s: expected a version such as 580.65.06",
                         d);
@@ -88,7 +89,7 @@ int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_fit_host *mc)
 
 void cdd_cli_machine_say(struct cdd_report *rep, const struct cdd_fit_host *mc)
 {
-    char gpus[CDD_MACHINE_MAX_GPUS * 12 + 8] = "";
+    char gpus[CDD_MACHINE_MAX_GPUS * 12 + 8] = ""; /* fixed: sm_N per GPU */
     for (size_t i = 0; i < mc->n_cc; i++) {
         size_t u = strlen(gpus);
         snprintf(gpus + u, sizeof gpus - u, "%ssm_%d", i ? ", " : "",
@@ -309,7 +310,7 @@ static char *digest_list(const struct cdd_cat_archive *a)
         return NULL;
     s[0] = '\0';
     for (size_t i = 0, n = 0; i < a->n_digests; i++) {
-        char hex[CDD_SHA256_HEX];
+        char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
         cdd_hex_encode(a->digests[i].sha256, CDD_SHA256_LEN, hex);
         n += (size_t)snprintf(s + n, cap - n, "%s%s",
                               i == 0 ? "" : i + 1 == a->n_digests ? " and "
@@ -323,7 +324,7 @@ int cdd_cli_respin_error(const struct cdd_cat_release *rel,
                          const struct cdd_cat_archive *a, const char *what,
                          const uint8_t *got)
 {
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     char *known = digest_list(a);
     cdd_hex_encode(got, CDD_SHA256_LEN, hex);
     int r = cdd_fail(
@@ -346,7 +347,7 @@ int cdd_cli_pick_manifest(const struct cdd_pick *p, const char *archive,
 {
     struct cdd_mcreate_opts mo = {.archive_path = archive};
     struct cdd_manifest *m = NULL;
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     int r, k = -1;
     *out = NULL;
     /* The file list from the archive's own entries, read under the

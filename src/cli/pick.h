@@ -23,8 +23,8 @@ struct cdd_fit_host {
     size_t n_cc;
     int gpus_given, gpus_probed;
     int has_driver, driver_probed;
-    char driver[64];
-    char note[200];          /* what could not be checked, and why */
+    char driver[64]; /* fixed: a driver version (digits, dots; checked) */
+    char note[200]; /* fixed: constant words */ /* what could not be checked, and why */
 };
 
 int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_fit_host *mc);

@@ -12,7 +12,7 @@
 struct cdd_progress_ui {
     int quiet, tty;
     double last;
-    char phase[16];
+    char phase[16]; /* fixed: a phase word of the core */
     int drawn;
     double phase_start;
     uint64_t phase_done0;
@@ -69,14 +69,14 @@ void cdd_progress_cb(void *ud, const char *phase, uint64_t done, uint64_t total)
     double elapsed = now - p->phase_start;
     /* A rate from the first 0.2 s would be noise. */
     double rate = elapsed > 0.2 ? (double)(done - p->phase_done0) / elapsed : 0;
-    char a[32], b[32], c[32], d[32];
+    char a[32], b[32], c[32], d[32]; /* fixed: numbers */
 
     if (!p->tty)
         return; /* logs get the result lines, not progress */
     if (!new_phase && now - p->last < 0.1 && done != total)
         return;
     p->last = now;
-    char line[320];
+    char line[320]; /* fixed: a phase word and numbers */
     if (strcmp(phase, "commit") == 0) {
         /* Counted in files, not bytes. */
         snprintf(line, sizeof line, "%-8s %llu files", phase,
@@ -90,7 +90,7 @@ void cdd_progress_cb(void *ud, const char *phase, uint64_t done, uint64_t total)
     } else {
         const int width = 12;
         int fill = (int)((double)done / (double)total * width);
-        char bar[32];
+        char bar[32]; /* fixed: a 12-cell bar */
         if (fill > width)
             fill = width;
         memset(bar, '#', (size_t)fill);

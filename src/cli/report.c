@@ -14,6 +14,7 @@
 #include "cdd/jsonparse.h"
 
 #include "cdd/error.h"
+#include "cdd/strbuf.h"
 #include "cdd/verify.h"
 #include "report.h"
 #include "shell.h"
@@ -90,9 +91,25 @@ static const char *status_color(enum cdd_check_status st)
  * that is ours (and may hold colour). */
 static void put_prefixed(const char *prefix, const char *text)
 {
-    char line[8192];
+    /* Escaping makes a byte at most 4 ("\xNN"): the whole line fits. */
+    size_t cap = strlen(text) * 4 + 1;
+    char *line = malloc(cap);
     fprintf(stderr, "%s%s\n", prefix,
-            cdd_text_one_line(text, line, sizeof line));
+            line ? cdd_text_one_line(text, line, cap) : "(out of memory)");
+    free(line);
+}
+
+/* printf into a malloc'd string (NULL: out of memory or past the bound,
+ * recorded). */
+static char *vtext(const char *fmt, va_list ap)
+{
+    struct cdd_sb sb;
+    cdd_sb_init(&sb, CDD_TEXT_MAX, "report line");
+    if (cdd_sb_vaddf(&sb, fmt, ap)) {
+        cdd_sb_free(&sb);
+        return NULL;
+    }
+    return cdd_sb_take(&sb);
 }
 
 static void put_line(const char *text)
@@ -102,14 +119,14 @@ static void put_line(const char *text)
 
 void cdd_say(struct cdd_report *r, const char *fmt, ...)
 {
-    char text[4096];
     if (r && r->quiet)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    char *text = vtext(fmt, ap);
     va_end(ap);
-    put_line(text);
+    put_line(text ? text : cdd_last_error()->msg);
+    free(text);
 }
 
 static void set(struct cdd_report *r, const char *key, cJSON *v)
@@ -181,14 +198,16 @@ static const char *status_name(enum cdd_check_status st)
 static void status_line(struct cdd_report *r, enum cdd_check_status st,
                         const char *name, const char *detail)
 {
-    char prefix[64], text[4400];
+    char prefix[64]; /* fixed: colour codes and a status word */
     if (r->color)
         snprintf(prefix, sizeof prefix, "  %s%-4s" SGR_RESET "  ",
                  status_color(st), status_name(st));
     else
         snprintf(prefix, sizeof prefix, "  %-4s  ", status_name(st));
-    snprintf(text, sizeof text, "%s: %s", name, detail);
-    put_prefixed(prefix, text);
+    char *text = cdd_aprintf(CDD_TEXT_MAX, "report line", "%s: %s", name,
+                             detail);
+    put_prefixed(prefix, text ? text : cdd_last_error()->msg);
+    free(text);
 }
 
 static cJSON *fix_steps_json(const struct cdd_fixes *f, unsigned alt)
@@ -210,7 +229,7 @@ static cJSON *fix_steps_json(const struct cdd_fixes *f, unsigned alt)
                                                                 : "value",
                                     x->value);
         if (x->kind == CDD_FIX_PREPEND) {
-            char sep[2] = {x->sep, '\0'};
+            char sep[2] = {x->sep, '\0'}; /* fixed: a separator */
             cJSON_AddStringToObject(o, "separator", sep);
         }
         if (x->kind == CDD_FIX_RUN) {
@@ -246,9 +265,11 @@ static void report_fix(struct cdd_report *r, cJSON *check,
             where = first->scope == CDD_FIX_SYSTEM ? "system-wide" : "";
         cdd_clear_error();
         char *cmd = cdd_shell_render_alt(r->shell, f, alt);
-        char why[1200] = "";
-        if (!cmd)
-            cdd_error_format(why, sizeof why);
+        const struct cdd_errinfo *e = cdd_last_error();
+        size_t wcap = 4 * (sizeof e->path + sizeof e->msg) + 2048;
+        char *why = cmd ? NULL : malloc(wcap);
+        if (why)
+            cdd_error_format(why, wcap);
         cJSON *o = cJSON_CreateObject();
         if (first->label)
             cJSON_AddStringToObject(o, "label", first->label);
@@ -256,22 +277,22 @@ static void report_fix(struct cdd_report *r, cJSON *check,
         if (cmd)
             cJSON_AddStringToObject(o, "command", cmd);
         else
-            cJSON_AddStringToObject(o, "unavailable", why);
+            cJSON_AddStringToObject(o, "unavailable",
+                                    why ? why : "out of memory");
         cJSON_AddItemToObject(o, "steps", fix_steps_json(f, alt));
         cJSON_AddItemToArray(arr, o);
         if (show) {
-            char head[1024], text[8192];
-            snprintf(head, sizeof head, "fix%s%s%s%s%s", first->label ? ", " : "",
-                     first->label ? first->label : "", *where ? " (" : "",
-                     where, *where ? ")" : "");
-            if (cmd)
-                snprintf(text, sizeof text, "%s: %s", head, cmd);
-            else
-                snprintf(text, sizeof text, "%s: %s (try --fix-shell with "
-                         "another shell)", head, why);
+            char *text = cdd_aprintf(
+                CDD_TEXT_MAX, "report line", "fix%s%s%s%s%s: %s%s",
+                first->label ? ", " : "", first->label ? first->label : "",
+                *where ? " (" : "", where, *where ? ")" : "",
+                cmd ? cmd : why ? why : "out of memory",
+                cmd ? "" : " (try --fix-shell with another shell)");
             put_prefixed(r->color ? "        \033[1m>\033[0m " : "        > ",
-                         text);
+                         text ? text : cdd_last_error()->msg);
+            free(text);
         }
+        free(why);
         free(cmd);
     }
     cdd_clear_error();
@@ -280,11 +301,12 @@ static void report_fix(struct cdd_report *r, cJSON *check,
 void cdd_report_check(struct cdd_report *r, const char *name,
                       enum cdd_check_status st, const char *fmt, ...)
 {
-    char detail[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
+    char *detail = vtext(fmt, ap);
     va_end(ap);
+    if (!detail && !(detail = cdd_strdup(cdd_last_error()->msg)))
+        return;
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "name", name);
     cJSON_AddStringToObject(c, "status", status_name(st));
@@ -295,6 +317,7 @@ void cdd_report_check(struct cdd_report *r, const char *name,
     /* Failures are shown even with --quiet: they are what the user needs. */
     if (!r->quiet || st == CDD_FAIL)
         status_line(r, st, name, detail);
+    free(detail);
 }
 
 static enum cdd_check_status map_status(enum cdd_cstatus s)
@@ -349,16 +372,17 @@ void cdd_report_layers(struct cdd_report *r, const struct cdd_checks *c,
         for (size_t k = i; k < end; k++)
             one_check(r, &c->v[k], !fold || c->v[k].status != CDD_CHECK_PASS);
         if (fold && !r->quiet) {
-            char layer[128], text[2400];
-            snprintf(layer, sizeof layer, "%.*s", (int)layer_len(c->v[i].name),
-                     c->v[i].name);
-            const char *sum = summary ? summary(ud, layer) : NULL;
-            if (sum && n_pass == end - i)
-                snprintf(text, sizeof text, "%s", sum);
-            else
-                snprintf(text, sizeof text, "%zu %schecks passed", n_pass,
-                         n_pass == end - i ? "" : "other ");
-            status_line(r, CDD_PASS, layer, text);
+            char *layer = cdd_strndup(c->v[i].name, layer_len(c->v[i].name));
+            const char *sum = summary && layer ? summary(ud, layer) : NULL;
+            char *text = sum && n_pass == end - i
+                             ? cdd_strdup(sum)
+                             : cdd_aprintf(64, "count", "%zu %schecks passed",
+                                           n_pass,
+                                           n_pass == end - i ? "" : "other ");
+            if (layer && text)
+                status_line(r, CDD_PASS, layer, text);
+            free(layer);
+            free(text);
         }
         i = end;
     }
@@ -385,11 +409,13 @@ void cdd_report_plan(struct cdd_report *r, const char *key,
             cJSON_AddStringToObject(o, "detail", it->detail);
         cJSON_AddItemToArray(a, o);
         if (print && !r->quiet) {
-            char text[4096];
-            snprintf(text, sizeof text, "  %-9s %s%s%s",
-                     cdd_action_name(it->action), it->path,
-                     it->detail ? ": " : "", it->detail ? it->detail : "");
-            put_line(text);
+            char *text = cdd_aprintf(CDD_TEXT_MAX, "report line",
+                                     "  %-9s %s%s%s",
+                                     cdd_action_name(it->action), it->path,
+                                     it->detail ? ": " : "",
+                                     it->detail ? it->detail : "");
+            put_line(text ? text : cdd_last_error()->msg);
+            free(text);
         }
     }
     set(r, key, a);
@@ -397,12 +423,18 @@ void cdd_report_plan(struct cdd_report *r, const char *key,
 
 void cdd_report_error(struct cdd_report *r, int code)
 {
-    char msg[3072];
     const struct cdd_errinfo *e = cdd_last_error();
-    if (e->code == code)
-        cdd_error_format(msg, sizeof msg);
+    /* The whole record, each byte escaped to at most 4, and the OS text. */
+    size_t cap = 4 * (sizeof e->path + sizeof e->msg) + 2048;
+    char *msg = malloc(cap);
+    if (!msg)
+        msg = cdd_strdup("out of memory");
+    else if (e->code == code)
+        cdd_error_format(msg, cap);
     else
-        snprintf(msg, sizeof msg, "%s", cdd_err_message(code));
+        snprintf(msg, cap, "%s", cdd_err_message(code));
+    if (!msg)
+        return;
     r->exit_code = cdd_err_exit_code(code);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "code", cdd_err_name(code));
@@ -423,6 +455,7 @@ void cdd_report_error(struct cdd_report *r, int code)
             fprintf(stderr, "Try 'cudnn-deploy --help' for more "
                             "information.\n");
     }
+    free(msg);
 }
 
 void cdd_report_hint(struct cdd_report *r, const char *hint)

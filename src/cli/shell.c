@@ -135,7 +135,7 @@ static void shell_base(const char *name, char *buf, size_t len)
 
 static int shell_lookup(const char *name, enum cdd_shell *out)
 {
-    char b[64];
+    char b[64]; /* fixed: compared with the known shell names, all shorter */
     shell_base(name, b, sizeof b);
     for (int i = 0; i < CDD_SHELL_COUNT; i++)
         if (!strcmp(b, shell_names[i])) {
@@ -493,7 +493,7 @@ static const char *ps_target(const struct cdd_fix *f)
 
 static void render_ps_var(struct sbuf *b, const struct cdd_fix *f)
 {
-    char sep[2] = {f->sep, '\0'};
+    char sep[2] = {f->sep, '\0'}; /* fixed: a separator */
     if (f->scope == CDD_FIX_SESSION) {
         sb_add(b, "$env:");
         sb_add(b, f->name);

@@ -3,6 +3,7 @@
  * summarised here from the result ("load: 7 libraries loaded, cuDNN 8.5.0,
  * ..."); report.c shows the rest in full. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cdd/cudnn_facts.h"
@@ -10,6 +11,7 @@
 #include "cdd/fit.h"
 #include "cdd/profile.h"
 #include "cdd/receipt.h"
+#include "cdd/strbuf.h"
 #include "cdd/verified.h"
 #include "cdd/verify.h"
 #include "cmds.h"
@@ -17,7 +19,7 @@
 
 struct summary_ctx {
     const struct cdd_verify_result *res;
-    char buf[1024];
+    char *buf; /* the last summary, malloc'd */
 };
 
 static size_t count_prefix(const struct cdd_checks *c, const char *prefix)
@@ -42,12 +44,13 @@ static const char *summary(void *ud, const char *layer)
     struct summary_ctx *x = ud;
     const struct cdd_verify_result *res = x->res;
     const struct cdd_checks *c = &res->checks;
-    char ver[32];
+    char ver[32]; /* fixed: a version */
     if (strcmp(layer, "files") == 0) {
         const char *d = find_detail(c, "files");
         if (!d)
             return NULL;
-        snprintf(x->buf, sizeof x->buf, "%s%s", d,
+        free(x->buf);
+        x->buf = cdd_aprintf(CDD_TEXT_MAX, "summary", "%s%s", d,
                  find_detail(c, "files.strays") ? "; no stray cuDNN files" : "");
         return x->buf;
     }
@@ -55,8 +58,8 @@ static const char *summary(void *ud, const char *layer)
         size_t libs = count_prefix(c, "load.open ");
         size_t deps = count_prefix(c, "load.deps ");
         size_t subs = count_prefix(c, "load.check ");
-        snprintf(x->buf, sizeof x->buf,
-                 "%zu librar%s loaded by absolute path%s%s%s%s%s%s",
+        free(x->buf);
+        x->buf = cdd_aprintf(CDD_TEXT_MAX, "summary", "%zu librar%s loaded by absolute path%s%s%s%s%s%s",
                  libs, libs == 1 ? "y" : "ies",
                  res->cudnn_version ? ", cuDNN " : "",
                  res->cudnn_version
@@ -71,8 +74,8 @@ static const char *summary(void *ud, const char *layer)
         return x->buf;
     }
     if (strcmp(layer, "gpu") == 0 && res->have_gpu) {
-        snprintf(x->buf, sizeof x->buf,
-                 "%s%sdriver %s (CUDA %d.%d)%s",
+        free(x->buf);
+        x->buf = cdd_aprintf(CDD_TEXT_MAX, "summary", "%s%sdriver %s (CUDA %d.%d)%s",
                  res->gpu.device_name, res->gpu.device_name[0] ? ", " : "",
                  res->gpu.driver_release, res->gpu.driver_cuda_version / 1000,
                  res->gpu.driver_cuda_version % 1000 / 10,
@@ -81,8 +84,8 @@ static const char *summary(void *ud, const char *layer)
         return x->buf;
     }
     if (strcmp(layer, "bench") == 0 && res->bench_ran) {
-        snprintf(x->buf, sizeof x->buf,
-                 "GPU %.3f ms vs CPU %.1f ms: %.0fx faster (%.1f TFLOP/s)",
+        free(x->buf);
+        x->buf = cdd_aprintf(CDD_TEXT_MAX, "summary", "GPU %.3f ms vs CPU %.1f ms: %.0fx faster (%.1f TFLOP/s)",
                  res->bench.gpu_ms, res->bench.cpu_ms, res->bench.speedup,
                  res->bench.gpu_tflops);
         return x->buf;
@@ -174,6 +177,7 @@ int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
             cdd_opt_value_name(cdd_level_values, res.level));
     struct summary_ctx sc = {.res = &res};
     cdd_report_layers(rep, &res.checks, summary, &sc);
+    free(sc.buf);
     report_profile(rep, tree);
     cdd_report_str(rep, "level",
                    cdd_opt_value_name(cdd_level_values, res.level));
@@ -209,7 +213,7 @@ int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
     for (int k = CDD_BENCH_TF32; k < CDD_BENCH_N_MATH; k++) {
         const struct cdd_gpu_bench_result *b = &res.bench_math[k];
         const char *p = k == CDD_BENCH_TF32 ? "bench_tf32" : "bench_fp16";
-        char key[48];
+        char key[48]; /* fixed: a constant key and a suffix */
         if (!res.bench_math_ran[k])
             continue;
         snprintf(key, sizeof key, "%s_gpu_ms", p);

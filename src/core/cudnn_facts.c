@@ -158,7 +158,7 @@ int cdd_version_dotted(const char *s, long *comp, int max)
 static int format_version(const long *comp, int n, int major, char *buf,
                           size_t len)
 {
-    char t[96];
+    char t[96]; /* fixed: four numbers */
     if (n < 2 || comp[0] != major)
         return -1;
     if (n == 2)
@@ -202,7 +202,7 @@ static int resource_value(const unsigned char *d, size_t n, const char *key,
         size_t j = i + 2 * (kl + 1);
         for (int pad = 0; pad < 2 && j + 1 < n && !d[j] && !d[j + 1]; pad++)
             j += 2;
-        char v[40];
+        char v[40]; /* fixed: a version string, bounded by the loop */
         size_t m = 0;
         while (j + 1 < n && m < sizeof v - 1 && !d[j + 1] &&
                (isdigit(d[j]) || d[j] == '.' || d[j] == ',' || d[j] == ' ')) {
@@ -281,7 +281,7 @@ int cdd_cudnn_version_from_header_text(const char *text, int major,
 int cdd_cudnn_needs_zlibwapi(const char *version, int major)
 {
     long v[4];
-    char b[40];
+    char b[40]; /* fixed: a version (a longer one is none) */
     const struct cdd_cudnn_major *f;
     snprintf(b, sizeof b, "%s", version ? version : "");
     if (cdd_version_dotted(b, v, 4) < 2) {
@@ -330,7 +330,7 @@ static const struct hint hints[] = {
 
 const char *cdd_dependency_hint(const char *name)
 {
-    char low[64];
+    char low[64]; /* fixed: compared with the known names, all shorter */
     size_t i;
     for (i = 0; i < sizeof low - 1 && name[i]; i++)
         low[i] = (char)tolower((unsigned char)name[i]);

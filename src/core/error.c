@@ -173,7 +173,7 @@ char *cdd_text_one_line(const char *text, char *buf, size_t len)
     if (len == 0)
         return buf;
     while (*s) {
-        char tmp[16];
+        char tmp[16]; /* fixed: one rendered character */
         size_t n;
         long cp = utf8_at(s, &n);
         if (cp < 0)
@@ -208,7 +208,7 @@ char *cdd_error_format(char *buf, size_t len)
     /* Built raw, then rendered on one line: the path and the message carry
      * names from archives, manifests, trees and their state, any of which
      * may hold a newline or an escape sequence. */
-    char raw[sizeof last.path + sizeof last.msg + 600];
+    char raw[sizeof last.path + sizeof last.msg + 600]; /* fixed: holds the whole error record and its OS text */
     size_t n = 0;
     raw[0] = '\0';
     if (last.path[0])
@@ -218,7 +218,7 @@ char *cdd_error_format(char *buf, size_t len)
         n += (size_t)snprintf(raw + n, sizeof raw - n, "%s", m);
     }
     if (n < sizeof raw && last.os_err && last.code != CDD_E_FAULT) {
-        char os[512];
+        char os[512]; /* fixed: the OS error text */
         snprintf(raw + n, sizeof raw - n, " (%s)",
                  last_is_errno ? strerror(last.os_err)
                                : cdd_os_error_text(last.os_err, os, sizeof os));

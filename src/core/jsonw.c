@@ -116,14 +116,14 @@ void cdd_jw_str(struct cdd_jw *w, const char *key, const char *s)
  * print. */
 void cdd_jw_int(struct cdd_jw *w, const char *key, long long v)
 {
-    char d[32];
+    char d[32]; /* fixed: a number */
     snprintf(d, sizeof d, "%lld", v);
     place(w, key, cJSON_CreateRaw(d));
 }
 
 void cdd_jw_uint(struct cdd_jw *w, const char *key, uint64_t v)
 {
-    char d[32];
+    char d[32]; /* fixed: a number */
     snprintf(d, sizeof d, "%" PRIu64, v);
     place(w, key, cJSON_CreateRaw(d));
 }

@@ -356,7 +356,7 @@ char *cdd_path_fold(const char *path)
 
 /* One character of a printable rendering into tmp (at most 11 bytes);
  * returns the input bytes it consumed. */
-static size_t render_char(const unsigned char *s, char tmp[16])
+static size_t render_char(const unsigned char *s, char tmp[16]) /* fixed: one rendered character */
 {
     uint32_t cp;
     const char *err;
@@ -388,7 +388,7 @@ char *cdd_path_printable(const char *name, char *buf, size_t len)
     const unsigned char *s = (const unsigned char *)(name ? name : "(null)");
     const unsigned char *p;
     size_t o = 0, total = 0, reserve;
-    char tmp[16];
+    char tmp[16]; /* fixed: one rendered character */
 
     if (len == 0)
         return buf;
@@ -412,6 +412,21 @@ char *cdd_path_printable(const char *name, char *buf, size_t len)
     }
     buf[o] = '\0';
     return buf;
+}
+
+char *cdd_path_shown(const char *name)
+{
+    const unsigned char *s = (const unsigned char *)(name ? name : "(null)");
+    char tmp[16]; /* fixed: one rendered character, at most 11 bytes */
+    size_t total = 0;
+    for (const unsigned char *p = s; *p;) {
+        p += render_char(p, tmp);
+        total += strlen(tmp);
+    }
+    char *out = malloc(total + 1);
+    if (!out)
+        return NULL;
+    return cdd_path_printable(name, out, total + 1);
 }
 
 const char *cdd_path_basename(const char *path)

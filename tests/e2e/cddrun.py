@@ -120,7 +120,8 @@ CHECK_STATUSES = ("pass", "warn", "fail", "skip")
 ERROR_CODES = ("USAGE", "NOTSUP", "MANIFEST", "ARCHIVE", "CORRUPT", "UNSAFE",
                "CHECKSUM", "UNPINNED", "VERSION", "TARGET", "STATE",
                "MODIFIED", "CHECK", "NOTFOUND", "IO", "PERM", "NOSPC", "BUSY",
-               "LOCKED", "NETWORK", "INTERRUPTED", "FAULT", "NOMEM")
+               "LOCKED", "NETWORK", "INTERRUPTED", "FAULT", "NOMEM",
+               "TOOLONG")
 
 
 def parse_one_object(text):

@@ -13,6 +13,7 @@
 #include "cdd/cudnn_facts.h"
 #include "cdd/doctor.h"
 #include "cdd/error.h"
+#include "cdd/strbuf.h"
 #include "cdd/gpu.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
@@ -36,35 +37,28 @@ static void nomem(struct cdd_dscan *c)
 
 /* ---- a growing string ---------------------------------------------------- */
 
-void cdd_sb_printf(struct cdd_sbuf *b, const char *fmt, ...) {
+void cdd_dr_sb_printf(struct cdd_sbuf *b, const char *fmt, ...) {
+    /* Over the bounded buffer: a detail lists a few paths per entry of a
+     * search list; past CDD_TEXT_MAX it is an error, not a cut. */
+    struct cdd_sb sb = {b->s, b->n, b->cap, CDD_TEXT_MAX, "doctor detail"};
+    if (b->oom)
+        return;
     va_list ap;
     va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
+    if (cdd_sb_vaddf(&sb, fmt, ap))
+        b->oom = 1;
     va_end(ap);
-    if (k < 0 || b->oom)
-        return;
-    if (b->n + (size_t)k + 1 > b->cap) {
-        size_t cap = (b->n + (size_t)k + 1) * 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)k;
+    b->s = sb.buf;
+    b->n = sb.len;
+    b->cap = sb.cap;
 }
 
-const char *cdd_sb_str(const struct cdd_sbuf *b)
+const char *cdd_dr_sb_str(const struct cdd_sbuf *b)
 {
     return b->s ? b->s : "";
 }
 
-void cdd_sb_free(struct cdd_sbuf *b)
+void cdd_dr_sb_free(struct cdd_sbuf *b)
 {
     free(b->s);
     memset(b, 0, sizeof *b);
@@ -120,7 +114,7 @@ int cdd_dr_plist_pos(const struct cdd_dscan *c, const struct cdd_dr_plist *l,
 static int ver_same(const char *a, const char *b)
 {
     long ca[4], cb[4];
-    char x[40], y[40];
+    char x[40], y[40]; /* fixed: a version (a longer one is none) */
     if (!a || !b || !*a || !*b)
         return -1;
     snprintf(x, sizeof x, "%s", a);
@@ -158,7 +152,7 @@ static void fix_prepend(struct cdd_dscan *c, struct cdd_sbuf *b,
     char *n = native(c, dirs);
     if (!n)
         return;
-    cdd_sb_printf(b, "put %s first on %s", n, var);
+    cdd_dr_sb_printf(b, "put %s first on %s", n, var);
     cdd_fixes_label(&c->fix, label);
     if (cdd_fixes_path_first(&c->fix, c->windows, var, dirs))
         c->err = CDD_E_NOMEM;
@@ -173,7 +167,7 @@ static void fix_prepend_one(struct cdd_dscan *c, struct cdd_sbuf *b,
 {
     const char *why = cdd_fix_list_entry_fault(var, dir, c->sep);
     if (why)
-        cdd_sb_printf(b, "no command can put %s first on %s: %s", dir, var,
+        cdd_dr_sb_printf(b, "no command can put %s first on %s: %s", dir, var,
                       why);
     else
         fix_prepend(c, b, var, dir, NULL);
@@ -189,13 +183,13 @@ static void fix_libdir(struct cdd_dscan *c, struct cdd_sbuf *b,
     if (c->windows) {
         /* PATH alone misleads Python >= 3.8 (windll.h). */
         char *py = cdd_windll_python_fix(n);
-        cdd_sb_printf(b, "put %s first on PATH for programs; %s", n,
+        cdd_dr_sb_printf(b, "put %s first on PATH for programs; %s", n,
                       py ? py : "");
         if (!py)
             b->oom = 1;
         free(py);
     } else
-        cdd_sb_printf(b, "add %s to LD_LIBRARY_PATH, or system-wide to "
+        cdd_dr_sb_printf(b, "add %s to LD_LIBRARY_PATH, or system-wide to "
                          "/etc/ld.so.conf.d", n);
     int fr = cdd_fixes_libdir(&c->fix, c->windows, dir);
     if (fr == CDD_E_NOMEM)
@@ -207,13 +201,19 @@ static void fix_libdir(struct cdd_dscan *c, struct cdd_sbuf *b,
 
 /* ---- PATH and LD_LIBRARY_PATH -------------------------------------------- */
 
-static void cuda_label(const struct cdd_doctor_toolkit *k, char *buf,
-                       size_t len)
+/* The label into b (emptied first); returns its text. */
+static const char *cuda_label(const struct cdd_doctor_toolkit *k,
+                              struct cdd_sbuf *b)
 {
+    if (b->s) {
+        b->n = 0;
+        b->s[0] = '\0';
+    }
     if (k->version.known)
-        snprintf(buf, len, "CUDA %d.%d", k->version.major, k->version.minor);
+        cdd_dr_sb_printf(b, "CUDA %d.%d", k->version.major, k->version.minor);
     else
-        snprintf(buf, len, "CUDA of unknown version at %s", k->root);
+        cdd_dr_sb_printf(b, "CUDA of unknown version at %s", k->root);
+    return cdd_dr_sb_str(b);
 }
 
 /* Toolkits of a list with different versions count as different CUDAs;
@@ -246,15 +246,15 @@ static void entries_of(const struct cdd_dscan *c, const struct cdd_dr_plist *l,
     size_t start = b->n;
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i].toolkit >= 0 && l->v[i].toolkit == t)
-            cdd_sb_printf(b, "%s%s",
+            cdd_dr_sb_printf(b, "%s%s",
                           b->n > start ? (c->sep == ';' ? ";" : ":") : "",
                           l->v[i].dir);
 }
 
 static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
 {
-    char name[64];
-    struct cdd_sbuf list = {0}, d = {0};
+    char name[64]; /* fixed: "path" and a variable name of the scan */
+    struct cdd_sbuf list = {0}, d = {0}, lab = {0}, first = {0};
     int groups[16], n_groups = 0;
     snprintf(name, sizeof name, "path %s", l->var);
     if (!l->set) {
@@ -269,16 +269,18 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
         const struct cdd_dr_pentry *e = &l->v[i];
         if (e->toolkit < 0 && !e->cudnn)
             continue;
-        char lab[600] = "";
+        if (lab.s)
+            lab.s[lab.n = 0] = '\0';
         if (e->toolkit >= 0)
-            cuda_label(&c->res->toolkits[e->toolkit], lab, sizeof lab);
+            cuda_label(&c->res->toolkits[e->toolkit], &lab);
         /* The report keeps a detail to 2 KiB: the first entries matter. */
         if (++listed <= 10)
-            cdd_sb_printf(&list, "%s#%zu %s (%s%s%s)", list.n ? ", " : "",
-                          i + 1, e->dir, lab, *lab && e->cudnn ? "; " : "",
+            cdd_dr_sb_printf(&list, "%s#%zu %s (%s%s%s)", list.n ? ", " : "",
+                          i + 1, e->dir, cdd_dr_sb_str(&lab),
+                          lab.n && e->cudnn ? "; " : "",
                           e->cudnn ? e->cudnn : "");
         else if (listed == 11)
-            cdd_sb_printf(&list, ", ...");
+            cdd_dr_sb_printf(&list, ", ...");
         if (e->toolkit < 0)
             continue;
         int seen = 0;
@@ -294,30 +296,30 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
         DCHECK(c, name, CDD_CHECK_PASS, "no entry of %s holds CUDA or cuDNN",
                l->var);
     } else if (n_groups <= 1) {
-        char lab[600] = "";
         if (n_groups)
-            cuda_label(&c->res->toolkits[groups[0]], lab, sizeof lab);
+            cuda_label(&c->res->toolkits[groups[0]], &lab);
         DCHECK(c, name, CDD_CHECK_PASS,
                "entries holding CUDA or cuDNN, in order: %s%s%s%s",
-               cdd_sb_str(&list), n_groups ? "; " : "", lab,
+               cdd_dr_sb_str(&list), n_groups ? "; " : "",
+               n_groups ? cdd_dr_sb_str(&lab) : "",
                n_groups ? " comes first" : "");
     } else {
-        char first[600], lab[600];
         const struct cdd_doctor_toolkit *t0 = &c->res->toolkits[groups[0]];
-        cuda_label(t0, first, sizeof first);
-        cdd_sb_printf(&d,
+        cuda_label(t0, &first);
+        cdd_dr_sb_printf(&d,
                       "%d CUDA versions on %s: %s comes first (#%d), so "
                       "programs get its %s",
-                      n_groups, l->var, first,
+                      n_groups, l->var, cdd_dr_sb_str(&first),
                       is_lib ? t0->lib_path_pos : t0->path_pos, what);
         for (int g = 1; g < n_groups; g++) {
             const struct cdd_doctor_toolkit *tg =
                 &c->res->toolkits[groups[g]];
-            cuda_label(tg, lab, sizeof lab);
-            cdd_sb_printf(&d, "%s %s (#%d)", g == 1 ? ", not those of" : ",",
-                          lab, is_lib ? tg->lib_path_pos : tg->path_pos);
+            cuda_label(tg, &lab);
+            cdd_dr_sb_printf(&d, "%s %s (#%d)", g == 1 ? ", not those of" : ",",
+                          cdd_dr_sb_str(&lab),
+                          is_lib ? tg->lib_path_pos : tg->path_pos);
         }
-        cdd_sb_printf(&d, ". ");
+        cdd_dr_sb_printf(&d, ". ");
         /* With a CUDA target, the fix is to put the target's first. */
         const struct cdd_target *t = c->t;
         int want = -1;
@@ -330,7 +332,7 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
                 want = g;
         }
         if (want == 0) {
-            cdd_sb_printf(&d,
+            cdd_dr_sb_printf(&d,
                           "The target's CUDA comes first, as it should; "
                           "remove the other CUDA's entries from %s to avoid "
                           "surprises. ",
@@ -338,28 +340,33 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
         } else {
             for (int g = want > 0 ? want : 1;
                  g < (want > 0 ? want + 1 : n_groups); g++) {
-                struct cdd_sbuf dirs = {0};
-                cuda_label(&c->res->toolkits[groups[g]], lab, sizeof lab);
+                struct cdd_sbuf dirs = {0}, label = {0};
+                cuda_label(&c->res->toolkits[groups[g]], &lab);
                 entries_of(c, l, groups[g], &dirs);
-                char label[700];
-                snprintf(label, sizeof label, "to use %s%s", lab,
-                         want > 0 ? " (the target's)" : " instead");
-                cdd_sb_printf(&d, "To use %s%s: ", lab,
+                cdd_dr_sb_printf(&label, "to use %s%s", cdd_dr_sb_str(&lab),
+                                 want > 0 ? " (the target's)" : " instead");
+                cdd_dr_sb_printf(&d, "To use %s%s: ", cdd_dr_sb_str(&lab),
                               want > 0 ? " (the target's)" : " instead");
-                fix_prepend(c, &d, l->var, cdd_sb_str(&dirs), label);
-                cdd_sb_printf(&d, ". ");
-                cdd_sb_free(&dirs);
+                fix_prepend(c, &d, l->var, cdd_dr_sb_str(&dirs),
+                            cdd_dr_sb_str(&label));
+                cdd_dr_sb_printf(&d, ". ");
+                if (dirs.oom || label.oom)
+                    nomem(c);
+                cdd_dr_sb_free(&dirs);
+                cdd_dr_sb_free(&label);
             }
-            cdd_sb_printf(&d, "Or keep only one CUDA on %s. ", l->var);
+            cdd_dr_sb_printf(&d, "Or keep only one CUDA on %s. ", l->var);
         }
-        cdd_sb_printf(&d, "Entries holding CUDA or cuDNN, in order: %s",
-                      cdd_sb_str(&list));
-        DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
+        cdd_dr_sb_printf(&d, "Entries holding CUDA or cuDNN, in order: %s",
+                      cdd_dr_sb_str(&list));
+        DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_dr_sb_str(&d));
     }
-    if (list.oom || d.oom)
+    if (list.oom || d.oom || lab.oom || first.oom)
         nomem(c);
-    cdd_sb_free(&list);
-    cdd_sb_free(&d);
+    cdd_dr_sb_free(&list);
+    cdd_dr_sb_free(&d);
+    cdd_dr_sb_free(&lab);
+    cdd_dr_sb_free(&first);
 }
 
 /* Linux: nvcc from one CUDA and libraries from another is a classic
@@ -369,25 +376,26 @@ static void check_path_vs_libpath(struct cdd_dscan *c)
     int a = first_toolkit(&c->path), b = first_toolkit(&c->libpath);
     if (c->windows || a < 0 || b < 0 || same_cuda(c, a, b))
         return;
-    char la[600], lb[600];
-    struct cdd_sbuf d = {0};
-    cuda_label(&c->res->toolkits[a], la, sizeof la);
-    cuda_label(&c->res->toolkits[b], lb, sizeof lb);
+    struct cdd_sbuf d = {0}, sa = {0}, sb = {0};
+    const char *la = cuda_label(&c->res->toolkits[a], &sa);
+    const char *lb = cuda_label(&c->res->toolkits[b], &sb);
     /* The libraries of PATH's first CUDA, so both agree. */
     const struct cdd_doctor_toolkit *k = &c->res->toolkits[a];
     char *lib = join(k->real, "lib64");
-    cdd_sb_printf(&d,
+    cdd_dr_sb_printf(&d,
                   "the first CUDA on PATH is %s but the first on "
                   "LD_LIBRARY_PATH is %s: programs are built with one and run "
                   "with the other's libraries. To use %s for both: ",
                   la, lb, la);
     fix_prepend(c, &d, "LD_LIBRARY_PATH", lib ? lib : k->real, NULL);
     DCHECK(c, "path PATH vs LD_LIBRARY_PATH", CDD_CHECK_WARN, "%s",
-           cdd_sb_str(&d));
-    if (d.oom)
+           cdd_dr_sb_str(&d));
+    if (d.oom || sa.oom || sb.oom)
         nomem(c);
     free(lib);
-    cdd_sb_free(&d);
+    cdd_dr_sb_free(&d);
+    cdd_dr_sb_free(&sa);
+    cdd_dr_sb_free(&sb);
 }
 
 /* ---- checks: toolkits and driver ----------------------------------------- */
@@ -403,13 +411,13 @@ static void describe_stale(const struct cdd_dscan *c, struct cdd_sbuf *b)
         const struct cdd_dr_stale *s = &c->stale[i];
         const char *sep = b->n ? "; " : "";
         if (s->kind == CDD_DR_STALE_NO_FOLDER) {
-            cdd_sb_printf(b,
+            cdd_dr_sb_printf(b,
                           "%s%s=%s names no folder: the CUDA it named was "
                           "uninstalled or moved; %s, or point it at an "
                           "installed toolkit",
                           sep, s->name, s->value, unset);
         } else if (s->kind == CDD_DR_STALE_HOME) {
-            cdd_sb_printf(b,
+            cdd_dr_sb_printf(b,
                           "%s%s=%s names no folder: build systems that "
                           "read it (PyTorch extensions, CMake) will fail; "
                           "point it at an installed toolkit or unset it",
@@ -418,7 +426,7 @@ static void describe_stale(const struct cdd_dscan *c, struct cdd_sbuf *b)
             const struct cdd_cuda_version *v =
                 &c->res->toolkits[s->toolkit].version;
             int maj = s->want_major, min = s->want_minor;
-            cdd_sb_printf(b,
+            cdd_dr_sb_printf(b,
                           "%s%s=%s is a CUDA %d.%d tree, not %d.%d: "
                           "`--cuda v%d.%d` and build tools that read it get "
                           "the wrong toolkit; point it at the CUDA %d.%d tree "
@@ -435,10 +443,10 @@ static void check_toolkits(struct cdd_dscan *c)
     struct cdd_sbuf stale = {0};
     describe_stale(c, &stale);
     if (stale.n)
-        DCHECK(c, "env CUDA_PATH", CDD_CHECK_WARN, "%s", cdd_sb_str(&stale));
+        DCHECK(c, "env CUDA_PATH", CDD_CHECK_WARN, "%s", cdd_dr_sb_str(&stale));
     if (stale.oom)
         nomem(c);
-    cdd_sb_free(&stale);
+    cdd_dr_sb_free(&stale);
     if (!res->n_toolkits) {
         DCHECK(c, "cuda", CDD_CHECK_SKIP,
                "no CUDA toolkit found (CUDA_PATH, CUDA_PATH_V*, CUDA_HOME "
@@ -452,8 +460,13 @@ static void check_toolkits(struct cdd_dscan *c)
     }
     for (size_t i = 0; i < res->n_toolkits; i++) {
         const struct cdd_doctor_toolkit *k = &res->toolkits[i];
-        char name[1100], where[200];
-        snprintf(name, sizeof name, "cuda %s", k->root);
+        char where[200]; /* fixed: constant words and two numbers */
+        char *name = cdd_aprintf(CDD_TEXT_MAX, "check name", "cuda %s",
+                                 k->root);
+        if (!name) {
+            nomem(c);
+            return;
+        }
         if (k->path_pos)
             snprintf(where, sizeof where, "on PATH (#%d)", k->path_pos);
         else
@@ -469,7 +482,7 @@ static void check_toolkits(struct cdd_dscan *c)
         }
         int alias = !cdd_dr_same_path(c, k->root, k->real);
         if (k->version.known) {
-            char v[48];
+            char v[48]; /* fixed: a version of 3 ints */
             if (k->version.patch >= 0)
                 snprintf(v, sizeof v, "%d.%d.%d", k->version.major,
                          k->version.minor, k->version.patch);
@@ -488,6 +501,7 @@ static void check_toolkits(struct cdd_dscan *c)
                    alias ? "; really " : "", alias ? k->real : "",
                    k->found_by, where);
         }
+        free(name);
     }
 }
 
@@ -516,14 +530,14 @@ static void check_driver(struct cdd_dscan *c)
                c->driver_path[0] ? ": " : "", c->driver_msg);
         return;
     }
-    char drv[16];
+    char drv[16]; /* fixed: a CUDA version */
     cdd_cuda_version_str(res->driver_cuda_version, drv, sizeof drv);
     const char *rel = res->driver_release[0] ? res->driver_release : "";
     /* Which CUDAs can this driver run? The target's decides pass/fail;
      * other toolkits only warn. */
     struct cdd_sbuf too_old = {0};
     enum cdd_cstatus st = CDD_CHECK_PASS;
-    char target_note[300] = "";
+    char target_note[300] = ""; /* fixed: numbers and a driver version */
     const struct cdd_target *t = c->t;
     if (t && t->kind == CDD_TARGET_CUDA && t->version.known) {
         int tm = t->version.major, tn = t->version.minor;
@@ -551,7 +565,7 @@ static void check_driver(struct cdd_dscan *c)
                                k->version.minor) != CDD_DRV_TOO_OLD)
             continue;
         const char *min = cdd_cuda_min_driver(k->version.major, c->windows);
-        cdd_sb_printf(&too_old, "%sCUDA %d.%d at %s (needs driver %s%s)",
+        cdd_dr_sb_printf(&too_old, "%sCUDA %d.%d at %s (needs driver %s%s)",
                       too_old.n ? ", " : "", k->version.major, k->version.minor,
                       k->root, min ? ">= " : "newer", min ? min : "");
     }
@@ -560,11 +574,11 @@ static void check_driver(struct cdd_dscan *c)
     DCHECK(c, "driver", st,
            "NVIDIA driver %s (%s) supports CUDA up to %s%s%s%s%s",
            *rel ? rel : "of unknown release", res->driver_path, drv,
-           target_note, too_old.n ? "; too old for " : "", cdd_sb_str(&too_old),
+           target_note, too_old.n ? "; too old for " : "", cdd_dr_sb_str(&too_old),
            too_old.n ? ": update the driver to use those" : "");
     if (too_old.oom)
         nomem(c);
-    cdd_sb_free(&too_old);
+    cdd_dr_sb_free(&too_old);
 }
 
 /* ---- checks: cuDNN on the search path ------------------------------------ */
@@ -577,10 +591,10 @@ static void describe_copies(const struct cdd_dscan *c, const int *idx, size_t n,
     for (size_t i = 0; i < n; i++) {
         const struct cdd_doctor_copy *k = &c->res->copies[idx[i]];
         if (i == 8) {
-            cdd_sb_printf(b, "; and %zu more", n - i);
+            cdd_dr_sb_printf(b, "; and %zu more", n - i);
             break;
         }
-        cdd_sb_printf(b, "%s%zu) %s (%s, %s)%s", i ? "; " : "", i + 1, k->path,
+        cdd_dr_sb_printf(b, "%s%zu) %s (%s, %s)%s", i ? "; " : "", i + 1, k->path,
                       cdd_dr_ver_text(k->version), k->origin,
                       i == 0 ? " <- the loader picks this one" : "");
     }
@@ -594,7 +608,7 @@ static void check_subs(struct cdd_dscan *c, int m)
     const struct cdd_dr_names *nm = &c->names[m];
     const int wi = c->winner[m];
     char *wdir = cdd_dr_dir_of(c->res->copies[wi].real), name[128];
-    char wver[32];
+    char wver[32]; /* fixed: a version */
     snprintf(wver, sizeof wver, "%s", c->res->copies[wi].version);
     struct cdd_sbuf bad = {0}, elsewhere = {0};
     int n_subs = 0, n_bad = 0;
@@ -606,7 +620,7 @@ static void check_subs(struct cdd_dscan *c, int m)
             continue; /* only newer releases of the major ship it */
         n_subs++;
         if (first < 0) {
-            cdd_sb_printf(&bad, "%s%s missing", bad.n ? "; " : "", nm->subs[s]);
+            cdd_dr_sb_printf(&bad, "%s%s missing", bad.n ? "; " : "", nm->subs[s]);
             n_bad++;
             continue;
         }
@@ -614,11 +628,11 @@ static void check_subs(struct cdd_dscan *c, int m)
         char *kdir = cdd_dr_dir_of(k->real);
         int same_dir = kdir && wdir && cdd_dr_same_path(c, kdir, wdir);
         if (ver_same(k->version, wver) == 0) {
-            cdd_sb_printf(&bad, "%s%s is %s (%s)", bad.n ? "; " : "",
+            cdd_dr_sb_printf(&bad, "%s%s is %s (%s)", bad.n ? "; " : "",
                           nm->subs[s], k->version, k->path);
             n_bad++;
         } else if (!same_dir) {
-            cdd_sb_printf(&elsewhere, "%s%s from %s", elsewhere.n ? "; " : "",
+            cdd_dr_sb_printf(&elsewhere, "%s%s from %s", elsewhere.n ? "; " : "",
                           nm->subs[s], k->path);
         }
         free(kdir);
@@ -632,20 +646,20 @@ static void check_subs(struct cdd_dscan *c, int m)
                "the whole archive of one version into one folder (or remove "
                "the stray copies)",
                nm->main, cdd_dr_ver_text(w->version), w->path, n_bad, n_subs,
-               cdd_sb_str(&bad));
+               cdd_dr_sb_str(&bad));
     else if (elsewhere.n)
         DCHECK(c, name, CDD_CHECK_WARN,
                "all %d have the winner's version, but some come from another "
                "folder than %s: %s; keep one cuDNN in one folder",
-               n_subs, wdir ? wdir : w->path, cdd_sb_str(&elsewhere));
+               n_subs, wdir ? wdir : w->path, cdd_dr_sb_str(&elsewhere));
     else
         DCHECK(c, name, CDD_CHECK_PASS,
                "all %d found beside the winner in %s, version %s", n_subs,
                wdir ? wdir : "?", cdd_dr_ver_text(w->version));
     if (bad.oom || elsewhere.oom)
         nomem(c);
-    cdd_sb_free(&bad);
-    cdd_sb_free(&elsewhere);
+    cdd_dr_sb_free(&bad);
+    cdd_dr_sb_free(&elsewhere);
     free(wdir);
 }
 
@@ -655,7 +669,7 @@ static void check_search(struct cdd_dscan *c)
     for (int m = 0; m < CDD_DR_MAJORS; m++) {
         const struct cdd_dr_names *nm = &c->names[m];
         const int *idx = c->search[m].idx;
-        char name[128];
+        char name[128]; /* fixed: "cudnn" and a name of the facts table */
         size_t n = c->search[m].n;
         if (!n)
             continue;
@@ -669,21 +683,21 @@ static void check_search(struct cdd_dscan *c)
         snprintf(name, sizeof name, "cudnn %s", nm->main);
         if (n == 1) {
             describe_copies(c, idx, n, &d);
-            DCHECK(c, name, CDD_CHECK_PASS, "one copy: %s", cdd_sb_str(&d));
+            DCHECK(c, name, CDD_CHECK_PASS, "one copy: %s", cdd_dr_sb_str(&d));
         } else {
-            cdd_sb_printf(&d, "%zu copies in the loader's order: ", n);
+            cdd_dr_sb_printf(&d, "%zu copies in the loader's order: ", n);
             describe_copies(c, idx, n, &d);
             if (differ) {
                 const struct cdd_doctor_copy *k = &c->res->copies[idx[1]];
                 char *dir = cdd_dr_dir_of(k->path);
-                cdd_sb_printf(&d, ". Programs get %s; to get %s (%s) instead: ",
+                cdd_dr_sb_printf(&d, ". Programs get %s; to get %s (%s) instead: ",
                               cdd_dr_ver_text(c->res->copies[idx[0]].version),
                               k->path, cdd_dr_ver_text(k->version));
                 fix_prepend_one(c, &d, c->lib->var, dir ? dir : k->path);
-                cdd_sb_printf(&d, "; or remove the copies you do not want");
+                cdd_dr_sb_printf(&d, "; or remove the copies you do not want");
                 free(dir);
             } else {
-                cdd_sb_printf(&d,
+                cdd_dr_sb_printf(&d,
                               ". All the same version: harmless, but "
                               "removing the extra copies avoids surprises at "
                               "the next upgrade");
@@ -691,11 +705,11 @@ static void check_search(struct cdd_dscan *c)
             /* Another copy is there and one wins over it: what programs
              * load depends on the order, so it is never folded away into
              * "checks passed" (issue 23), whatever the versions. */
-            DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
+            DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_dr_sb_str(&d));
         }
         if (d.oom)
             nomem(c);
-        cdd_sb_free(&d);
+        cdd_dr_sb_free(&d);
         check_subs(c, m);
     }
     if (!any)
@@ -760,14 +774,21 @@ static void check_conda(struct cdd_dscan *c)
     for (size_t i = 0; i < c->n_conda; i++) {
         const struct cdd_dr_conda *f = &c->conda[i];
         int m = f->m, k = f->k, pos = f->pos;
-        char name[128], fix[1200], who[1200];
+        char name[128]; /* fixed: "conda" and a name of the facts table */
         snprintf(name, sizeof name, "conda %s", c->names[m].main);
-        snprintf(who, sizeof who, "the conda environment %s "
-                 "(CONDA_PREFIX)", cp);
-        snprintf(fix, sizeof fix,
-                 "remove the environment's cuDNN (`conda remove "
-                 "cudnn`), or install the cuDNN you want into it: "
-                 "`cudnn-deploy install --prefix %s`", cp);
+        char *who = cdd_aprintf(CDD_TEXT_MAX, "finding", "the conda "
+                                "environment %s (CONDA_PREFIX)", cp);
+        char *fix = cdd_aprintf(CDD_TEXT_MAX, "fix",
+                                "remove the environment's cuDNN (`conda "
+                                "remove cudnn`), or install the cuDNN you "
+                                "want into it: `cudnn-deploy install "
+                                "--prefix %s`", cp);
+        if (!who || !fix) {
+            free(who);
+            free(fix);
+            nomem(c);
+            return;
+        }
         if (f->is_target) {
             DCHECK(c, name, CDD_CHECK_PASS, "%s is the target; its "
                    "cuDNN %s is at %s", who,
@@ -786,6 +807,8 @@ static void check_conda(struct cdd_dscan *c)
                             "RPATH)",
                 fix);
         }
+        free(who);
+        free(fix);
     }
 }
 
@@ -793,12 +816,12 @@ static void check_python(struct cdd_dscan *c)
 {
     for (size_t i = 0; i < c->n_py; i++) {
         const struct cdd_dr_py *f = &c->py[i];
-        char name[1200], who[1200];
+        char *name = NULL, *who = NULL;
         const char *why, *fix;
-        snprintf(name, sizeof name, "python %s", f->dir);
+        name = cdd_aprintf(CDD_TEXT_MAX, "check name", "python %s", f->dir);
         if (!strcmp(cdd_dr_py_pkgs[f->pkg].label, "torch")) {
-            snprintf(who, sizeof who, "PyTorch in %s (%s)", f->site,
-                     f->origin);
+            who = cdd_aprintf(CDD_TEXT_MAX, "finding", "PyTorch in %s (%s)",
+                              f->site, f->origin);
             why = "`import torch` loads its bundled copy by path, "
                   "before anything on the search path";
             fix = "this copy belongs to the torch wheel (replaced at "
@@ -806,15 +829,20 @@ static void check_python(struct cdd_dscan *c)
                   "the torch build made for it rather than copying "
                   "files into torch/lib";
         } else {
-            snprintf(who, sizeof who, "pip's nvidia-cudnn package "
-                     "in %s (%s)", f->site, f->origin);
+            who = cdd_aprintf(CDD_TEXT_MAX, "finding", "pip's nvidia-cudnn "
+                              "package in %s (%s)", f->site, f->origin);
             why = "PyTorch and TensorFlow wheels that depend on it "
                   "load it by path";
             fix = "`pip install` the nvidia-cudnn version you want "
                   "in that environment, or uninstall it if nothing "
                   "there needs it";
         }
-        report_shadow(c, name, f->k, f->m, who, why, fix);
+        if (name && who)
+            report_shadow(c, name, f->k, f->m, who, why, fix);
+        else
+            nomem(c);
+        free(name);
+        free(who);
     }
 }
 
@@ -835,14 +863,14 @@ static void check_cudnn_path(struct cdd_dscan *c)
         return;
     }
     if (c->windows)
-        cdd_sb_printf(
+        cdd_dr_sb_printf(
             &d,
             "CUDNN_PATH=%s is set, but the Windows DLL loader "
             "ignores it: programs find cuDNN's DLLs only in their own "
             "folder, the system folders and PATH. ",
             cp);
     else
-        cdd_sb_printf(
+        cdd_dr_sb_printf(
             &d,
             "CUDNN_PATH=%s is read by build systems (CMake's "
             "FindCUDNN, PyTorch's setup.py) but ignored by the dynamic "
@@ -850,22 +878,22 @@ static void check_cudnn_path(struct cdd_dscan *c)
             "LD_LIBRARY_PATH, /etc/ld.so.conf.d or a program's RPATH. ",
             cp);
     if (pos)
-        cdd_sb_printf(&d, "Its %s is on %s (#%d), which is what counts.",
+        cdd_dr_sb_printf(&d, "Its %s is on %s (#%d), which is what counts.",
                       libdir, c->lib->var, pos);
     else if (libdir) {
-        cdd_sb_printf(&d, "Its %s is not on %s; fix: ", libdir, c->lib->var);
+        cdd_dr_sb_printf(&d, "Its %s is not on %s; fix: ", libdir, c->lib->var);
         fix_libdir(c, &d, libdir);
-        cdd_sb_printf(&d, ", or install cuDNN into the CUDA tree: "
+        cdd_dr_sb_printf(&d, ", or install cuDNN into the CUDA tree: "
                           "`cudnn-deploy install --cuda vX.Y`");
     } else {
-        cdd_sb_printf(&d, "It holds no %s or %s under bin, lib64 or lib.",
+        cdd_dr_sb_printf(&d, "It holds no %s or %s under bin, lib64 or lib.",
                       c->names[0].main, c->names[1].main);
     }
     DCHECK(c, "env CUDNN_PATH", pos ? CDD_CHECK_PASS : CDD_CHECK_WARN, "%s",
-           cdd_sb_str(&d));
+           cdd_dr_sb_str(&d));
     if (d.oom)
         nomem(c);
-    cdd_sb_free(&d);
+    cdd_dr_sb_free(&d);
 }
 
 /* ---- checks: Windows dependencies ---------------------------------------- */
@@ -876,11 +904,15 @@ static void check_zlibwapi_for(struct cdd_dscan *c, int k, int major,
 {
     const struct cdd_doctor_copy *cp = &c->res->copies[k];
     int need = cdd_cudnn_needs_zlibwapi(cp->version, major);
-    char name[1200];
     const char *found = z->beside ? z->beside : z->found;
     if (!need || !z->looked)
         return;
-    snprintf(name, sizeof name, "windows.zlibwapi %s", label);
+    char *name = cdd_aprintf(CDD_TEXT_MAX, "check name", "windows.zlibwapi %s",
+                             label);
+    if (!name) {
+        nomem(c);
+        return;
+    }
     if (found)
         DCHECK(c, name, CDD_CHECK_PASS, "cuDNN %s at %s needs zlibwapi.dll: "
                "found at %s", ver_cudnn(cp->version), cp->path, found);
@@ -896,6 +928,7 @@ static void check_zlibwapi_for(struct cdd_dscan *c, int k, int major,
                            : "not beside it (a Windows tree: PATH cannot be "
                              "searched from this host)",
                cdd_dependency_hint("zlibwapi.dll"));
+    free(name);
 }
 
 static void check_windows(struct cdd_dscan *c)
@@ -905,9 +938,9 @@ static void check_windows(struct cdd_dscan *c)
         struct cdd_sbuf miss = {0}, all = {0};
         for (size_t i = 0; sys && i < CDD_DR_N_VCRT; i++) {
             if (c->vc_missing[i])
-                cdd_sb_printf(&miss, "%s%s", miss.n ? ", " : "",
+                cdd_dr_sb_printf(&miss, "%s%s", miss.n ? ", " : "",
                               cdd_msvc_runtime[i]);
-            cdd_sb_printf(&all, "%s%s", all.n ? ", " : "",
+            cdd_dr_sb_printf(&all, "%s%s", all.n ? ", " : "",
                           cdd_msvc_runtime[i]);
         }
         if (sys && miss.n)
@@ -916,16 +949,16 @@ static void check_windows(struct cdd_dscan *c)
                    "runtime and fail to load with error 126 without it. "
                    "Fix: install %s "
                    "(https://aka.ms/vs/17/release/vc_redist.x64.exe)",
-                   cdd_sb_str(&miss), sys,
+                   cdd_dr_sb_str(&miss), sys,
                    cdd_dependency_hint("msvcp140.dll"));
         else if (sys)
             DCHECK(c, "windows.vcruntime", CDD_CHECK_PASS,
-                   "the Visual C++ runtime (%s) is in %s", cdd_sb_str(&all),
+                   "the Visual C++ runtime (%s) is in %s", cdd_dr_sb_str(&all),
                    sys);
         if (miss.oom || all.oom)
             nomem(c);
-        cdd_sb_free(&miss);
-        cdd_sb_free(&all);
+        cdd_dr_sb_free(&miss);
+        cdd_dr_sb_free(&all);
         for (int m = 0; m < CDD_DR_MAJORS; m++)
             if (c->winner[m] >= 0)
                 check_zlibwapi_for(c, c->winner[m], c->names[m].major,
@@ -947,30 +980,30 @@ static void check_target(struct cdd_dscan *c)
     struct cdd_sbuf d = {0};
     enum cdd_cstatus st = CDD_CHECK_PASS;
     if (t->kind == CDD_TARGET_CUDA && t->version.known) {
-        cdd_sb_printf(&d, "CUDA %d.%d", t->version.major, t->version.minor);
+        cdd_dr_sb_printf(&d, "CUDA %d.%d", t->version.major, t->version.minor);
         if (t->version.patch >= 0)
-            cdd_sb_printf(&d, ".%d", t->version.patch);
-        cdd_sb_printf(&d, " tree (from %s) at %s, from %s", t->version.source,
+            cdd_dr_sb_printf(&d, ".%d", t->version.patch);
+        cdd_dr_sb_printf(&d, " tree (from %s) at %s, from %s", t->version.source,
                       t->root, t->how);
     } else if (t->kind == CDD_TARGET_CUDA) {
         st = CDD_CHECK_WARN;
-        cdd_sb_printf(&d,
+        cdd_dr_sb_printf(&d,
                       "CUDA tree at %s (from %s) of unknown version: no "
                       "version.json, version.txt or include/cuda.h; reinstall "
                       "the toolkit or check the folder",
                       t->root, t->how);
     } else {
-        cdd_sb_printf(&d, "prefix %s (from %s)", t->root, t->how);
+        cdd_dr_sb_printf(&d, "prefix %s (from %s)", t->root, t->how);
     }
     if (c->rc)
-        cdd_sb_printf(&d, "; %s %s (%s) installed by cudnn-deploy at %s",
+        cdd_dr_sb_printf(&d, "; %s %s (%s) installed by cudnn-deploy at %s",
                       c->rc->product ? c->rc->product : "cuDNN",
                       c->rc->version ? c->rc->version : "?",
                       c->rc->platform ? c->rc->platform : "?",
                       c->rc->installed_at ? c->rc->installed_at : "?");
     else if (c->rc_bad) {
         st = CDD_CHECK_WARN;
-        cdd_sb_printf(&d,
+        cdd_dr_sb_printf(&d,
                       "; its receipt (.cudnn-deploy/receipt.json) cannot be "
                       "read: run `cudnn-deploy status` on it");
     } else {
@@ -978,18 +1011,18 @@ static void check_target(struct cdd_dscan *c)
         for (int m = 0; m < CDD_DR_MAJORS; m++)
             if (c->t_copy[m] >= 0) {
                 const struct cdd_doctor_copy *k = &c->res->copies[c->t_copy[m]];
-                cdd_sb_printf(&d, "%s%s %s", any ? ", " : "; holds ", k->name,
+                cdd_dr_sb_printf(&d, "%s%s %s", any ? ", " : "; holds ", k->name,
                               cdd_dr_ver_text(k->version));
                 any = 1;
             }
-        cdd_sb_printf(&d, "%s",
+        cdd_dr_sb_printf(&d, "%s",
                       any ? " not installed by cudnn-deploy"
                           : "; no cuDNN in it yet");
     }
-    DCHECK(c, "target", st, "%s", cdd_sb_str(&d));
+    DCHECK(c, "target", st, "%s", cdd_dr_sb_str(&d));
     if (d.oom)
         nomem(c);
-    cdd_sb_free(&d);
+    cdd_dr_sb_free(&d);
 }
 
 /* Is the target's library folder where the loader looks? */
@@ -1017,7 +1050,7 @@ static void check_target_search(struct cdd_dscan *c)
                c->windows ? "a system or application folder"
                           : "the ld.so cache: /etc/ld.so.conf.d");
     else {
-        cdd_sb_printf(
+        cdd_dr_sb_printf(
             &d,
             "%s is not on the loader's search path: programs that "
             "load cuDNN%s by name (PyTorch, TensorFlow) will not find "
@@ -1025,11 +1058,11 @@ static void check_target_search(struct cdd_dscan *c)
             c->t_libdir,
             c->t->kind == CDD_TARGET_CUDA ? " or CUDA libraries" : "");
         fix_libdir(c, &d, c->t_libdir);
-        DCHECK(c, "target.search", CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
+        DCHECK(c, "target.search", CDD_CHECK_WARN, "%s", cdd_dr_sb_str(&d));
     }
     if (d.oom)
         nomem(c);
-    cdd_sb_free(&d);
+    cdd_dr_sb_free(&d);
 }
 
 /* Does the loader pick the target's cuDNN, or another copy before it? */
@@ -1042,7 +1075,7 @@ static void check_target_shadow(struct cdd_dscan *c)
             continue;
         const struct cdd_doctor_copy *ours = &c->res->copies[c->t_copy[m]];
         const char *by = c->rc ? " (installed by cudnn-deploy)" : "";
-        char name[128];
+        char name[128]; /* fixed: a check word and a name of the facts table */
         struct cdd_sbuf d = {0};
         snprintf(name, sizeof name, "target.shadow %s", ours->name);
         int w = c->winner[m];
@@ -1063,18 +1096,18 @@ static void check_target_shadow(struct cdd_dscan *c)
                             "folder is searched (not a loadable library for "
                             "this machine?)"
                           : ", which is not on the search path";
-            cdd_sb_printf(&d,
+            cdd_dr_sb_printf(&d,
                           "the loader picks %s (%s, %s), not the target's "
                           "%s (%s)%s%s: programs get that copy. Fix: ",
                           win->path, cdd_dr_ver_text(win->version), win->origin,
                           ours->path, cdd_dr_ver_text(ours->version), by, off);
             fix_prepend_one(c, &d, c->lib->var, c->t_libdir);
-            cdd_sb_printf(&d, ", or remove %s", win->path);
-            DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
+            cdd_dr_sb_printf(&d, ", or remove %s", win->path);
+            DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_dr_sb_str(&d));
         }
         if (d.oom)
             nomem(c);
-        cdd_sb_free(&d);
+        cdd_dr_sb_free(&d);
     }
 }
 

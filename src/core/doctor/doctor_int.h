@@ -57,9 +57,9 @@ struct cdd_sbuf {
     int oom;
 };
 
-void cdd_sb_printf(struct cdd_sbuf *b, const char *fmt, ...) CDD_PRINTF(2, 3);
-const char *cdd_sb_str(const struct cdd_sbuf *b);
-void cdd_sb_free(struct cdd_sbuf *b);
+void cdd_dr_sb_printf(struct cdd_sbuf *b, const char *fmt, ...) CDD_PRINTF(2, 3);
+const char *cdd_dr_sb_str(const struct cdd_sbuf *b);
+void cdd_dr_sb_free(struct cdd_sbuf *b);
 
 /* ---- the scan ------------------------------------------------------------ */
 
@@ -143,7 +143,7 @@ struct cdd_dscan {
     /* the driver: 0 loaded (res->driver_*), CDD_E_NOTFOUND none, another
      * code: there but unusable; the error's path and message */
     int driver_rc;
-    char driver_path[1024], driver_msg[1024];
+    char driver_path[1024], driver_msg[1024]; /* fixed: as the error record */
     struct cdd_dr_search search[CDD_DR_MAJORS];
     int winner[CDD_DR_MAJORS];  /* res->copies index of the search winner of
                                    each main library, -1 */

@@ -214,27 +214,35 @@ static void plist_load(struct cdd_dscan *c, struct cdd_dr_plist *l,
 static void append_found_by(struct cdd_dscan *c, struct cdd_doctor_toolkit *k,
                             const char *how, const char *root)
 {
-    struct cdd_sbuf b = {0};
-    char item[1200];
+    struct cdd_sbuf b = {0}, ib = {0};
     if (cdd_dr_same_path(c, root, k->root) ||
         cdd_dr_same_path(c, root, k->real))
-        snprintf(item, sizeof item, "%s", how);
+        cdd_dr_sb_printf(&ib, "%s", how);
     else
-        snprintf(item, sizeof item, "%s (%s)", how, root);
+        cdd_dr_sb_printf(&ib, "%s (%s)", how, root);
+    if (ib.oom) {
+        nomem(c);
+        cdd_dr_sb_free(&ib);
+        return;
+    }
+    const char *item = cdd_dr_sb_str(&ib);
     /* Each way once ("PATH" is also inside "CUDA_PATH": whole items). */
     for (const char *p = k->found_by; p && *p;) {
         size_t len = strcspn(p, ",");
-        if (len == strlen(item) && !strncmp(p, item, len))
+        if (len == strlen(item) && !strncmp(p, item, len)) {
+            cdd_dr_sb_free(&ib);
             return;
+        }
         p += len;
         while (*p == ',' || *p == ' ')
             p++;
     }
-    cdd_sb_printf(&b, "%s%s%s", k->found_by ? k->found_by : "",
+    cdd_dr_sb_printf(&b, "%s%s%s", k->found_by ? k->found_by : "",
                   k->found_by ? ", " : "", item);
+    cdd_dr_sb_free(&ib);
     if (b.oom) {
         nomem(c);
-        cdd_sb_free(&b);
+        cdd_dr_sb_free(&b);
         return;
     }
     free(k->found_by);
@@ -500,7 +508,7 @@ static size_t search_copies(struct cdd_dscan *c, const char *name, int major,
         return 0;
     }
     for (size_t i = 0; i < n; i++) {
-        char origin[300];
+        char origin[300]; /* fixed: a variable name and a number, or words */
         origin_of(c, paths[i], origin, sizeof origin);
         int j = copy_add(c, name, paths[i], major, CDD_COPY_SEARCH, origin,
                          (int)i + 1, is_main);
@@ -546,16 +554,16 @@ static void scan_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
                 if (p && is_file(p)) {
                     if (s < 0) {
                         char *real = real_or_abs(p);
-                        char ver[32];
+                        char ver[32]; /* fixed: a version */
                         const char *from;
                         if (real)
                             read_version(p, real, nm->major, ver, sizeof ver,
                                          &from);
-                        cdd_sb_printf(&b, "%s%s %s", b.n ? ", " : "", name,
+                        cdd_dr_sb_printf(&b, "%s%s %s", b.n ? ", " : "", name,
                                       real ? cdd_dr_ver_text(ver) : "");
                         free(real);
                     } else if (!b.n) {
-                        cdd_sb_printf(&b, "cuDNN %d sub-libraries", nm->major);
+                        cdd_dr_sb_printf(&b, "cuDNN %d sub-libraries", nm->major);
                     }
                 }
                 free(p);
@@ -724,7 +732,7 @@ static int on_site(void *ud, const char *site, const char *origin)
             char *dir = join(site, cdd_dr_py_pkgs[pk].sub);
             char *p = dir ? join(dir, c->names[m].main) : NULL;
             if (p && is_file(p)) {
-                char lab[300];
+                char lab[300]; /* fixed: a package label and an origin word */
                 snprintf(lab, sizeof lab, "%s (%s)", cdd_dr_py_pkgs[pk].label,
                          origin);
                 int k = copy_add(c, c->names[m].main, p, c->names[m].major,

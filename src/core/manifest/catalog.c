@@ -120,7 +120,7 @@ static int add_release(struct cdd_catalog *c, const char *text, size_t len,
     for (size_t i = 0; i < l.n; i++) {
         struct cdd_redistrib_item *it = &l.items[i];
         struct cdd_cat_archive *a = &rel->archives[rel->n_archives++];
-        char vb[40];
+        char vb[40]; /* fixed: a CUDA variant (cudaN.M) of a file name */
         a->platform = it->platform;
         it->platform = NULL;
         a->relative_path = it->e.relative_path;
@@ -175,7 +175,7 @@ static const char *fstr(const cJSON *o, const char *key)
 static int cuda_range(const char *s, int major, int *lo, int *hi)
 {
     int a[4], b[4], na, nb;
-    char buf[32];
+    char buf[32]; /* fixed: a version; a longer one is refused */
     const char *dash = strchr(s, '-');
     if (strlen(s) >= sizeof buf)
         return -1;
@@ -194,7 +194,7 @@ static int cuda_range(const char *s, int major, int *lo, int *hi)
 
 static int cc_range(const char *s, int *lo, int *hi)
 {
-    char buf[16];
+    char buf[16]; /* fixed: a version; a longer one is refused */
     const char *dash = strchr(s, '-');
     if (!dash || (size_t)(dash - s) >= sizeof buf)
         return -1;
@@ -426,7 +426,7 @@ struct dirlist {
 static int collect(void *ud, const char *name)
 {
     struct dirlist *d = ud;
-    char stem[64];
+    char stem[64]; /* fixed: a release label; longer names are not catalog files */
     if (!redistrib_stem(name, stem, sizeof stem) &&
         strcmp(name, "facts.json") != 0)
         return 0;
@@ -458,7 +458,7 @@ static int load_dir(struct cdd_catalog *c, const char *dir)
     if (!r)
         qsort(d.names, d.n, sizeof *d.names, by_name);
     for (size_t i = 0; !r && i < d.n; i++) {
-        char stem[64], *path, *text = NULL;
+        char stem[64], *path, *text = NULL; /* fixed: a release label; longer names are not catalog files */
         size_t len = 0, pl = strlen(dir) + strlen(d.names[i]) + 2;
         if (!(path = malloc(pl))) {
             r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
@@ -494,11 +494,11 @@ static int load_dir(struct cdd_catalog *c, const char *dir)
 static int load_builtin(struct cdd_catalog *c)
 {
     const struct cdd_builtin_manifest *facts = NULL;
-    char source[96], stem[64];
+    char source[96], stem[64]; /* fixed: builtin: and a builtin table name */
     int r = 0;
     for (size_t i = 0; !r && i < cdd_builtin_catalog_count; i++) {
         const struct cdd_builtin_manifest *b = &cdd_builtin_catalog[i];
-        char name[80];
+        char name[80]; /* fixed: a builtin table name */
         snprintf(name, sizeof name, "%s.json", b->name);
         snprintf(source, sizeof source, "builtin:%s", name);
         if (strcmp(b->name, "facts") == 0)

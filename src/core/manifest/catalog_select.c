@@ -140,7 +140,7 @@ static unsigned judge(const struct cdd_catalog *c,
     unsigned bits = 0;
     const struct cdd_cat_variant *v =
         a->cuda_major ? cdd_cat_variant_of(rel, a->cuda_major) : NULL;
-    char s1[16], s2[16];
+    char s1[16], s2[16]; /* fixed: sm_ and a number */
 
     if (!version_matches(rel, q->want)) {
         bits |= CDD_CAT_VERSION;

@@ -18,6 +18,7 @@
 #include "cdd/fsops.h"
 #include "cdd/jsonparse.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 #include "compat.h"
 
 #define MANIFEST_MAX_BYTES (16u * 1024u * 1024u)
@@ -312,13 +313,17 @@ static int bad(const struct pctx *c, const char *jp, const char *fmt, ...)
 
 static int bad(const struct pctx *c, const char *jp, const char *fmt, ...)
 {
-    char what[768];
+    struct cdd_sb what;
+    cdd_sb_init(&what, CDD_TEXT_MAX, "manifest fault");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    int r = cdd_sb_vaddf(&what, fmt, ap);
     va_end(ap);
-    return cdd_fail(CDD_E_MANIFEST, c->source, 0, "%s: %s",
-                    jp && *jp ? jp : "(root)", what);
+    if (!r)
+        r = cdd_fail(CDD_E_MANIFEST, c->source, 0, "%s: %s",
+                     jp && *jp ? jp : "(root)", cdd_sb_str(&what));
+    cdd_sb_free(&what);
+    return r;
 }
 
 static int nomem(const struct pctx *c)
@@ -412,7 +417,7 @@ static int get_int(const struct pctx *c, const cJSON *obj, const char *jp,
                    int *present, long *out)
 {
     const cJSON *it;
-    char ijp[JP_MAX];
+    char ijp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
     double d;
     int r = get_item(c, obj, jp, key, required, &it, ijp);
     if (present)
@@ -430,7 +435,7 @@ static int get_size(const struct pctx *c, const cJSON *obj, const char *jp,
                     int *has, uint64_t *out)
 {
     const cJSON *it;
-    char ijp[JP_MAX];
+    char ijp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
     double d;
     int r = get_item(c, obj, jp, "size", 1, &it, ijp);
     if (r)
@@ -450,7 +455,7 @@ static int get_sha256(const struct pctx *c, const cJSON *obj, const char *jp,
                       int *has, uint8_t digest[CDD_SHA256_LEN])
 {
     const cJSON *it;
-    char ijp[JP_MAX];
+    char ijp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
     int r = get_item(c, obj, jp, "sha256", 1, &it, ijp);
     if (r)
         return r;
@@ -489,7 +494,7 @@ static int get_identifier(const struct pctx *c, const cJSON *obj,
                           const char *jp, const char *key, int required,
                           char **out)
 {
-    char ijp[JP_MAX];
+    char ijp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
     int r = get_string(c, obj, jp, key, required, out, ijp);
     if (r || !*out)
         return r;
@@ -569,7 +574,7 @@ static int parse_archive_of(const struct pctx *c, const cJSON *root,
     static const char *const keys[] = {"filename", "url", "sha256", "size",
                                        "strip_components"};
     const cJSON *a, *u;
-    char jp[JP_MAX], kjp[JP_MAX], ijp[JP_MAX];
+    char jp[JP_MAX], kjp[JP_MAX], ijp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
     const char *why = NULL;
     long strip = 0;
     int r = get_item(c, root, pjp, "archive", 1, &a, jp);
@@ -749,7 +754,7 @@ static int check_files_global(const struct pctx *c)
     struct folded *order = NULL, *bases = NULL; /* bases' keys are not owned */
     long *next = NULL;
     unsigned char *state = NULL;
-    char jp[JP_MAX], ejp[JP_MAX], *want = NULL, *key = NULL;
+    char jp[JP_MAX], ejp[JP_MAX], *want = NULL, *key = NULL; /* fixed: JSON paths of the schema's keys */
     int r = 0;
     if (!(order = calloc(n, sizeof *order)) ||
         !(bases = calloc(n, sizeof *bases)) ||
@@ -767,11 +772,16 @@ static int check_files_global(const struct pctx *c)
     qsort(order, n, sizeof *order, cmp_folded);
     dup_b = first_dup(order, n, &dup_a);
     if (dup_b < n) {
-        char pa[300], pb[300];
+        char *pa = cdd_path_shown(m->files[dup_a].path);
+        char *pb = cdd_path_shown(m->files[dup_b].path);
         jp_index(ejp, "files", dup_b);
         jp_key(jp, ejp, "path");
-        cdd_path_printable(m->files[dup_a].path, pa, sizeof pa);
-        cdd_path_printable(m->files[dup_b].path, pb, sizeof pb);
+        if (!pa || !pb) {
+            free(pa);
+            free(pb);
+            r = nomem(c);
+            goto out;
+        }
         if (strcmp(m->files[dup_a].path, m->files[dup_b].path) == 0)
             r = bad(c, jp, "duplicate path \"%s\" (also files[%zu])", pb,
                     dup_a);
@@ -780,6 +790,8 @@ static int check_files_global(const struct pctx *c)
                     "duplicate path \"%s\": differs only in case from "
                     "files[%zu] \"%s\"",
                     pb, dup_a, pa);
+        free(pa);
+        free(pb);
         goto out;
     }
 
@@ -793,15 +805,22 @@ static int check_files_global(const struct pctx *c)
     qsort(bases, n, sizeof *bases, cmp_folded);
     dup_b = first_dup(bases, n, &dup_a);
     if (dup_b < n) {
-        char pa[300], pb[300];
+        char *pa = cdd_path_shown(m->files[dup_a].path);
+        char *pb = cdd_path_shown(m->files[dup_b].path);
         jp_index(ejp, "files", dup_b);
         jp_key(jp, ejp, "path");
-        cdd_path_printable(m->files[dup_a].path, pa, sizeof pa);
-        cdd_path_printable(m->files[dup_b].path, pb, sizeof pb);
+        if (!pa || !pb) {
+            free(pa);
+            free(pb);
+            r = nomem(c);
+            goto out;
+        }
         r = bad(c, jp,
                 "\"%s\" has the same file name as files[%zu] \"%s\" (both "
                 "would install to one place)",
                 pb, dup_a, pa);
+        free(pa);
+        free(pb);
         goto out;
     }
 
@@ -866,7 +885,7 @@ static int parse_files(const struct pctx *c, const cJSON *root)
 {
     struct cdd_manifest *m = c->m;
     const cJSON *a;
-    char jp[JP_MAX], ejp[JP_MAX];
+    char jp[JP_MAX], ejp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
     int r = get_item(c, root, "", "files", 1, &a, jp);
     if (r)
         return r;
@@ -888,10 +907,13 @@ static int parse_files(const struct pctx *c, const cJSON *root)
 static int check_library(const struct pctx *c, const char *jp, const char *lib)
 {
     const struct cdd_mfile *f = cdd_manifest_file(c->m, lib);
-    char b[80];
-    if (!f)
-        return bad(c, jp, "\"%s\" is not listed in files",
-                   cdd_path_printable(lib, b, sizeof b));
+    if (!f) {
+        char *shown = cdd_path_shown(lib);
+        int r = shown ? bad(c, jp, "\"%s\" is not listed in files", shown)
+                      : nomem(c);
+        free(shown);
+        return r;
+    }
     if (f->role != CDD_ROLE_RUNTIME && f->role != CDD_ROLE_SYMLINK)
         return bad(c, jp, "\"%s\" has role %s, expected runtime or symlink",
                    lib, cdd_role_name(f->role));
@@ -907,7 +929,7 @@ static int parse_verify(const struct pctx *c, const cJSON *root)
     struct cdd_manifest *m = c->m;
     struct cdd_mverify *v = &m->verify;
     const cJSON *o, *subs;
-    char jp[JP_MAX], kjp[JP_MAX], sjp[JP_MAX];
+    char jp[JP_MAX], kjp[JP_MAX], sjp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
     long long ver[3] = {0, 0, 0};
     int r, present = 0;
     if ((r = get_item(c, root, "", "verify", 0, &o, jp)) || !o)
@@ -943,7 +965,7 @@ static int parse_verify(const struct pctx *c, const cJSON *root)
         return nomem(c);
     for (const cJSON *e = subs->child; e; e = e->next, i++) {
         struct cdd_msublib *s = &v->sublibs[i];
-        char ljp[JP_MAX];
+        char ljp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
         jp_index(sjp, kjp, i);
         v->n_sublibs = i + 1;
         if ((r = check_object(c, e, sjp, skeys, 2)) ||
@@ -1003,7 +1025,7 @@ static void position_of(const char *t, const char *at, int *line, int *col)
  * num[2] is 0 when only two are given. */
 static int parse_short_version(const char *s, long long num[3])
 {
-    char buf[40];
+    char buf[40]; /* fixed: a version of at most 20 bytes and ".0" */
     if (parse_version(s, num))
         return 1;
     if (strlen(s) > 20)
@@ -1077,13 +1099,18 @@ static int parse_component_entry(const struct pctx *c, const cJSON *o,
     const struct cdd_manifest *pm = c->m;
     struct cdd_manifest *sm;
     const cJSON *e;
-    char kjp[JP_MAX], src[512];
+    char kjp[JP_MAX]; /* fixed: a JSON path of the schema's keys */
+    char *src;
     const char *why = NULL;
     int r;
     if (!(sm = k->m = calloc(1, sizeof *sm)))
         return nomem(c);
-    snprintf(src, sizeof src, "%s (component %s)", pm->source, k->name);
-    if (!(sm->source = strdup(src)) || !(sm->name = strdup(k->name)) ||
+    src = cdd_aprintf(CDD_TEXT_MAX, "manifest source", "%s (component %s)",
+                      pm->source, k->name);
+    if (!src)
+        return cdd_last_error()->code;
+    sm->source = src;
+    if (!(sm->name = strdup(k->name)) ||
         !(sm->product = strdup(k->name)) ||
         !(sm->version = strdup(pm->version)) ||
         !(sm->files = calloc(1, sizeof *sm->files)))
@@ -1106,7 +1133,7 @@ static int parse_component_entry(const struct pctx *c, const cJSON *o,
     struct cdd_mfile *f = &sm->files[0];
     sm->n_files = 1;
     f->role = CDD_ROLE_RUNTIME;
-    char pjp[JP_MAX];
+    char pjp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
     snprintf(pjp, sizeof pjp, "%s", kjp);
     if ((r = get_string(c, e, pjp, "path", 1, &f->path, kjp)))
         return r;
@@ -1135,7 +1162,7 @@ static int parse_components(const struct pctx *c, const cJSON *root)
                                        "entry"};
     struct cdd_manifest *m = c->m;
     const cJSON *arr, *o;
-    char jp[JP_MAX], ijp[JP_MAX], kjp[JP_MAX];
+    char jp[JP_MAX], ijp[JP_MAX], kjp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
     size_t i = 0;
     int r = get_item(c, root, "", "components", 0, &arr, jp);
     if (r || !arr)
@@ -1390,7 +1417,7 @@ int cdd_manifest_load_file(const char *path, struct cdd_manifest **out)
 static int load_builtin(const struct cdd_builtin_manifest *b,
                         struct cdd_manifest **out)
 {
-    char source[256];
+    char source[256]; /* fixed: builtin: and a builtin manifest's name */
     snprintf(source, sizeof source, "builtin:%s", b->name);
     return parse_named(b->text, b->len, source, b->name, out);
 }

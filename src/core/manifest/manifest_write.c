@@ -13,7 +13,7 @@
 static void sha_or_null(struct cdd_jw *w, const char *key, int has,
                         const uint8_t d[CDD_SHA256_LEN])
 {
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     if (!has) {
         cdd_jw_null(w, key);
         return;

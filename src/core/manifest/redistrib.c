@@ -12,6 +12,7 @@
 #include "cdd/error.h"
 #include "cdd/jsonparse.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 
 #define JP_MAX 160
 
@@ -22,9 +23,14 @@ struct rctx {
 static int bad(const struct rctx *c, const char *jp, const char *fmt,
                const char *arg)
 {
-    char msg[800];
-    snprintf(msg, sizeof msg, fmt, arg ? arg : "");
-    return cdd_fail(CDD_E_MANIFEST, c->source, 0, "%s: %s", jp, msg);
+    /* fmt is one of this file's formats, with one %s for arg. */
+    char *msg = cdd_aprintf(CDD_TEXT_MAX, "redistrib fault", fmt,
+                            arg ? arg : "");
+    if (!msg)
+        return cdd_last_error()->code;
+    int r = cdd_fail(CDD_E_MANIFEST, c->source, 0, "%s: %s", jp, msg);
+    free(msg);
+    return r;
 }
 
 /* obj[key], refusing a key given twice: two parsers could pick different
@@ -134,10 +140,12 @@ static int read_entry(const struct rctx *c, const cJSON *e, const char *jp,
     /* The pin is for one file: if the entry names another (a renamed
      * archive, a variant mix-up), its sha256 says nothing about ours. */
     if (q->filename && strcmp(cdd_path_basename(rel), q->filename) != 0) {
-        char msg[600];
-        snprintf(msg, sizeof msg, "names %.250s, but the manifest's archive is %.250s",
-                 cdd_path_basename(rel), q->filename);
-        return bad(c, kjp, "%s", msg);
+        char *msg = cdd_aprintf(CDD_TEXT_MAX, "redistrib fault",
+                                "names %s, but the manifest's archive is %s",
+                                cdd_path_basename(rel), q->filename);
+        r = msg ? bad(c, kjp, "%s", msg) : cdd_last_error()->code;
+        free(msg);
+        return r;
     }
     if ((r = get_string(c, e, jp, "sha256", 1, &sha, kjp)))
         return r;
@@ -335,10 +343,11 @@ int cdd_redistrib_parse(const char *text, size_t len, const char *source,
     if ((r = get_string(&c, prod, jp, "version", 0, &s, kjp)))
         goto out;
     if (s && q->version && strcmp(s, q->version) != 0) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "%.100s, but the manifest is for %.100s", s,
-                 q->version);
-        r = bad(&c, kjp, "%s", msg);
+        char *msg = cdd_aprintf(CDD_TEXT_MAX, "redistrib fault",
+                                "%s, but the manifest is for %s", s,
+                                q->version);
+        r = msg ? bad(&c, kjp, "%s", msg) : cdd_last_error()->code;
+        free(msg);
         goto out;
     }
     snprintf(kjp, sizeof kjp, "%s", jp);

@@ -12,6 +12,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/state.h"
+#include "cdd/strbuf.h"
 #include "env_int.h"
 
 const char *cdd_getenv(const char *name)
@@ -22,7 +23,7 @@ const char *cdd_getenv(const char *name)
 
 char *cdd_default_cuda_root(int major, int minor)
 {
-    char buf[64];
+    char buf[64]; /* fixed: a constant folder and two ints */
     snprintf(buf, sizeof buf, "/usr/local/cuda-%d.%d", major, minor);
     return strdup(buf);
 }
@@ -31,13 +32,14 @@ char *cdd_absolute_path(const char *path)
 {
     if (path[0] == '/')
         return strdup(path);
-    char cwd[4096];
-    if (!getcwd(cwd, sizeof cwd))
+    char *cwd = getcwd(NULL, 0); /* as long as it is (glibc, BSDs) */
+    if (!cwd)
         return NULL;
     size_t n = strlen(cwd) + strlen(path) + 2;
     char *r = malloc(n);
     if (r)
         snprintf(r, n, "%s/%s", cwd, path);
+    free(cwd);
     return r;
 }
 
@@ -99,13 +101,13 @@ int cdd_env_each(const char *prefix,
     for (char **e = environ; e && *e; e++) {
         const char *eq = strchr(*e, '=');
         size_t nl = eq ? (size_t)(eq - *e) : 0;
-        char name[256];
-        if (!eq || nl < pl || nl >= sizeof name || !eq[1] ||
-            strncmp(*e, prefix, pl) != 0)
+        if (!eq || nl < pl || !eq[1] || strncmp(*e, prefix, pl) != 0)
             continue;
-        memcpy(name, *e, nl);
-        name[nl] = '\0';
+        char *name = cdd_strndup(*e, nl);
+        if (!name)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
         int r = fn(ud, name, eq + 1);
+        free(name);
         if (r)
             return r;
     }
@@ -198,11 +200,14 @@ static int site_under(const char *prefix_var, const char *origin,
                       void *ud)
 {
     const char *base = cdd_getenv(prefix_var);
-    char lib[4096];
     if (!base || base[0] != '/')
         return 0;
-    snprintf(lib, sizeof lib, "%s/lib", base);
-    return glob_dirs(lib, "python3", "site-packages", origin, fn, ud);
+    char *lib = cdd_aprintf(CDD_PATH_MAX, "environment prefix", "%s/lib", base);
+    if (!lib)
+        return cdd_last_error()->code;
+    int r = glob_dirs(lib, "python3", "site-packages", origin, fn, ud);
+    free(lib);
+    return r;
 }
 
 /* The python3 a shell would run: its prefix's site folder. A venv or conda
@@ -215,21 +220,31 @@ static int site_of_path_python(int (*fn)(void *ud, const char *path,
     const char *path = cdd_getenv("PATH");
     for (const char *p = path; p;) {
         size_t len = strcspn(p, ":");
-        char dir[4096], exe[4200];
         struct stat st;
-        if (len > 0 && len < sizeof dir && p[0] == '/') {
-            memcpy(dir, p, len);
-            dir[len] = '\0';
-            snprintf(exe, sizeof exe, "%s/python3", dir);
-            if (stat(exe, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (len > 0 && p[0] == '/') {
+            char *dir = cdd_strndup(p, len);
+            char *exe = dir ? cdd_aprintf(CDD_TEXT_MAX, "PATH entry",
+                                          "%s/python3", dir)
+                            : NULL;
+            if (!exe) {
+                free(dir);
+                return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            }
+            int found = stat(exe, &st) == 0 && S_ISREG(st.st_mode);
+            free(exe);
+            if (found) {
                 /* <prefix>/bin/python3 -> <prefix>/lib/python3.N/... */
                 char *slash = strrchr(dir, '/');
-                if (!slash || strcmp(slash, "/bin") != 0)
-                    return 0;
-                memcpy(slash, "/lib", 5);
-                return glob_dirs(dir, "python3", "site-packages",
-                                 "python3 on PATH", fn, ud);
+                int r = 0;
+                if (slash && strcmp(slash, "/bin") == 0) {
+                    memcpy(slash, "/lib", 5);
+                    r = glob_dirs(dir, "python3", "site-packages",
+                                  "python3 on PATH", fn, ud);
+                }
+                free(dir);
+                return r;
             }
+            free(dir);
         }
         if (!p[len])
             break;
@@ -254,14 +269,17 @@ int cdd_python_site_dirs(int (*fn)(void *ud, const char *path,
          * default under ~/.local (where `pip install --user` puts torch). */
         const char *ub = cdd_getenv("PYTHONUSERBASE");
         const char *home = cdd_getenv("HOME");
-        char lib[4096] = "";
+        char *lib = NULL;
         if (ub && ub[0] == '/')
-            snprintf(lib, sizeof lib, "%s/lib", ub);
+            lib = cdd_aprintf(CDD_TEXT_MAX, "PYTHONUSERBASE", "%s/lib", ub);
         else if (home && home[0] == '/')
-            snprintf(lib, sizeof lib, "%s/.local/lib", home);
-        if (lib[0])
+            lib = cdd_aprintf(CDD_TEXT_MAX, "HOME", "%s/.local/lib", home);
+        if (lib)
             r = glob_dirs(lib, "python3", "site-packages", "user site", fn,
                           ud);
+        else if ((ub && ub[0] == '/') || (home && home[0] == '/'))
+            r = cdd_last_error()->code;
+        free(lib);
     }
     /* Debian/Ubuntu: packages in /usr/lib/python3/dist-packages, `sudo pip`
      * in /usr/local/lib/python3.N/dist-packages; Fedora and python.org

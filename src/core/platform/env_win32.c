@@ -11,6 +11,7 @@
 
 #include "cdd/env.h"
 #include "cdd/error.h"
+#include "cdd/strbuf.h"
 #include "cdd/state.h"
 #include "env_int.h"
 #include "win32_int.h"
@@ -415,10 +416,10 @@ static int site_of_path_python(int (*fn)(void *ud, const char *path,
     const char *path = cdd_getenv("PATH");
     for (const char *p = path; p;) {
         size_t len = strcspn(p, ";");
-        char dir[4096];
-        if (len > 0 && len < sizeof dir) {
-            memcpy(dir, p, len);
-            dir[len] = '\0';
+        char *dir = len > 0 ? cdd_strndup(p, len) : NULL;
+        if (len > 0 && !dir)
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        if (dir) {
             slashes(dir);
             char *exe = join_fmt("%s/python.exe", dir, 0, 0);
             int found = exe && is_file(exe);
@@ -432,9 +433,11 @@ static int site_of_path_python(int (*fn)(void *ud, const char *path,
                 int r = site && is_dir(site) ? fn(ud, site, "python on PATH")
                                              : 0;
                 free(site);
+                free(dir);
                 return r;
             }
         }
+        free(dir);
         if (!p[len])
             break;
         p += len + 1;
@@ -476,7 +479,7 @@ int cdd_python_site_dirs(int (*fn)(void *ud, const char *path,
 
 char *cdd_system_dir(void)
 {
-    wchar_t buf[MAX_PATH + 1];
+    wchar_t buf[MAX_PATH + 1]; /* fixed: the system folder (< MAX_PATH) */
     UINT n = GetSystemDirectoryW(buf, MAX_PATH);
     if (n == 0 || n >= MAX_PATH)
         return NULL;

@@ -11,6 +11,7 @@
 
 #include "cdd/env.h"
 #include "cdd/error.h"
+#include "cdd/strbuf.h"
 #include "win32_int.h"
 
 /* Not in every SDK's winerror.h (MinGW's lacks them). */
@@ -115,19 +116,26 @@ const char *cdd_win32_perm_advice(const char *path, unsigned long err,
 
 int cdd_fail_win32(const char *path, unsigned long err, const char *fmt, ...)
 {
-    char msg[768];
+    struct cdd_sb msg;
+    cdd_sb_init(&msg, CDD_TEXT_MAX, "error message");
     int code = cdd_win32_err_code(err);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt ? fmt : "", ap);
+    int r = cdd_sb_vaddf(&msg, fmt ? fmt : "", ap);
     va_end(ap);
+    if (r)
+        return r;
     const char *advice =
         code == CDD_E_PERM ? cdd_win32_perm_advice(path, err, cdd_is_elevated())
                            : NULL;
     if (advice)
-        return cdd_fail(code, path, (int)err, "%s: %s",
-                        msg[0] ? msg : "access denied", advice);
-    return cdd_fail(code, path, (int)err, "%s", msg);
+        r = cdd_fail(code, path, (int)err, "%s: %s",
+                     cdd_sb_len(&msg) ? cdd_sb_str(&msg) : "access denied",
+                     advice);
+    else
+        r = cdd_fail(code, path, (int)err, "%s", cdd_sb_str(&msg));
+    cdd_sb_free(&msg);
+    return r;
 }
 
 const char *cdd_win32_load_error_meaning(unsigned long err)
@@ -152,7 +160,7 @@ const char *cdd_win32_load_error_meaning(unsigned long err)
 char *cdd_os_error_text(int os_err, char *buf, size_t len)
 {
     wchar_t *w = NULL;
-    char text[512];
+    char text[512]; /* fixed: a system message, cut like the caller's buf */
     int n8 = 0;
     DWORD n = FormatMessageW(FORMAT_MESSAGE_ALLOCATE_BUFFER |
                                  FORMAT_MESSAGE_FROM_SYSTEM |

@@ -21,6 +21,7 @@
 #include "cdd/error.h"
 #include "cdd/feed.h"
 #include "cdd/fsops.h"
+#include "cdd/strbuf.h"
 
 #if defined(__linux__)
 #include <sys/sysmacros.h> /* major(), minor(): /proc/locks */
@@ -656,12 +657,23 @@ int cdd_dir_open_path(const char *path, struct cdd_dir **out, char **real)
     char *rp = NULL;
 #if defined(__linux__)
     /* The folder the descriptor holds, not a second resolution of path. */
-    char proc[64], buf[PATH_MAX];
+    char proc[64]; /* fixed: /proc/self/fd/ and an int */
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(proc, buf, sizeof buf - 1);
-    if (n > 0 && buf[0] == '/') {
-        buf[n] = '\0';
-        rp = strdup(buf);
+    /* The kernel gives the whole path, longer than PATH_MAX for a deep
+     * folder: read it into a buffer doubled until it fits. */
+    for (size_t cap = 256; !rp && cap <= CDD_TEXT_MAX; cap *= 2) {
+        char *buf = malloc(cap);
+        if (!buf)
+            break;
+        ssize_t n = readlink(proc, buf, cap - 1);
+        if (n > 0 && (size_t)n < cap - 1 && buf[0] == '/') {
+            buf[n] = '\0';
+            rp = buf;
+        } else {
+            free(buf);
+            if (n <= 0 || (size_t)n < cap - 1)
+                break;
+        }
     }
 #endif
     if (!rp)
@@ -1104,7 +1116,7 @@ int cdd_dir_append_line(struct cdd_dir *d, const char *name,
  * not written it yet, or a damaged file). */
 static long read_holder(int fd)
 {
-    char buf[32];
+    char buf[32]; /* fixed: a pid */
     ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
     if (n <= 0)
         return 0;
@@ -1125,13 +1137,13 @@ static long proc_locks_holder(dev_t dev, ino_t ino)
 {
 #if defined(__linux__)
     FILE *f = fopen("/proc/locks", "re");
-    char line[256];
+    char line[256]; /* fixed: a /proc/locks line: numbers and a kind */
     long found = 0;
     if (!f)
         return 0;
     while (!found && fgets(line, sizeof line, f)) {
         /* "1: POSIX  ADVISORY  WRITE 4242 08:02:131074 0 EOF" */
-        char kind[16];
+        char kind[16]; /* fixed: a lock kind word (%15s) */
         long pid;
         unsigned maj, min;
         unsigned long long inode;
@@ -1159,7 +1171,7 @@ static long proc_locks_holder(dev_t dev, ino_t ino)
  * user's process when we are not root). */
 static int has_file_open(long pid, dev_t dev, ino_t ino)
 {
-    char dir[64];
+    char dir[64]; /* fixed: /proc/, a pid, /fd */
     if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
         return 0;
     snprintf(dir, sizeof dir, "/proc/%ld/fd", pid);
@@ -1271,7 +1283,7 @@ int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder)
 
 void cdd_lockfile_note_pid(struct cdd_lock *l)
 {
-    char line[32];
+    char line[32]; /* fixed: a pid */
     int n = snprintf(line, sizeof line, "%ld\n", (long)getpid());
     /* Written over the old pid, then cut to length: a reader never sees an
      * empty file once a pid was there, and stops at the newline. */

@@ -27,6 +27,7 @@
 
 #include "cdd/error.h"
 #include "cdd/feed.h"
+#include "cdd/strbuf.h"
 #include "cdd/fsops.h"
 #include "cdd/sys.h"
 #include "win32_int.h"
@@ -67,15 +68,6 @@ struct cdd_lock {
         if (fault_r_)                                                          \
             return fault_r_;                                                   \
     } while (0)
-
-static char *str_dup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 /* ---- status ------------------------------------------------------------- */
 
@@ -162,7 +154,7 @@ int cdd_fs_lstat(const char *path, struct cdd_stat *st)
 static int new_file(const char *path, struct cdd_file **out)
 {
     struct cdd_file *f = calloc(1, sizeof *f);
-    if (!f || !(f->path = str_dup(path))) {
+    if (!f || !(f->path = cdd_strdup(path))) {
         free(f);
         return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
     }
@@ -394,7 +386,7 @@ int cdd_rfile_dup(struct cdd_rfile *f, struct cdd_rfile **out)
 {
     struct cdd_rfile *d = calloc(1, sizeof *d);
     *out = NULL;
-    if (!d || !(d->path = str_dup(f->path))) {
+    if (!d || !(d->path = cdd_strdup(f->path))) {
         free(d);
         return cdd_fail(CDD_E_NOMEM, f->path, 0, NULL);
     }
@@ -422,7 +414,7 @@ int cdd_fs_open_read(const char *path, struct cdd_rfile **out)
 {
     *out = NULL;
     struct cdd_rfile *f = calloc(1, sizeof *f);
-    if (!f || !(f->path = str_dup(path))) {
+    if (!f || !(f->path = cdd_strdup(path))) {
         free(f);
         return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
     }
@@ -823,7 +815,7 @@ static size_t root_len(const char *p)
 int cdd_fs_mkdirs(const char *path, char **created)
 {
     int r = 0;
-    char *p = str_dup(path);
+    char *p = cdd_strdup(path);
     if (created)
         *created = NULL;
     if (!p)
@@ -935,10 +927,10 @@ struct reparse_buf {
     union {
         struct {
             ULONG flags;
-            WCHAR path[1];
+            WCHAR path[1]; /* fixed: the open-ended name of a reparse buffer */
         } link;
         struct {
-            WCHAR path[1];
+            WCHAR path[1]; /* fixed: the open-ended name of a reparse buffer */
         } mount;
     } u;
 };
@@ -1079,7 +1071,7 @@ static wchar_t *dos_name_of_device_path(const wchar_t *nt)
     for (int i = 0; i < 26; i++) {
         if (!(drives & (1u << i)))
             continue;
-        wchar_t drive[3] = {(wchar_t)(L'A' + i), L':', L'\0'};
+        wchar_t drive[3] = {(wchar_t)(L'A' + i), L':', L'\0'}; /* fixed: a drive letter */
         wchar_t *target = NULL;
         DWORD got = 0;
         for (DWORD cap = 128; cap <= 32768 && !got; cap *= 2) {
@@ -1287,7 +1279,7 @@ char *cdd_fs_dirname(const char *path)
         if (is_sep(*p))
             s = p;
     if (!s)
-        return str_dup(".");
+        return cdd_strdup(".");
     size_t n = (size_t)(s - path);
     if (n < root_len(path))
         n = root_len(path);
@@ -1399,7 +1391,7 @@ int cdd_dir_open_path(const char *path, struct cdd_dir **out, char **real)
     if (real)
         *real = NULL;
     int r = dir_open(path, path, 1, out);
-    if (!r && real && !(*real = str_dup((*out)->path))) {
+    if (!r && real && !(*real = cdd_strdup((*out)->path))) {
         cdd_dir_close(*out);
         *out = NULL;
         r = cdd_fail(CDD_E_NOMEM, path, 0, NULL);
@@ -1411,7 +1403,7 @@ int cdd_dir_open_at(struct cdd_dir *d, const char *name, const char *path,
                     struct cdd_dir **out)
 {
     *out = NULL;
-    char *p = strcmp(name, ".") == 0 ? str_dup(d->path) : dir_join(d, name);
+    char *p = strcmp(name, ".") == 0 ? cdd_strdup(d->path) : dir_join(d, name);
     if (!p)
         return cdd_fail(CDD_E_NOMEM, d->path, 0, NULL);
     int r = dir_open(p, path ? path : p, 0, out);
@@ -1637,7 +1629,7 @@ int cdd_dir_symlink(const char *target, struct cdd_dir *d, const char *name)
 
 int cdd_dir_set_mtime(struct cdd_dir *d, const char *name, int64_t sec)
 {
-    char *p = strcmp(name, ".") == 0 ? str_dup(d->path) : dir_join(d, name);
+    char *p = strcmp(name, ".") == 0 ? cdd_strdup(d->path) : dir_join(d, name);
     if (!p)
         return cdd_last_error()->code;
     int r = cdd_fs_fault_point("mtime", p);
@@ -1698,7 +1690,7 @@ int cdd_dir_append_line(struct cdd_dir *d, const char *name,
  * not written it yet, or a damaged file). */
 static long read_holder(HANDLE h)
 {
-    char buf[32];
+    char buf[32]; /* fixed: a pid */
     DWORD n = 0;
     OVERLAPPED ov;
     memset(&ov, 0, sizeof ov);
@@ -1860,7 +1852,7 @@ int cdd_lockfile_try(struct cdd_lock *l, const char *path, long *holder)
 
 void cdd_lockfile_note_pid(struct cdd_lock *l)
 {
-    char line[32];
+    char line[32]; /* fixed: a pid */
     int n = snprintf(line, sizeof line, "%ld\n", cdd_getpid());
     LARGE_INTEGER len;
     DWORD wrote = 0;

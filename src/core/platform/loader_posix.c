@@ -159,7 +159,7 @@ static int candidate_ok(const char *path, struct stat *st)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    unsigned char h[20];
+    unsigned char h[20]; /* fixed: the ELF header's first 20 bytes */
     ssize_t got = read(fd, h, sizeof h);
     close(fd);
     if (got != (ssize_t)sizeof h || memcmp(h, "\177ELF", 4) != 0)
@@ -450,22 +450,28 @@ int cdd_lib_dir_trust(const char *dir, int leaf, char **problem,
     int other_bad = (st.st_mode & S_IWOTH) && !sticky;
     if (!owner_bad && !group_bad && !other_bad)
         return 0;
-    char owner[96] = "", group[96] = "";
+    char *owner = NULL, *group = NULL;
     if (owner_bad) {
         struct passwd *pw = getpwuid(st.st_uid);
-        snprintf(owner, sizeof owner, "owned by %s%s(uid %ld)",
-                 pw ? pw->pw_name : "", pw ? " " : "", (long)st.st_uid);
+        owner = fmt_alloc("owned by %s%s(uid %ld)", pw ? pw->pw_name : "",
+                          pw ? " " : "", (long)st.st_uid);
     }
     if (group_bad) {
         struct group *g = getgrgid(st.st_gid);
-        snprintf(group, sizeof group, "writable by group %s%s(gid %ld)",
-                 g ? g->gr_name : "", g ? " " : "", (long)st.st_gid);
+        group = fmt_alloc("writable by group %s%s(gid %ld)",
+                          g ? g->gr_name : "", g ? " " : "", (long)st.st_gid);
     }
-    *problem = fmt_alloc("%s%s%s%s%s (mode %04o)", owner,
-                         *owner && (*group || other_bad) ? ", " : "", group,
-                         *group && other_bad ? ", " : "",
-                         other_bad ? "writable by every account" : "",
-                         (unsigned)(st.st_mode & 07777));
+    if ((owner_bad && !owner) || (group_bad && !group))
+        *problem = NULL;
+    else
+        *problem = fmt_alloc("%s%s%s%s%s (mode %04o)", owner ? owner : "",
+                             owner && (group || other_bad) ? ", " : "",
+                             group ? group : "",
+                             group && other_bad ? ", " : "",
+                             other_bad ? "writable by every account" : "",
+                             (unsigned)(st.st_mode & 07777));
+    free(owner);
+    free(group);
     if (!*problem)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     int r = 0;

@@ -26,6 +26,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fix.h"
+#include "cdd/strbuf.h"
 #include "win32_int.h"
 
 #include <aclapi.h>
@@ -39,15 +40,6 @@ struct cdd_lib {
     HMODULE h;
     char *path;
 };
-
-static char *str_dup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 static int is_sep(char c)
 {
@@ -118,9 +110,20 @@ static int safe_search_mode(void)
 }
 
 /* The folders before PATH, in the loader's order. */
+/* The current folder, as long as it is (long-path aware), into d. */
+static void add_cwd(struct dirs *d)
+{
+    DWORD need = GetCurrentDirectoryW(0, NULL);
+    wchar_t *cwd = need ? malloc((size_t)need * sizeof *cwd) : NULL;
+    DWORD n = cwd ? GetCurrentDirectoryW(need, cwd) : 0;
+    if (n > 0 && n < need)
+        dirs_add_w(d, cwd);
+    free(cwd);
+}
+
 static void fixed_dirs(struct dirs *d, int with_cwd)
 {
-    wchar_t buf[MAX_PATH + 1];
+    wchar_t buf[MAX_PATH + 1]; /* fixed: the system folders (< MAX_PATH) */
     wchar_t *exe = NULL;
     DWORD n;
     /* The application folder: our own executable's (the program that would
@@ -141,21 +144,19 @@ static void fixed_dirs(struct dirs *d, int with_cwd)
     }
     free(exe);
     int safe = safe_search_mode();
-    if (with_cwd && !safe && (n = GetCurrentDirectoryW(MAX_PATH, buf)) > 0 &&
-        n < MAX_PATH)
-        dirs_add_w(d, buf);
+    if (with_cwd && !safe)
+        add_cwd(d);
     if ((n = GetSystemDirectoryW(buf, MAX_PATH)) > 0 && n < MAX_PATH)
         dirs_add_w(d, buf);
     if ((n = GetWindowsDirectoryW(buf, MAX_PATH - 8)) > 0 && n < MAX_PATH - 8) {
-        wchar_t sys16[MAX_PATH + 1];
+        wchar_t sys16[MAX_PATH + 1]; /* fixed: the Windows folder + System */
         wcscpy(sys16, buf);
         wcscat(sys16, L"\\System");
         dirs_add_w(d, sys16);
         dirs_add_w(d, buf);
     }
-    if (with_cwd && safe && (n = GetCurrentDirectoryW(MAX_PATH, buf)) > 0 &&
-        n < MAX_PATH)
-        dirs_add_w(d, buf);
+    if (with_cwd && safe)
+        add_cwd(d);
 }
 
 struct found {
@@ -317,7 +318,7 @@ int cdd_driver_library_path(char **out)
             return cdd_fail(CDD_E_NOTFOUND, over, 0,
                             "no driver library here (named by " DRIVER_ENV
                             ")");
-        if (!(*out = str_dup(over)))
+        if (!(*out = cdd_strdup(over)))
             return cdd_fail(CDD_E_NOMEM, over, 0, NULL);
         return 0;
     }
@@ -344,7 +345,7 @@ int cdd_driver_library_path(char **out)
  * abs_path's imports: its own folder, the application folder, System32 (last). */
 static void dep_dirs(const char *abs_path, struct dirs *where)
 {
-    char *dir = str_dup(abs_path);
+    char *dir = cdd_strdup(abs_path);
     if (dir) {
         char *s = strrchr(dir, '/');
         char *t = strrchr(dir, '\\');
@@ -422,7 +423,7 @@ int cdd_lib_open(const char *abs_path, struct cdd_lib **out)
     if (!w)
         return cdd_last_error()->code;
     l = calloc(1, sizeof *l);
-    if (!l || !(l->path = str_dup(abs_path))) {
+    if (!l || !(l->path = cdd_strdup(abs_path))) {
         free(l);
         free(w);
         return cdd_fail(CDD_E_NOMEM, abs_path, 0, NULL);
@@ -493,7 +494,7 @@ void cdd_lib_close(struct cdd_lib *l)
 
 int cdd_lib_private_dir(char **out)
 {
-    wchar_t tmp[MAX_PATH + 1];
+    wchar_t tmp[MAX_PATH + 1]; /* fixed: GetTempPathW's documented bound */
     *out = NULL;
     DWORD n = GetTempPathW(MAX_PATH + 1, tmp);
     if (n == 0 || n > MAX_PATH)
@@ -507,8 +508,8 @@ int cdd_lib_private_dir(char **out)
     SECURITY_ATTRIBUTES sa = {sizeof sa, sd, FALSE};
     int r = 1; /* no outcome yet */
     for (int attempt = 0; attempt < 16 && r == 1; attempt++) {
-        unsigned char rnd[8];
-        wchar_t name[MAX_PATH + 64];
+        unsigned char rnd[8]; /* fixed: random bytes */
+        wchar_t name[MAX_PATH + 64]; /* fixed: the temp folder, random hex */
         if (BCryptGenRandom(NULL, rnd, sizeof rnd,
                             BCRYPT_USE_SYSTEM_PREFERRED_RNG) != 0) {
             r = cdd_fail(CDD_E_IO, NULL, 0, "no random numbers");
@@ -584,7 +585,7 @@ static PSID current_user_sid(void)
 /* "DOMAIN\name (S-1-...)" or the SID alone; malloc'd UTF-8. */
 static char *sid_describe(PSID sid, char **sid_text)
 {
-    wchar_t name[256], dom[256], *s = NULL;
+    wchar_t name[256], dom[256], *s = NULL; /* fixed: Windows' UNLEN, DNLEN */
     DWORD nl = 256, dl = 256;
     SID_NAME_USE use;
     char *out = NULL, *u_sid = NULL, *u_name = NULL;
@@ -594,7 +595,7 @@ static char *sid_describe(PSID sid, char **sid_text)
         LocalFree(s);
     }
     if (LookupAccountSidW(NULL, sid, name, &nl, dom, &dl, &use)) {
-        wchar_t full[520];
+        wchar_t full[520]; /* fixed: a domain, a backslash, a name */
         _snwprintf(full, 519, L"%ls%ls%ls", dom, dom[0] ? L"\\" : L"", name);
         full[519] = L'\0';
         u_name = cdd_utf8_from_w(full, -1);
@@ -615,7 +616,7 @@ static char *sid_describe(PSID sid, char **sid_text)
  * Wine's synthesized DACLs there say nothing about a real system). */
 static int in_windows_dir(const char *dir)
 {
-    wchar_t buf[MAX_PATH + 1];
+    wchar_t buf[MAX_PATH + 1]; /* fixed: the Windows folder (< MAX_PATH) */
     UINT n = GetWindowsDirectoryW(buf, MAX_PATH);
     if (n == 0 || n >= MAX_PATH)
         return 0;
@@ -665,11 +666,11 @@ int cdd_lib_dir_trust(const char *dir, int leaf, char **problem,
                                     &owner, NULL, &dacl, NULL, &sd);
     free(w);
     if (e != ERROR_SUCCESS) {
-        char msg[64];
+        char msg[64]; /* fixed: a constant text and a number */
         snprintf(msg, sizeof msg, "its permissions cannot be read (error %lu)",
                  (unsigned long)e);
         free(me);
-        return (*problem = str_dup(msg)) ? 0
+        return (*problem = cdd_strdup(msg)) ? 0
                                          : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     }
     /* Rights that let someone plant or swap code below dir. In the folder
@@ -681,12 +682,14 @@ int cdd_lib_dir_trust(const char *dir, int leaf, char **problem,
                       GENERIC_WRITE | GENERIC_ALL;
     if (leaf)
         bad |= FILE_ADD_FILE | FILE_ADD_SUBDIRECTORY;
-    char buf[1024] = "";
+    struct cdd_sb buf;
+    cdd_sb_init(&buf, CDD_TEXT_MAX, "permission problems");
     size_t used = 0;
     if (owner && !sid_trusted(owner, me)) {
         char *st = NULL, *who = sid_describe(owner, &st);
-        used += (size_t)snprintf(buf + used, sizeof buf - used, "owned by %s",
-                                 who ? who : "another account");
+        if (cdd_sb_addf(&buf, "owned by %s", who ? who : "another account"))
+            r = cdd_last_error()->code;
+        used = cdd_sb_len(&buf);
         free(who);
         free(st);
         const char *argv[] = {"icacls", dir, "/setowner", "*S-1-5-32-544",
@@ -696,12 +699,12 @@ int cdd_lib_dir_trust(const char *dir, int leaf, char **problem,
     }
     if (!dacl) {
         /* A NULL DACL grants everyone everything. */
-        used += (size_t)snprintf(buf + used, sizeof buf - used,
-                                 "%sno DACL: every account may write",
-                                 used ? ", " : "");
+        if (cdd_sb_addf(&buf, "%sno DACL: every account may write",
+                        used ? ", " : ""))
+            r = cdd_last_error()->code;
+        used = cdd_sb_len(&buf);
     }
-    for (DWORD i = 0; dacl && i < dacl->AceCount && used < sizeof buf - 200;
-         i++) {
+    for (DWORD i = 0; dacl && i < dacl->AceCount; i++) {
         ACE_HEADER *h = NULL;
         if (!GetAce(dacl, i, (void **)&h) ||
             h->AceType != ACCESS_ALLOWED_ACE_TYPE ||
@@ -712,27 +715,31 @@ int cdd_lib_dir_trust(const char *dir, int leaf, char **problem,
         if (!(a->Mask & bad) || sid_trusted(sid, me))
             continue;
         char *st = NULL, *who = sid_describe(sid, &st);
-        used += (size_t)snprintf(buf + used, sizeof buf - used,
-                                 "%s%s may write (access mask 0x%lx)",
-                                 used ? ", " : "", who ? who : "an account",
-                                 (unsigned long)a->Mask);
+        if (cdd_sb_addf(&buf, "%s%s may write (access mask 0x%lx)",
+                        used ? ", " : "", who ? who : "an account",
+                        (unsigned long)a->Mask) && !r)
+            r = cdd_last_error()->code;
+        used = cdd_sb_len(&buf);
         if (fix && !r && st) {
             /* Inherited ACEs cannot be removed: copy them first. */
-            char grant[160];
-            snprintf(grant, sizeof grant, "*%s", st);
+            char *grant = cdd_aprintf(CDD_TEXT_MAX, "SID", "*%s", st);
             const char *inh[] = {"icacls", dir, "/inheritance:d", NULL};
             const char *rm[] = {"icacls", dir, "/remove:g", grant, NULL};
-            if ((h->AceFlags & INHERITED_ACE))
+            if (!grant)
+                r = cdd_last_error()->code;
+            if (!r && (h->AceFlags & INHERITED_ACE))
                 r = cdd_fixes_run(fix, CDD_FIX_SYSTEM, inh);
             if (!r)
                 r = cdd_fixes_run(fix, CDD_FIX_SYSTEM, rm);
+            free(grant);
         }
         free(who);
         free(st);
     }
     LocalFree(sd);
     free(me);
-    if (!r && used && !(*problem = str_dup(buf)))
+    if (!r && used && !(*problem = cdd_sb_take(&buf)))
         r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    cdd_sb_free(&buf);
     return r;
 }

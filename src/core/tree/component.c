@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cdd/archive.h"
+#include "cdd/strbuf.h"
 #include "cdd/binfile.h"
 #include "cdd/error.h"
 #include "cdd/extract.h"
@@ -129,10 +130,12 @@ static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
             r = cdd_component_machine_check(rf, c->w->c->m->platform,
                                             c->w->archive_path);
         if (r == CDD_E_ARCHIVE) {
-            char why[sizeof cdd_last_error()->msg];
-            snprintf(why, sizeof why, "%s", cdd_last_error()->msg);
-            r = cdd_fail(CDD_E_ARCHIVE, c->w->archive_path, 0,
-                         "component %s: %s: %s", c->w->c->name, e->path, why);
+            char *why = cdd_strdup(cdd_last_error()->msg);
+            r = why ? cdd_fail(CDD_E_ARCHIVE, c->w->archive_path, 0,
+                               "component %s: %s: %s", c->w->c->name, e->path,
+                               why)
+                    : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            free(why);
         }
         cdd_rfile_close(rf);
         if (!r && !(r = cdd_tree_lstat(c->tree, rel, &st)))
@@ -149,7 +152,7 @@ int cdd_component_pin_check(const struct cdd_install_with *w,
                             uint8_t sha256[CDD_SHA256_LEN])
 {
     const struct cdd_manifest *sm = w->c->m;
-    char got[CDD_SHA256_HEX], want[CDD_SHA256_HEX];
+    char got[CDD_SHA256_HEX], want[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     uint64_t size = 0;
     int r = cdd_archive_hash(f, sha256, &size);
     if (r)

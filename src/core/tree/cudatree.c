@@ -171,7 +171,7 @@ int cdd_target_resolve(const struct cdd_target_spec *spec,
     int r = 0;
     char *path = NULL;
     const char *how = NULL;
-    char envname[32];
+    char envname[32]; /* fixed: CUDA_PATH_V and two ints */
     memset(out, 0, sizeof *out);
     if (given != 1)
         return cdd_fail(CDD_E_USAGE, NULL, 0,

@@ -253,7 +253,7 @@ int cdd_idcache_load(struct cdd_tree *t, struct cdd_idcache *c)
 static int put_rec(char **buf, size_t *len, size_t *cap, char tag,
                    const struct cdd_idrec *r)
 {
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     cdd_hex_encode(r->sha256, CDD_SHA256_LEN, hex);
     size_t need = 200 + (r->path ? strlen(r->path) : 0);
     if (*len + need > *cap) {

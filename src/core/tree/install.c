@@ -291,7 +291,7 @@ static int check_pins(struct inst *c)
 {
     const struct cdd_manifest *m = c->o->m;
     struct cdd_install_result *res = c->res;
-    char got[CDD_SHA256_HEX], want[CDD_SHA256_HEX];
+    char got[CDD_SHA256_HEX], want[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     cdd_hex_encode(res->archive_sha256, CDD_SHA256_LEN, got);
     if (m->archive.has_size && m->archive.size != res->archive_size)
         return cdd_fail(CDD_E_CHECKSUM, c->o->archive_path, 0,
@@ -360,15 +360,12 @@ static int is_windows_layout(enum cdd_layout_id l)
 static int record_prev(struct inst *c, const char *rel, struct cdd_jprev *pv)
 {
     struct cdd_stat st;
-    char target[4096];
     int r = cdd_tree_lstat(c->tree, rel, &st);
     memset(pv, 0, sizeof *pv);
     if (r || st.type == CDD_FT_NONE)
         return r;
     if (st.type == CDD_FT_SYMLINK) {
-        r = cdd_tree_readlink(c->tree, rel, target, sizeof target);
-        if (!r && !(pv->target = strdup(target)))
-            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        r = cdd_tree_readlink_dup(c->tree, rel, &pv->target);
         if (!r)
             pv->type = CDD_FT_SYMLINK;
         return r;
@@ -644,7 +641,7 @@ static int build_receipt(struct inst *c, struct cdd_receipt *rc,
 {
     const struct cdd_manifest *m = c->o->m;
     const struct cdd_plan *p = &c->res->plan;
-    char when[32], ver[32];
+    char when[32], ver[32]; /* fixed: an ISO time, a version of 3 ints */
     int r;
     cdd_iso_time(when, sizeof when);
     /* --mtime / SOURCE_DATE_EPOCH is the time of the build: the receipt
@@ -868,7 +865,7 @@ static void keep_receipt_unchanged(struct inst *c, struct cdd_receipt *prev)
 
 static void log_install(struct inst *c)
 {
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     size_t n_new = 0, n_rep = 0, n_rm = 0;
     for (size_t i = 0; i < c->res->plan.n; i++) {
         enum cdd_action a = c->res->plan.items[i].action;

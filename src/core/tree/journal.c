@@ -8,6 +8,7 @@
 #include "cdd/journal.h"
 #include "cdd/pathsafe.h"
 #include "cdd/state.h"
+#include "cdd/strbuf.h"
 
 #define STAGE_DIR_PREFIX CDD_STATE_DIR "/" CDD_STAGE_PREFIX
 #define BACKUP_PREFIX CDD_BACKUP_DIR "/"
@@ -17,14 +18,6 @@ static int nomem(void)
     return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
 }
 
-static char *str_dup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 static int has_prefix(const char *s, const char *prefix)
 {
@@ -36,7 +29,7 @@ static int has_prefix(const char *s, const char *prefix)
 int cdd_jpath_ok(const char *p)
 {
     const char *why;
-    if (!p || !*p || strlen(p) > 1024)
+    if (!p || !*p || strlen(p) > CDD_PATH_MAX)
         return 0;
     /* The archive-name rules: whatever install writes passed them. */
     return cdd_path_is_safe(p, 0, &why);
@@ -139,7 +132,7 @@ int cdd_jprev_copy(struct cdd_jprev *to, const struct cdd_jprev *from)
 {
     *to = *from;
     to->target = NULL;
-    if (from->target && !(to->target = str_dup(from->target)))
+    if (from->target && !(to->target = cdd_strdup(from->target)))
         return nomem();
     return 0;
 }
@@ -177,7 +170,7 @@ int cdd_journal_push(struct cdd_journal *j, char type, const char *src,
     op->type = type;
     op->seq = j->nops;
     op->journaled = 1;
-    if ((src && !(op->src = str_dup(src))) || !(op->dest = str_dup(dest))) {
+    if ((src && !(op->src = cdd_strdup(src))) || !(op->dest = cdd_strdup(dest))) {
         free(op->src);
         free(op->dest);
         return nomem();
@@ -211,7 +204,7 @@ int cdd_journal_add_mdir(struct cdd_journal *j, const char *dir)
         j->mdir_lines = ln;
         j->cap_mdirs = cap;
     }
-    if (!(j->mdirs[j->n_mdirs] = str_dup(dir)))
+    if (!(j->mdirs[j->n_mdirs] = cdd_strdup(dir)))
         return nomem();
     j->mdir_lines[j->n_mdirs] = 0;
     j->n_mdirs++;
@@ -220,31 +213,20 @@ int cdd_journal_add_mdir(struct cdd_journal *j, const char *dir)
 
 /* ---- writing -------------------------------------------------------------- */
 
+/* A journal holds a few lines per file of an archive (the largest has a few
+ * hundred files), each with at most two paths. */
+#define JOURNAL_TEXT_MAX ((size_t)64 << 20)
+
+/* The journal as text; the first failed append is the one reported. */
 struct sbuf {
-    char *p;
-    size_t len, cap;
+    struct cdd_sb sb;
     int err;
 };
 
 static void add(struct sbuf *b, const char *s)
 {
-    size_t n = strlen(s);
-    if (b->err)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->err = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n + 1);
-    b->len += n;
+    if (!b->err)
+        b->err = cdd_sb_adds(&b->sb, s);
 }
 
 static void add_prev(struct sbuf *b, const struct cdd_jprev *p)
@@ -253,7 +235,7 @@ static void add_prev(struct sbuf *b, const struct cdd_jprev *p)
         add(b, "\tl:");
         add(b, p->target);
     } else {
-        char num[32], hex[CDD_SHA256_HEX];
+        char num[32], hex[CDD_SHA256_HEX]; /* fixed: a size, sha256 hex */
         snprintf(num, sizeof num, "\tf:%llu:", (unsigned long long)p->size);
         cdd_hex_encode(p->sha256, CDD_SHA256_LEN, hex);
         add(b, num);
@@ -264,7 +246,7 @@ static void add_prev(struct sbuf *b, const struct cdd_jprev *p)
 int cdd_journal_format(const struct cdd_journal *j, char **out, size_t *len)
 {
     struct sbuf b = {0};
-    char head[160];
+    cdd_sb_init(&b.sb, JOURNAL_TEXT_MAX, "journal");
     *out = NULL;
     for (size_t i = 0; i < j->nops; i++) {
         const struct cdd_jop *op = &j->ops[i];
@@ -274,10 +256,10 @@ int cdd_journal_format(const struct cdd_journal *j, char **out, size_t *len)
                             "is a link whose target cannot be recorded for "
                             "its backup; remove it first");
     }
-    snprintf(head, sizeof head, "%s %d %s %s %s\n", CDD_JOURNAL_MAGIC,
-             CDD_JOURNAL_VERSION, j->id, j->kind,
-             j->purge ? "purge-backup" : "keep-backup");
-    add(&b, head);
+    if (cdd_sb_addf(&b.sb, "%s %d %s %s %s\n", CDD_JOURNAL_MAGIC,
+                    CDD_JOURNAL_VERSION, j->id, j->kind,
+                    j->purge ? "purge-backup" : "keep-backup"))
+        return cdd_last_error()->code;
     for (size_t i = 0; i < j->n_mdirs; i++) {
         add(&b, "M\t");
         add(&b, j->mdirs[i]);
@@ -287,7 +269,7 @@ int cdd_journal_format(const struct cdd_journal *j, char **out, size_t *len)
         const struct cdd_jop *op = &j->ops[i];
         if (!op->journaled)
             continue;
-        char tag[3] = {op->type, '\t', '\0'};
+        char tag[3] = {op->type, '\t', '\0'}; /* fixed: a record tag */
         add(&b, tag);
         if (op->type == 'P') {
             add(&b, op->src);
@@ -300,12 +282,12 @@ int cdd_journal_format(const struct cdd_journal *j, char **out, size_t *len)
     }
     add(&b, "E\n");
     if (b.err) {
-        free(b.p);
-        return nomem();
+        cdd_sb_free(&b.sb);
+        return b.err;
     }
-    *out = b.p;
     if (len)
-        *len = b.len;
+        *len = cdd_sb_len(&b.sb);
+    *out = cdd_sb_take(&b.sb);
     return 0;
 }
 
@@ -329,14 +311,14 @@ static char *next_line(char **s)
 static int bad(const char *source, size_t line, const char *why,
                const char *record)
 {
-    char shown[200];
-    return cdd_fail(CDD_E_STATE, source, 0,
-                    "line %zu: %s: \"%s\"; the interrupted transaction cannot "
-                    "be finished automatically: inspect the tree and remove "
-                    "the journal",
-                    line, why,
-                    cdd_path_printable(record ? record : "", shown,
-                                       sizeof shown));
+    char *shown = cdd_path_shown(record ? record : "");
+    int r = cdd_fail(CDD_E_STATE, source, 0,
+                     "line %zu: %s: \"%s\"; the interrupted transaction "
+                     "cannot be finished automatically: inspect the tree and "
+                     "remove the journal",
+                     line, why, CDD_SHOWN(shown));
+    free(shown);
+    return r;
 }
 
 static int parse_prev(char *s, struct cdd_jprev *p)
@@ -346,7 +328,7 @@ static int parse_prev(char *s, struct cdd_jprev *p)
         if (!target_ok(s + 2))
             return -1;
         p->type = CDD_FT_SYMLINK;
-        return (p->target = str_dup(s + 2)) ? 0 : -2;
+        return (p->target = cdd_strdup(s + 2)) ? 0 : -2;
     }
     if (s[0] != 'f' || s[1] != ':')
         return -1;
@@ -373,7 +355,7 @@ int cdd_journal_parse(const char *source, char *text, struct cdd_journal *j)
     size_t ln = 1;
     memset(j, 0, sizeof *j);
     l = next_line(&s);
-    char *head = l ? str_dup(l) : NULL;
+    char *head = l ? cdd_strdup(l) : NULL;
     char *f[6] = {0};
     size_t nf = 0;
     for (char *c = l; c && nf < 6;) {
@@ -382,7 +364,7 @@ int cdd_journal_parse(const char *source, char *text, struct cdd_journal *j)
         if (c)
             *c++ = '\0';
     }
-    char ver[8];
+    char ver[8]; /* fixed: the journal's version number */
     snprintf(ver, sizeof ver, "%d", CDD_JOURNAL_VERSION);
     if (nf != 5 || strcmp(f[0], CDD_JOURNAL_MAGIC) != 0 ||
         strcmp(f[1], ver) != 0 || !cdd_jid_ok(f[2]) || !cdd_jkind_ok(f[3]) ||
@@ -392,7 +374,7 @@ int cdd_journal_parse(const char *source, char *text, struct cdd_journal *j)
         return r;
     }
     free(head);
-    if (!(j->id = str_dup(f[2])) || !(j->kind = str_dup(f[3])))
+    if (!(j->id = cdd_strdup(f[2])) || !(j->kind = cdd_strdup(f[3])))
         return nomem();
     j->purge = strcmp(f[4], "purge-backup") == 0;
 
@@ -430,7 +412,7 @@ int cdd_journal_parse(const char *source, char *text, struct cdd_journal *j)
                 j->committed = 1;
             continue;
         }
-        char *rec = str_dup(l);
+        char *rec = cdd_strdup(l);
         if (!rec)
             return nomem();
         if (seen_e || l[1] != '\t') {

@@ -10,6 +10,7 @@
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
+#include "cdd/strbuf.h"
 #include "cdd/tree.h"
 #include "plan_int.h"
 
@@ -91,7 +92,9 @@ int cdd_tree_compare(struct cdd_tree *tree, const char *rel, int is_symlink,
                      char **detail)
 {
     struct cdd_stat st;
-    char why[256] = "";
+    struct cdd_sb why;
+    char *target = NULL;
+    cdd_sb_init(&why, CDD_TEXT_MAX, "difference");
     int r;
     *act = CDD_ACT_UNCHANGED;
     if (detail)
@@ -101,25 +104,24 @@ int cdd_tree_compare(struct cdd_tree *tree, const char *rel, int is_symlink,
         goto out;
     if (st.type == CDD_FT_NONE) {
         *act = CDD_ACT_MISSING;
-        snprintf(why, sizeof why, "missing");
+        r = cdd_sb_setf(&why, "missing");
     } else if (is_symlink) {
-        char target[4096];
         if (st.type != CDD_FT_SYMLINK) {
             *act = CDD_ACT_MODIFIED;
-            snprintf(why, sizeof why, "is no longer a symlink");
-        } else if ((r = cdd_tree_readlink(tree, rel, target, sizeof target)) != 0) {
+            r = cdd_sb_setf(&why, "is no longer a symlink");
+        } else if ((r = cdd_tree_readlink_dup(tree, rel, &target)) != 0) {
             goto out;
         } else if (strcmp(target, link_target) != 0) {
             *act = CDD_ACT_MODIFIED;
-            snprintf(why, sizeof why, "points to %.100s instead of %.100s",
+            r = cdd_sb_setf(&why, "points to %s instead of %s",
                      target, link_target);
         }
     } else if (st.type != CDD_FT_FILE) {
         *act = CDD_ACT_MODIFIED;
-        snprintf(why, sizeof why, "is no longer a regular file");
+        r = cdd_sb_setf(&why, "is no longer a regular file");
     } else if (st.size != size) {
         *act = CDD_ACT_MODIFIED;
-        snprintf(why, sizeof why, "size %llu, expected %llu",
+        r = cdd_sb_setf(&why, "size %llu, expected %llu",
                  (unsigned long long)st.size, (unsigned long long)size);
     } else if (full_hash) {
         uint8_t got[CDD_SHA256_LEN];
@@ -127,15 +129,17 @@ int cdd_tree_compare(struct cdd_tree *tree, const char *rel, int is_symlink,
         if (r)
             goto out;
         if (memcmp(got, sha, CDD_SHA256_LEN) != 0) {
-            char hex[CDD_SHA256_HEX];
+            char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
             cdd_hex_encode(got, CDD_SHA256_LEN, hex);
             *act = CDD_ACT_MODIFIED;
-            snprintf(why, sizeof why, "sha256 %s differs", hex);
+            r = cdd_sb_setf(&why, "sha256 %s differs", hex);
         }
     }
-    if (detail && why[0] && !(*detail = strdup(why)))
+    if (!r && detail && cdd_sb_len(&why) && !(*detail = cdd_sb_take(&why)))
         r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
 out:
+    cdd_sb_free(&why);
+    free(target);
     return r;
 }
 

@@ -24,12 +24,12 @@
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "cdd/state.h"
+#include "cdd/strbuf.h"
 #include "cdd/tree.h"
 #include "cdd/txn.h"
 
 #define MAX_LINKS 40
 #define MAX_DEPTH 256
-#define LINK_MAX_LEN 4096
 
 struct cdd_tree {
     char *given;               /* the root as named by the user */
@@ -43,16 +43,6 @@ struct cdd_tree {
 static int nomem(void)
 {
     return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-}
-
-static char *str_ndup(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
 }
 
 void cdd_recovery_clear(struct cdd_recovery *r)
@@ -106,28 +96,47 @@ static int rel_shape_ok(const char *p)
 
 static int bad_path(const struct cdd_tree *t, const char *rel)
 {
-    char shown[256];
-    return cdd_fail(CDD_E_UNSAFE, t->real, 0,
-                    "\"%s\" is not a path inside the tree",
-                    cdd_path_printable(rel, shown, sizeof shown));
+    char *shown = cdd_path_shown(rel);
+    int r = cdd_fail(CDD_E_UNSAFE, t->real, 0,
+                     "\"%s\" is not a path inside the tree", CDD_SHOWN(shown));
+    free(shown);
+    return r;
+}
+
+/* A link's whole target in d, malloc'd (bounded by the platform's path
+ * limit, never cut). */
+static int dir_readlink_dup(struct cdd_dir *d, const char *name, char **out)
+{
+    size_t cap = (size_t)CDD_PATH_MAX + 2;
+    char *buf = malloc(cap);
+    *out = NULL;
+    if (!buf)
+        return nomem();
+    int r = cdd_dir_readlink(d, name, buf, cap);
+    if (!r && !(*out = cdd_strdup(buf)))
+        r = nomem();
+    free(buf);
+    return r;
 }
 
 /* ---- open / close ------------------------------------------------------- */
 
 /* " (to <target>)" for a link name in d, printable, or "" when it cannot be
- * read: what a message about a link found in the state says it leads to. */
-static const char *link_to(struct cdd_dir *d, const char *name, char *buf,
-                           size_t len)
+ * read: what a message about a link found in the state says it leads to.
+ * malloc'd; NULL (read as "") on out of memory. */
+static char *link_to(struct cdd_dir *d, const char *name)
 {
-    char target[LINK_MAX_LEN], shown[256];
-    buf[0] = '\0';
-    if (cdd_dir_readlink(d, name, target, sizeof target) != 0) {
+    char *target = NULL, *shown = NULL, *to;
+    if (dir_readlink_dup(d, name, &target) != 0) {
         cdd_clear_error();
-        return buf;
+        return cdd_strdup("");
     }
-    snprintf(buf, len, " (to %s)",
-             cdd_path_printable(target, shown, sizeof shown));
-    return buf;
+    shown = cdd_path_shown(target);
+    to = shown ? cdd_aprintf(CDD_TEXT_MAX, "link target", " (to %s)", shown)
+               : NULL;
+    free(target);
+    free(shown);
+    return to;
 }
 
 /* The state files, by the names install gives them: each must be a regular
@@ -154,7 +163,6 @@ static int check_state_files(struct cdd_tree *t)
         const char *path = is_dir ? CDD_BACKUP_DIR : files[i];
         const char *name = path + skip;
         struct cdd_stat st;
-        char to[300];
         r = cdd_dir_lstat(t->state, name, &st);
         if (!r && !is_dir && strcmp(path, CDD_JOURNAL_FILE) == 0 &&
             st.type != CDD_FT_NONE)
@@ -166,13 +174,14 @@ static int check_state_files(struct cdd_tree *t)
         const char *want = is_dir ? "a folder" : "a regular file";
         if (!abs)
             return nomem();
-        if (st.type == CDD_FT_SYMLINK)
+        if (st.type == CDD_FT_SYMLINK) {
+            char *to = link_to(t->state, name);
             r = cdd_fail(CDD_E_STATE, abs, 0,
                          "is a link%s, not %s; nothing in %s is "
                          "followed: inspect the tree",
-                         link_to(t->state, name, to, sizeof to), want,
-                         CDD_STATE_DIR);
-        else
+                         to ? to : "", want, CDD_STATE_DIR);
+            free(to);
+        } else
             r = cdd_fail(CDD_E_STATE, abs, 0, "is %s, not %s: inspect the "
                          "tree", st.type == CDD_FT_DIR ? "a folder"
                                  : st.type == CDD_FT_FILE ? "a file"
@@ -211,7 +220,7 @@ int cdd_tree_open(const char *root, struct cdd_tree **out)
     struct cdd_tree *t = calloc(1, sizeof *t);
     int r;
     *out = NULL;
-    if (!t || !(t->given = str_ndup(root, strlen(root)))) {
+    if (!t || !(t->given = cdd_strndup(root, strlen(root)))) {
         free(t);
         return nomem();
     }
@@ -246,7 +255,7 @@ const char *cdd_tree_root(const struct cdd_tree *t)
 char *cdd_tree_abs(const struct cdd_tree *t, const char *rel)
 {
     if (!*rel)
-        return str_ndup(t->real, strlen(t->real));
+        return cdd_strndup(t->real, strlen(t->real));
     size_t n = strlen(t->real);
     /* A root of "/" (or "C:/") already ends in a separator. */
     if (n && t->real[n - 1] == '/')
@@ -316,7 +325,7 @@ static int pending_push(struct pending *q, const char *s, size_t n,
         q->orig_end = oe;
         q->cap = cap;
     }
-    if (!(q->items[q->n] = str_ndup(s, n)))
+    if (!(q->items[q->n] = cdd_strndup(s, n)))
         return nomem();
     q->orig_end[q->n++] = orig_end;
     return 0;
@@ -469,7 +478,7 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
 {
     struct walk w = {0};
     struct pending q = {0};
-    char target[LINK_MAX_LEN];
+    char *target = NULL;
     char *shown = NULL, *via = NULL; /* via: the last link followed */
     int r = 0, links = 0, state = is_state_path(rel);
     memset(o, 0, sizeof *o);
@@ -567,10 +576,11 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
             continue;
         }
         if (st.type == CDD_FT_SYMLINK && state) {
-            char to[300];
+            char *to = link_to(cur, c);
             r = cdd_fail(CDD_E_STATE, shown, 0,
                          "is a link%s; nothing in %s is followed",
-                         link_to(cur, c, to, sizeof to), CDD_STATE_DIR);
+                         to ? to : "", CDD_STATE_DIR);
+            free(to);
             free(c);
             break;
         }
@@ -581,12 +591,13 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
                              "too many links on the way to %s (a loop)", rel);
                 break;
             }
-            r = cdd_dir_readlink(cur, c, target, sizeof target);
+            free(target);
+            r = dir_readlink_dup(cur, c, &target);
             free(c);
             if (r)
                 break;
             free(via);
-            if (!(via = str_ndup(shown, strlen(shown)))) {
+            if (!(via = cdd_strndup(shown, strlen(shown)))) {
                 r = nomem();
                 break;
             }
@@ -596,13 +607,13 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
             }
             const char *rest = target;
             if (is_absolute(target)) {
-                char tshown[256];
                 if (!(rest = under_root(t->real, target))) {
+                    char *tshown = cdd_path_shown(target);
                     r = cdd_fail(CDD_E_UNSAFE, shown, 0,
                                  "is a link that leads out of the tree (to "
                                  "%s); not followed",
-                                 cdd_path_printable(target, tshown,
-                                                    sizeof tshown));
+                                 CDD_SHOWN(tshown));
+                    free(tshown);
                     break;
                 }
                 while (w.depth > 0)
@@ -679,6 +690,7 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
         w.depth--;
     }
 done:
+    free(target);
     free(shown);
     free(via);
     pending_free(&q);
@@ -702,7 +714,7 @@ static int resolve_parent(struct cdd_tree *t, const char *rel, int flags,
     if (!*rel || !rel_shape_ok(rel))
         return bad_path(t, rel);
     const char *slash = strrchr(rel, '/');
-    char *parent = str_ndup(rel, slash ? (size_t)(slash - rel) : 0);
+    char *parent = cdd_strndup(rel, slash ? (size_t)(slash - rel) : 0);
     if (!parent)
         return nomem();
     int r = resolve_dir(t, parent, flags, &o);
@@ -740,6 +752,22 @@ int cdd_tree_readlink(struct cdd_tree *t, const char *rel, char *buf,
         return r;
     r = cdd_dir_readlink(d, name, buf, len);
     cdd_dir_close(d);
+    return r;
+}
+
+int cdd_tree_readlink_dup(struct cdd_tree *t, const char *rel, char **out)
+{
+    /* A link's target is at most a path: read into a buffer of that bound
+     * plus one, then keep a copy of its real length. */
+    size_t cap = (size_t)CDD_PATH_MAX + 2;
+    char *buf = malloc(cap);
+    *out = NULL;
+    if (!buf)
+        return cdd_fail(CDD_E_NOMEM, rel, 0, NULL);
+    int r = cdd_tree_readlink(t, rel, buf, cap);
+    if (!r && !(*out = cdd_strdup(buf)))
+        r = cdd_fail(CDD_E_NOMEM, rel, 0, NULL);
+    free(buf);
     return r;
 }
 
@@ -942,7 +970,7 @@ static int collect(void *ud, const char *name)
         l->v = v;
         l->cap = cap;
     }
-    if (!(l->v[l->n] = str_ndup(name, strlen(name))))
+    if (!(l->v[l->n] = cdd_strndup(name, strlen(name))))
         return nomem();
     l->n++;
     return 0;
@@ -1073,7 +1101,7 @@ int cdd_tree_canon(struct cdd_tree *t, const char *rel, char **canon,
         return bad_path(t, rel);
     const char *slash = strrchr(rel, '/');
     const char *name = slash ? slash + 1 : rel;
-    char *parent = str_ndup(rel, slash ? (size_t)(slash - rel) : 0);
+    char *parent = cdd_strndup(rel, slash ? (size_t)(slash - rel) : 0);
     if (!parent)
         return nomem();
     int r = resolve_dir(t, parent, W_MISSING_OK | W_NO_FAST, &o);
@@ -1112,9 +1140,9 @@ static int case_one(void *ud, const char *entry)
 {
     struct case_find *c = ud;
     if (strcmp(entry, c->name) == 0)
-        return (c->exact = str_ndup(entry, strlen(entry))) ? 0 : nomem();
+        return (c->exact = cdd_strndup(entry, strlen(entry))) ? 0 : nomem();
     if (!c->variant && cdd_path_casecmp(entry, c->name) == 0)
-        return (c->variant = str_ndup(entry, strlen(entry))) ? 0 : nomem();
+        return (c->variant = cdd_strndup(entry, strlen(entry))) ? 0 : nomem();
     return 0;
 }
 

@@ -50,6 +50,7 @@
 #include "cdd/journal.h"
 #include "cdd/pathsafe.h"
 #include "cdd/state.h"
+#include "cdd/strbuf.h"
 #include "cdd/tree.h"
 #include "cdd/txn.h"
 #include "cdd/sys.h"
@@ -57,18 +58,9 @@
 #define JOURNAL_MAX ((size_t)256 << 20)
 #define STAGE_DIR_PREFIX CDD_STATE_DIR "/" CDD_STAGE_PREFIX
 #define BACKUP_PREFIX CDD_BACKUP_DIR "/"
-#define LINK_MAX_LEN 4096
 
 /* ---- small strings ---------------------------------------------------- */
 
-static char *str_dup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 /* a + sep + b, malloc'd. */
 static char *str_cat3(const char *a, const char *sep, const char *b)
@@ -170,7 +162,7 @@ static int strset_add(struct strset *s, const char *k, int *added)
         s->items = items;
         s->cap = cap;
     }
-    if (!(s->items[s->n] = str_dup(k)))
+    if (!(s->items[s->n] = cdd_strdup(k)))
         return nomem();
     *slot = ++s->n;
     if (added)
@@ -354,7 +346,7 @@ int cdd_txn_begin(struct cdd_tree *tree, const char *kind,
 {
     struct cdd_txn *t = NULL;
     char *backup = NULL;
-    char base[64], id[80];
+    char base[64], id[80]; /* fixed: a time, a pid and a counter */
     int r = 0;
     *out = NULL;
     if (!cdd_jkind_ok(kind))
@@ -362,7 +354,7 @@ int cdd_txn_begin(struct cdd_tree *tree, const char *kind,
     if (!cdd_tree_locked(tree) || !cdd_tree_has_state(tree))
         return cdd_fail(CDD_E_STATE, cdd_tree_root(tree), 0,
                         "take the tree's lock before a transaction");
-    if (!(t = calloc(1, sizeof *t)) || !(t->p.j.kind = str_dup(kind))) {
+    if (!(t = calloc(1, sizeof *t)) || !(t->p.j.kind = cdd_strdup(kind))) {
         free(t);
         return nomem();
     }
@@ -398,7 +390,7 @@ int cdd_txn_begin(struct cdd_tree *tree, const char *kind,
             goto out;
         }
     }
-    if (!(t->p.j.id = str_dup(id))) {
+    if (!(t->p.j.id = cdd_strdup(id))) {
         r = nomem();
         goto out;
     }
@@ -500,7 +492,7 @@ int cdd_txn_expect(struct cdd_txn *t, const char *dest_rel,
     t->exp = e;
     e = &t->exp[t->n_exp];
     memset(e, 0, sizeof *e);
-    if (!(e->dest = str_dup(dest_rel)) || cdd_jprev_copy(&e->prev, prev)) {
+    if (!(e->dest = cdd_strdup(dest_rel)) || cdd_jprev_copy(&e->prev, prev)) {
         free(e->dest);
         return nomem();
     }
@@ -515,15 +507,10 @@ int cdd_txn_expect(struct cdd_txn *t, const char *dest_rel,
 static int record_prev(struct cdd_txn *t, const char *dest,
                        const struct cdd_stat *st, struct cdd_jprev *prev)
 {
-    char target[LINK_MAX_LEN];
     memset(prev, 0, sizeof *prev);
     prev->type = st->type;
-    if (st->type == CDD_FT_SYMLINK) {
-        int r = cdd_tree_readlink(t->p.tree, dest, target, sizeof target);
-        if (r)
-            return r;
-        return (prev->target = str_dup(target)) ? 0 : nomem();
-    }
+    if (st->type == CDD_FT_SYMLINK)
+        return cdd_tree_readlink_dup(t->p.tree, dest, &prev->target);
     prev->size = st->size;
     for (size_t i = 0; i < t->n_exp; i++) {
         const struct cdd_jprev *e = &t->exp[i].prev;
@@ -563,7 +550,7 @@ static int add_missing_dirs(struct txn_plan *p, const char *rel,
         n_parents += *c == '/';
     size_t first = n_parents - n_missing, k = 0;
     int r = 0;
-    char *pre = str_dup(rel);
+    char *pre = cdd_strdup(rel);
     if (!pre)
         return nomem();
     for (size_t i = 0; pre[i] && !r; i++) {
@@ -827,7 +814,7 @@ static int check_backup(const struct txn_plan *p, const struct cdd_jop *op,
                         const char *bkf)
 {
     struct cdd_stat st;
-    char why[160] = "", target[LINK_MAX_LEN];
+    char why[160] = ""; /* fixed: the reasons below name no path */
     int r = cdd_tree_lstat(p->tree, bkf, &st);
     if (r)
         return r;
@@ -841,12 +828,14 @@ static int check_backup(const struct txn_plan *p, const struct cdd_jop *op,
                  : st.type == CDD_FT_DIR   ? "folder"
                                            : "special file");
     } else if (st.type == CDD_FT_SYMLINK) {
-        r = cdd_tree_readlink(p->tree, bkf, target, sizeof target);
+        char *target = NULL;
+        r = cdd_tree_readlink_dup(p->tree, bkf, &target);
         if (r)
             return r;
         if (strcmp(target, op->prev.target) != 0)
             snprintf(why, sizeof why, "the link's target differs from the "
                                       "recorded one");
+        free(target);
     } else if (st.size != op->prev.size) {
         snprintf(why, sizeof why, "size %llu, recorded %llu",
                  (unsigned long long)st.size,
@@ -863,13 +852,13 @@ static int check_backup(const struct txn_plan *p, const struct cdd_jop *op,
     if (!why[0])
         return 0;
     char *journal = cdd_tree_abs(p->tree, CDD_JOURNAL_FILE);
-    char shown[200];
+    char *shown = cdd_path_shown(op->dest);
     r = cdd_fail(CDD_E_STATE, journal ? journal : CDD_JOURNAL_FILE, 0,
                  "record %c %s: its backup %s is not what was recorded (%s); "
                  "nothing was changed: inspect the tree and remove the "
                  "journal",
-                 op->type, cdd_path_printable(op->dest, shown, sizeof shown),
-                 bkf, why);
+                 op->type, CDD_SHOWN(shown), bkf, why);
+    free(shown);
     free(journal);
     return r;
 }
@@ -914,16 +903,16 @@ static int check_one_path(const struct txn_plan *p, const char *journal,
     if (r == CDD_E_UNSAFE || r == CDD_E_STATE) {
         /* op given: path is the backup of op's destination. */
         struct cdd_errinfo e = *cdd_last_error();
-        char shown[200], bshown[200];
+        char *shown = cdd_path_shown(op ? op->dest : path);
+        char *bshown = op ? cdd_path_shown(path) : NULL;
         r = cdd_fail(CDD_E_STATE, journal, 0,
                      "line %zu: record %c %s%s%s: %s: %s; nothing was "
                      "changed: inspect the tree and remove the journal",
-                     line, kind,
-                     cdd_path_printable(op ? op->dest : path, shown,
-                                        sizeof shown),
-                     op ? ": its backup " : "",
-                     op ? cdd_path_printable(path, bshown, sizeof bshown) : "",
+                     line, kind, CDD_SHOWN(shown),
+                     op ? ": its backup " : "", op ? CDD_SHOWN(bshown) : "",
                      e.path, e.msg);
+        free(shown);
+        free(bshown);
     }
     return r;
 }
@@ -936,7 +925,7 @@ static int check_state_folder(const struct txn_plan *p, const char *journal,
                               const char *rel, const char *what)
 {
     struct cdd_stat st;
-    char target[LINK_MAX_LEN], shown[256], to[300] = "";
+    char *target = NULL, *shown = NULL;
     int r = cdd_tree_lstat(p->tree, rel, &st);
     if (r == CDD_E_UNSAFE || r == CDD_E_STATE) {
         struct cdd_errinfo e = *cdd_last_error();
@@ -948,19 +937,22 @@ static int check_state_folder(const struct txn_plan *p, const char *journal,
     if (r || st.type == CDD_FT_NONE || st.type == CDD_FT_DIR)
         return r;
     if (st.type == CDD_FT_SYMLINK &&
-        cdd_tree_readlink(p->tree, rel, target, sizeof target) == 0)
-        snprintf(to, sizeof to, " (to %s)",
-                 cdd_path_printable(target, shown, sizeof shown));
+        cdd_tree_readlink_dup(p->tree, rel, &target) == 0)
+        shown = cdd_path_shown(target);
     cdd_clear_error();
-    return cdd_fail(CDD_E_STATE, journal, 0,
-                    "line 1: transaction %s: its %s %s is %s%s, not a folder; "
-                    "nothing in %s is followed; nothing was changed: inspect "
-                    "the tree and remove the journal",
-                    p->j.id, what, rel,
-                    st.type == CDD_FT_SYMLINK ? "a link"
-                    : st.type == CDD_FT_FILE  ? "a file"
-                                              : "a special file",
-                    to, CDD_STATE_DIR);
+    r = cdd_fail(CDD_E_STATE, journal, 0,
+                 "line 1: transaction %s: its %s %s is %s%s%s%s, not a "
+                 "folder; nothing in %s is followed; nothing was changed: "
+                 "inspect the tree and remove the journal",
+                 p->j.id, what, rel,
+                 st.type == CDD_FT_SYMLINK ? "a link"
+                 : st.type == CDD_FT_FILE  ? "a file"
+                                           : "a special file",
+                 shown ? " (to " : "", shown ? shown : "", shown ? ")" : "",
+                 CDD_STATE_DIR);
+    free(target);
+    free(shown);
+    return r;
 }
 
 /* Before a recovery acts on a journal read from disk (a whole plan or not):
@@ -1324,7 +1316,7 @@ int cdd_txn_recover(struct cdd_tree *tree, int *found, int *rolled_back,
              * which is as good as rolled back. */
             *found = 1;
             *rolled_back = 1;
-            if (!stray_id && !(stray_id = str_dup(name + strlen(CDD_STAGE_PREFIX))))
+            if (!stray_id && !(stray_id = cdd_strdup(name + strlen(CDD_STAGE_PREFIX))))
                 r = nomem();
         }
     }

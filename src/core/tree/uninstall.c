@@ -49,7 +49,7 @@ static int check_backup(struct cdd_tree *tree, const struct cdd_receipt *rc,
     const struct cdd_jprev *pv =
         rc->backed_up_prev ? &rc->backed_up_prev[i] : &none;
     struct cdd_stat st;
-    char why[160] = "", target[4096];
+    char why[160] = ""; /* fixed: the reasons below name no path */
     int r = cdd_tree_lstat(tree, src, &st);
     if (r)
         return r;
@@ -62,12 +62,14 @@ static int check_backup(struct cdd_tree *tree, const struct cdd_receipt *rc,
                  : st.type == CDD_FT_DIR   ? "folder"
                                            : "special file");
     } else if (want == CDD_FT_SYMLINK) {
-        r = cdd_tree_readlink(tree, src, target, sizeof target);
+        char *target = NULL;
+        r = cdd_tree_readlink_dup(tree, src, &target);
         if (r)
             return r;
         if (strcmp(target, pv->target) != 0)
             snprintf(why, sizeof why, "the link's target differs from the "
                                       "recorded one");
+        free(target);
     } else if (pv->type == CDD_FT_FILE) {
         uint8_t got[CDD_SHA256_LEN];
         uint64_t size = 0;

@@ -38,7 +38,7 @@ static void sort_exports(struct cdd_bininfo *b)
 static int dispatch(struct cdd_binrd *r, struct cdd_bininfo *out,
                     int identify)
 {
-    unsigned char magic[4];
+    unsigned char magic[4]; /* fixed: 4 magic bytes */
     int rc;
     if (r->size < 4)
         return cdd_fail(CDD_E_NOTSUP, r->path, 0,
@@ -225,7 +225,7 @@ int cdd_bin_machine_check(struct cdd_rfile *f, enum cdd_platform p,
                         bi.fmt == CDD_BIN_PE ? "(Windows)" : "(Linux)",
                         cdd_platform_name(p),
                         win ? "Windows DLLs" : "ELF shared libraries");
-    char mach[48];
+    char mach[48]; /* fixed: a machine number */
     snprintf(mach, sizeof mach, win ? "PE machine 0x%04x" : "ELF e_machine %u",
              (unsigned)bi.machine);
     return cdd_fail(CDD_E_ARCHIVE, shown, 0,

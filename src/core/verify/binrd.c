@@ -5,6 +5,7 @@
 #include "binrd_int.h"
 
 #include "cdd/error.h"
+#include "cdd/strbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -74,12 +75,16 @@ void cdd_binrd_fini(struct cdd_binrd *r)
 
 int cdd_binrd_corrupt(struct cdd_binrd *r, const char *fmt, ...)
 {
-    char msg[768];
+    struct cdd_sb msg;
+    cdd_sb_init(&msg, CDD_TEXT_MAX, "binary fault");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = cdd_sb_vaddf(&msg, fmt, ap);
     va_end(ap);
-    return cdd_fail(CDD_E_CORRUPT, r->path, 0, "%s", msg);
+    if (!rc)
+        rc = cdd_fail(CDD_E_CORRUPT, r->path, 0, "%s", cdd_sb_str(&msg));
+    cdd_sb_free(&msg);
+    return rc;
 }
 
 int cdd_binrd_in_file(const struct cdd_binrd *r, uint64_t off, uint64_t len)

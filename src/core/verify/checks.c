@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/strbuf.h"
 #include "cdd/verify.h"
 
 const char *cdd_cstatus_name(enum cdd_cstatus s)
@@ -18,15 +19,20 @@ const char *cdd_cstatus_name(enum cdd_cstatus s)
 int cdd_checks_add(struct cdd_checks *c, const char *name,
                    enum cdd_cstatus st, const char *fmt, ...)
 {
-    char detail[4096];
+    /* A detail names paths and lists of them: whole, within a bound. */
+    struct cdd_sb detail;
+    cdd_sb_init(&detail, CDD_TEXT_MAX, "check detail");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
+    int r = cdd_sb_vaddf(&detail, fmt, ap);
     va_end(ap);
+    if (r)
+        return r;
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 32;
         struct cdd_check *v = realloc(c->v, cap * sizeof *v);
         if (!v) {
+            cdd_sb_free(&detail);
             c->nomem = 1;
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
         }
@@ -34,8 +40,8 @@ int cdd_checks_add(struct cdd_checks *c, const char *name,
         c->cap = cap;
     }
     struct cdd_check *k = &c->v[c->n];
-    k->name = strdup(name);
-    k->detail = strdup(detail);
+    k->name = cdd_strdup(name);
+    k->detail = cdd_sb_take(&detail);
     k->status = st;
     memset(&k->fix, 0, sizeof k->fix);
     if (!k->name || !k->detail) {

@@ -106,7 +106,7 @@ static const char *machine_name(int machine, int be)
 
 static int read_shdr(struct elf *e, uint64_t idx, struct elf_shdr *sh)
 {
-    unsigned char b[64];
+    unsigned char b[64]; /* fixed: bytes of an ELF structure */
     if (idx >= e->shnum)
         return cdd_binrd_corrupt(e->r, "section index %llu is out of range "
                                  "(%llu sections)", (unsigned long long)idx,
@@ -153,7 +153,7 @@ static int map_addr(const struct elf *e, uint64_t addr, uint64_t *off,
 /* The identification and the machine: all cdd_bin_identify() needs. h
  * receives the ELF header. */
 static int read_ident(struct elf *e, struct cdd_bininfo *out,
-                      unsigned char h[64])
+                      unsigned char h[64]) /* fixed: bytes of an ELF structure */
 {
     struct cdd_binrd *r = e->r;
     int rc = cdd_binrd_read(r, 0, h, 16, "ELF identification");
@@ -178,7 +178,7 @@ static int read_ident(struct elf *e, struct cdd_bininfo *out,
 static int read_header(struct elf *e, struct cdd_bininfo *out)
 {
     struct cdd_binrd *r = e->r;
-    unsigned char h[64];
+    unsigned char h[64]; /* fixed: bytes of an ELF structure */
     int rc = read_ident(e, out, h);
     if (rc)
         return rc;
@@ -239,7 +239,7 @@ static int read_header(struct elf *e, struct cdd_bininfo *out)
 static int read_phdrs(struct elf *e)
 {
     struct cdd_binrd *r = e->r;
-    unsigned char b[56];
+    unsigned char b[56]; /* fixed: bytes of an ELF structure */
     for (uint64_t i = 0; i < e->phnum; i++) {
         int rc = cdd_binrd_read(r, e->phoff + i * e->phentsize, b,
                                 e->is64 ? 56 : 32, "program header table");
@@ -299,7 +299,7 @@ static int is_fatbin_section(struct elf *e, const struct elf_shdr *names,
                              const struct elf_shdr *sh, int *yes)
 {
     static const char want[] = ".nv_fatbin"; /* with its NUL */
-    unsigned char b[sizeof want];
+    unsigned char b[sizeof want]; /* fixed: bytes of an ELF structure */
     *yes = 0;
     if (names->type == SHT_NOBITS || sh->name >= names->size ||
         names->size - sh->name < sizeof want ||
@@ -375,7 +375,7 @@ static int read_shdrs(struct elf *e, struct cdd_bininfo *out)
 static int dyn_entry(struct elf *e, uint64_t i, uint64_t *tag, uint64_t *val)
 {
     unsigned es = e->is64 ? 16 : 8;
-    unsigned char b[16];
+    unsigned char b[16]; /* fixed: bytes of an ELF structure */
     if (i >= e->dyn_size / es) {
         *tag = DT_NULL;
         *val = 0;
@@ -505,7 +505,7 @@ static int collect_dynamic(struct elf *e, struct cdd_bininfo *out)
 static int rd32_at(struct elf *e, uint64_t off, const char *what,
                    uint32_t *v)
 {
-    unsigned char b[4];
+    unsigned char b[4]; /* fixed: bytes of an ELF structure */
     int rc = cdd_binrd_read(e->r, off, b, 4, what);
     if (!rc)
         *v = ld32(e, b);
@@ -656,7 +656,7 @@ static int collect_exports(struct elf *e, struct cdd_bininfo *out)
     if ((rc = cdd_binrd_pin(r, str_off, str_end - str_off)))
         return rc;
     for (uint64_t i = 1; i < count; i++) { /* 0 is the null symbol */
-        unsigned char b[24];
+        unsigned char b[24]; /* fixed: bytes of an ELF structure */
         uint32_t name;
         uint16_t shndx;
         char *s = NULL;
@@ -692,7 +692,7 @@ static int collect_exports(struct elf *e, struct cdd_bininfo *out)
 int cdd_elf_identify(struct cdd_binrd *r, struct cdd_bininfo *out)
 {
     struct elf e;
-    unsigned char h[64];
+    unsigned char h[64]; /* fixed: bytes of an ELF structure */
     memset(&e, 0, sizeof e);
     e.r = r;
     return read_ident(&e, out, h);

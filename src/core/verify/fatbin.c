@@ -88,7 +88,7 @@ static int walk_entries(struct cdd_binrd *r, uint64_t pos, uint64_t end,
 {
     int rc;
     while (pos < end) {
-        unsigned char h[ENTRY_HDR_MIN];
+        unsigned char h[ENTRY_HDR_MIN]; /* fixed: bytes of a fatbin header */
         if (end - pos < ENTRY_HDR_MIN)
             return cdd_binrd_corrupt(r, "fatbinary container at 0x%llx: "
                                      "entry header at 0x%llx is cut by the "
@@ -148,7 +148,7 @@ static int walk_entries(struct cdd_binrd *r, uint64_t pos, uint64_t end,
 static int skip_zeros(struct cdd_binrd *r, uint64_t base, uint64_t pos,
                       uint64_t end, uint64_t *next)
 {
-    unsigned char b[ZERO_SCAN];
+    unsigned char b[ZERO_SCAN]; /* fixed: bytes of a fatbin header */
     while (pos < end) {
         size_t n = end - pos < sizeof b ? (size_t)(end - pos) : sizeof b;
         int rc = hdr_read(r, pos, b, n, "fatbinary section");
@@ -179,7 +179,7 @@ static int scan(struct cdd_binrd *r, uint64_t off, uint64_t size,
                                  (unsigned long long)off,
                                  (unsigned long long)size);
     while (pos < end) {
-        unsigned char h[CONTAINER_HDR];
+        unsigned char h[CONTAINER_HDR]; /* fixed: bytes of a fatbin header */
         if ((rc = skip_zeros(r, off, pos, end, &pos)))
             return rc;
         if (pos >= end)

@@ -252,7 +252,7 @@ int cdd_gpu_env_device(struct cdd_gpu_env *g, int ordinal)
                         g->info.device_count);
     if ((cr = g->cu.cuDeviceGet(&g->dev, ordinal)) != CUDA_SUCCESS)
         return cu_fail(g, CDD_E_CHECK, "cuDeviceGet", cr);
-    char name[256] = "";
+    char name[256] = ""; /* fixed: cuDeviceGetName's name, as the API gives it */
     if ((cr = g->cu.cuDeviceGetName(name, (int)sizeof name - 1, g->dev)) !=
         CUDA_SUCCESS)
         return cu_fail(g, CDD_E_CHECK, "cuDeviceGetName", cr);
@@ -596,7 +596,7 @@ static int dev_alloc(struct cdd_gpu_env *g, CUdeviceptr *p, size_t bytes,
     CUresult res = g->cu.cuMemAlloc(p, bytes ? bytes : 1);
     if (res != CUDA_SUCCESS) {
         *p = 0;
-        char call[96];
+        char call[96]; /* fixed: a size and a constant buffer name */
         snprintf(call, sizeof call, "cuMemAlloc(%zu bytes for %s)", bytes,
                  what);
         return cu_fail(g, CDD_E_CHECK, call, res);
@@ -755,7 +755,7 @@ static int run_forward(struct conv_run *cr)
         cr->algo, cr->ws_size ? dptr(cr->dws) : NULL, cr->ws_size, &beta,
         cr->yd, dptr(cr->dy));
     if (st != CUDNN_STATUS_SUCCESS) {
-        char call[96];
+        char call[96]; /* fixed: an API call and an algorithm name */
         snprintf(call, sizeof call, "cudnnConvolutionForward(%s)",
                  cdd_cudnn_algo_name(cr->algo));
         return dnn_fail(cr, call, st);
@@ -802,7 +802,7 @@ static int run_try(struct conv_run *cr, int algo, int math)
     size_t ws = 0;
     if ((st = cr->dnn.cudnnGetConvolutionForwardWorkspaceSize(
              cr->h, cr->xd, cr->wd, cr->cd, cr->yd, algo, &ws)) != 0) {
-        char call[96];
+        char call[96]; /* fixed: an API call and an algorithm name */
         snprintf(call, sizeof call, "cudnnGetConvolutionForwardWorkspaceSize(%s)",
                  cdd_cudnn_algo_name(algo));
         return dnn_fail(cr, call, st);
@@ -1202,7 +1202,7 @@ int cdd_gpu_bench(struct cdd_gpu_env *g, struct cdd_lib *cudnn,
     res->accurate = res->max_rel_err <= res->tolerance;
     res->fast = opts->min_speedup <= 0 || res->speedup >= opts->min_speedup;
     res->pass = res->accurate && res->fast;
-    char what[48];
+    char what[48]; /* fixed: a constant word and a math mode */
     snprintf(what, sizeof what, "benchmark (%s)",
              cdd_bench_math_name(opts->math));
     if (!res->accurate)

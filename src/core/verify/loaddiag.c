@@ -168,7 +168,7 @@ int cdd_lib_open_explained(const char *abs_path, struct cdd_lib **out)
     if (r != CDD_E_CHECK || !CDD_HOST_WINDOWS ||
         (e->os_err != WIN_MOD_NOT_FOUND && e->os_err != WIN_BAD_EXE_FORMAT))
         return r;
-    char said[sizeof e->msg];
+    char said[sizeof e->msg]; /* fixed: an error record's message (same size) */
     char detail[1200] = "";
     int os_err = e->os_err;
     snprintf(said, sizeof said, "%s", e->msg);

@@ -123,7 +123,7 @@ static int check_trailer(struct pe *p, uint64_t symtab, uint64_t nsyms)
                                  (unsigned long long)cert,
                                  (unsigned long long)cert_size);
     if (symtab) {
-        unsigned char b[4];
+        unsigned char b[4]; /* fixed: bytes of a PE structure */
         uint64_t strtab = symtab + nsyms * 18;
         int rc = cdd_binrd_read(r, strtab, b, 4, "COFF symbol table");
         if (rc)
@@ -139,7 +139,7 @@ static int check_trailer(struct pe *p, uint64_t symtab, uint64_t nsyms)
 
 /* The DOS and COFF headers: all cdd_bin_identify() needs. b receives the
  * COFF header, *pe_off where it lies. */
-static int read_coff(struct cdd_binrd *r, unsigned char b[240],
+static int read_coff(struct cdd_binrd *r, unsigned char b[240], /* fixed: bytes of a PE structure */
                      uint64_t *pe_off, struct cdd_bininfo *out)
 {
     int rc;
@@ -159,7 +159,7 @@ static int read_coff(struct cdd_binrd *r, unsigned char b[240],
 
 int cdd_pe_identify(struct cdd_binrd *r, struct cdd_bininfo *out)
 {
-    unsigned char b[240];
+    unsigned char b[240]; /* fixed: bytes of a PE structure */
     uint64_t pe_off;
     return read_coff(r, b, &pe_off, out);
 }
@@ -167,7 +167,7 @@ int cdd_pe_identify(struct cdd_binrd *r, struct cdd_bininfo *out)
 static int read_headers(struct pe *p, struct cdd_bininfo *out)
 {
     struct cdd_binrd *r = p->r;
-    unsigned char b[240];
+    unsigned char b[240]; /* fixed: bytes of a PE structure */
     uint64_t pe_off;
     int rc;
 
@@ -259,7 +259,7 @@ static int read_imports(struct pe *p, struct cdd_bininfo *out)
                            "import descriptors"};
     int rc = 0;
     for (uint64_t i = 0; p->dir_rva[DIR_IMPORT]; i++) {
-        unsigned char d[20];
+        unsigned char d[20]; /* fixed: bytes of a PE structure */
         char *s = NULL;
         uint64_t rva = p->dir_rva[DIR_IMPORT] + 20 * i, off, end;
         /* The loader ignores the directory size and walks to an empty
@@ -296,7 +296,7 @@ static int read_delay_imports(struct pe *p, struct cdd_bininfo *out)
                            "delay-load import descriptors"};
     int rc = 0;
     for (uint64_t i = 0; p->dir_rva[DIR_DELAY_IMPORT]; i++) {
-        unsigned char d[32];
+        unsigned char d[32]; /* fixed: bytes of a PE structure */
         char *s = NULL;
         uint64_t rva = p->dir_rva[DIR_DELAY_IMPORT] + 32 * i, off, end;
         if (map_rva(p, rva, 32, &off, &end)) {
@@ -347,7 +347,7 @@ static int pin_names(struct pe *p, uint64_t names_off, uint32_t n)
     uint64_t off, end;
     int rc;
     for (uint32_t i = 0; i < n; i++) {
-        unsigned char b[4];
+        unsigned char b[4]; /* fixed: bytes of a PE structure */
         if ((rc = cdd_binrd_read(p->r, names_off + 4ull * i, b, 4,
                                  "export name table")))
             return rc;
@@ -366,7 +366,7 @@ static int pin_names(struct pe *p, uint64_t names_off, uint32_t n)
 static int read_exports(struct pe *p, struct cdd_bininfo *out)
 {
     struct cdd_strvec v = {NULL, 0, 0, CDD_BIN_MAX_EXPORTS, "export names"};
-    unsigned char d[40];
+    unsigned char d[40]; /* fixed: bytes of a PE structure */
     uint64_t names_off, names_end;
     int rc;
 
@@ -387,7 +387,7 @@ static int read_exports(struct pe *p, struct cdd_bininfo *out)
     if (n > 64 && (rc = pin_names(p, names_off, n)))
         return rc;
     for (uint32_t i = 0; i < n; i++) {
-        unsigned char b[4];
+        unsigned char b[4]; /* fixed: bytes of a PE structure */
         char *s = NULL;
         if ((rc = cdd_binrd_read(p->r, names_off + 4ull * i, b, 4,
                                  "export name table")) ||
@@ -421,7 +421,7 @@ static int read_exports(struct pe *p, struct cdd_bininfo *out)
 static int res_lookup(struct pe *p, uint64_t root, uint64_t rsize,
                       uint64_t dir_off, long id, uint32_t *target, int *found)
 {
-    unsigned char d[16];
+    unsigned char d[16]; /* fixed: bytes of a PE structure */
     int rc;
     *found = 0;
     if (dir_off > rsize || rsize - dir_off < 16)
@@ -439,7 +439,7 @@ static int res_lookup(struct pe *p, uint64_t root, uint64_t rsize,
                                  (unsigned long long)(named + ids));
     /* Named entries come first; RT_VERSION and its children are IDs. */
     for (uint64_t i = named; i < named + ids; i++) {
-        unsigned char e[8];
+        unsigned char e[8]; /* fixed: bytes of a PE structure */
         if ((rc = read_rva(p, root + dir_off + 16 + 8 * i, e, 8,
                            "resource directory entry")))
             return rc;
@@ -486,7 +486,7 @@ static int read_version(struct pe *p, struct cdd_bininfo *out)
                                               "expected");
         dir = t & 0x7fffffffu;
     }
-    unsigned char de[16], v[92];
+    unsigned char de[16], v[92]; /* fixed: bytes of a PE structure */
     if (dir > rsize || rsize - dir < 16)
         return cdd_binrd_corrupt(p->r, "version resource data entry at "
                                  "offset 0x%llx lies outside the resource "

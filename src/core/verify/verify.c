@@ -13,6 +13,8 @@
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "cdd/state.h"
+#include "cdd/strbuf.h"
+#include "cdd/tree.h"
 #include "plan_int.h"
 #include "verify_int.h"
 
@@ -34,7 +36,7 @@ void cdd_verify_result_clear(struct cdd_verify_result *r)
 
 static int is_cudnn_name(const char *name)
 {
-    char low[16];
+    char low[16]; /* fixed: a prefix, compared with "libcudnn" */
     size_t i;
     for (i = 0; i < sizeof low - 1 && name[i]; i++)
         low[i] = (char)tolower((unsigned char)name[i]);
@@ -48,7 +50,7 @@ struct stray_ctx {
     char **known;
     size_t n_known;
     size_t found;
-    char list[1024];
+    struct cdd_sb list;
 };
 
 static int stray_one(void *ud, const char *name)
@@ -68,14 +70,12 @@ static int stray_one(void *ud, const char *name)
     /* The name is whatever someone put in the tree: escaped, so it can
      * neither break the line nor drive a terminal (nor hide as another
      * name behind bidirectional controls). */
-    size_t used = strlen(s->list);
-    char shown[256];
-    if (used < sizeof s->list - 64)
-        snprintf(s->list + used, sizeof s->list - used, "%s%s",
-                 s->found ? ", " : "",
-                 cdd_path_printable(name, shown, sizeof shown));
+    char *shown = cdd_path_shown(name);
+    int r = shown ? cdd_sb_addf(&s->list, "%s%s", s->found ? ", " : "", shown)
+                  : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    free(shown);
     s->found++;
-    return 0;
+    return r;
 }
 
 /* Files named cudnn* beside ours that we did not install: the classic mixed
@@ -105,16 +105,18 @@ static void check_strays(struct vctx *c, char **known, size_t n_known)
     }
     size_t total = 0;
     for (size_t k = 0; k < n_dirs; k++) {
-        struct stray_ctx s = {c, dirs[k], known, n_known, 0, ""};
+        struct stray_ctx s = {c, dirs[k], known, n_known, 0, {0}};
+        cdd_sb_init(&s.list, CDD_TEXT_MAX, "list of stray files");
         if (cdd_tree_list(c->tree, dirs[k], stray_one, &s) == 0 && s.found) {
             VCHECK(c, "files.strays", CDD_CHECK_WARN,
                    "%zu cuDNN file(s) in %s/ that this install did not put "
                    "there: %s. Files of another cuDNN version beside these "
                    "are a classic cause of load failures and version "
                    "mismatches; remove them unless something else needs them",
-                   s.found, dirs[k], s.list);
+                   s.found, dirs[k], cdd_sb_str(&s.list));
             total += s.found;
         }
+        cdd_sb_free(&s.list);
         free(dirs[k]);
     }
     free(dirs);
@@ -127,37 +129,55 @@ static void check_strays(struct vctx *c, char **known, size_t n_known)
 /* A symlink chain must end, inside its folder, at a regular file. */
 static void check_chain(struct vctx *c, const char *rel, size_t *bad)
 {
-    char cur[4096], target[4096];
-    snprintf(cur, sizeof cur, "%s", rel);
-    for (int hops = 0; hops < 16; hops++) {
+    struct cdd_sb cur;
+    char *target = NULL;
+    cdd_sb_init(&cur, CDD_PATH_MAX, "symlink chain path");
+    int r = cdd_sb_set(&cur, rel);
+    for (int hops = 0; !r && hops < 16; hops++) {
         struct cdd_stat st;
-        int r = cdd_tree_lstat(c->tree, cur, &st);
+        free(target);
+        target = NULL;
+        r = cdd_tree_lstat(c->tree, cdd_sb_str(&cur), &st);
         if (!r && st.type == CDD_FT_SYMLINK)
-            r = cdd_tree_readlink(c->tree, cur, target, sizeof target);
+            r = cdd_tree_readlink_dup(c->tree, cdd_sb_str(&cur), &target);
         if (r == CDD_E_NOMEM) {
             c->res->checks.nomem = 1; /* not a broken chain */
-            return;
+            goto out;
         }
         if (r || st.type == CDD_FT_NONE) {
             (*bad)++;
             VCHECK(c, "files.chain", CDD_CHECK_FAIL,
-                   "%s: the symlink chain is broken at %s", rel, cur);
-            return;
+                   "%s: the symlink chain is broken at %s", rel,
+                   cdd_sb_str(&cur));
+            goto out;
         }
         if (st.type == CDD_FT_FILE)
-            return;
+            goto out;
         if (st.type != CDD_FT_SYMLINK || strchr(target, '/')) {
             (*bad)++;
             VCHECK(c, "files.chain", CDD_CHECK_FAIL,
-                   "%s: %s is not a symlink within its folder", rel, cur);
-            return;
+                   "%s: %s is not a symlink within its folder", rel,
+                   cdd_sb_str(&cur));
+            goto out;
         }
-        char *slash = strrchr(cur, '/');
-        size_t keep = slash ? (size_t)(slash - cur) + 1 : 0;
-        snprintf(cur + keep, sizeof cur - keep, "%s", target);
+        const char *s = cdd_sb_str(&cur), *slash = strrchr(s, '/');
+        struct cdd_sb next;
+        cdd_sb_init(&next, CDD_PATH_MAX, "symlink chain path");
+        r = cdd_sb_add(&next, s, slash ? (size_t)(slash - s) + 1 : 0);
+        if (!r)
+            r = cdd_sb_adds(&next, target);
+        cdd_sb_free(&cur);
+        cur = next;
     }
     (*bad)++;
-    VCHECK(c, "files.chain", CDD_CHECK_FAIL, "%s: symlink loop", rel);
+    if (r)
+        VCHECK(c, "files.chain", CDD_CHECK_FAIL, "%s: %s", rel,
+               cdd_last_error()->msg);
+    else
+        VCHECK(c, "files.chain", CDD_CHECK_FAIL, "%s: symlink loop", rel);
+out:
+    cdd_sb_free(&cur);
+    free(target);
 }
 
 /* Remember a tree path the files layer found missing or changed: the load
@@ -390,7 +410,7 @@ int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
     c.host_can_load = c.m->platform == cdd_platform_host();
 
     /* Default level: gpu when a driver is there to use, else load. */
-    char why_none[1024] = "";
+    char why_none[1024] = ""; /* fixed: an error record's message (same size) */
     int have_driver = cdd_driver_library_path(&driver) == 0;
     if (!have_driver)
         snprintf(why_none, sizeof why_none, "%s", cdd_last_error()->msg);

@@ -14,7 +14,7 @@
 
 static void driver_fit(struct vctx *c, const struct cdd_gpu_info *gi)
 {
-    char drv[16], tree[16];
+    char drv[16], tree[16]; /* fixed: CUDA versions */
     int tmaj = c->m->cuda_major, tmin = 0;
     if (c->o->target->version.known) {
         tmaj = c->o->target->version.major;
@@ -104,7 +104,7 @@ static void arch_check(struct vctx *c, const struct cdd_gpu_info *gi,
         if (fit == CDD_ARCH_NONE)
             list_add(fail, sizeof fail, "; ", "%s%s (%s)", l->name, codes);
         else if (fit == CDD_ARCH_PTX_JIT) {
-            char a[32];
+            char a[32]; /* fixed: compute_ and a number */
             snprintf(a, sizeof a, "compute_%u", arch);
             list_add(jit, sizeof jit, ", ", "%s%s (PTX %s)", l->name, a);
         }
@@ -131,7 +131,7 @@ static void arch_check(struct vctx *c, const struct cdd_gpu_info *gi,
                n_code == 1 ? "y" : "ies", desc, without, why);
         return;
     }
-    char cc[320], sass[48];
+    char cc[320], sass[48]; /* fixed: numbers and a 256-byte device name */
     snprintf(cc, sizeof cc, "compute capability %d.%d (%s)", gi->cc_major,
              gi->cc_minor, gi->device_name);
     /* The cubins that run there: same major, minor at most the device's. */
@@ -273,7 +273,7 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
             VCHECK(c, names[m], CDD_CHECK_FAIL, "%s", cdd_last_error()->msg);
             goto out;
         }
-        char tc[160] = "";
+        char tc[160] = ""; /* fixed: numbers and words */
         if (m == CDD_BENCH_TF32 && res->gpu.cc_major < 8)
             snprintf(tc, sizeof tc, "; compute capability %d.%d has no TF32 "
                      "tensor cores (they start at 8.0): FP32 math there",
@@ -289,7 +289,7 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
             continue;
         }
         /* Ran: accurate and fast enough, or which of the two it was not. */
-        char verdict[1100] = "";
+        char verdict[1100] = ""; /* fixed: words and an error record's message */
         if (r && !b->accurate)
             snprintf(verdict, sizeof verdict, "; FAILED: %s",
                      cdd_last_error()->msg);

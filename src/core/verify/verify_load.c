@@ -14,6 +14,7 @@
 #include "cdd/loaddiag.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 #include "verify_int.h"
 
 /* DLLs every Windows has: when checking a Windows tree from Linux they
@@ -26,7 +27,7 @@ static int windows_system_dll(const char *name)
         "bcrypt.dll",   "crypt32.dll", "ntdll.dll",    "msvcrt.dll",
         "version.dll",  "setupapi.dll", "dbghelp.dll", "shlwapi.dll",
         "ucrtbase.dll", "psapi.dll",   "secur32.dll",  "comdlg32.dll"};
-    char low[64];
+    char low[64]; /* fixed: compared with the system DLL names, all shorter */
     size_t i;
     for (i = 0; i < sizeof low - 1 && name[i]; i++)
         low[i] = (char)tolower((unsigned char)name[i]);
@@ -75,22 +76,27 @@ static char *search_dirs(const char *list, const char *origin,
     while (p && *p && !found) {
         const char *end = strchr(p, ':');
         size_t len = end ? (size_t)(end - p) : strlen(p);
-        char d[4096], dir[4096];
-        snprintf(d, sizeof d, "%.*s", (int)len, p);
+        char *d = cdd_strndup(p, len), *dir = NULL;
         p = end ? end + 1 : NULL;
-        if (!d[0])
+        if (!d || !d[0]) {
+            free(d);
             continue;
+        }
         if (strncmp(d, "$ORIGIN", 7) == 0)
-            snprintf(dir, sizeof dir, "%s%s", origin, d + 7);
+            dir = cdd_aprintf(CDD_TEXT_MAX, "RUNPATH entry", "%s%s", origin,
+                              d + 7);
         else if (strncmp(d, "${ORIGIN}", 9) == 0)
-            snprintf(dir, sizeof dir, "%s%s", origin, d + 9);
+            dir = cdd_aprintf(CDD_TEXT_MAX, "RUNPATH entry", "%s%s", origin,
+                              d + 9);
         else
-            snprintf(dir, sizeof dir, "%s", d);
-        char *cand = cdd_path_join(dir, needed);
+            dir = cdd_strdup(d);
+        char *cand = dir ? cdd_path_join(dir, needed) : NULL;
         if (cand && file_exists(cand))
             found = cand;
         else
             free(cand);
+        free(dir);
+        free(d);
     }
     return found;
 }
@@ -161,21 +167,23 @@ static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
 
 /* The fix for a library folder the loader does not search first: words
  * for the detail, the commands as data (fix.h), the same as doctor's. */
-static int fix_libdir(const struct vctx *c, const char *dir, char *buf,
-                      size_t len, struct cdd_fixes *fx)
+static int fix_libdir(const struct vctx *c, const char *dir,
+                      struct cdd_sb *out, struct cdd_fixes *fx)
 {
     int windows = cdd_platform_is_windows(c->m->platform);
-    char native[1024];
-    snprintf(native, sizeof native, "%s", dir);
+    struct cdd_sb *buf = out;
+    char *native = cdd_strdup(dir);
+    if (!native)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     for (char *p = native; windows && *p; p++)
         if (*p == '/')
             *p = '\\';
-    if (windows)
-        snprintf(buf, len, "put %s first on PATH", native);
-    else
-        snprintf(buf, len, "add %s to LD_LIBRARY_PATH, or system-wide to "
-                           "/etc/ld.so.conf.d", native);
-    return cdd_fixes_libdir(fx, windows, dir);
+    int r = windows ? cdd_sb_setf(buf, "put %s first on PATH", native)
+                    : cdd_sb_setf(buf, "add %s to LD_LIBRARY_PATH, or "
+                                       "system-wide to /etc/ld.so.conf.d",
+                                  native);
+    free(native);
+    return r ? r : cdd_fixes_libdir(fx, windows, dir);
 }
 
 enum search_state { S_OURS = 0, S_SHADOWED, S_ABSENT, S_OTHER, S_UNKNOWN };
@@ -189,8 +197,11 @@ static enum search_state search_order(struct vctx *c, struct vlib *l,
     enum search_state state = S_UNKNOWN;
     char **paths = NULL, *ours = NULL, *dir = dir_of(l->installed);
     size_t n = 0, mine = (size_t)-1;
-    char name[256], fix[1200], others[1536] = "";
+    char name[16 + CDD_NAME_MAX + 1]; /* fixed: a check word, a lib name */
+    struct cdd_sb fix, others;
     struct cdd_fixes fx = {0};
+    cdd_sb_init(&fix, CDD_TEXT_MAX, "fix");
+    cdd_sb_init(&others, CDD_TEXT_MAX, "list of other copies");
     snprintf(name, sizeof name, "load.search %s", l->name);
     int fr = dir ? cdd_lib_find_all(l->name, &paths, &n) : CDD_E_NOMEM;
     if (fr == CDD_E_NOMEM) {
@@ -211,16 +222,13 @@ static enum search_state search_order(struct vctx *c, struct vlib *l,
         if (cdd_fs_realpath(paths[i], &real) == 0 && ours &&
             strcmp(real, ours) == 0 && mine == (size_t)-1)
             mine = i;
-        else {
-            size_t u = strlen(others);
-            if (u < sizeof others - 200)
-                snprintf(others + u, sizeof others - u, "%s%s",
-                         u ? ", " : "", paths[i]);
-        }
+        else if (cdd_sb_addf(&others, "%s%s", cdd_sb_len(&others) ? ", " : "",
+                             paths[i]))
+            cdd_clear_error(); /* past CDD_TEXT_MAX: the list stops */
         free(real);
     }
     cdd_clear_error();
-    int xr = fix_libdir(c, dir, fix, sizeof fix, &fx);
+    int xr = fix_libdir(c, dir, &fix, &fx);
     if (xr == CDD_E_NOMEM)
         c->res->checks.nomem = 1; /* the fix would be missing its commands */
     if (xr)
@@ -229,7 +237,7 @@ static enum search_state search_order(struct vctx *c, struct vlib *l,
             : mine != (size_t)-1 ? S_SHADOWED : S_OTHER;
     if (!report)
         goto out;
-    char same[128] = "";
+    char same[128] = ""; /* fixed: a constant note */
     if (l->is_main && c->n_libs > 1)
         snprintf(same, sizeof same, " (sub-libraries: the same unless "
                  "reported below)");
@@ -237,22 +245,25 @@ static enum search_state search_order(struct vctx *c, struct vlib *l,
         VCHECK(c, name, CDD_CHECK_WARN,
                "not on the loader's search path: a program that asks for %s "
                "by name (as PyTorch and TensorFlow do) will not find it; fix: "
-               "%s%s", l->name, fix, same);
+               "%s%s", l->name, cdd_sb_str(&fix), same);
     else if (state == S_OURS)
         VCHECK(c, name, CDD_CHECK_PASS, "the loader picks ours, %s%s%s%s",
-               paths[0], *others ? "; it shadows " : "", others, same);
+               paths[0], cdd_sb_len(&others) ? "; it shadows " : "",
+               cdd_sb_str(&others), same);
     else if (state == S_SHADOWED)
         VCHECK(c, name, CDD_CHECK_WARN,
                "the loader picks %s BEFORE ours (%s): programs get that copy, "
                "not this install; remove it or fix the order: %s%s",
-               paths[0], l->installed, fix, same);
+               paths[0], l->installed, cdd_sb_str(&fix), same);
     else
         VCHECK(c, name, CDD_CHECK_WARN,
                "the loader picks %s, not ours: %s is not on the search path; "
-               "fix: %s%s", paths[0], dir, fix, same);
+               "fix: %s%s", paths[0], dir, cdd_sb_str(&fix), same);
     if (state != S_OURS)
         cdd_checks_fix(&c->res->checks, &fx);
 out:
+    cdd_sb_free(&fix);
+    cdd_sb_free(&others);
     cdd_fixes_clear(&fx);
     cdd_clear_error();
     cdd_lib_paths_free(paths, n);
@@ -282,7 +293,8 @@ static void delay_imports(struct vctx *c, struct vlib *l,
                           const struct cdd_bininfo *bi, char *found_list,
                           size_t found_len, size_t *n_ok, struct ldep *ld)
 {
-    char name[256], miss[2048] = "";
+    char name[16 + CDD_NAME_MAX + 1]; /* fixed: a check word, a lib name */
+    char miss[2048] = "";
     size_t n_miss = 0;
     for (size_t i = 0; i < bi->n_delay_needed; i++) {
         const char *dep = bi->delay_needed[i];
@@ -422,7 +434,8 @@ static void dependencies(struct vctx *c, struct vlib *l, char *missing,
                          struct ldep *ld)
 {
     struct cdd_bininfo bi;
-    char name[256], found_list[2048] = "", miss[2048] = "";
+    char name[16 + CDD_NAME_MAX + 1]; /* fixed: a check word, a lib name */
+    char found_list[2048] = "", miss[2048] = "";
     size_t n_ok = 0, n_miss = 0;
     memset(&bi, 0, sizeof bi);
     missing[0] = '\0';
@@ -573,7 +586,7 @@ static void version_resources(struct vctx *c, const struct vres *vr)
                          nm, v->problem);
         }
     }
-    char refv[64];
+    char refv[64]; /* fixed: four numbers */
     snprintf(refv, sizeof refv, "%u.%u.%u.%u", ref->v[0], ref->v[1],
              ref->v[2], ref->v[3]);
     if (*bad)
@@ -604,7 +617,7 @@ static void version_checks(struct vctx *c)
 {
     struct vlib *main_lib = &c->libs[0];
     const struct cdd_mverify *v = &c->m->verify;
-    char got[32], want[32];
+    char got[32], want[32]; /* fixed: versions */
     if (!main_lib->handle && main_lib->skip) {
         VCHECK(c, "load.version", CDD_CHECK_SKIP, "%s: %s", main_lib->name,
                main_lib->skip);
@@ -666,7 +679,7 @@ static void version_checks(struct vctx *c)
                        : NULL;
     for (size_t i = 1; i < c->n_libs; i++) {
         struct vlib *l = &c->libs[i];
-        char name[256];
+        char name[16 + CDD_NAME_MAX + 1]; /* fixed: a check word, a lib name */
         if (!l->check_symbol)
             continue;
         snprintf(name, sizeof name, "load.check %s", l->name);
@@ -786,7 +799,7 @@ static void load_one(struct vctx *c, size_t i, char **needs,
                      const struct ldep *ld, const char *missing)
 {
     struct vlib *l = &c->libs[i];
-    char name[256];
+    char name[16 + CDD_NAME_MAX + 1]; /* fixed: a check word, a lib name */
     snprintf(name, sizeof name, "load.open %s", l->name);
     if (!l->skip && ld->unproven)
         l->skip = strdup(ld->unproven);
@@ -864,7 +877,7 @@ int cdd_verify_load_layer(struct vctx *c)
     for (size_t i = 0; i < c->n_libs; i++) {
         struct vlib *l = &c->libs[i];
         if (!file_exists(l->installed)) {
-            char name[256];
+            char name[16 + CDD_NAME_MAX + 1]; /* fixed: a check word, a lib name */
             snprintf(name, sizeof name, "load.%s", l->name);
             VCHECK(c, name, CDD_CHECK_FAIL,
                    "%s is missing: %s is needed (install the whole archive)",
