@@ -94,6 +94,9 @@ int cdd_err_exit_code(int code);
  * untrusted names in it cannot break the line or drive the terminal.
  * Returns buf. */
 char *cdd_error_format(char *buf, size_t len);
+/* The same line, whole, in an allocated string (free it); NULL when out of
+ * memory. */
+char *cdd_error_text(void);
 
 /* text as one printable line in buf (cut at a whole character when it does
  * not fit): newline, carriage return and tab as \n \r \t, other C0

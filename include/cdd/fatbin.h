@@ -36,6 +36,8 @@
  * thousand entries. */
 #define CDD_FATBIN_MAX_ENTRIES 4000000u /* entries in one section */
 #define CDD_FATBIN_MAX_CODES 256        /* distinct codes kept (below) */
+/* cdd_fatbin_describe()'s longest text: every code, each at most 40 bytes */
+#define CDD_FATBIN_DESC_MAX (CDD_FATBIN_MAX_CODES * 40 + 16)
 
 /* One distinct code: SASS per architecture, PTX per architecture and ISA
  * version. */

@@ -40,10 +40,11 @@ int cdd_cmd_sbom(const struct cdd_cmdline *cl, struct cdd_report *rep)
     /* The verify record of this receipt, if any; a damaged one is named
      * and left out (it is never believed, only reported). */
     if (!r && cdd_verified_current(tree, rc, &v) != 0) {
-        char line[1200];
-        cdd_error_format(line, sizeof line);
-        cdd_report_str(rep, "verify_record_ignored", line);
-        cdd_say(rep, "warning: the verify record is left out: %s", line);
+        char *line = cdd_error_text();
+        const char *why = line ? line : "out of memory";
+        cdd_report_str(rep, "verify_record_ignored", why);
+        cdd_say(rep, "warning: the verify record is left out: %s", why);
+        free(line);
         cdd_clear_error();
     }
     cdd_report_str(rep, "verify", v ? v->outcome : NULL);

@@ -69,9 +69,10 @@ int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
     struct cdd_verified *v = NULL;
     char *vtext = NULL;
     if (cdd_verified_current(tree, rc, &v) != 0) {
-        char line[1200];
+        char *line = cdd_error_text();
         cdd_report_str(rep, "verify_record_ignored",
-                       cdd_error_format(line, sizeof line));
+                       line ? line : "out of memory");
+        free(line);
         cdd_clear_error();
     } else if (v && cdd_verified_to_json(v, &vtext) == 0) {
         cdd_report_json_text(rep, "verified", vtext);

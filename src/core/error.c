@@ -226,6 +226,14 @@ char *cdd_error_format(char *buf, size_t len)
     return cdd_text_one_line(raw, buf, len);
 }
 
+char *cdd_error_text(void)
+{
+    /* The whole record, each byte escaped to at most 4, and the OS text. */
+    size_t cap = 4 * (sizeof last.path + sizeof last.msg) + 2048;
+    char *buf = malloc(cap);
+    return buf ? cdd_error_format(buf, cap) : NULL;
+}
+
 static volatile sig_atomic_t cancel_flag;
 
 void cdd_cancel_request(void)

@@ -35,7 +35,7 @@
 #define PROBE_BUF (64u * 1024u)
 #define PROBE_MEMLIMIT (64u << 20)
 
-static const unsigned char xz_magic[6] = {0xFD, '7', 'z', 'X', 'Z', 0x00};
+static const unsigned char xz_magic[6] = {0xFD, '7', 'z', 'X', 'Z', 0x00}; /* fixed: xz magic */
 
 struct cdd_xzmt {
     lzma_stream s;

@@ -66,7 +66,7 @@ int cdd_verified_make(const struct cdd_checks *checks, const char *level,
                       const struct cdd_receipt *proved,
                       struct cdd_verified **out)
 {
-    char when[32];
+    char when[32]; /* fixed: an RFC 3339 UTC time */
     int r = 0;
     struct cdd_verified *v = calloc(1, sizeof *v);
     *out = NULL;

@@ -330,7 +330,7 @@ int cdd_fit_check(const struct cdd_fit_query *q, const char *name,
             free(w.s);
         }
     } else if (q->code && q->code->n_codes) {
-        char desc[1024];
+        char desc[CDD_FATBIN_DESC_MAX]; /* fixed: every code fits (fatbin.h) */
         res->basis = "device code";
         tx(&sup, "%s (the libraries' device code)",
            cdd_fatbin_describe(q->code, desc, sizeof desc));
