@@ -35,12 +35,6 @@ PENDING = {
     "src/core/archive/mcreate.c": 2,
     "src/core/archive/tarscan.c": 9,
     "src/core/archive/zipcd.c": 13,
-    "src/core/obtain/bundle.c": 3,
-    "src/core/obtain/cache.c": 2,
-    "src/core/obtain/fetch.c": 5,
-    "src/core/obtain/obtain.c": 1,
-    "src/core/tree/receipt.c": 11,
-    "src/core/tree/sbom.c": 16,
     # Not yet converted by the buffers work (issue 18): message and list
     # buffers that still cut long names (JSON paths with untrusted keys,
     # lists of library or variant names, rejected values shown in 80

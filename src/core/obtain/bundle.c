@@ -321,7 +321,8 @@ static int write_redistrib(const struct cdd_bundle_opts *o,
                            size_t first, struct cdd_bundle_result *res)
 {
     const char *version = ms[first]->version;
-    char hex[CDD_SHA256_HEX], size[32], *text = NULL, *rel = NULL;
+    char hex[CDD_SHA256_HEX], size[32]; /* fixed: sha256 hex, a number */
+    char *text = NULL, *rel = NULL;
     int r = 0;
     struct cdd_jw *w = cdd_jw_new();
     cdd_jw_object(w, NULL);
@@ -339,7 +340,7 @@ static int write_redistrib(const struct cdd_bundle_opts *o,
             if (!open)
                 cdd_jw_object(w, cdd_platform_name(m->platform));
             open = 1;
-            char key[16];
+            char key[16]; /* fixed: "cuda" and an int */
             snprintf(key, sizeof key, "cuda%d", m->cuda_major);
             free(rel);
             if (!(rel = rel_of(o->dir, "cudnn/redist/cudnn/",
@@ -386,7 +387,8 @@ int cdd_bundle_write(const struct cdd_bundle_opts *o,
                      struct cdd_manifest *const *ms, size_t n,
                      struct cdd_bundle_result *res)
 {
-    char hex[CDD_SHA256_HEX], *text = NULL, *rel = NULL, *what = NULL;
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
+    char *text = NULL, *rel = NULL, *what = NULL;
     int r = 0;
     memset(res, 0, sizeof *res);
     if (!n)

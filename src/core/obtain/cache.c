@@ -63,7 +63,7 @@ static int check_filename(const char *filename)
 int cdd_cache_entry_init(const char *cache, const uint8_t *sha256,
                          const char *filename, struct cdd_cache_entry *e)
 {
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     int r;
     memset(e, 0, sizeof *e);
     if ((r = check_filename(filename)))
@@ -199,7 +199,7 @@ int cdd_cache_commit(const char *cache, const char *from,
                      const uint8_t sha256[CDD_SHA256_LEN],
                      const char *filename, char **path_out)
 {
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     char *dir = NULL, *dest = NULL;
     int r;
     *path_out = NULL;

@@ -24,6 +24,7 @@
 #include "cdd/error.h"
 #include "cdd/feed.h"
 #include "cdd/fsops.h"
+#include "cdd/strbuf.h"
 #include "cdd/sys.h"
 
 #define DEFAULT_MAX_SIZE (8ull << 30) /* no cuDNN archive comes near 8 GiB */
@@ -129,14 +130,25 @@ static void note(const struct cdd_net_opts *net, const char *fmt, ...)
 
 static void note(const struct cdd_net_opts *net, const char *fmt, ...)
 {
-    char msg[1400];
+    /* The note names URLs and error messages whole. A failure to build it
+     * must not replace the error being reported: the record is kept. */
+    struct cdd_sb msg;
+    struct cdd_errsave saved;
     va_list ap;
+    int r;
     if (!net->note)
         return;
+    cdd_error_save(&saved);
+    cdd_sb_init(&msg, CDD_TEXT_MAX, "download note");
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    r = cdd_sb_vaddf(&msg, fmt, ap);
     va_end(ap);
-    net->note(net->note_ud, msg);
+    if (r)
+        cdd_error_restore(&saved);
+    net->note(net->note_ud, r ? "(a note could not be shown: it was too long "
+                                "or memory ran out)"
+                              : cdd_sb_str(&msg));
+    cdd_sb_free(&msg);
 }
 
 /* ---- callbacks --------------------------------------------------------- */
@@ -155,8 +167,10 @@ static int header_value(const char *line, size_t len, const char *name,
     while (len && (line[len - 1] == '\r' || line[len - 1] == '\n' ||
                    line[len - 1] == ' ' || line[len - 1] == '\t'))
         len--;
+    /* A value too long for a number is not understood (left empty, which
+     * no caller takes for a number), never cut to one. */
     if (len >= vlen)
-        len = vlen - 1;
+        len = 0;
     memcpy(val, line, len);
     val[len] = '\0';
     return 1;
@@ -176,7 +190,7 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
 {
     struct xfer *x = ud;
     size_t len = size * nitems;
-    char val[256];
+    char val[256]; /* fixed: a numeric header value; a longer one is refused */
     const char *end;
     if (len >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
         /* A new response (a redirect, 100-continue, the final one):
@@ -393,7 +407,7 @@ static int setup(CURL *c, struct xfer *x, const struct cdd_net_opts *net,
     SET(CURLOPT_NOPROGRESS, 0L);
     /* CURLOPT_RANGE rather than CURLOPT_RESUME_FROM: libcurl's resume
      * fails outright on a 200, which we answer by starting from zero. */
-    char range[32];
+    char range[32]; /* fixed: "N-" for a byte offset */
     snprintf(range, sizeof range, "%llu-", (unsigned long long)x->range_from);
     if (x->range_requested)
         SET(CURLOPT_RANGE, range);
@@ -443,7 +457,7 @@ static int transient_status(long st)
 static enum outcome perform(struct xfer *x, const struct cdd_net_opts *net,
                             int allow_http, int *err)
 {
-    char errbuf[CURL_ERROR_SIZE];
+    char errbuf[CURL_ERROR_SIZE]; /* fixed: curl's own error buffer size */
     CURL *c = curl_easy_init();
     CURLcode cc;
     enum outcome out = OUT_FATAL;
@@ -755,7 +769,7 @@ static void fetch_tail(struct xfer *x, const struct cdd_fetch_opts *o,
 static int verify_part(struct xfer *x, const uint8_t *pin,
                        uint8_t digest[CDD_SHA256_LEN])
 {
-    char got[CDD_SHA256_HEX], want[CDD_SHA256_HEX];
+    char got[CDD_SHA256_HEX], want[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     int r = 0, size_bad, hash_bad;
     if (x->file) {
         /* The rename that follows must not publish unwritten data. */

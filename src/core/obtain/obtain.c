@@ -184,7 +184,7 @@ static int decide_pin(const struct cdd_obtain_opts *o, const char *mirror,
     }
     if (o->sha256) {
         if (p->pinned && memcmp(o->sha256, p->sha256, CDD_SHA256_LEN) != 0) {
-            char given[CDD_SHA256_HEX];
+            char given[CDD_SHA256_HEX]; /* fixed: sha256 hex */
             cdd_hex_encode(o->sha256, CDD_SHA256_LEN, given);
             r = cdd_fail(CDD_E_CHECKSUM, m->source, 0,
                          "--sha256 %s contradicts the manifest's archive "

@@ -1,6 +1,7 @@
 /* The receipt (.cudnn-deploy/receipt.json) and the deploy log
  * (.cudnn-deploy/log.jsonl): a tree's own record of what cudnn-deploy put
  * into it. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cdd/compat_attr.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/hash.h"
@@ -17,6 +19,7 @@
 #include "cdd/pathsafe.h"
 #include "cdd/profile.h"
 #include "cdd/receipt.h"
+#include "cdd/strbuf.h"
 #include "cdd/tree.h"
 #include "cdd/sys.h"
 
@@ -95,7 +98,7 @@ const struct cdd_rfile_entry *cdd_receipt_file(const struct cdd_receipt *r,
 
 static void put_hex(struct cdd_jw *w, const char *key, const uint8_t *sha)
 {
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     cdd_hex_encode(sha, CDD_SHA256_LEN, hex);
     cdd_jw_str(w, key, hex);
 }
@@ -168,7 +171,7 @@ int cdd_receipt_to_json(const struct cdd_receipt *r, char **out)
             /* A string, as the receipt has always had it (readers that
              * take numbers as doubles would round nanoseconds). */
             if (f->mtime_ns > 0) {
-                char ns[24];
+                char ns[24]; /* fixed: a 64-bit number */
                 snprintf(ns, sizeof ns, "%lld", (long long)f->mtime_ns);
                 cdd_jw_str(w, "mtime_ns", ns);
             }
@@ -229,6 +232,27 @@ static int nomem(struct rd *c)
     return c->err;
 }
 
+/* bad() with a message built whole (keys, indexes, a field's message). */
+static int badf(struct rd *c, const char *fmt, ...) CDD_PRINTF(2, 3);
+static int badf(struct rd *c, const char *fmt, ...)
+{
+    struct cdd_sb msg;
+    va_list ap;
+    int r;
+    if (c->err)
+        return c->err;
+    cdd_sb_init(&msg, CDD_TEXT_MAX, "receipt message");
+    va_start(ap, fmt);
+    r = cdd_sb_vaddf(&msg, fmt, ap);
+    va_end(ap);
+    if (r)
+        c->err = r;
+    else
+        bad(c, cdd_sb_str(&msg));
+    cdd_sb_free(&msg);
+    return c->err;
+}
+
 /* A path as install writes it into this list (uninstall acts on them):
  * files and created folders in the tree, never in .cudnn-deploy; backups
  * the tree paths or the two state files install replaces. */
@@ -242,9 +266,7 @@ static int path_fits(const char *key, const char *p)
 static int bad_record(struct rd *c, const char *key, size_t i,
                       const char *why)
 {
-    char msg[160];
-    snprintf(msg, sizeof msg, "%s[%zu]: %s", key, i, why);
-    return bad(c, msg);
+    return badf(c, "%s[%zu]: %s", key, i, why);
 }
 
 static void get_hex(struct rd *c, const cJSON *o, const char *key,
@@ -328,11 +350,8 @@ static int get_paths(struct rd *c, const cJSON *o, const char *key,
                      char ***out, size_t *n)
 {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key), *e;
-    char msg[128];
-    if (!cJSON_IsArray(arr)) {
-        snprintf(msg, sizeof msg, "%s: expected a list", key);
-        return bad(c, msg);
-    }
+    if (!cJSON_IsArray(arr))
+        return badf(c, "%s: expected a list", key);
     size_t cnt = (size_t)cJSON_GetArraySize(arr);
     *out = calloc(cnt ? cnt : 1, sizeof **out);
     if (!*out)
@@ -353,9 +372,7 @@ static char *get_str(struct rd *c, const cJSON *o, const char *key,
     if (nullable && (!v || cJSON_IsNull(v)))
         return NULL;
     if (!cJSON_IsString(v)) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "%s: expected a string", key);
-        bad(c, msg);
+        badf(c, "%s: expected a string", key);
         return NULL;
     }
     char *s = strdup(v->valuestring);
@@ -369,9 +386,7 @@ static double get_num(struct rd *c, const cJSON *o, const char *key)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsNumber(v) || v->valuedouble < 0 ||
         v->valuedouble > 9007199254740991.0) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "%s: expected a number", key);
-        bad(c, msg);
+        badf(c, "%s: expected a number", key);
         return 0;
     }
     return v->valuedouble;
@@ -383,9 +398,7 @@ static void get_hex(struct rd *c, const cJSON *o, const char *key,
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsString(v) || strlen(v->valuestring) != 64 ||
         cdd_hex_decode(v->valuestring, sha, CDD_SHA256_LEN) != 0) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "%s: expected 64 hex digits", key);
-        bad(c, msg);
+        badf(c, "%s: expected 64 hex digits", key);
     }
 }
 
@@ -664,10 +677,7 @@ static char *get_word(struct rd *c, const cJSON *o, const char *key,
         if (strcmp(s, allowed[i]) == 0)
             return s;
     if (s) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s: not one of the values cudnn-deploy "
-                                  "writes", key);
-        bad(c, msg);
+        badf(c, "%s: not one of the values cudnn-deploy writes", key);
     }
     free(s);
     return NULL;
@@ -683,10 +693,7 @@ static char *get_text(struct rd *c, const cJSON *o, const char *key)
     for (size_t i = 0; ok && i < n; i++)
         ok = (unsigned char)s[i] >= 0x20 && s[i] != 0x7f;
     if (s && !ok) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s: expected 1 to 256 printable "
-                                  "characters", key);
-        bad(c, msg);
+        badf(c, "%s: expected 1 to 256 printable characters", key);
         free(s);
         return NULL;
     }
@@ -749,11 +756,13 @@ int cdd_verified_parse(const char *text, size_t len, const char *source,
         l->skipped = (uint64_t)get_num(&c, e, "skipped");
         if (c.err) {
             /* Say which layer: the field's own message is kept. */
-            char msg[sizeof cdd_last_error()->msg + 32];
-            snprintf(msg, sizeof msg, "layers[%zu]: %s", v->n_layers - 1,
-                     cdd_last_error()->msg);
+            char *field = cdd_strdup(cdd_last_error()->msg);
             c.err = 0;
-            bad(&c, msg);
+            if (field)
+                badf(&c, "layers[%zu]: %s", v->n_layers - 1, field);
+            else
+                nomem(&c);
+            free(field);
             goto out;
         }
     }
@@ -784,7 +793,8 @@ int cdd_verified_load(struct cdd_tree *tree, struct cdd_verified **out)
 int cdd_log_append(struct cdd_tree *tree, const char *op, const char *txn_id,
                    struct cdd_jw *detail)
 {
-    char when[32], *line = NULL;
+    char when[32]; /* fixed: an ISO 8601 time */
+    char *line = NULL;
     cdd_iso_time(when, sizeof when);
     struct cdd_jw *w = cdd_jw_new();
     cdd_jw_object(w, NULL);

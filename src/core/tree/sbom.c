@@ -13,6 +13,7 @@
 #include "cdd/jsonw.h"
 #include "cdd/profile.h"
 #include "cdd/sbom.h"
+#include "cdd/strbuf.h"
 
 #define SUPPLIER "NVIDIA Corporation"
 #define LICENSE_REF "LicenseRef-NVIDIA-cuDNN"
@@ -21,10 +22,10 @@ struct ctx {
     const struct cdd_receipt *r;
     const struct cdd_verified *v; /* the verify record of this receipt, or
                                      NULL: nothing is said of verification */
-    char digest[CDD_SHA256_HEX]; /* of the receipt's canonical text */
-    char uuid[40];               /* derived from digest */
-    char archive_hex[CDD_SHA256_HEX];
-    char variant[16];            /* "cuda11" */
+    char digest[CDD_SHA256_HEX]; /* fixed: sha256 hex of the receipt */
+    char uuid[40];               /* fixed: a UUID, from digest */
+    char archive_hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
+    char variant[16];            /* fixed: "cuda" and an int */
     int nomem;                   /* a formatted value could not be made */
 };
 
@@ -56,7 +57,7 @@ static void jw_fmt(struct ctx *c, struct cdd_jw *w, const char *key,
  * its other bits taken from the receipt's sha256 instead of SHA-1. */
 static void make_uuid(const char *hex, char *out)
 {
-    char h[33];
+    char h[33]; /* fixed: 32 hex digits */
     memcpy(h, hex, 32);
     h[32] = '\0';
     h[12] = '5';
@@ -122,7 +123,7 @@ static void prop(struct cdd_jw *w, const char *name, const char *value)
 
 static void prop_u(struct cdd_jw *w, const char *name, unsigned long long v)
 {
-    char buf[24];
+    char buf[24]; /* fixed: a 64-bit number */
     snprintf(buf, sizeof buf, "%llu", v);
     prop(w, name, buf);
 }
@@ -181,7 +182,7 @@ static void cdx_verify(struct cdd_jw *w, struct ctx *c)
     const struct cdd_verified *v = c->v;
     if (!v)
         return;
-    char hex[CDD_SHA256_HEX];
+    char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     cdd_hex_encode(v->receipt_sha256, CDD_SHA256_LEN, hex);
     prop(w, "cudnn-deploy:verify.outcome", v->outcome);
     prop(w, "cudnn-deploy:verify.level", v->level);
@@ -189,12 +190,15 @@ static void cdx_verify(struct cdd_jw *w, struct ctx *c)
     prop(w, "cudnn-deploy:verify.tool_version", v->tool_version);
     prop(w, "cudnn-deploy:verify.receipt_sha256", hex);
     for (size_t i = 0; i < v->n_layers; i++) {
-        char name[64], *text = layer_text(&v->layers[i]);
-        snprintf(name, sizeof name, "cudnn-deploy:verify.%s",
-                 v->layers[i].name);
-        if (!text)
+        /* The layer's name comes from the verify record: whole. */
+        char *name = cdd_aprintf(CDD_TEXT_MAX, "SBOM property name",
+                                 "cudnn-deploy:verify.%s", v->layers[i].name);
+        char *text = layer_text(&v->layers[i]);
+        if (!text || !name)
             c->nomem = 1;
-        prop(w, name, text);
+        else
+            prop(w, name, text);
+        free(name);
         free(text);
     }
 }
@@ -267,7 +271,7 @@ static void cdx_archive(struct cdd_jw *w, struct ctx *c)
          cdd_profile_name((enum cdd_profile)r->profile));
     for (size_t i = 0; i < CDD_ROLE_COUNT; i++)
         if (r->omitted[i]) {
-            char name[64];
+            char name[64]; /* fixed: a prefix and one of our role names */
             snprintf(name, sizeof name, "cudnn-deploy:omitted.%s",
                      cdd_role_name((enum cdd_role)i));
             prop_u(w, name, r->omitted[i]);
@@ -288,7 +292,7 @@ static void cdx_file(struct cdd_jw *w, struct ctx *c,
     jw_fmt(c, w, "bom-ref", "file:%s", f->path);
     cdd_jw_str(w, "name", f->path);
     if (!f->is_symlink) {
-        char hex[CDD_SHA256_HEX];
+        char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
         cdd_hex_encode(f->sha256, CDD_SHA256_LEN, hex);
         sha_list(w, "hashes", "alg", "SHA-256", "content", hex);
     }
@@ -307,7 +311,7 @@ static void cdx_file(struct cdd_jw *w, struct ctx *c,
 static int cdx_write(struct ctx *c, char **out)
 {
     const struct cdd_receipt *r = c->r;
-    char serial[64];
+    char serial[64]; /* fixed: "urn:uuid:" and a UUID */
     snprintf(serial, sizeof serial, "urn:uuid:%s", c->uuid);
     struct cdd_jw *w = cdd_jw_new();
     cdd_jw_object(w, NULL);
@@ -325,7 +329,7 @@ static int cdx_write(struct ctx *c, char **out)
     cdd_jw_array(w, "components");
     for (size_t i = 0; i < r->n_components; i++) {
         const struct cdd_rcomponent *k = &r->components[i];
-        char hex[CDD_SHA256_HEX];
+        char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
         cdd_hex_encode(k->archive_sha256, CDD_SHA256_LEN, hex);
         cdd_jw_object(w, NULL);
         cdd_jw_str(w, "type", "library");
@@ -416,7 +420,7 @@ static void spdx_package(struct cdd_jw *w, struct ctx *c)
     cdd_jw_end(w);
     for (size_t i = 0; i < r->n_components; i++) {
         const struct cdd_rcomponent *k = &r->components[i];
-        char id[128], hex[CDD_SHA256_HEX];
+        char id[128], hex[CDD_SHA256_HEX]; /* fixed: an id number, hex */
         snprintf(id, sizeof id, "SPDXRef-Component-%zu", i + 1);
         cdd_hex_encode(k->archive_sha256, CDD_SHA256_LEN, hex);
         cdd_jw_object(w, NULL);
@@ -438,7 +442,7 @@ static void spdx_file(struct cdd_jw *w, struct ctx *c, size_t i)
 {
     const struct cdd_rfile_entry *f = &c->r->files[i];
     const struct cdd_rfile_entry *end = link_end(c->r, f);
-    char id[48], hex[CDD_SHA256_HEX];
+    char id[48], hex[CDD_SHA256_HEX]; /* fixed: an id number, sha256 hex */
     snprintf(id, sizeof id, "SPDXRef-File-%zu", i + 1);
     cdd_jw_object(w, NULL);
     cdd_jw_str(w, "SPDXID", id);
@@ -515,12 +519,12 @@ static int spdx_write(struct ctx *c, char **out)
     cdd_jw_array(w, "relationships");
     spdx_rel(w, "SPDXRef-DOCUMENT", "DESCRIBES", "SPDXRef-Package-cudnn");
     for (size_t i = 0; i < r->n_files; i++) {
-        char id[48];
+        char id[48]; /* fixed: a prefix and a number */
         snprintf(id, sizeof id, "SPDXRef-File-%zu", i + 1);
         spdx_rel(w, "SPDXRef-Package-cudnn", "CONTAINS", id);
     }
     for (size_t i = 0; i < r->n_components; i++) {
-        char id[128];
+        char id[128]; /* fixed: a prefix and a number */
         snprintf(id, sizeof id, "SPDXRef-Component-%zu", i + 1);
         spdx_rel(w, id, "OPTIONAL_DEPENDENCY_OF", "SPDXRef-Package-cudnn");
     }
