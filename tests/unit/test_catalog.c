@@ -273,5 +273,38 @@ static void test_dir_catalog_and_respins(void)
     free(d);
 }
 
+/* An untrusted key in a facts file is named whole in the error, not cut to
+ * the 60 or 300 bytes the JSON path once had room for. */
+static void test_long_keys_whole(void)
+{
+    char *d = tmpdir("longkey");
+    struct cdd_catalog *c = NULL;
+    char key[400], facts[1200];
+    memset(key, 'k', sizeof key - 1);
+    key[sizeof key - 1] = '\0';
+    memcpy(key, "cuda", 4); /* a driver key that is no cuda<major> */
+    put(d, "redistrib_9.8.0.json",
+        "{\"release_label\": \"9.8.0\", \"cudnn\": {\"version\": \"9.8.0.87\","
+        " \"linux-sbsa\": {\"cuda12\": {\"relative_path\": "
+        "\"cudnn/linux-sbsa/cudnn-linux-sbsa-9.8.0.87_cuda12-archive.tar.xz\","
+        " \"sha256\": \"" SHA_A "\", \"size\": \"100\"}}}}");
+    const char *forms[] = {"{\"drivers\": {\"%s\": 1}}",
+                           "{\"respins\": {\"%s\": 1}}",
+                           "{\"releases\": {\"%s\": 1}}"};
+    const char *parents[] = {"drivers.", "respins.", "releases."};
+    for (size_t i = 0; i < 3; i++) {
+        char want[sizeof key + 16];
+        snprintf(facts, sizeof facts, forms[i], key);
+        put(d, "facts.json", facts);
+        snprintf(want, sizeof want, "%s%s: ", parents[i], key);
+        CHECK_INT(cdd_catalog_load(d, &c), CDD_E_MANIFEST);
+        CHECK_MSG(strstr(cdd_last_error()->msg, want) != NULL, "%zu: %s", i,
+                  cdd_last_error()->msg);
+    }
+    cdd_fs_remove_tree(d);
+    free(d);
+}
+
 TEST_MAIN(TEST(test_builtin_parses), TEST(test_selection_matrix),
-          TEST(test_versions), TEST(test_dir_catalog_and_respins))
+          TEST(test_versions), TEST(test_dir_catalog_and_respins),
+          TEST(test_long_keys_whole))

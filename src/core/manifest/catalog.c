@@ -18,6 +18,7 @@
 #include "cdd/manifest.h"
 #include "cdd/pathsafe.h"
 #include "cdd/redistrib.h"
+#include "cdd/strbuf.h"
 
 #define FILE_MAX (4u << 20) /* one redistrib JSON is ~5 KB */
 
@@ -242,14 +243,19 @@ static struct cdd_cat_release *by_label(struct cdd_catalog *c,
     return NULL;
 }
 
-static int read_release_facts(const struct fctx *f, struct cdd_catalog *c,
-                              const cJSON *o)
+/* A JSON path: parent, '.', an untrusted key, whole (never cut). */
+static char *key_path(const char *parent, const char *key)
 {
-    char jp[200];
+    return cdd_aprintf(CDD_TEXT_MAX, "JSON path", "%s.%s", parent,
+                       key ? key : "");
+}
+
+static int release_facts_at(const struct fctx *f, struct cdd_catalog *c,
+                            const cJSON *o, const char *jp)
+{
     struct cdd_cat_release *rel = by_label(c, o->string);
     const cJSON *it;
     int r;
-    snprintf(jp, sizeof jp, "releases.%.60s", o->string);
     if (!cJSON_IsObject(o))
         return fbad(f, jp, "expected an object");
     if (!rel)
@@ -261,34 +267,68 @@ static int read_release_facts(const struct fctx *f, struct cdd_catalog *c,
         return cdd_fail(CDD_E_NOMEM, f->source, 0, NULL);
     cJSON_ArrayForEach(it, o)
     {
-        char vjp[260];
+        char *vjp;
         if (!it->string || strncmp(it->string, "cuda", 4) != 0)
             continue;
         int major = atoi(it->string + 4);
-        snprintf(vjp, sizeof vjp, "%s.%s", jp, it->string);
+        if (!(vjp = key_path(jp, it->string)))
+            return cdd_last_error()->code;
+        void *p = NULL;
         if (major <= 0 || major > 99)
-            return fbad(f, vjp, "expected cuda<major>");
-        void *p = realloc(rel->variants,
-                          (rel->n_variants + 1) * sizeof *rel->variants);
-        if (!p)
-            return cdd_fail(CDD_E_NOMEM, f->source, 0, NULL);
-        rel->variants = p;
-        if ((r = read_variant(f, it, vjp, major,
-                              &rel->variants[rel->n_variants])))
+            r = fbad(f, vjp, "expected cuda<major>");
+        else if (!(p = realloc(rel->variants, (rel->n_variants + 1) *
+                                                  sizeof *rel->variants)))
+            r = cdd_fail(CDD_E_NOMEM, f->source, 0, NULL);
+        else {
+            rel->variants = p;
+            r = read_variant(f, it, vjp, major,
+                             &rel->variants[rel->n_variants]);
+        }
+        free(vjp);
+        if (r)
             return r;
         rel->n_variants++;
     }
     return 0;
 }
 
+static int read_release_facts(const struct fctx *f, struct cdd_catalog *c,
+                              const cJSON *o)
+{
+    char *jp = key_path("releases", o->string);
+    if (!jp)
+        return cdd_last_error()->code;
+    int r = release_facts_at(f, c, o, jp);
+    free(jp);
+    return r;
+}
+
+static int respins_at(const struct fctx *f, struct cdd_catalog *c,
+                      const cJSON *path, const char *jp);
+
 static int read_respins(const struct fctx *f, struct cdd_catalog *c,
                         const cJSON *o)
 {
-    const cJSON *path, *d;
+    const cJSON *path;
     cJSON_ArrayForEach(path, o)
     {
-        char jp[400];
-        snprintf(jp, sizeof jp, "respins.%.300s", path->string);
+        char *jp = key_path("respins", path->string);
+        if (!jp)
+            return cdd_last_error()->code;
+        int r = respins_at(f, c, path, jp);
+        free(jp);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+/* The re-spun digests of one archive, path its relative path. */
+static int respins_at(const struct fctx *f, struct cdd_catalog *c,
+                      const cJSON *path, const char *jp)
+{
+    const cJSON *d;
+    {
         struct cdd_cat_archive *a = NULL;
         for (size_t i = 0; i < c->n && !a; i++)
             for (size_t j = 0; j < c->releases[i].n_archives; j++)
@@ -298,7 +338,7 @@ static int read_respins(const struct fctx *f, struct cdd_catalog *c,
         if (!cJSON_IsArray(path))
             return fbad(f, jp, "expected a list");
         if (!a)
-            continue;
+            return 0;
         cJSON_ArrayForEach(d, path)
         {
             const char *sha = fstr(d, "sha256"), *size = fstr(d, "size");
@@ -338,12 +378,15 @@ static int read_drivers(const struct fctx *f, struct cdd_catalog *c,
     const cJSON *it;
     cJSON_ArrayForEach(it, o)
     {
-        char jp[100];
-        snprintf(jp, sizeof jp, "drivers.%.60s", it->string);
         int major = strncmp(it->string, "cuda", 4) == 0 ? atoi(it->string + 4)
                                                         : 0;
-        if (major <= 0 || !cJSON_IsObject(it))
-            return fbad(f, jp, "expected cuda<major>: {linux, windows}");
+        if (major <= 0 || !cJSON_IsObject(it)) {
+            char *jp = key_path("drivers", it->string);
+            int r = jp ? fbad(f, jp, "expected cuda<major>: {linux, windows}")
+                       : cdd_last_error()->code;
+            free(jp);
+            return r;
+        }
         void *p = realloc(c->drivers, (c->n_drivers + 1) * sizeof *c->drivers);
         if (!p)
             return cdd_fail(CDD_E_NOMEM, f->source, 0, NULL);
