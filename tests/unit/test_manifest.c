@@ -6,6 +6,7 @@
 #include "cdd/fsops.h"
 #include "cdd/hash.h"
 #include "cdd/manifest.h"
+#include "cdd/strbuf.h"
 #include "cdd/sys.h"
 
 #include "test.h"
@@ -189,6 +190,14 @@ static const struct bad_case bad_cases[] = {
     {0, "\"linux-x86_64\"", "\"macos-arm64\"",
      "platform: unknown platform \"macos-arm64\""},
     {0, "\"linux-x86_64\"", "\"Linux-x86_64\"", "platform: unknown platform"},
+    /* A rejected value is shown whole, not cut to 80 bytes with "...". */
+#define P40 "pppppppppppppppppppppppppppppppppppppppp"
+    {0, "\"linux-x86_64\"", "\"" P40 P40 P40 P40 P40 "\"",
+     "platform: unknown platform \"" P40 P40 P40 P40 P40 "\""},
+    {0, "\"8.5.0.96\"", "\"" P40 P40 P40 "\"",
+     "version: expected 3 or 4 dot-separated decimal numbers, got \"" P40 P40
+     P40 "\""},
+#undef P40
     /* archive */
     {0, L_ARCHIVE, "", "(root): missing key \"archive\""},
     {0, "\"archive\": {", "\"archive\": [{", "not valid JSON"},
@@ -888,6 +897,16 @@ static void test_find(void)
     /* A path that does not exist is a missing file, not a builtin. */
     CHECK_INT(cdd_manifest_find("no/such/dir/cudnn-8.5.0.96-cuda11-linux-x86_64.json",
                                 &m), CDD_E_NOTFOUND);
+    CHECK(m == NULL);
+    /* A name past CDD_NAME_MAX is refused as too long, not cut and looked
+     * up; one at the bound is merely not found. */
+    char longname[CDD_NAME_MAX + 2];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    CHECK_INT(cdd_manifest_find(longname, &m), CDD_E_TOOLONG);
+    CHECK(m == NULL);
+    longname[CDD_NAME_MAX] = '\0';
+    CHECK_INT(cdd_manifest_find(longname, &m), CDD_E_NOTFOUND);
     CHECK(m == NULL);
 }
 

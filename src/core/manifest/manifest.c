@@ -331,6 +331,16 @@ static int nomem(const struct pctx *c)
     return cdd_fail(CDD_E_NOMEM, c->source, 0, NULL);
 }
 
+/* bad() for a rejected value, shown whole: "<what>, got \"<value>\"". */
+static int bad_value(const struct pctx *c, const char *jp, const char *what,
+                     const char *value)
+{
+    char *shown = cdd_path_shown(value);
+    int r = bad(c, jp, "%s, got \"%s\"", what, CDD_SHOWN(shown));
+    free(shown);
+    return r;
+}
+
 static void jp_key(char *out, const char *jp, const char *key)
 {
     /* A JSON path longer than JP_MAX is cut: it only names the fault. */
@@ -351,16 +361,18 @@ static int check_object(const struct pctx *c, const cJSON *obj, const char *jp,
                         const char *const *allowed, size_t n_allowed)
 {
     unsigned long seen = 0;
-    char b[80];
     if (!cJSON_IsObject(obj))
         return bad(c, jp, "expected an object");
     for (const cJSON *it = obj->child; it; it = it->next) {
         size_t k = 0;
         while (k < n_allowed && strcmp(it->string, allowed[k]) != 0)
             k++;
-        if (k == n_allowed)
-            return bad(c, jp, "unknown key \"%s\"",
-                       cdd_path_printable(it->string, b, sizeof b));
+        if (k == n_allowed) {
+            char *shown = cdd_path_shown(it->string);
+            int r = bad(c, jp, "unknown key \"%s\"", CDD_SHOWN(shown));
+            free(shown);
+            return r;
+        }
         if (seen & (1ul << k))
             return bad(c, jp, "duplicate key \"%s\"", it->string);
         seen |= 1ul << k;
@@ -632,7 +644,7 @@ static int parse_file(const struct pctx *c, const cJSON *e, const char *jp,
     static const char *const keys[] = {"path", "role", "sha256", "size",
                                        "target"};
     enum cdd_platform p = c->m->platform;
-    char kjp[JP_MAX], b[80];
+    char kjp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
     const char *why = NULL;
     char *role = NULL;
     int r = check_object(c, e, jp, keys, 5);
@@ -646,10 +658,12 @@ static int parse_file(const struct pctx *c, const cJSON *e, const char *jp,
         goto out;
     if (cdd_role_parse(role, &f->role) != 0 ||
         f->role == CDD_ROLE_ACTIVATION) {
+        char *shown = cdd_path_shown(role);
         r = bad(c, kjp,
                 "unknown role \"%s\" (expected runtime, header, import_lib, "
                 "static_lib, license or symlink)",
-                cdd_path_printable(role, b, sizeof b));
+                CDD_SHOWN(shown));
+        free(shown);
         goto out;
     }
     if (f->role == CDD_ROLE_IMPORT_LIB && !cdd_platform_is_windows(p)) {
@@ -1047,7 +1061,7 @@ static int parse_component_range(const struct pctx *c, const cJSON *o,
                                  const char *jp, struct cdd_mcomponent *k)
 {
     const cJSON *cm, *e;
-    char kjp[JP_MAX], ijp[JP_MAX], b[80];
+    char kjp[JP_MAX], ijp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
     long long mine[3], lo[3], hi[3];
     size_t i = 0;
     int found = 0;
@@ -1074,13 +1088,13 @@ static int parse_component_range(const struct pctx *c, const cJSON *o,
     if ((r = get_string(c, o, jp, "cudnn_min", 1, &k->cudnn_min, kjp)))
         return r;
     if (!parse_short_version(k->cudnn_min, lo))
-        return bad(c, kjp, "expected a version such as \"8.3\", got \"%s\"",
-                   cdd_path_printable(k->cudnn_min, b, sizeof b));
+        return bad_value(c, kjp, "expected a version such as \"8.3\"",
+                         k->cudnn_min);
     if ((r = get_string(c, o, jp, "cudnn_max", 1, &k->cudnn_max, ijp)))
         return r;
     if (!parse_short_version(k->cudnn_max, hi))
-        return bad(c, ijp, "expected a version such as \"9.1\", got \"%s\"",
-                   cdd_path_printable(k->cudnn_max, b, sizeof b));
+        return bad_value(c, ijp, "expected a version such as \"9.1\"",
+                         k->cudnn_max);
     if (!parse_version(c->m->version, mine))
         return bad(c, "version", "not a version");
     /* A bound given as "9.1" covers every 9.1.x. */
@@ -1201,7 +1215,7 @@ static int parse_root(const struct pctx *c, const cJSON *root)
                                        "files", "verify", "components"};
     struct cdd_manifest *m = c->m;
     const cJSON *it;
-    char jp[JP_MAX], b[80];
+    char jp[JP_MAX]; /* fixed: JSON paths of the schema's keys */
     char *s = NULL;
     long v = 0;
     long long ver[3];
@@ -1227,17 +1241,20 @@ static int parse_root(const struct pctx *c, const cJSON *root)
     if ((r = get_string(c, root, "", "version", 1, &m->version, jp)))
         return r;
     if (!parse_version(m->version, ver))
-        return bad(c, jp, "expected 3 or 4 dot-separated decimal numbers, got \"%s\"",
-                   cdd_path_printable(m->version, b, sizeof b));
+        return bad_value(c, jp, "expected 3 or 4 dot-separated decimal numbers",
+                         m->version);
     if ((r = get_int(c, root, "", "cuda_major", 1, 1, 99, NULL, &v)))
         return r;
     m->cuda_major = (int)v;
     if ((r = get_string(c, root, "", "platform", 1, &s, jp)))
         return r;
-    if (cdd_platform_parse(s, &m->platform) != 0)
+    if (cdd_platform_parse(s, &m->platform) != 0) {
+        char *shown = cdd_path_shown(s);
         r = bad(c, jp,
                 "unknown platform \"%s\" (expected one of %s)",
-                cdd_path_printable(s, b, sizeof b), cdd_platform_names());
+                CDD_SHOWN(shown), cdd_platform_names());
+        free(shown);
+    }
     free(s);
     if (r || (r = parse_archive(c, root)))
         return r;
@@ -1424,13 +1441,16 @@ static int load_builtin(const struct cdd_builtin_manifest *b,
 
 int cdd_manifest_find(const char *name, struct cdd_manifest **out)
 {
-    char stem[256], names[1024];
+    char *stem = NULL;
+    struct cdd_sb names;
     struct cdd_stat st;
-    size_t n, used = 0;
+    size_t n;
+    int r = 0;
     *out = NULL;
     if (!name) {
-        snprintf(stem, sizeof stem, "%s%s", DEFAULT_STEM_PREFIX,
-                 cdd_platform_name(cdd_platform_host()));
+        stem = cdd_aprintf(CDD_NAME_MAX, "manifest name", "%s%s",
+                           DEFAULT_STEM_PREFIX,
+                           cdd_platform_name(cdd_platform_host()));
     } else {
         n = strlen(name);
         int json = n > 5 && strcmp(name + n - 5, ".json") == 0;
@@ -1440,20 +1460,34 @@ int cdd_manifest_find(const char *name, struct cdd_manifest **out)
             return cdd_manifest_load_file(name, out);
         if (json)
             n -= 5;
-        snprintf(stem, sizeof stem, "%.*s", (int)(n < 255 ? n : 255), name);
+        /* A longer name is no shipped manifest's: refused, not cut. */
+        if (n > CDD_NAME_MAX)
+            return cdd_fail(CDD_E_TOOLONG, name, 0,
+                            "manifest name longer than %d bytes",
+                            CDD_NAME_MAX);
+        stem = cdd_strndup(name, n);
+        if (!stem)
+            return cdd_fail(CDD_E_NOMEM, name, 0, NULL);
     }
+    if (!stem)
+        return cdd_last_error()->code;
     for (size_t i = 0; i < cdd_builtin_manifest_count; i++) {
-        if (strcmp(cdd_builtin_manifests[i].name, stem) == 0)
-            return load_builtin(&cdd_builtin_manifests[i], out);
+        if (strcmp(cdd_builtin_manifests[i].name, stem) == 0) {
+            r = load_builtin(&cdd_builtin_manifests[i], out);
+            free(stem);
+            return r;
+        }
     }
-    names[0] = '\0';
-    for (size_t i = 0; i < cdd_builtin_manifest_count && used < sizeof names; i++) {
-        int k = snprintf(names + used, sizeof names - used, "%s%s",
-                         i ? ", " : "", cdd_builtin_manifests[i].name);
-        if (k > 0)
-            used += (size_t)k;
-    }
-    return cdd_fail(CDD_E_NOTFOUND, name ? name : stem, 0,
-                    "no such manifest file or shipped manifest; shipped: %s",
-                    cdd_builtin_manifest_count ? names : "(none)");
+    cdd_sb_init(&names, CDD_TEXT_MAX, "list of shipped manifests");
+    for (size_t i = 0; !r && i < cdd_builtin_manifest_count; i++)
+        r = cdd_sb_addf(&names, "%s%s", i ? ", " : "",
+                        cdd_builtin_manifests[i].name);
+    if (!r)
+        r = cdd_fail(CDD_E_NOTFOUND, name ? name : stem, 0,
+                     "no such manifest file or shipped manifest; shipped: %s",
+                     cdd_builtin_manifest_count ? cdd_sb_str(&names)
+                                                : "(none)");
+    cdd_sb_free(&names);
+    free(stem);
+    return r;
 }
