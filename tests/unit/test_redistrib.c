@@ -468,7 +468,41 @@ static void test_mirror_url(void)
     free(u);
 }
 
+/* The file's own keys are named whole in the error: the list of variants
+ * it has and the JSON path, not cut to 200 or 160 bytes. */
+static void test_long_keys_whole(void)
+{
+    char key[301], text[800], want[700];
+    memset(key, 'x', sizeof key - 1);
+    key[sizeof key - 1] = '\0';
+    memcpy(key, "cuda", 4);
+    snprintf(text, sizeof text,
+             "{\"cudnn\": {\"linux-x86_64\": {\"%s\": {}, \"cuda12\": {}}}}",
+             key);
+    struct cdd_redistrib_entry e;
+    struct cdd_redistrib_query q =
+        query(CDD_PLATFORM_LINUX_X86_64, 11, NULL, NULL);
+    CHECK_INT(cdd_redistrib_parse(text, strlen(text), "r.json", &q, &e),
+              CDD_E_MANIFEST);
+    snprintf(want, sizeof want, "this file has %s, cuda12)", key);
+    CHECK_MSG(strstr(cdd_last_error()->msg, want) != NULL, "%s",
+              cdd_last_error()->msg);
+    /* A product key past the old 160-byte path, in the list reader. */
+    snprintf(text, sizeof text,
+             "{\"cudnn\": {\"version\": \"9.1.0\", \"%s\": "
+             "{\"relative_path\": 1}}}", key + 4);
+    struct cdd_redistrib_list l;
+    CHECK_INT(cdd_redistrib_list_parse(text, strlen(text), "r.json", "cudnn",
+                                       &l),
+              CDD_E_MANIFEST);
+    snprintf(want, sizeof want, "cudnn.%s.relative_path: expected a string",
+             key + 4);
+    CHECK_MSG(strstr(cdd_last_error()->msg, want) != NULL, "%s",
+              cdd_last_error()->msg);
+}
+
 TEST_MAIN(TEST(test_nested_linux), TEST(test_nested_picks_variant),
           TEST(test_flat), TEST(test_flat_cuda12_only), TEST(test_nested_9),
           TEST(test_flat_other_file), TEST(test_bad_cases),
-          TEST(test_not_json), TEST(test_error_line), TEST(test_mirror_url))
+          TEST(test_not_json), TEST(test_error_line), TEST(test_mirror_url),
+          TEST(test_long_keys_whole))

@@ -14,8 +14,6 @@
 #include "cdd/pathsafe.h"
 #include "cdd/strbuf.h"
 
-#define JP_MAX 160
-
 struct rctx {
     const char *source;
 };
@@ -36,17 +34,19 @@ static int bad(const struct rctx *c, const char *jp, const char *fmt,
 /* obj[key], refusing a key given twice: two parsers could pick different
  * copies of a duplicated "sha256", and a pin must mean one thing. */
 static int member(const struct rctx *c, const cJSON *obj, const char *jp,
-                  const char *key, const cJSON **out, char *kjp)
+                  const char *key, const cJSON **out, struct cdd_sb *kjp)
 {
     const cJSON *found = NULL, *it;
     *out = NULL;
-    if (snprintf(kjp, JP_MAX, "%s%s%s", jp, *jp ? "." : "", key) >= JP_MAX)
-        kjp[JP_MAX - 1] = '\0'; /* only names the fault: cut is fine */
+    /* The JSON path of key, whole (keys are the file's, untrusted). */
+    int r = cdd_sb_setf(kjp, "%s%s%s", jp, *jp ? "." : "", key);
+    if (r)
+        return r;
     cJSON_ArrayForEach(it, obj)
     {
         if (it->string && strcmp(it->string, key) == 0) {
             if (found)
-                return bad(c, kjp, "duplicate key%s", NULL);
+                return bad(c, cdd_sb_str(kjp), "duplicate key%s", NULL);
             found = it;
         }
     }
@@ -56,7 +56,7 @@ static int member(const struct rctx *c, const cJSON *obj, const char *jp,
 
 static int get_string(const struct rctx *c, const cJSON *obj, const char *jp,
                       const char *key, int required, const char **out,
-                      char *kjp)
+                      struct cdd_sb *kjp)
 {
     const cJSON *v;
     int r = member(c, obj, jp, key, &v, kjp);
@@ -64,24 +64,24 @@ static int get_string(const struct rctx *c, const cJSON *obj, const char *jp,
     if (r)
         return r;
     if (!v)
-        return required ? bad(c, kjp, "missing%s", NULL) : 0;
+        return required ? bad(c, cdd_sb_str(kjp), "missing%s", NULL) : 0;
     if (!cJSON_IsString(v) || !v->valuestring)
-        return bad(c, kjp, "expected a string%s", NULL);
+        return bad(c, cdd_sb_str(kjp), "expected a string%s", NULL);
     *out = v->valuestring;
     return 0;
 }
 
 static int get_object(const struct rctx *c, const cJSON *obj, const char *jp,
                       const char *key, const char *missing_why,
-                      const cJSON **out, char *kjp)
+                      const cJSON **out, struct cdd_sb *kjp)
 {
     int r = member(c, obj, jp, key, out, kjp);
     if (r)
         return r;
     if (!*out)
-        return bad(c, kjp, "missing%s", missing_why);
+        return bad(c, cdd_sb_str(kjp), "missing%s", missing_why);
     if (!cJSON_IsObject(*out))
-        return bad(c, kjp, "expected an object%s", NULL);
+        return bad(c, cdd_sb_str(kjp), "expected an object%s", NULL);
     return 0;
 }
 
@@ -113,37 +113,36 @@ static int parse_size(const char *s, uint64_t *out)
 }
 
 /* The names of the cuda<N> variants present, for a helpful message. */
-static void list_variants(const cJSON *plat, char *buf, size_t len)
+static int list_variants(const cJSON *plat, struct cdd_sb *sb)
 {
     const cJSON *it;
-    size_t n = 0;
-    buf[0] = '\0';
+    int r = 0;
     cJSON_ArrayForEach(it, plat)
     {
-        if (it->string && strncmp(it->string, "cuda", 4) == 0 && n < len)
-            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
-                                  it->string);
+        if (!r && it->string && strncmp(it->string, "cuda", 4) == 0)
+            r = cdd_sb_addf(sb, "%s%s", cdd_sb_len(sb) ? ", " : "",
+                            it->string);
     }
+    return r;
 }
 
-static int read_entry(const struct rctx *c, const cJSON *e, const char *jp,
-                      const struct cdd_redistrib_query *q,
-                      struct cdd_redistrib_entry *out)
+static int entry_at(const struct rctx *c, const cJSON *e, const char *jp,
+                    const struct cdd_redistrib_query *q,
+                    struct cdd_redistrib_entry *out, struct cdd_sb *kjp)
 {
-    char kjp[JP_MAX];
     const char *rel, *sha, *md5, *size, *why = NULL;
     int r;
     if ((r = get_string(c, e, jp, "relative_path", 1, &rel, kjp)))
         return r;
     if (!cdd_path_is_safe(rel, 0, &why))
-        return bad(c, kjp, "not a safe relative path: %s", why);
+        return bad(c, cdd_sb_str(kjp), "not a safe relative path: %s", why);
     /* The pin is for one file: if the entry names another (a renamed
      * archive, a variant mix-up), its sha256 says nothing about ours. */
     if (q->filename && strcmp(cdd_path_basename(rel), q->filename) != 0) {
         char *msg = cdd_aprintf(CDD_TEXT_MAX, "redistrib fault",
                                 "names %s, but the manifest's archive is %s",
                                 cdd_path_basename(rel), q->filename);
-        r = msg ? bad(c, kjp, "%s", msg) : cdd_last_error()->code;
+        r = msg ? bad(c, cdd_sb_str(kjp), "%s", msg) : cdd_last_error()->code;
         free(msg);
         return r;
     }
@@ -151,11 +150,11 @@ static int read_entry(const struct rctx *c, const cJSON *e, const char *jp,
         return r;
     if (strlen(sha) != 64 || !is_hex(sha, 64) ||
         cdd_hex_decode(sha, out->sha256, CDD_SHA256_LEN))
-        return bad(c, kjp, "expected 64 hex digits%s", NULL);
+        return bad(c, cdd_sb_str(kjp), "expected 64 hex digits%s", NULL);
     if ((r = get_string(c, e, jp, "md5", 0, &md5, kjp)))
         return r;
     if (md5 && (strlen(md5) != 32 || !is_hex(md5, 32)))
-        return bad(c, kjp, "expected 32 hex digits%s", NULL);
+        return bad(c, cdd_sb_str(kjp), "expected 32 hex digits%s", NULL);
     if (md5) {
         memcpy(out->md5, md5, 33);
         out->has_md5 = 1;
@@ -164,12 +163,24 @@ static int read_entry(const struct rctx *c, const cJSON *e, const char *jp,
         return r;
     if (size) {
         if (parse_size(size, &out->size))
-            return bad(c, kjp, "expected a size in decimal digits%s", NULL);
+            return bad(c, cdd_sb_str(kjp),
+                       "expected a size in decimal digits%s", NULL);
         out->has_size = 1;
     }
     if (!(out->relative_path = strdup(rel)))
         return cdd_fail(CDD_E_NOMEM, c->source, 0, NULL);
     return 0;
+}
+
+static int read_entry(const struct rctx *c, const cJSON *e, const char *jp,
+                      const struct cdd_redistrib_query *q,
+                      struct cdd_redistrib_entry *out)
+{
+    struct cdd_sb kjp;
+    cdd_sb_init(&kjp, CDD_TEXT_MAX, "JSON path");
+    int r = entry_at(c, e, jp, q, out, &kjp);
+    cdd_sb_free(&kjp);
+    return r;
 }
 
 /* text as a JSON object (*root, freed by the caller with cJSON_Delete). */
@@ -247,22 +258,27 @@ int cdd_redistrib_list_parse(const char *text, size_t len, const char *source,
     cJSON *root = NULL;
     const cJSON *prod, *plat, *v;
     const char *s;
-    char jp[JP_MAX], kjp[JP_MAX], vjp[JP_MAX];
+    struct cdd_sb jp, kjp, vjp, ejp; /* JSON paths */
     int r;
 
+    cdd_sb_init(&jp, CDD_TEXT_MAX, "JSON path");
+    cdd_sb_init(&kjp, CDD_TEXT_MAX, "JSON path");
+    cdd_sb_init(&vjp, CDD_TEXT_MAX, "JSON path");
+    cdd_sb_init(&ejp, CDD_TEXT_MAX, "JSON path");
     memset(out, 0, sizeof *out);
     if ((r = parse_root(&c, text, len, &root)))
         goto out;
-    if ((r = get_string(&c, root, "", "release_label", 0, &s, kjp)) ||
+    if ((r = get_string(&c, root, "", "release_label", 0, &s, &kjp)) ||
         (r = dup_opt(&c, s, &out->label)))
         goto out;
-    if ((r = get_string(&c, root, "", "release_date", 0, &s, kjp)) ||
+    if ((r = get_string(&c, root, "", "release_date", 0, &s, &kjp)) ||
         (r = dup_opt(&c, s, &out->date)))
         goto out;
     if ((r = get_object(&c, root, "", product,
-                        " (this file lists no such product)", &prod, jp)))
+                        " (this file lists no such product)", &prod, &jp)))
         goto out;
-    if ((r = get_string(&c, prod, jp, "version", 1, &s, kjp)) ||
+    if ((r = get_string(&c, prod, cdd_sb_str(&jp), "version", 1, &s,
+                        &kjp)) ||
         (r = dup_opt(&c, s, &out->version)))
         goto out;
     cJSON_ArrayForEach(plat, prod)
@@ -272,25 +288,29 @@ int cdd_redistrib_list_parse(const char *text, size_t len, const char *source,
         if (!cJSON_IsObject(plat) || !plat->string)
             continue;
         /* A platform given twice would make two readers differ. */
-        if ((r = member(&c, prod, jp, plat->string, &dup, kjp)))
+        if ((r = member(&c, prod, cdd_sb_str(&jp), plat->string, &dup,
+                        &kjp)))
             goto out;
-        if ((r = member(&c, plat, kjp, "relative_path", &v, vjp)))
+        if ((r = member(&c, plat, cdd_sb_str(&kjp), "relative_path", &v,
+                        &vjp)))
             goto out;
-        if (v && (r = list_add(&c, out, plat, kjp, plat->string, NULL)))
+        if (v && (r = list_add(&c, out, plat, cdd_sb_str(&kjp), plat->string,
+                               NULL)))
             goto out;
         cJSON_ArrayForEach(var, plat)
         {
-            char ejp[JP_MAX];
             if (!var->string || strncmp(var->string, "cuda", 4) != 0 ||
                 strcmp(var->string, "cuda_variant") == 0)
                 continue;
-            if ((r = member(&c, plat, kjp, var->string, &dup, ejp)))
+            if ((r = member(&c, plat, cdd_sb_str(&kjp), var->string, &dup,
+                            &ejp)))
                 goto out;
             if (!cJSON_IsObject(var)) {
-                r = bad(&c, ejp, "expected an object%s", NULL);
+                r = bad(&c, cdd_sb_str(&ejp), "expected an object%s", NULL);
                 goto out;
             }
-            if ((r = list_add(&c, out, var, ejp, plat->string, var->string)))
+            if ((r = list_add(&c, out, var, cdd_sb_str(&ejp), plat->string,
+                              var->string)))
                 goto out;
         }
     }
@@ -298,6 +318,10 @@ out:
     if (r)
         cdd_redistrib_list_clear(out);
     cJSON_Delete(root);
+    cdd_sb_free(&jp);
+    cdd_sb_free(&kjp);
+    cdd_sb_free(&vjp);
+    cdd_sb_free(&ejp);
     return r;
 }
 
@@ -325,9 +349,13 @@ int cdd_redistrib_parse(const char *text, size_t len, const char *source,
     cJSON *root = NULL;
     const cJSON *prod, *plat, *entry, *v;
     const char *s, *pname = cdd_platform_name(q->platform);
-    char jp[JP_MAX], kjp[JP_MAX], variant[16];
+    struct cdd_sb jp, kjp, have; /* JSON paths; the variants present */
+    char variant[16]; /* fixed: "cuda" and an int */
     int r;
 
+    cdd_sb_init(&jp, CDD_TEXT_MAX, "JSON path");
+    cdd_sb_init(&kjp, CDD_TEXT_MAX, "JSON path");
+    cdd_sb_init(&have, CDD_TEXT_MAX, "list of CUDA variants");
     memset(out, 0, sizeof *out);
     if (!pname) {
         r = cdd_fail(CDD_E_USAGE, source, 0, "unknown platform");
@@ -335,55 +363,64 @@ int cdd_redistrib_parse(const char *text, size_t len, const char *source,
     }
     if ((r = parse_root(&c, text, len, &root)))
         goto out;
-    if ((r = get_string(&c, root, "", "release_label", 0, &s, kjp)))
+    if ((r = get_string(&c, root, "", "release_label", 0, &s, &kjp)))
         goto out;
     if ((r = get_object(&c, root, "", q->product,
-                        " (this file lists no such product)", &prod, jp)))
+                        " (this file lists no such product)", &prod, &jp)))
         goto out;
-    if ((r = get_string(&c, prod, jp, "version", 0, &s, kjp)))
+    if ((r = get_string(&c, prod, cdd_sb_str(&jp), "version", 0, &s, &kjp)))
         goto out;
     if (s && q->version && strcmp(s, q->version) != 0) {
         char *msg = cdd_aprintf(CDD_TEXT_MAX, "redistrib fault",
                                 "%s, but the manifest is for %s", s,
                                 q->version);
-        r = msg ? bad(&c, kjp, "%s", msg) : cdd_last_error()->code;
+        r = msg ? bad(&c, cdd_sb_str(&kjp), "%s", msg)
+                : cdd_last_error()->code;
         free(msg);
         goto out;
     }
-    snprintf(kjp, sizeof kjp, "%s", jp);
-    if ((r = get_object(&c, prod, kjp, pname,
-                        " (no archive for this platform)", &plat, jp)))
+    if ((r = cdd_sb_set(&kjp, cdd_sb_str(&jp))) ||
+        (r = get_object(&c, prod, cdd_sb_str(&kjp), pname,
+                        " (no archive for this platform)", &plat, &jp)))
         goto out;
     /* Old shape: the platform object is the entry itself. */
-    if ((r = member(&c, plat, jp, "relative_path", &v, kjp)))
+    if ((r = member(&c, plat, cdd_sb_str(&jp), "relative_path", &v, &kjp)))
         goto out;
     if (v) {
-        r = read_entry(&c, plat, jp, q, out);
+        r = read_entry(&c, plat, cdd_sb_str(&jp), q, out);
         goto out;
     }
     snprintf(variant, sizeof variant, "cuda%d", q->cuda_major);
-    snprintf(kjp, sizeof kjp, "%s", jp);
-    if ((r = member(&c, plat, kjp, variant, &entry, jp)))
+    if ((r = cdd_sb_set(&kjp, cdd_sb_str(&jp))) ||
+        (r = member(&c, plat, cdd_sb_str(&kjp), variant, &entry, &jp)))
         goto out;
     if (!entry) {
-        char have[200], msg[300];
-        list_variants(plat, have, sizeof have);
-        snprintf(msg, sizeof msg, "missing (no archive for CUDA %d%s%s%s)",
-                 q->cuda_major, have[0] ? "; this file has " : "", have,
-                 "");
-        r = bad(&c, jp, "%s", msg);
+        char *msg = NULL;
+        if (!(r = list_variants(plat, &have)) &&
+            (msg = cdd_aprintf(CDD_TEXT_MAX, "redistrib fault",
+                               "missing (no archive for CUDA %d%s%s)",
+                               q->cuda_major,
+                               cdd_sb_len(&have) ? "; this file has " : "",
+                               cdd_sb_str(&have))))
+            r = bad(&c, cdd_sb_str(&jp), "%s", msg);
+        else if (!r)
+            r = cdd_last_error()->code;
+        free(msg);
         goto out;
     }
     if (!cJSON_IsObject(entry)) {
-        r = bad(&c, jp, "expected an object%s", NULL);
+        r = bad(&c, cdd_sb_str(&jp), "expected an object%s", NULL);
         goto out;
     }
     out->nested = 1;
-    r = read_entry(&c, entry, jp, q, out);
+    r = read_entry(&c, entry, cdd_sb_str(&jp), q, out);
 out:
     if (r)
         cdd_redistrib_entry_clear(out);
     cJSON_Delete(root);
+    cdd_sb_free(&jp);
+    cdd_sb_free(&kjp);
+    cdd_sb_free(&have);
     return r;
 }
 
