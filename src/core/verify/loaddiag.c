@@ -10,6 +10,7 @@
 #include "cdd/binfile.h"
 #include "cdd/error.h"
 #include "cdd/loader.h"
+#include "cdd/strbuf.h"
 #include "cdd/windll.h"
 #include "compat.h"
 
@@ -25,8 +26,8 @@
 struct diag {
     char *seen[DIAG_MAX_DLLS];
     size_t n_seen;
-    char msg[1024];
-    size_t len;
+    struct cdd_sb msg; /* the explanation, whole */
+    int failed;        /* an append failed (out of memory): said so */
     int missing;
 };
 
@@ -72,13 +73,8 @@ static int seen(struct diag *g, const char *name)
 
 static void say(struct diag *g, const char *fmt, const char *a, const char *b)
 {
-    if (g->len < sizeof g->msg) {
-        int k = snprintf(g->msg + g->len, sizeof g->msg - g->len, fmt, a, b);
-        if (k > 0)
-            g->len += (size_t)k;
-        if (g->len > sizeof g->msg)
-            g->len = sizeof g->msg;
-    }
+    if (!g->failed && cdd_sb_addf(&g->msg, fmt, a, b) != 0)
+        g->failed = 1;
 }
 
 static void walk(struct diag *g, const char *lib, const char *path, int depth)
@@ -135,30 +131,39 @@ static void walk(struct diag *g, const char *lib, const char *path, int depth)
 /* Which imports cannot be found, by reading import tables (one level per
  * DLL found, a few levels deep); every import is looked up where the loader
  * looks for abs_path's (its folder, the application folder, System32). */
-static void explain_126(const char *abs_path, char *msg, size_t len)
+static int explain_126(const char *abs_path, struct cdd_sb *msg)
 {
     struct diag g;
+    int r;
     memset(&g, 0, sizeof g);
+    cdd_sb_init(&g.msg, CDD_TEXT_MAX, "load diagnosis");
     walk(&g, abs_path, abs_path, 0);
-    if (g.missing)
-        snprintf(msg, len, "%.*s", (int)g.len, g.msg);
+    if (g.failed)
+        r = cdd_sb_adds(msg, " (the missing imports could not be listed: "
+                             "out of memory)");
+    else if (g.missing)
+        r = cdd_sb_adds(msg, cdd_sb_str(&g.msg));
     else
-        snprintf(msg, len, " (every DLL it imports was found: one of them "
-                           "fails to load in turn, or a delay-loaded one is "
-                           "missing)");
+        r = cdd_sb_adds(msg, " (every DLL it imports was found: one of them "
+                             "fails to load in turn, or a delay-loaded one "
+                             "is missing)");
     for (size_t i = 0; i < g.n_seen; i++)
         free(g.seen[i]);
+    cdd_sb_free(&g.msg);
+    return r;
 }
 
-static void explain_193(const char *abs_path, char *msg, size_t len)
+static int explain_193(const char *abs_path, struct cdd_sb *msg)
 {
     struct cdd_bininfo b;
+    int r = 0;
     memset(&b, 0, sizeof b);
     if (cdd_bin_parse_file(abs_path, &b) == 0)
-        snprintf(msg, len, ": it is a %s %s file", b.machine_name,
-                 b.fmt == CDD_BIN_PE ? "PE" : "ELF");
+        r = cdd_sb_addf(msg, ": it is a %s %s file", b.machine_name,
+                        b.fmt == CDD_BIN_PE ? "PE" : "ELF");
     cdd_bininfo_clear(&b);
     cdd_clear_error();
+    return r;
 }
 
 int cdd_lib_open_explained(const char *abs_path, struct cdd_lib **out)
@@ -169,12 +174,16 @@ int cdd_lib_open_explained(const char *abs_path, struct cdd_lib **out)
         (e->os_err != WIN_MOD_NOT_FOUND && e->os_err != WIN_BAD_EXE_FORMAT))
         return r;
     char said[sizeof e->msg]; /* fixed: an error record's message (same size) */
-    char detail[1200] = "";
+    struct cdd_sb detail; /* the explanation, whole (DLL names, folders) */
     int os_err = e->os_err;
     snprintf(said, sizeof said, "%s", e->msg);
+    cdd_sb_init(&detail, CDD_TEXT_MAX, "load diagnosis");
     if (os_err == WIN_MOD_NOT_FOUND)
-        explain_126(abs_path, detail, sizeof detail);
+        r = explain_126(abs_path, &detail);
     else
-        explain_193(abs_path, detail, sizeof detail);
-    return cdd_fail(CDD_E_CHECK, abs_path, os_err, "%s%s", said, detail);
+        r = explain_193(abs_path, &detail);
+    r = cdd_fail(CDD_E_CHECK, abs_path, os_err, "%s%s", said,
+                 r ? " (not explained: out of memory)" : cdd_sb_str(&detail));
+    cdd_sb_free(&detail);
+    return r;
 }
