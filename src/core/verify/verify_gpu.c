@@ -10,6 +10,7 @@
 #include "cdd/error.h"
 #include "cdd/fatbin.h"
 #include "cdd/gpu.h"
+#include "cdd/strbuf.h"
 #include "verify_int.h"
 
 static void driver_fit(struct vctx *c, const struct cdd_gpu_info *gi)
@@ -48,14 +49,15 @@ static void driver_fit(struct vctx *c, const struct cdd_gpu_info *gi)
 
 /* ---- the GPU code the libraries carry ------------------------------------ */
 
-#define ARCH_LIST 1536
-
-static void list_add(char *buf, size_t len, const char *sep, const char *fmt,
-                     const char *a, const char *b)
+/* Append one item (library names, whole) to a list; an append that fails
+ * (out of memory) marks the result instead of cutting the list. */
+static void list_add(struct vctx *c, struct cdd_sb *sb, const char *sep,
+                     const char *fmt, const char *a, const char *b)
 {
-    size_t u = strlen(buf);
-    if (u + 200 < len)
-        snprintf(buf + u, len - u, fmt, u ? sep : "", a, b);
+    if (cdd_sb_addf(sb, fmt, cdd_sb_len(sb) ? sep : "", a, b) != 0) {
+        c->res->checks.nomem = 1;
+        cdd_clear_error();
+    }
 }
 
 /* gpu.arch: each library's fatbinaries (fatbin.h) against the device's
@@ -65,10 +67,15 @@ static void arch_check(struct vctx *c, const struct cdd_gpu_info *gi,
                        const char *why)
 {
     struct cdd_fatbin_info all, fi;
-    char none[ARCH_LIST] = "", fail[ARCH_LIST] = "", jit[ARCH_LIST] = "",
-         bad[ARCH_LIST] = "", desc[ARCH_LIST], codes[512];
+    struct cdd_sb none, fail, jit, bad; /* lists of libraries */
+    char desc[CDD_FATBIN_DESC_MAX]; /* fixed: every code fits (fatbin.h) */
+    char codes[CDD_FATBIN_DESC_MAX]; /* fixed: every code fits (fatbin.h) */
     size_t n_code = 0;
     memset(&all, 0, sizeof all);
+    cdd_sb_init(&none, CDD_TEXT_MAX, "list of libraries");
+    cdd_sb_init(&fail, CDD_TEXT_MAX, "list of libraries");
+    cdd_sb_init(&jit, CDD_TEXT_MAX, "list of libraries");
+    cdd_sb_init(&bad, CDD_TEXT_MAX, "list of libraries");
     for (size_t i = 0; i < c->n_libs; i++) {
         const struct vlib *l = &c->libs[i];
         int has = 0;
@@ -83,13 +90,13 @@ static void arch_check(struct vctx *c, const struct cdd_gpu_info *gi,
             continue;
         }
         if (r != 0) {
-            list_add(bad, sizeof bad, "; ", "%s%s: %s", l->name,
+            list_add(c, &bad, "; ", "%s%s: %s", l->name,
                      cdd_last_error()->msg);
             cdd_clear_error();
             continue;
         }
         if (!has || !fi.n_codes) {
-            list_add(none, sizeof none, ", ", "%s%s%s", l->name, "");
+            list_add(c, &none, ", ", "%s%s%s", l->name, "");
             continue;
         }
         n_code++;
@@ -102,34 +109,33 @@ static void arch_check(struct vctx *c, const struct cdd_gpu_info *gi,
                                                gi->cc_minor, &arch);
         cdd_fatbin_describe(&fi, codes, sizeof codes);
         if (fit == CDD_ARCH_NONE)
-            list_add(fail, sizeof fail, "; ", "%s%s (%s)", l->name, codes);
+            list_add(c, &fail, "; ", "%s%s (%s)", l->name, codes);
         else if (fit == CDD_ARCH_PTX_JIT) {
             char a[32]; /* fixed: compute_ and a number */
             snprintf(a, sizeof a, "compute_%u", arch);
-            list_add(jit, sizeof jit, ", ", "%s%s (PTX %s)", l->name, a);
+            list_add(c, &jit, ", ", "%s%s (PTX %s)", l->name, a);
         }
     }
     cdd_fatbin_describe(&all, desc, sizeof desc);
-    if (*bad) {
+    if (cdd_sb_len(&bad)) {
         VCHECK(c, "gpu.arch", CDD_CHECK_FAIL,
-               "unreadable CUDA fatbinary: %s", bad);
-        return;
+               "unreadable CUDA fatbinary: %s", cdd_sb_str(&bad));
+        goto out;
     }
     if (!n_code) {
         VCHECK(c, "gpu.arch", gi ? CDD_CHECK_WARN : CDD_CHECK_SKIP,
                "none of the %zu libraries carries GPU code (no .nv_fatbin / "
                ".nv_fatb section): which GPUs this cuDNN runs on cannot be "
                "told from the files", c->n_libs);
-        return;
+        goto out;
     }
-    char without[ARCH_LIST + 64] = "";
-    if (*none)
-        snprintf(without, sizeof without, "; no GPU code in %s", none);
+    const char *nl = cdd_sb_len(&none) ? "; no GPU code in " : "";
+    const char *without = cdd_sb_str(&none); /* shown after nl */
     if (!gi) {
         VCHECK(c, "gpu.arch", CDD_CHECK_SKIP,
-               "%zu librar%s carry %s%s; not compared with a GPU: %s", n_code,
-               n_code == 1 ? "y" : "ies", desc, without, why);
-        return;
+               "%zu librar%s carry %s%s%s; not compared with a GPU: %s",
+               n_code, n_code == 1 ? "y" : "ies", desc, nl, without, why);
+        goto out;
     }
     char cc[320], sass[48]; /* fixed: numbers and a 256-byte device name */
     snprintf(cc, sizeof cc, "compute capability %d.%d (%s)", gi->cc_major,
@@ -140,22 +146,29 @@ static void arch_check(struct vctx *c, const struct cdd_gpu_info *gi,
                  gi->cc_major, gi->cc_minor);
     else
         snprintf(sass, sizeof sass, "sm_%d0", gi->cc_major);
-    if (*fail)
+    if (cdd_sb_len(&fail))
         VCHECK(c, "gpu.arch", CDD_CHECK_FAIL,
                "%s: neither SASS for %s nor PTX at or below compute_%d%d in "
                "%s: its kernels cannot run on this GPU; install a cuDNN "
                "build that supports compute capability %d.%d", cc, sass,
-               gi->cc_major, gi->cc_minor, fail, gi->cc_major, gi->cc_minor);
-    else if (*jit)
+               gi->cc_major, gi->cc_minor, cdd_sb_str(&fail), gi->cc_major,
+               gi->cc_minor);
+    else if (cdd_sb_len(&jit))
         VCHECK(c, "gpu.arch", CDD_CHECK_WARN,
                "%s: no SASS for %s in %s: they run only after the driver "
                "compiles their PTX (JIT), which makes the first call slow "
                "(minutes for cuDNN) and needs a driver that knows that PTX "
-               "version. All code: %s%s", cc, sass, jit, desc, without);
+               "version. All code: %s%s%s", cc, sass, cdd_sb_str(&jit), desc,
+               nl, without);
     else
         VCHECK(c, "gpu.arch", CDD_CHECK_PASS,
-               "%s: matching SASS in all %zu librar%s with GPU code (%s)%s",
-               cc, n_code, n_code == 1 ? "y" : "ies", desc, without);
+               "%s: matching SASS in all %zu librar%s with GPU code (%s)%s%s",
+               cc, n_code, n_code == 1 ? "y" : "ies", desc, nl, without);
+out:
+    cdd_sb_free(&none);
+    cdd_sb_free(&fail);
+    cdd_sb_free(&jit);
+    cdd_sb_free(&bad);
 }
 
 #ifdef CDD_FAULT_INJECTION
