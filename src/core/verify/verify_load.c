@@ -279,7 +279,7 @@ struct vres {
     int read;   /* the file was parsed */
     int has;    /* as cdd_bininfo.has_version */
     unsigned v[4];
-    char problem[256];
+    char problem[256]; /* fixed: cdd_bininfo.version_problem, same size */
 };
 
 /* Delay-loaded imports (/DELAYLOAD): the loader resolves them at the first
@@ -539,8 +539,9 @@ static void version_resources(struct vctx *c, const struct vres *vr)
 {
     const struct vres *ref = NULL;
     const struct vlib *ref_lib = NULL;
-    char lacking[1024] = "", bad[1536] = "", odd[1024] = "";
+    struct cdd_sb lacking, bad, odd; /* lists of DLL names, whole */
     size_t n_have = 0, n_read = 0;
+    int r = 0;
     for (size_t i = 0; i < c->n_libs; i++) {
         if (!vr[i].read)
             continue;
@@ -562,49 +563,55 @@ static void version_resources(struct vctx *c, const struct vres *vr)
                n_read);
         return;
     }
-    for (size_t i = 0; i < c->n_libs; i++) {
+    cdd_sb_init(&lacking, CDD_TEXT_MAX, "list of DLLs");
+    cdd_sb_init(&bad, CDD_TEXT_MAX, "list of DLLs");
+    cdd_sb_init(&odd, CDD_TEXT_MAX, "list of DLLs");
+    for (size_t i = 0; !r && i < c->n_libs; i++) {
         const struct vres *v = &vr[i];
         const char *nm = c->libs[i].name;
-        size_t u;
         if (!v->read || v == ref)
             continue;
-        if (v->has == 1 && !same_version(v->v, ref->v)) {
-            u = strlen(bad);
-            if (u < sizeof bad - 300)
-                snprintf(bad + u, sizeof bad - u, "%s%s is %u.%u.%u.%u",
-                         u ? ", " : "", nm, v->v[0], v->v[1], v->v[2],
-                         v->v[3]);
-        } else if (v->has == 0) {
-            u = strlen(lacking);
-            if (u < sizeof lacking - 300)
-                snprintf(lacking + u, sizeof lacking - u, "%s%s",
-                         u ? ", " : "", nm);
-        } else if (v->has < 0) {
-            u = strlen(odd);
-            if (u < sizeof odd - 300)
-                snprintf(odd + u, sizeof odd - u, "%s%s (%s)", u ? "; " : "",
-                         nm, v->problem);
-        }
+        if (v->has == 1 && !same_version(v->v, ref->v))
+            r = cdd_sb_addf(&bad, "%s%s is %u.%u.%u.%u",
+                            cdd_sb_len(&bad) ? ", " : "", nm, v->v[0],
+                            v->v[1], v->v[2], v->v[3]);
+        else if (v->has == 0)
+            r = cdd_sb_addf(&lacking, "%s%s",
+                            cdd_sb_len(&lacking) ? ", " : "", nm);
+        else if (v->has < 0)
+            r = cdd_sb_addf(&odd, "%s%s (%s)", cdd_sb_len(&odd) ? "; " : "",
+                            nm, v->problem);
+    }
+    if (r) { /* out of memory: not a finding about the DLLs */
+        c->res->checks.nomem = 1;
+        cdd_clear_error();
+        goto out;
     }
     char refv[64]; /* fixed: four numbers */
     snprintf(refv, sizeof refv, "%u.%u.%u.%u", ref->v[0], ref->v[1],
              ref->v[2], ref->v[3]);
-    if (*bad)
+    if (cdd_sb_len(&bad))
         VCHECK(c, "load.resource", CDD_CHECK_FAIL,
                "the DLLs come from different builds: %s but %s is %s "
                "(file versions in their version resources); reinstall the "
-               "whole archive", bad, ref_lib->name, refv);
-    else if (*lacking || *odd)
+               "whole archive", cdd_sb_str(&bad), ref_lib->name, refv);
+    else if (cdd_sb_len(&lacking) || cdd_sb_len(&odd))
         VCHECK(c, "load.resource", CDD_CHECK_WARN,
                "%zu DLL%s carr%s file version %s (as %s does)%s%s%s%s",
                n_have, n_have == 1 ? "" : "s", n_have == 1 ? "ies" : "y",
                refv, ref_lib->name,
-               *lacking ? "; no version resource in " : "", lacking,
-               *odd ? "; unreadable version resource in " : "", odd);
+               cdd_sb_len(&lacking) ? "; no version resource in " : "",
+               cdd_sb_str(&lacking),
+               cdd_sb_len(&odd) ? "; unreadable version resource in " : "",
+               cdd_sb_str(&odd));
     else
         VCHECK(c, "load.resource", CDD_CHECK_PASS,
                "all %zu DLLs carry file version %s in their version "
                "resources", n_have, refv);
+out:
+    cdd_sb_free(&lacking);
+    cdd_sb_free(&bad);
+    cdd_sb_free(&odd);
 }
 
 /* ---- loading and version functions ---------------------------------------- */
