@@ -4,11 +4,13 @@
  * the version functions. Data-driven by the manifest's verify section, so
  * cuDNN 8 and 9 layouts both work. */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cdd/binfile.h"
+#include "cdd/compat_attr.h"
 #include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/loaddiag.h"
@@ -289,40 +291,54 @@ struct ldep;
 static void ldep_note(struct vctx *c, struct ldep *d, const char *needed,
                       const char *where, int beside);
 
+/* Append to a list of names; an append that fails (out of memory) marks
+ * the result instead of cutting the list silently. */
+static void list_addf(struct vctx *c, struct cdd_sb *sb, const char *fmt,
+                      ...) CDD_PRINTF(3, 4);
+static void list_addf(struct vctx *c, struct cdd_sb *sb, const char *fmt,
+                      ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = cdd_sb_vaddf(sb, fmt, ap);
+    va_end(ap);
+    if (r) {
+        c->res->checks.nomem = 1;
+        cdd_clear_error();
+    }
+}
+
 static void delay_imports(struct vctx *c, struct vlib *l,
-                          const struct cdd_bininfo *bi, char *found_list,
-                          size_t found_len, size_t *n_ok, struct ldep *ld)
+                          const struct cdd_bininfo *bi,
+                          struct cdd_sb *found_list, size_t *n_ok,
+                          struct ldep *ld)
 {
     char name[16 + CDD_NAME_MAX + 1]; /* fixed: a check word, a lib name */
-    char miss[2048] = "";
+    struct cdd_sb miss; /* names and hints, whole */
     size_t n_miss = 0;
+    cdd_sb_init(&miss, CDD_TEXT_MAX, "list of DLLs");
     for (size_t i = 0; i < bi->n_delay_needed; i++) {
         const char *dep = bi->delay_needed[i];
         int beside = 0;
         char *where = resolve_dep(c, bi, l->installed, dep, &beside);
-        size_t u;
         if (where && l->copy && c->host_can_load)
             ldep_note(c, ld, dep, where, beside);
         if (where) {
-            u = strlen(found_list);
-            if (u < found_len - 300)
-                snprintf(found_list + u, found_len - u,
-                         "%s%s -> %s (delay-loaded)", u ? ", " : "", dep,
-                         where);
+            list_addf(c, found_list, "%s%s -> %s (delay-loaded)",
+                      cdd_sb_len(found_list) ? ", " : "", dep, where);
             (*n_ok)++;
         } else {
             const char *hint = cdd_dependency_hint(dep);
-            u = strlen(miss);
-            if (u < sizeof miss - 600)
-                snprintf(miss + u, sizeof miss - u, "%s%s (%s)",
-                         u ? "; " : "", dep,
-                         hint ? hint : "not found on the search path");
+            list_addf(c, &miss, "%s%s (%s)", cdd_sb_len(&miss) ? "; " : "",
+                      dep, hint ? hint : "not found on the search path");
             n_miss++;
         }
         free(where);
     }
-    if (!n_miss)
+    if (!n_miss) {
+        cdd_sb_free(&miss);
         return;
+    }
     snprintf(name, sizeof name, "load.delay %s", l->name);
     VCHECK(c, name, CDD_CHECK_WARN,
            "delay-loads %zu DLL%s the loader cannot find%s: %s. %s still "
@@ -331,7 +347,8 @@ static void delay_imports(struct vctx *c, struct vlib *l,
            "time)", n_miss, n_miss == 1 ? "" : "s",
            c->host_can_load ? "" : " (Windows' own folders cannot be "
                                    "searched from this host)",
-           miss, l->name, n_miss == 1 ? "it" : "them");
+           cdd_sb_str(&miss), l->name, n_miss == 1 ? "it" : "them");
+    cdd_sb_free(&miss);
 }
 
 /* What the load step needs to know of a library's dependencies, from its
@@ -429,16 +446,40 @@ static void ldep_note(struct vctx *c, struct ldep *d, const char *needed,
 /* Parse every installed library (its proven copy where there is one) and
  * resolve what it needs. Remembers, for the load step, which libraries have
  * a dependency that cannot be found, and what ldep says. */
-static void dependencies(struct vctx *c, struct vlib *l, char *missing,
-                         size_t missing_len, struct vres *vr,
-                         struct ldep *ld)
+static void dependencies_in(struct vctx *c, struct vlib *l,
+                            struct cdd_sb *missing, struct vres *vr,
+                            struct ldep *ld, struct cdd_sb *found_list,
+                            struct cdd_sb *miss);
+
+/* *missing: the names of the dependencies not found, malloc'd (NULL:
+ * none, or out of memory, marked). */
+static void dependencies(struct vctx *c, struct vlib *l, char **missing,
+                         struct vres *vr, struct ldep *ld)
+{
+    struct cdd_sb mis, found_list, miss; /* lists of names, whole */
+    cdd_sb_init(&mis, CDD_TEXT_MAX, "list of libraries");
+    cdd_sb_init(&found_list, CDD_TEXT_MAX, "list of libraries");
+    cdd_sb_init(&miss, CDD_TEXT_MAX, "list of libraries");
+    dependencies_in(c, l, &mis, vr, ld, &found_list, &miss);
+    *missing = NULL;
+    if (cdd_sb_len(&mis) && !(*missing = cdd_sb_take(&mis))) {
+        c->res->checks.nomem = 1;
+        cdd_clear_error();
+    }
+    cdd_sb_free(&mis);
+    cdd_sb_free(&found_list);
+    cdd_sb_free(&miss);
+}
+
+static void dependencies_in(struct vctx *c, struct vlib *l,
+                            struct cdd_sb *missing, struct vres *vr,
+                            struct ldep *ld, struct cdd_sb *found_list,
+                            struct cdd_sb *miss)
 {
     struct cdd_bininfo bi;
     char name[16 + CDD_NAME_MAX + 1]; /* fixed: a check word, a lib name */
-    char found_list[2048] = "", miss[2048] = "";
     size_t n_ok = 0, n_miss = 0;
     memset(&bi, 0, sizeof bi);
-    missing[0] = '\0';
     snprintf(name, sizeof name, "load.deps %s", l->name);
     int pr = cdd_bin_parse_file(l->copy ? l->copy : l->installed, &bi);
     if (pr == CDD_E_NOMEM) {
@@ -476,51 +517,47 @@ static void dependencies(struct vctx *c, struct vlib *l, char *missing,
         if (where && l->copy && c->host_can_load)
             ldep_note(c, ld, bi.needed[i], where, via_origin);
         if (where) {
-            size_t u = strlen(found_list);
-            if (u < sizeof found_list - 300)
-                snprintf(found_list + u, sizeof found_list - u, "%s%s -> %s",
-                         u ? ", " : "", bi.needed[i], where);
+            list_addf(c, found_list, "%s%s -> %s",
+                      cdd_sb_len(found_list) ? ", " : "", bi.needed[i],
+                      where);
             n_ok++;
         } else {
             const char *hint = cdd_dependency_hint(bi.needed[i]);
-            char here[1024] = "", *dir = dir_of(l->installed);
+            char *dir = dir_of(l->installed);
             char *beside = dir ? cdd_path_join(dir, bi.needed[i]) : NULL;
             /* cuBLAS and friends often sit right beside cuDNN in the CUDA
              * tree, yet the loader only looks where it is told to. */
-            if (beside && file_exists(beside))
-                snprintf(here, sizeof here,
-                         "it is in %s, but that folder is not on the "
-                         "loader's search path: ", dir);
+            int here = beside && file_exists(beside);
             free(beside);
+            list_addf(c, miss, "%s%s (%s%s%s%s)", cdd_sb_len(miss) ? "; " : "",
+                      bi.needed[i], here ? "it is in " : "",
+                      here ? dir : "",
+                      here ? ", but that folder is not on the loader's "
+                             "search path: "
+                           : "",
+                      hint ? hint : "not found on the search path");
             free(dir);
-            size_t u = strlen(miss);
-            if (u < sizeof miss - 600)
-                snprintf(miss + u, sizeof miss - u, "%s%s (%s%s)",
-                         u ? "; " : "", bi.needed[i], here,
-                         hint ? hint : "not found on the search path");
-            u = strlen(missing);
-            if (u < missing_len - 100)
-                snprintf(missing + u, missing_len - u, "%s%s", u ? ", " : "",
-                         bi.needed[i]);
+            list_addf(c, missing, "%s%s", cdd_sb_len(missing) ? ", " : "",
+                      bi.needed[i]);
             n_miss++;
         }
         free(where);
     }
-    delay_imports(c, l, &bi, found_list, sizeof found_list, &n_ok, ld);
+    delay_imports(c, l, &bi, found_list, &n_ok, ld);
     if (n_miss && !c->host_can_load && bi.fmt == CDD_BIN_PE)
         VCHECK(c, name, CDD_CHECK_WARN,
                "needs %s, not in the tree; Windows' own folders cannot be "
-               "searched from this host. Found: %s", miss,
-               *found_list ? found_list : "none");
+               "searched from this host. Found: %s", cdd_sb_str(miss),
+               cdd_sb_len(found_list) ? cdd_sb_str(found_list) : "none");
     else if (n_miss)
         VCHECK(c, name, CDD_CHECK_FAIL,
                "needs %zu librar%s the loader cannot find: %s", n_miss,
-               n_miss == 1 ? "y" : "ies", miss);
+               n_miss == 1 ? "y" : "ies", cdd_sb_str(miss));
     else if (n_ok == 0)
         VCHECK(c, name, CDD_CHECK_PASS, "no dependencies");
     else
         VCHECK(c, name, CDD_CHECK_PASS, "%zu dependenc%s resolved: %s", n_ok,
-               n_ok == 1 ? "y" : "ies", found_list);
+               n_ok == 1 ? "y" : "ies", cdd_sb_str(found_list));
     cdd_bininfo_clear(&bi);
 }
 
@@ -901,9 +938,7 @@ int cdd_verify_load_layer(struct vctx *c)
             if ((r = cdd_verify_prove(c, l)) != 0)
                 goto out;
         }
-        missing[i] = malloc(1024);
-        if (missing[i])
-            dependencies(c, l, missing[i], 1024, &vr[i], &ld[i]);
+        dependencies(c, l, &missing[i], &vr[i], &ld[i]);
     }
     if (cdd_platform_is_windows(c->m->platform))
         version_resources(c, vr);
