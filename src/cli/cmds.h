@@ -28,10 +28,10 @@ int cdd_cli_color(const struct cdd_opts_output *o);
 int cdd_cli_shell(const struct cdd_opts_output *o);
 
 /* A hint for the error code a command returned (the error it recorded
- * still current), written into buf, or NULL (hints.c). */
-const char *cdd_cli_hint(const struct cdd_cmdline *cl,
-                         const struct cdd_command *cmd, int code, char *buf,
-                         size_t len);
+ * still current), malloc'd for the caller to free, or NULL: none, or out
+ * of memory, which may replace the recorded error (hints.c). */
+char *cdd_cli_hint(const struct cdd_cmdline *cl,
+                   const struct cdd_command *cmd, int code);
 
 /* Resolve the target options and name the target in the report (target.c). */
 int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,

@@ -1,6 +1,7 @@
 /* The command table and the dispatcher: find the command, parse its options,
  * run it, report once, exit with the documented code. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cdd/archive.h"
@@ -217,12 +218,16 @@ int cdd_cli_main(int argc, char **argv)
                      cdd_cli_shell(&cl.out));
     int r = cmd->run(&cl, rep);
     if (r) {
-        /* The hint needs the error as the command left it. */
-        char hint[1536];
-        const char *h = cdd_cli_hint(&cl, cmd, r, hint, sizeof hint);
+        /* The hint needs the error as the command left it, and must not
+         * replace it (out of memory while making the hint). */
+        struct cdd_errsave saved;
+        cdd_error_save(&saved);
+        char *h = cdd_cli_hint(&cl, cmd, r);
+        cdd_error_restore(&saved);
         cdd_report_error(rep, r);
         if (h)
             cdd_report_hint(rep, h);
+        free(h);
     }
     return cdd_report_finish(rep);
 }

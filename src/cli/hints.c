@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/strbuf.h"
 #include "cmds.h"
 
 /* Case-insensitive strstr for ASCII needles. */
@@ -26,9 +27,8 @@ static int contains_nocase(const char *hay, const char *needle)
     return 0;
 }
 
-const char *cdd_cli_hint(const struct cdd_cmdline *cl,
-                         const struct cdd_command *cmd, int code, char *buf,
-                         size_t len)
+char *cdd_cli_hint(const struct cdd_cmdline *cl,
+                   const struct cdd_command *cmd, int code)
 {
     const struct cdd_errinfo *e = cdd_last_error();
     const char *msg = e->code == code ? e->msg : "";
@@ -37,40 +37,38 @@ const char *cdd_cli_hint(const struct cdd_cmdline *cl,
 
     if (obtains && !cl->obtain.manifest &&
         (code == CDD_E_CHECKSUM || code == CDD_E_ARCHIVE)) {
-        snprintf(buf, len,
+        return cdd_strdup(
                  "the default manifest describes one archive (cuDNN "
                  "8.5.0.96 for this platform); for another one pass its "
                  "manifest with --manifest NAME|FILE (shipped ones: "
                  "'cudnn-deploy manifest list'), or write one from an archive "
                  "you trust: 'cudnn-deploy manifest create ARCHIVE -o "
                  "FILE'");
-        return buf;
     }
     if (code == CDD_E_NOTFOUND && cdd_cli_target_given(&cl->target) &&
         (strstr(msg, "target folder does not exist") ||
          strstr(msg, "not found: "))) {
         if (cl->target.spec.cuda && !cl->target.spec.cuda_root)
-            snprintf(buf, len,
-                     "if CUDA %s is installed elsewhere, name its folder "
-                     "with --cuda-root DIR; 'cudnn-deploy doctor' lists the "
-                     "toolkits it finds",
-                     cl->target.spec.cuda);
+            /* The version as given on the command line: whole. */
+            return cdd_aprintf(CDD_TEXT_MAX, "hint",
+                               "if CUDA %s is installed elsewhere, name its "
+                               "folder with --cuda-root DIR; 'cudnn-deploy "
+                               "doctor' lists the toolkits it finds",
+                               cl->target.spec.cuda);
         else
-            snprintf(buf, len,
+            return cdd_strdup(
                      "check the folder's name; a CUDA toolkit is named with "
                      "--cuda-root DIR, a conda environment or other prefix "
                      "with --prefix DIR; 'cudnn-deploy doctor' lists the "
                      "toolkits it finds");
-        return buf;
     }
     if (code == CDD_E_PERM && !contains_nocase(msg, "elevated") &&
         (contains_nocase(path, "program files") ||
          contains_nocase(msg, "program files"))) {
-        snprintf(buf, len,
+        return cdd_strdup(
                  "folders under Program Files need Administrator rights: "
                  "run cudnn-deploy from an elevated prompt (right-click "
                  "PowerShell or Command Prompt, 'Run as administrator')");
-        return buf;
     }
     return NULL;
 }
