@@ -29,11 +29,14 @@ struct cdd_inflate {
 
 static int bad(struct cdd_inflate *z, const char *what, const char *detail)
 {
-    char nb[512];
+    /* The entry's name, an untrusted one, shown whole. */
+    char *shown = cdd_path_shown(z->e->name);
     z->failed = 1;
-    return cdd_fail(CDD_E_CORRUPT, z->path, 0, "zip: entry \"%s\": %s%s%s",
-                    cdd_path_printable(z->e->name, nb, sizeof nb), what,
-                    detail ? ": " : "", detail ? detail : "");
+    int r = cdd_fail(CDD_E_CORRUPT, z->path, 0, "zip: entry \"%s\": %s%s%s",
+                     CDD_SHOWN(shown), what, detail ? ": " : "",
+                     detail ? detail : "");
+    free(shown);
+    return r;
 }
 
 
@@ -88,7 +91,7 @@ static int refill(struct cdd_inflate *z)
  * what came out must be what the central record promised. */
 static int check_end(struct cdd_inflate *z)
 {
-    char detail[96];
+    char detail[128]; /* fixed: two 64-bit numbers and a phrase */
     uint64_t after = z->avail + (z->e->csize - z->read) +
                      cdd_inflate_be_overread(z->be);
     if (after != 0) {

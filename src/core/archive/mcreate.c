@@ -318,7 +318,7 @@ static int cuda_major_from_name(const char *name)
 static void version_string(const char *name, int ma, int mi, int pa,
                            char *out, size_t len)
 {
-    char prefix[48];
+    char prefix[48]; /* fixed: three ints */
     snprintf(out, len, "%d.%d.%d", ma, mi, pa);
     snprintf(prefix, sizeof prefix, "-%d.%d.%d.", ma, mi, pa);
     const char *p = strstr(name, prefix);
@@ -457,8 +457,14 @@ int cdd_manifest_create(const struct cdd_mcreate_opts *o,
     pr.version_text = NULL;
     if (vh && cdd_cudnn_version_from_header(vh, &ma, &mi, &pa) != 0)
         ma = -1;
-    char version[64];
+    char version[64]; /* fixed: a version; a longer --version is refused */
     if (o->version) {
+        if (strlen(o->version) >= sizeof version) {
+            r = cdd_fail(CDD_E_TOOLONG, NULL, 0,
+                         "--version: longer than %zu bytes",
+                         sizeof version - 1);
+            goto out;
+        }
         snprintf(version, sizeof version, "%s", o->version);
         if (ma < 0 && sscanf(o->version, "%d.%d.%d", &ma, &mi, &pa) != 3) {
             r = cdd_fail(CDD_E_USAGE, NULL, 0,
