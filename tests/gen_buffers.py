@@ -29,7 +29,7 @@ import tempfile
 
 # file (relative to the root) -> unannotated buffers it may still hold
 PENDING = {
-    "src/core/archive/archive.c": 3,
+    "src/core/archive/archive.c": 1,
     "src/core/archive/extract.c": 2,
     "src/core/archive/tarscan.c": 9,
     "src/core/archive/zipcd.c": 13,

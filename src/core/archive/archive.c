@@ -101,10 +101,12 @@ static const char *la_msg(struct archive *a)
     return s && *s ? s : "unknown libarchive error";
 }
 
-static const char *cur_name(struct cdd_archive *ar, char *buf, size_t len)
+/* The current entry's name shown whole, malloc'd (NULL: out of memory;
+ * CDD_SHOWN gives a placeholder). */
+static char *cur_name(struct cdd_archive *ar)
 {
     const char *p = ar->cur ? ar->cur_path : NULL;
-    return cdd_path_printable(p ? p : "", buf, len);
+    return cdd_path_shown(p ? p : "");
 }
 
 /* A read of the file failed earlier (src_read): that error, again, is the
@@ -118,7 +120,6 @@ static int io_failed(struct cdd_archive *ar)
 
 static int corrupt(struct cdd_archive *ar, const char *what)
 {
-    char name[512];
     if (ar->io_err)
         return io_failed(ar);
     ar->failed = 1;
@@ -126,9 +127,13 @@ static int corrupt(struct cdd_archive *ar, const char *what)
     if (archive_errno(ar->a) == ENOMEM)
         return cdd_fail(CDD_E_NOMEM, ar->path, 0, "out of memory (%s: %s)", what,
                         la_msg(ar->a));
-    if (ar->cur)
-        return cdd_fail(CDD_E_CORRUPT, ar->path, 0, "entry \"%s\": %s: %s",
-                        cur_name(ar, name, sizeof name), what, la_msg(ar->a));
+    if (ar->cur) {
+        char *name = cur_name(ar);
+        int r = cdd_fail(CDD_E_CORRUPT, ar->path, 0, "entry \"%s\": %s: %s",
+                         CDD_SHOWN(name), what, la_msg(ar->a));
+        free(name);
+        return r;
+    }
     return cdd_fail(CDD_E_CORRUPT, ar->path, 0, "%s: %s", what, la_msg(ar->a));
 }
 
@@ -801,11 +806,13 @@ int cdd_archive_next(struct cdd_archive *ar, struct cdd_archive_entry *e)
     e->path = name ? name : "";
 
     if (archive_entry_is_encrypted(ae)) {
-        char buf[512];
+        char *shown = cur_name(ar);
         ar->failed = 1;
-        return cdd_fail(CDD_E_CORRUPT, ar->path, 0,
-                        "entry \"%s\": encrypted entries are not supported",
-                        cur_name(ar, buf, sizeof buf));
+        r = cdd_fail(CDD_E_CORRUPT, ar->path, 0,
+                     "entry \"%s\": encrypted entries are not supported",
+                     CDD_SHOWN(shown));
+        free(shown);
+        return r;
     }
 
     /* A hard link in tar is a header with a link name and (usually) the
