@@ -118,6 +118,10 @@ static const struct man_item man_env[] = {
     {"CUDNN_DEPLOY_CATALOG", "A folder of redistrib_*.json files and "
                              "facts.json read instead of the built-in release "
                              "catalog (as --catalog DIR does)."},
+    {"CUDNN_DEPLOY_NO_STREAM", "Set to 1: install downloads the whole "
+                               "archive first and installs it after (as "
+                               "--no-stream does), instead of installing it "
+                               "as it arrives."},
     {"SOURCE_DATE_EPOCH", "install without --mtime: every installed file "
                           "and its folders get this modification time "
                           "(seconds since 1970), for reproducible layers."},

@@ -58,7 +58,7 @@ _cudnn_deploy()
                 --cuda|--sha256|--url|--platform|--cudnn|--gpu-cc|--driver|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--jobs|-j|--with|--mtime)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --platform --cudnn --gpu-cc --driver --catalog --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --check-tree --with --fix-shell --shell --profile --mtime --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --platform --cudnn --gpu-cc --driver --catalog --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --no-stream --check-tree --with --fix-shell --shell --profile --mtime --verbose -v --color --json --quiet -q --help -h'
             ;;
         status)
             case $prev in

@@ -59,6 +59,7 @@ $script:CddOptions = @{
         '--no-verify' = 'flag';
         '--jobs' = 'value';
         '-j' = 'value';
+        '--no-stream' = 'flag';
         '--check-tree' = 'flag';
         '--with' = 'value';
         '--fix-shell' = @('sh', 'bash', 'zsh', 'fish', 'powershell', 'pwsh', 'cmd', 'cmd-batch');
