@@ -46,8 +46,8 @@ int cdd_sb_reserve(struct cdd_sb *sb, size_t n)
         cap = sb->max + 1;
     char *b = realloc(sb->buf, cap);
     if (!b)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, "%s: %zu bytes", sb->what,
-                        cap);
+        return cdd_fail(CDD_E_NOMEM, NULL, 0,
+                        "out of memory for the %s (%zu bytes)", sb->what, cap);
     if (!sb->buf)
         b[0] = '\0';
     sb->buf = b;
@@ -244,10 +244,12 @@ int cdd_vec_reserve(struct cdd_vec *v, size_t n)
     if (cap > v->max)
         cap = v->max;
     if (v->size && cap > SIZE_MAX / v->size)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, "%s: %zu items", v->what, cap);
+        return cdd_fail(CDD_E_NOMEM, NULL, 0,
+                        "out of memory for the %s (%zu items)", v->what, cap);
     void *p = realloc(v->items, cap * v->size);
     if (!p)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, "%s: %zu items", v->what, cap);
+        return cdd_fail(CDD_E_NOMEM, NULL, 0,
+                        "out of memory for the %s (%zu items)", v->what, cap);
     v->items = p;
     v->cap = cap;
     return 0;
