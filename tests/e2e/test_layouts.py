@@ -20,12 +20,13 @@ import os
 import shutil
 
 import cddtest
-from cddtest import CddTestCase, main, run_json
+from cddtest import CddTestCase, main, run, run_json
 from fixtures import Fixture, elf_header, linux_entries, windows_entries
 from layoutmodel import (AARCH64, ELF_AARCH64, HEADERS9, HEADERS9_LINUX,
                          LAYOUT_NAMES, LINUX, SBSA, SUBLIBS9, SUBLIBS9_NEW,
                          WINDOWS, WINDOWS_ARM64)
 from snapshots import read_receipt, without_state
+from test_sbom import validate
 
 
 def fixture(case, name, platform, version, cuda_tag, cuda_major, **kw):
@@ -120,6 +121,14 @@ class LayoutCase(CddTestCase):
         self.assertEqual(read_receipt(ws.tree)["target"]["layout"], layout)
         st = run_json(["status"] + ws.target_args, expect=0)
         self.assertTrue(st.doc["ok"], st.doc)
+        # Both SBOMs of this generation: valid against the official schemas
+        # (tests/schemas) and the same bytes twice.
+        for fmt in ("spdx", "cyclonedx"):
+            one = run(["sbom"] + ws.target_args + ["--format", fmt], expect=0)
+            two = run(["sbom"] + ws.target_args + ["--format", fmt], expect=0)
+            self.assertEqual(one.out, two.out, fmt + ": other bytes")
+            self.assertEqual(validate(json.loads(one.out), fmt), [],
+                             "%s SBOM of the %s layout" % (fmt, layout))
         v = run_json(["verify", "--level", kw.get("level", "files")]
                      + ws.target_args, expect=kw.get("verify_rc", 0))
         for c in v.doc["checks"]:
