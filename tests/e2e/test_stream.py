@@ -11,7 +11,10 @@ test has seen a staged file in the tree's stage.
 """
 
 import json
+import lzma
 import os
+import shutil
+import subprocess
 import sys
 import time
 import unittest
@@ -59,6 +62,17 @@ class StreamTest(cddtest.CddTestCase):
             with open(fx.path, "rb") as f:
                 cls.data[k] = f.read()
             files["/%s/%s" % (k, fx.filename)] = cls.data[k]
+        # The big tar.xz again as a multi-block stream (xz -T2
+        # --block-size): the threaded decoder's case, streamed.
+        xz = shutil.which("xz")
+        if xz:
+            cls.fixtures["txz_mb"] = cls.fixtures["txz_big"]
+            cls.data["txz_mb"] = subprocess.run(
+                [xz, "-1", "-T2", "--block-size=64KiB", "-c"],
+                input=lzma.decompress(cls.data["txz_big"]),
+                stdout=subprocess.PIPE, check=True).stdout
+            files["/txz_mb/%s" % cls.fixtures["txz_mb"].filename] = \
+                cls.data["txz_mb"]
         cls.http = httpfault.FaultServer(files)
         cls.http.start()
         cls.addClassCleanup(cls.http.stop)
@@ -76,8 +90,12 @@ class StreamTest(cddtest.CddTestCase):
     def manifest(self, kind, name="m.json"):
         fx = self.fixtures[kind]
         url = self.http.url(self.path(kind))
-        return fx.manifest_variant(os.path.join(self.dir, name),
-                                   lambda d: d["archive"].update(url=[url]))
+        data = self.data[kind]
+        # (a repacked archive: its own pin; the files inside are the same)
+        return fx.manifest_variant(
+            os.path.join(self.dir, name),
+            lambda d: d["archive"].update(url=[url], sha256=sha256(data),
+                                          size=len(data)))
 
     def ws(self, kind, name="ws"):
         fx = self.fixtures[kind]
@@ -161,6 +179,23 @@ class StreamTest(cddtest.CddTestCase):
         j, reqs = self.same_as_download_first("txz")
         # One request, the whole file in order.
         self.assertEqual([(r.status, r.range) for r in reqs], [(200, None)])
+
+    @unittest.skipUnless(shutil.which("xz"), "needs xz")
+    def test_multi_block_txz_same_tree_as_download_first(self):
+        """Streamed on the threaded decoder (--jobs 4), which starts
+        without the block count the index at the file's end would give."""
+        fx, m = self.fixtures["txz_mb"], self.manifest("txz_mb")
+        a, b = self.ws("txz_mb", "mb-streamed"), self.ws("txz_mb", "mb-first")
+        before = a.snap()
+        ja = self.install(a, m, "--jobs", 4, expect=0)
+        self.assertTrue(ja.doc["streamed"], ja.err)
+        self.assertInstalled(a, fx, before)
+        self.assert_cached("txz_mb")
+        self.install(b, m, "--no-stream", "--jobs", 4, expect=0,
+                     cache=os.path.join(self.dir, "cache2"))
+        self.assertEqual(cddtest.comparable_state(a.tree),
+                         cddtest.comparable_state(b.tree))
+        self.assertEqual(receipt_essence(a.tree), receipt_essence(b.tree))
 
     def test_zip_same_tree_and_receipt_as_download_first(self):
         j, reqs = self.same_as_download_first("zip")
@@ -284,7 +319,9 @@ class StreamTest(cddtest.CddTestCase):
         """The server holds the last quarter back until the test has seen a
         staged file: without streaming that never happens (the test would
         fail after its deadline)."""
-        for kind in ("txz_big", "zip_big"):
+        for kind in ("txz_big", "zip_big", "txz_mb"):
+            if kind not in self.data:
+                continue  # no xz to make the multi-block one
             with self.subTest(kind=kind):
                 self.setUp()
                 data = self.data[kind]
@@ -293,7 +330,8 @@ class StreamTest(cddtest.CddTestCase):
                 before = ws.snap()
                 self.http.always(self.path(kind),
                                  "gate:%d" % (len(data) * 3 // 4))
-                p = cddtest.spawn(self.install_args(ws, m, "--json"),
+                p = cddtest.spawn(self.install_args(ws, m, "--json",
+                                                    "--jobs", 4),
                                   env=dict(BASE_ENV))
                 try:
                     staged = self.wait_staged(ws)

@@ -680,8 +680,12 @@ static int open_reader(const char *path, const struct cdd_archive *like,
         /* Several xz blocks and several jobs: the threaded decoder, one
          * thread per block in flight, at most one per job (xzmt_int.h). */
         if (threads > 1 &&
-            (xz_blocks = cdd_xzmt_blocks(ar->rf, ar->file_size)) > 1) {
-            unsigned t = xz_blocks < threads ? (unsigned)xz_blocks : threads;
+            (cdd_xzmt_streaming(ar->rf) ||
+             (xz_blocks = cdd_xzmt_blocks(ar->rf, ar->file_size)) > 1)) {
+            /* (a download in progress: blocks unknown, every job) */
+            unsigned t = xz_blocks && xz_blocks < threads
+                             ? (unsigned)xz_blocks
+                             : threads;
             if ((r = cdd_xzmt_open(ar->rf, path, t, &ar->xz)) < 0)
                 goto out;
             if (archive_read_open(ar->a, ar, NULL, xz_feed, NULL) !=

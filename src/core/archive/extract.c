@@ -999,14 +999,11 @@ int cdd_extract(const char *archive_path, const struct cdd_extract_opts *o,
         r = nomem(&x);
         goto out;
     }
-    /* A tar.xz of several blocks decodes on up to `jobs` threads; not
-     * while it downloads (cdd/feed.h): the block count is read from the
-     * index at the end of the file, which would wait for the whole
-     * download before the first byte is decoded. */
-    unsigned xz_jobs = o->jobs > 0 ? (unsigned)o->jobs : 1;
-    if (o->file && cdd_rfile_feed(o->file))
-        xz_jobs = 1;
-    if ((r = cdd_archive_open_mt(archive_path, o->file, xz_jobs,
+    /* A tar.xz of several blocks decodes on up to `jobs` threads (one
+     * still downloading: on the threaded decoder from its first block,
+     * xzmt_int.h). */
+    if ((r = cdd_archive_open_mt(archive_path, o->file,
+                                 o->jobs > 0 ? (unsigned)o->jobs : 1,
                                  &x.ar)) < 0)
         goto out;
     x.w0.ar = x.ar;

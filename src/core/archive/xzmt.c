@@ -30,6 +30,7 @@
 
 /* What is read from the file and handed back per call. */
 #define XZ_IN (1u << 20)
+#define XZ_IN_FEED (64u << 10) /* while downloading */
 #define XZ_OUT (1u << 20)
 /* The indexes read by cdd_xzmt_blocks: a few bytes per block. */
 #define PROBE_BUF (64u * 1024u)
@@ -56,6 +57,10 @@ uint64_t cdd_xzmt_blocks(struct cdd_rfile *f, uint64_t size)
     struct cdd_errsave saved;
     size_t got = 0;
 
+    /* A file still downloading has no index to read yet: reading it would
+     * wait for the whole download (cdd_xzmt_streaming() decides there). */
+    if (cdd_rfile_feed(f))
+        return 0;
     /* A failed read below records an error; the caller's stays. */
     cdd_error_save(&saved);
     if (size < 32 || !(buf = malloc(PROBE_BUF)))
@@ -92,6 +97,22 @@ out:
     free(buf);
     cdd_error_restore(&saved);
     return blocks;
+}
+
+int cdd_xzmt_streaming(struct cdd_rfile *f)
+{
+    unsigned char buf[sizeof xz_magic]; /* fixed: the xz magic */
+    struct cdd_errsave saved;
+    size_t got = 0;
+    int yes;
+    if (!cdd_rfile_feed(f))
+        return 0;
+    /* The first bytes arrive first; a failed read is left to the reader. */
+    cdd_error_save(&saved);
+    yes = cdd_rfile_pread(f, 0, buf, sizeof buf, &got) >= 0 &&
+          got == sizeof buf && !memcmp(buf, xz_magic, sizeof buf);
+    cdd_error_restore(&saved);
+    return yes;
 }
 
 static int lzma_failed(struct cdd_xzmt *x, lzma_ret ret)
@@ -179,7 +200,14 @@ int cdd_xzmt_read(struct cdd_xzmt *x, const void **buf, size_t *len)
         lzma_ret ret;
         if (x->s.avail_in == 0 && !x->eof) {
             size_t got = 0;
-            int r = cdd_rfile_pread(x->f, x->pos, x->in, XZ_IN, &got);
+            /* A download still arriving (cdd/feed.h): hand over what is
+             * decoded before waiting for more, and wait for small reads,
+             * so that the install follows the download closely. */
+            int feed = cdd_rfile_feed(x->f) != NULL;
+            if (feed && x->s.avail_out < XZ_OUT)
+                break;
+            int r = cdd_rfile_pread(x->f, x->pos, x->in,
+                                    feed ? XZ_IN_FEED : XZ_IN, &got);
             if (r < 0) {
                 x->done = 1;
                 return r;
@@ -223,6 +251,12 @@ void cdd_xzmt_free(struct cdd_xzmt *x)
 }
 
 #else /* no threaded decoder in this build's liblzma */
+
+int cdd_xzmt_streaming(struct cdd_rfile *f)
+{
+    (void)f;
+    return 0;
+}
 
 uint64_t cdd_xzmt_blocks(struct cdd_rfile *f, uint64_t size)
 {

@@ -33,6 +33,14 @@ struct cdd_xzmt;
  * any damage. Never fails, never records an error. */
 uint64_t cdd_xzmt_blocks(struct cdd_rfile *f, uint64_t size);
 
+/* 1 when f is still downloading (cdd/feed.h) and begins with the xz magic,
+ * in a build with the threaded decoder: its block count cannot be known
+ * before the download ends, so the caller starts the threaded decoder
+ * anyway, which decodes a single-block stream on the calling thread and
+ * hands the blocks of a multi-block one to its threads as they arrive.
+ * Never fails, never records an error. */
+int cdd_xzmt_streaming(struct cdd_rfile *f);
+
 /* A decoder of f (held by the caller, read by pread from offset 0) with at
  * most `threads` threads; path is for messages. */
 int cdd_xzmt_open(struct cdd_rfile *f, const char *path, unsigned threads,
