@@ -9,11 +9,15 @@ support. For each archive and rate, interleaved rounds of:
   stream       install --url URL, cold cache    (installed as it arrives)
   no-stream    install --url URL --no-stream    (download, then install)
 
+for the zip, the single-block tar.xz and a multi-block one (xz -T0 blocks:
+the threaded decoder decodes it while it arrives),
+
 each with a fresh cache and a fresh tree. Medians (min-max) in seconds and
 each as a multiple of curl's. Never a timed unit test.
 
 usage: bench_stream.py BIN [--rate 50 --rate 200] [--scale 0.25]
-                       [--xz-scale 0.05] [--rounds 3] [--work DIR] [--md FILE]
+                       [--xz-scale 0.05] [--xz-block-size 8MiB] [--rounds 3]
+                       [--work DIR] [--md FILE]
 """
 import argparse
 import http.server
@@ -109,6 +113,10 @@ def main():
                     help="zip look-alike size (bench.py's unit; 0: skip)")
     ap.add_argument("--xz-scale", type=float, default=0.05,
                     help="tar.xz look-alike size (0: skip)")
+    ap.add_argument("--xz-block-size", default="8MiB",
+                    help="also a multi-block tar.xz (the xz tool's blocks of "
+                    "this size: the threaded decoder's shape; empty: skip)")
+    ap.add_argument("--xz", default=shutil.which("xz") or "xz")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--work", default=None)
     ap.add_argument("--curl", default=shutil.which("curl"))
@@ -130,8 +138,15 @@ def main():
     if a.xz_scale:
         p, m = bench.make_txz(a.work, a.xz_scale)
         archives.append(("tar.xz x%g" % a.xz_scale, p, m, "linux"))
+        if a.xz_block_size:
+            p, m = bench.make_txz(a.work, a.xz_scale, a.xz_block_size, a.xz)
+            archives.append(("tar.xz x%g, %s blocks of %s" % (
+                a.xz_scale, bench.xz_blocks(a.xz, p), a.xz_block_size),
+                p, m, "linux"))
     srv = Server(("127.0.0.1", 0), Throttled)
-    srv.files = {"/" + os.path.basename(p): p for _, p, _, _ in archives}
+    # One folder per archive: the two tar.xz share NVIDIA's file name.
+    srv.files = {"/%d/%s" % (i, os.path.basename(p)): p
+                 for i, (_, p, _, _) in enumerate(archives)}
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     base = "http://127.0.0.1:%d" % srv.server_address[1]
     env = dict(os.environ)
@@ -139,8 +154,8 @@ def main():
               "ALL_PROXY", "all_proxy", "CUDNN_DEPLOY_NO_STREAM"):
         env.pop(k, None)
     rows = []
-    for name, path, mpath, plat in archives:
-        url = base + "/" + os.path.basename(path)
+    for i, (name, path, mpath, plat) in enumerate(archives):
+        url = "%s/%d/%s" % (base, i, os.path.basename(path))
         mb = os.path.getsize(path) / MB
         for rate in a.rate:
             srv.rate = rate * MB
