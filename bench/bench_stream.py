@@ -116,6 +116,8 @@ def main():
     ap.add_argument("--xz-block-size", default="8MiB",
                     help="also a multi-block tar.xz (the xz tool's blocks of "
                     "this size: the threaded decoder's shape; empty: skip)")
+    ap.add_argument("--no-single-block", action="store_true",
+                    help="skip the single-block tar.xz (keep the multi-block)")
     ap.add_argument("--xz", default=shutil.which("xz") or "xz")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--work", default=None)
@@ -136,8 +138,9 @@ def main():
         p, m = bench.make_zip(a.work, a.scale)
         archives.append(("zip x%g" % a.scale, p, m, "windows"))
     if a.xz_scale:
-        p, m = bench.make_txz(a.work, a.xz_scale)
-        archives.append(("tar.xz x%g" % a.xz_scale, p, m, "linux"))
+        if not a.no_single_block:
+            p, m = bench.make_txz(a.work, a.xz_scale)
+            archives.append(("tar.xz x%g" % a.xz_scale, p, m, "linux"))
         if a.xz_block_size:
             p, m = bench.make_txz(a.work, a.xz_scale, a.xz_block_size, a.xz)
             archives.append(("tar.xz x%g, %s blocks of %s" % (
