@@ -5,6 +5,11 @@
  *   CDD_FAILMALLOC=count        count the allocations, fail none
  *   CDD_FAILMALLOC=N            the N-th allocation returns NULL (ENOMEM)
  *   CDD_FAILMALLOC_OUT=FILE     at exit, write "allocations N\nfailed K\n"
+ *   CDD_FAILMALLOC_BT=FILE      when the N-th allocation fails, write its
+ *                               backtrace (glibc backtrace_symbols_fd: the
+ *                               caller's frames as object(function+offset)
+ *                               [address], for addr2line) to FILE, to find
+ *                               which allocation a failing N is
  *   CDD_FAILMALLOC_SPARE=a,b    allocations called from a shared object whose
  *                               file name starts with a or b (libarchive.so,
  *                               liblzma.so) are neither counted nor failed:
@@ -29,6 +34,7 @@
  * allocation. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <link.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +59,7 @@ static atomic_long failed;   /* allocations failed */
 static long fail_at;         /* 0: count only */
 static pid_t armed_pid;      /* 0: not armed */
 static char out_path[4096];
+static int bt_fd = -1;       /* CDD_FAILMALLOC_BT's file, or -1 */
 
 /* Address ranges of the spared objects' loaded segments. */
 #define MAX_SPARED 64
@@ -108,6 +115,15 @@ static int should_fail_from(const void *caller)
     long n = atomic_fetch_add(&counted, 1) + 1;
     if (fail_at > 0 && n == fail_at) {
         atomic_fetch_add(&failed, 1);
+        if (bt_fd >= 0) {
+            /* backtrace() was warmed up when armed (its first call loads
+             * libgcc_s, which allocates); neither call allocates now. */
+            void *frames[64];
+            int k = backtrace(frames, 64);
+            backtrace_symbols_fd(frames, k, bt_fd);
+            close(bt_fd);
+            bt_fd = -1;
+        }
         errno = ENOMEM;
         return 1;
     }
@@ -201,6 +217,12 @@ static int armed_main(int argc, char **argv, char **envp)
     if (o && strlen(o) < sizeof out_path)
         strcpy(out_path, o);
     spare_list = getenv("CDD_FAILMALLOC_SPARE");
+    const char *bt = getenv("CDD_FAILMALLOC_BT");
+    if (v && bt && *bt) {
+        void *warm[2];
+        backtrace(warm, 2);
+        bt_fd = open(bt, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
     if (v && spare_list && *spare_list)
         dl_iterate_phdr(spare_object, NULL);
     if (v) {
@@ -209,6 +231,7 @@ static int armed_main(int argc, char **argv, char **envp)
         unsetenv("CDD_FAILMALLOC");
         unsetenv("CDD_FAILMALLOC_OUT");
         unsetenv("CDD_FAILMALLOC_SPARE");
+        unsetenv("CDD_FAILMALLOC_BT");
         unsetenv("LD_PRELOAD");
         /* The report at exit comes after the tool's own atexit handlers
          * (registered later, run earlier). */
