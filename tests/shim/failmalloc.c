@@ -17,6 +17,12 @@
  *                               is known to crash or exit, so that the
  *                               trials attack the tool's code
  *                               (docs/reliability.md says which and why)
+ *   CDD_FAILMALLOC_ONLY=a,b     the opposite: only allocations called from
+ *                               those objects are counted and failed (to
+ *                               attack one library's own allocations:
+ *                               N = 1.. its count); SPARE is then ignored.
+ *                               "Called from" is the direct caller, for
+ *                               both: libarchive's strdup() is libc's.
  *
  * Counted: malloc, calloc, realloc (to a non-zero size), posix_memalign,
  * aligned_alloc, memalign, valloc, pvalloc, reallocarray. strdup, strndup,
@@ -66,6 +72,7 @@ static int bt_fd = -1;       /* CDD_FAILMALLOC_BT's file, or -1 */
 static struct { uintptr_t lo, hi; } spared[MAX_SPARED];
 static int n_spared;
 static const char *spare_list;
+static int only_listed;      /* CDD_FAILMALLOC_ONLY: count just the listed */
 
 static int spare_object(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -110,7 +117,7 @@ static int should_fail_from(const void *caller)
 {
     if (!armed_pid || getpid() != armed_pid)
         return 0;
-    if (n_spared && is_spared(caller))
+    if (only_listed ? !is_spared(caller) : n_spared && is_spared(caller))
         return 0;
     long n = atomic_fetch_add(&counted, 1) + 1;
     if (fail_at > 0 && n == fail_at) {
@@ -217,6 +224,11 @@ static int armed_main(int argc, char **argv, char **envp)
     if (o && strlen(o) < sizeof out_path)
         strcpy(out_path, o);
     spare_list = getenv("CDD_FAILMALLOC_SPARE");
+    const char *only = getenv("CDD_FAILMALLOC_ONLY");
+    if (only && *only) {
+        spare_list = only;
+        only_listed = 1;
+    }
     const char *bt = getenv("CDD_FAILMALLOC_BT");
     if (v && bt && *bt) {
         void *warm[2];
@@ -231,6 +243,7 @@ static int armed_main(int argc, char **argv, char **envp)
         unsetenv("CDD_FAILMALLOC");
         unsetenv("CDD_FAILMALLOC_OUT");
         unsetenv("CDD_FAILMALLOC_SPARE");
+        unsetenv("CDD_FAILMALLOC_ONLY");
         unsetenv("CDD_FAILMALLOC_BT");
         unsetenv("LD_PRELOAD");
         /* The report at exit comes after the tool's own atexit handlers

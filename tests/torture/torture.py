@@ -467,6 +467,7 @@ class Campaign(object):
             "LD_PRELOAD": self.shim, "CDD_FAILMALLOC": str(n) if n else "count",
             "CDD_FAILMALLOC_OUT": out, "TMPDIR": tmp,
             "CDD_FAILMALLOC_SPARE": self.a.spare,
+            "CDD_FAILMALLOC_ONLY": self.a.only_from or "",
             "CDD_FAILMALLOC_BT": bt or ""})
         left = sorted(os.listdir(tmp))
         shutil.rmtree(tmp, ignore_errors=True)
@@ -502,7 +503,7 @@ class Campaign(object):
         rc, out, err, counted, _, left = self.malloc_run(scen, tree, 0)
         if left:
             raise RuntimeError("%s: a clean run left %s in TMPDIR" % (scen, left))
-        if counted <= 0:
+        if counted < 0 or (counted == 0 and not self.a.only_from):
             raise RuntimeError("%s: the shim counted no allocation (exit %d): %s"
                                % (scen, rc, err[-300:]))
         after = comparable_state(tree)
@@ -645,7 +646,9 @@ class Campaign(object):
                     continue
                 self.discard(folder)
             st.notes.append("%s: %d allocations (clean exit %d; spared: %s), %d trials: exits %s%s%s"
-                            % (scen, total, rc0, self.a.spare or "none", len(ns), ", ".join(
+                            % (scen, total, rc0, ("only from " + self.a.only_from)
+                               if self.a.only_from else self.a.spare or "none",
+                               len(ns), ", ".join(
                                 "%d: %d" % kv for kv in sorted(tally.items())),
                                "; %d completed by recover" % recovered if recovered else "",
                                "; %d where the run made fewer allocations" % unfailed
@@ -1031,6 +1034,10 @@ def main():
     ap.add_argument("--max-malloc", type=int, default=None,
                     help="malloc trials per command (default: every allocation; "
                          "--fast 60, every k-th)")
+    ap.add_argument("--only-from", default=None,
+                    help="malloc trials: count and fail only allocations "
+                         "called from these shared objects (libarchive.so,"
+                         "liblzma.so): every N of their own allocations")
     ap.add_argument("--malloc-n", default=None,
                     help="malloc trials: only these Ns, comma-separated, each "
                          "N (every command) or COMMAND:N (install:600)")
