@@ -20,6 +20,7 @@ is set through WINEPATH, which Wine puts in front of its PATH) or natively.
 """
 
 import os
+import subprocess
 import sys
 import unittest
 
@@ -217,6 +218,46 @@ class WindowsVerifyCase(CddTestCase):
         # Each DLL on its own still loads and passes its own check.
         self.check(doc, "load.check " + fakecudnn_win.dll_name("ops_train"),
                    "pass")
+
+    def test_bin_folder_writable_by_everyone(self):
+        """Issue 18, the Windows StrictModes: the DACL of a library folder
+        (GetNamedSecurityInfoW, walked ACE by ACE in loader_win32.c) that
+        lets Everyone add and delete files is a load.trust warning with the
+        icacls fix. Under Wine the DACL is what Wine synthesizes from the
+        Unix mode (no stored descriptor): 0755 gives Everyone read and
+        execute (0x1200a9), 0777 adds FILE_ADD_FILE, FILE_DELETE_CHILD and
+        DELETE (0x1301ff), so the chmod below is a real change of the DACL
+        the code reads; on Windows icacls grants the same."""
+        tree = self.new_tree("trust")
+        bin_dir = os.path.join(tree, "bin")
+        self.install(tree, "ok", "--no-verify", env=env_path(bin_dir),
+                     expect=EXIT_OK)
+        doc = self.verify(tree, env_path(bin_dir), EXIT_OK).doc
+        self.check(doc, "load.trust", "pass")
+        if UNDER_WINE:
+            os.chmod(bin_dir, 0o777)
+        else:
+            subprocess.run(["icacls", bin_dir, "/grant", "*S-1-1-0:(OI)(CI)M"],
+                           check=True, stdout=subprocess.DEVNULL)
+        try:
+            doc = self.verify(tree, env_path(bin_dir), EXIT_OK).doc
+            c = self.check(doc, "load.trust", "warn", win(bin_dir),
+                           "S-1-1-0", "may write", "StrictModes")
+            fixes = [f["command"] for f in c.get("fixes") or []]
+            self.assertTrue(any("icacls" in f and "/remove:g" in f and
+                                "*S-1-1-0" in f for f in fixes),
+                            (fixes, self.listing(doc)))
+            # Our DLLs still load: from their proven private copies.
+            self.check(doc, "load.open " + MAIN, "pass")
+            self.check(doc, "load.version", "pass", "8500")
+        finally:
+            if UNDER_WINE:
+                os.chmod(bin_dir, 0o755)
+            else:
+                subprocess.run(["icacls", bin_dir, "/remove:g", "*S-1-1-0"],
+                               check=True, stdout=subprocess.DEVNULL)
+        doc = self.verify(tree, env_path(bin_dir), EXIT_OK).doc
+        self.check(doc, "load.trust", "pass")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,11 @@
  *   CDD_FAILMALLOC=count        count the allocations, fail none
  *   CDD_FAILMALLOC=N            the N-th allocation returns NULL (ENOMEM)
  *   CDD_FAILMALLOC_OUT=FILE     at exit, write "allocations N\nfailed K\n"
+ *   CDD_FAILMALLOC_BT=FILE      when the N-th allocation fails, write its
+ *                               backtrace (glibc backtrace_symbols_fd: the
+ *                               caller's frames as object(function+offset)
+ *                               [address], for addr2line) to FILE, to find
+ *                               which allocation a failing N is
  *   CDD_FAILMALLOC_SPARE=a,b    allocations called from a shared object whose
  *                               file name starts with a or b (libarchive.so,
  *                               liblzma.so) are neither counted nor failed:
@@ -12,6 +17,12 @@
  *                               is known to crash or exit, so that the
  *                               trials attack the tool's code
  *                               (docs/reliability.md says which and why)
+ *   CDD_FAILMALLOC_ONLY=a,b     the opposite: only allocations called from
+ *                               those objects are counted and failed (to
+ *                               attack one library's own allocations:
+ *                               N = 1.. its count); SPARE is then ignored.
+ *                               "Called from" is the direct caller, for
+ *                               both: libarchive's strdup() is libc's.
  *
  * Counted: malloc, calloc, realloc (to a non-zero size), posix_memalign,
  * aligned_alloc, memalign, valloc, pvalloc, reallocarray. strdup, strndup,
@@ -29,6 +40,7 @@
  * allocation. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <link.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,12 +65,14 @@ static atomic_long failed;   /* allocations failed */
 static long fail_at;         /* 0: count only */
 static pid_t armed_pid;      /* 0: not armed */
 static char out_path[4096];
+static int bt_fd = -1;       /* CDD_FAILMALLOC_BT's file, or -1 */
 
 /* Address ranges of the spared objects' loaded segments. */
 #define MAX_SPARED 64
 static struct { uintptr_t lo, hi; } spared[MAX_SPARED];
 static int n_spared;
 static const char *spare_list;
+static int only_listed;      /* CDD_FAILMALLOC_ONLY: count just the listed */
 
 static int spare_object(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -103,11 +117,20 @@ static int should_fail_from(const void *caller)
 {
     if (!armed_pid || getpid() != armed_pid)
         return 0;
-    if (n_spared && is_spared(caller))
+    if (only_listed ? !is_spared(caller) : n_spared && is_spared(caller))
         return 0;
     long n = atomic_fetch_add(&counted, 1) + 1;
     if (fail_at > 0 && n == fail_at) {
         atomic_fetch_add(&failed, 1);
+        if (bt_fd >= 0) {
+            /* backtrace() was warmed up when armed (its first call loads
+             * libgcc_s, which allocates); neither call allocates now. */
+            void *frames[64];
+            int k = backtrace(frames, 64);
+            backtrace_symbols_fd(frames, k, bt_fd);
+            close(bt_fd);
+            bt_fd = -1;
+        }
         errno = ENOMEM;
         return 1;
     }
@@ -201,6 +224,17 @@ static int armed_main(int argc, char **argv, char **envp)
     if (o && strlen(o) < sizeof out_path)
         strcpy(out_path, o);
     spare_list = getenv("CDD_FAILMALLOC_SPARE");
+    const char *only = getenv("CDD_FAILMALLOC_ONLY");
+    if (only && *only) {
+        spare_list = only;
+        only_listed = 1;
+    }
+    const char *bt = getenv("CDD_FAILMALLOC_BT");
+    if (v && bt && *bt) {
+        void *warm[2];
+        backtrace(warm, 2);
+        bt_fd = open(bt, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
     if (v && spare_list && *spare_list)
         dl_iterate_phdr(spare_object, NULL);
     if (v) {
@@ -209,6 +243,8 @@ static int armed_main(int argc, char **argv, char **envp)
         unsetenv("CDD_FAILMALLOC");
         unsetenv("CDD_FAILMALLOC_OUT");
         unsetenv("CDD_FAILMALLOC_SPARE");
+        unsetenv("CDD_FAILMALLOC_ONLY");
+        unsetenv("CDD_FAILMALLOC_BT");
         unsetenv("LD_PRELOAD");
         /* The report at exit comes after the tool's own atexit handlers
          * (registered later, run earlier). */

@@ -454,7 +454,7 @@ class Campaign(object):
             return "cannot build the shim: %s" % p.stdout.decode()[-300:]
         return None
 
-    def malloc_run(self, scen, tree, n):
+    def malloc_run(self, scen, tree, n, bt=None):
         """(rc, stdout, stderr, allocations counted, allocations failed,
         what the run left in its TMPDIR) of scen --json with the shim
         failing allocation n (0: count only)."""
@@ -466,7 +466,9 @@ class Campaign(object):
         rc, stdout, err = self.run(["--json"] + self.argv(scen, tree), timeout=120, env={
             "LD_PRELOAD": self.shim, "CDD_FAILMALLOC": str(n) if n else "count",
             "CDD_FAILMALLOC_OUT": out, "TMPDIR": tmp,
-            "CDD_FAILMALLOC_SPARE": self.a.spare})
+            "CDD_FAILMALLOC_SPARE": self.a.spare,
+            "CDD_FAILMALLOC_ONLY": self.a.only_from or "",
+            "CDD_FAILMALLOC_BT": bt or ""})
         left = sorted(os.listdir(tmp))
         shutil.rmtree(tmp, ignore_errors=True)
         counted = failed = -1
@@ -501,7 +503,7 @@ class Campaign(object):
         rc, out, err, counted, _, left = self.malloc_run(scen, tree, 0)
         if left:
             raise RuntimeError("%s: a clean run left %s in TMPDIR" % (scen, left))
-        if counted <= 0:
+        if counted < 0 or (counted == 0 and not self.a.only_from):
             raise RuntimeError("%s: the shim counted no allocation (exit %d): %s"
                                % (scen, rc, err[-300:]))
         after = comparable_state(tree)
@@ -527,10 +529,27 @@ class Campaign(object):
                 st.fail(scen, "the clean run under the shim exited %d" % rc0)
                 continue
             ns = list(range(1, total + 1))
-            if self.a.max_malloc and len(ns) > self.a.max_malloc:
+            if self.a.malloc_n:
+                # Only the Ns named for this command (scen:N or N for all).
+                ns = sorted(set(int(v.split(":")[-1]) for v in self.a.malloc_n.split(",")
+                                if v.split(":")[0] in (scen, v)))
+            elif self.a.malloc_stride:
+                # Every k-th from offset+1: deterministic, and k runs with
+                # offsets 0..k-1 together try every N.
+                k, off = self.a.malloc_stride, self.a.malloc_offset
+                ns = ns[off::k]
+            elif self.a.max_malloc and len(ns) > self.a.max_malloc:
                 k = -(-len(ns) // self.a.max_malloc)
                 # Every k-th, shifted by the seed so that runs differ.
                 ns = ns[self.a.seed % k::k]
+            if self.a.fast and scen == "install" and not self.a.malloc_n:
+                # Every N of a window in the archive's entries, wider than
+                # the allocations of one entry (17-41 on linux_mini), so
+                # that each entry-step allocation class is hit at least
+                # once: the plan's destination path of an entry once exited
+                # 3 with an empty message (docs/reliability.md).
+                lo = total // 5
+                ns = sorted(set(ns) | set(range(lo, min(lo + 45, total + 1))))
             tally, recovered, unfailed, in_check, report_lost = {}, 0, 0, 0, 0
             for n in ns:
                 what = "%s, allocation #%d of %d fails" % (scen, n, total)
@@ -538,7 +557,9 @@ class Campaign(object):
                 outside = self.outside(folder)
                 st.trials += 1
                 try:
-                    rc, out, err, _, failed, left = self.malloc_run(scen, tree, n)
+                    bt = os.path.join(self.a.malloc_bt, "%s.%d.bt" % (scen, n)) \
+                        if self.a.malloc_bt else None
+                    rc, out, err, _, failed, left = self.malloc_run(scen, tree, n, bt)
                 except subprocess.TimeoutExpired:
                     st.fail(what, "no exit after 120 s")
                     continue
@@ -625,7 +646,9 @@ class Campaign(object):
                     continue
                 self.discard(folder)
             st.notes.append("%s: %d allocations (clean exit %d; spared: %s), %d trials: exits %s%s%s"
-                            % (scen, total, rc0, self.a.spare or "none", len(ns), ", ".join(
+                            % (scen, total, rc0, ("only from " + self.a.only_from)
+                               if self.a.only_from else self.a.spare or "none",
+                               len(ns), ", ".join(
                                 "%d: %d" % kv for kv in sorted(tally.items())),
                                "; %d completed by recover" % recovered if recovered else "",
                                "; %d where the run made fewer allocations" % unfailed
@@ -1011,6 +1034,19 @@ def main():
     ap.add_argument("--max-malloc", type=int, default=None,
                     help="malloc trials per command (default: every allocation; "
                          "--fast 60, every k-th)")
+    ap.add_argument("--only-from", default=None,
+                    help="malloc trials: count and fail only allocations "
+                         "called from these shared objects (libarchive.so,"
+                         "liblzma.so): every N of their own allocations")
+    ap.add_argument("--malloc-n", default=None,
+                    help="malloc trials: only these Ns, comma-separated, each "
+                         "N (every command) or COMMAND:N (install:600)")
+    ap.add_argument("--malloc-stride", type=int, default=0,
+                    help="malloc trials: every K-th N from --malloc-offset + 1")
+    ap.add_argument("--malloc-offset", type=int, default=0)
+    ap.add_argument("--malloc-bt", default=None,
+                    help="malloc trials: write each failed allocation's "
+                         "backtrace to DIR/COMMAND.N.bt")
     ap.add_argument("--shim", default=None,
                     help="failmalloc.so (default: built from tests/shim/ with cc)")
     ap.add_argument("--spare", default="libarchive.so,liblzma.so",

@@ -519,14 +519,35 @@ static int src_open(struct cdd_archive *ar, struct archive *a, int seekable)
     return archive_read_open1(a);
 }
 
+/* archive_read_open() with each step checked: libarchive 3.6's ignores a
+ * failure of its archive_read_set_callback_data() (an allocation) and
+ * opens a reader without its client data, which then crashes inside
+ * libarchive (the malloc trials of libarchive's own allocations). */
+static int feed_open(struct archive *a, void *ud, archive_read_callback *feed)
+{
+    if (archive_read_set_callback_data(a, ud) != ARCHIVE_OK ||
+        archive_read_set_read_callback(a, feed) != ARCHIVE_OK)
+        return ARCHIVE_FATAL;
+    return archive_read_open1(a);
+}
+
 /* libarchive's open failed: the file could not be read, the environment's
  * fault, or not an archive. */
 static int open_failed(struct cdd_archive *ar, struct archive *a,
                        const char *path)
 {
     int e = archive_errno(a);
+    const char *said = archive_error_string(a);
     if (ar->io_err)
         return io_failed(ar);
+    /* A failure with neither errno nor message: libarchive 3.6's
+     * archive_read_open1 returns ARCHIVE_FATAL silently only where it
+     * could not allocate (its filter record); every other failure of the
+     * open says why. Out of memory, not a damaged archive (the malloc
+     * trials of libarchive's own allocations, docs/reliability.md). */
+    if (e == 0 && (!said || !*said))
+        return cdd_fail(CDD_E_NOMEM, path, 0,
+                        "out of memory (libarchive, opening the archive)");
     /* libarchive reports "not an archive" with an errno too (EILSEQ or
      * EFTYPE); only the errors of opening and reading a file are the
      * environment's fault. */
@@ -688,7 +709,7 @@ static int open_reader(const char *path, const struct cdd_archive *like,
                              : threads;
             if ((r = cdd_xzmt_open(ar->rf, path, t, &ar->xz)) < 0)
                 goto out;
-            if (archive_read_open(ar->a, ar, NULL, xz_feed, NULL) !=
+            if (feed_open(ar->a, ar, xz_feed) !=
                 ARCHIVE_OK) {
                 r = ar->scan_err ? ar->scan_err
                                  : open_failed(ar, ar->a, path);
@@ -719,7 +740,7 @@ static int open_reader(const char *path, const struct cdd_archive *like,
             r = open_failed(ar, ar->raw, path);
             goto out;
         }
-        if (archive_read_open(ar->a, ar, NULL, tar_feed, NULL) != ARCHIVE_OK) {
+        if (feed_open(ar->a, ar, tar_feed) != ARCHIVE_OK) {
             r = ar->scan_err ? ar->scan_err : open_failed(ar, ar->a, path);
             goto out;
         }

@@ -92,8 +92,16 @@ static int plan_entry(struct inst *c, const struct cdd_xentry *e,
                                                          : e->role,
                             e->path, &dest);
     if (r) {
-        r = cdd_fail(CDD_E_ARCHIVE, c->o->archive_path, 0, "entry \"%s\": %s",
-                     e->raw_path, cdd_last_error()->msg);
+        /* Out of memory (the joined path) is not a fault of the archive:
+         * it keeps its code, and gets its words (a NOMEM carries no
+         * message, so the rewrap used to print "entry \"...\": " and
+         * exit 3; docs/reliability.md, Memory exhaustion). */
+        if (r == CDD_E_NOMEM)
+            r = cdd_fail(CDD_E_NOMEM, c->o->archive_path, 0,
+                         "entry \"%s\": out of memory", e->raw_path);
+        else
+            r = cdd_fail(CDD_E_ARCHIVE, c->o->archive_path, 0, "entry \"%s\": %s",
+                         e->raw_path, cdd_last_error()->msg);
         goto out;
     }
     struct cdd_plan_item *dup = cdd_plan_find(&c->res->plan, dest, 1);

@@ -26,8 +26,13 @@ int cdd_checks_add(struct cdd_checks *c, const char *name,
     va_start(ap, fmt);
     int r = cdd_sb_vaddf(&detail, fmt, ap);
     va_end(ap);
-    if (r)
+    if (r) {
+        /* A check left out for lack of memory: verify must not answer
+         * without it (the malloc trials found checks silently missing). */
+        cdd_sb_free(&detail);
+        c->nomem |= r == CDD_E_NOMEM;
         return r;
+    }
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 32;
         struct cdd_check *v = realloc(c->v, cap * sizeof *v);

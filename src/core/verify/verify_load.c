@@ -51,13 +51,16 @@ static int abs_path(const char *p)
 
 /* Follows symlinks, as the loader does: a dangling soname link (its real
  * file deleted) is a missing library. */
-static int file_exists(const char *path)
+static int file_exists(const struct vctx *c, const char *path)
 {
     char *real = NULL;
-    int ok = cdd_fs_realpath(path, &real) == 0;
+    int r = cdd_fs_realpath(path, &real);
     free(real);
+    /* Out of memory is not a missing library (the malloc trials). */
+    if (r == CDD_E_NOMEM && c)
+        c->res->checks.nomem = 1;
     cdd_clear_error();
-    return ok;
+    return r == 0 || r == CDD_E_NOMEM;
 }
 
 static char *dir_of(const char *path)
@@ -93,7 +96,7 @@ static char *search_dirs(const char *list, const char *origin,
         else
             dir = cdd_strdup(d);
         char *cand = dir ? cdd_path_join(dir, needed) : NULL;
-        if (cand && file_exists(cand))
+        if (cand && file_exists(NULL, cand))
             found = cand;
         else
             free(cand);
@@ -137,7 +140,7 @@ static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
         /* LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR: the DLL's own folder first
          * (joined, not split on ':' as a list: "C:/..." has a drive). */
         found = cdd_path_join(origin, needed);
-        if (found && !file_exists(found)) {
+        if (found && !file_exists(c, found)) {
             free(found);
             found = NULL;
         }
@@ -155,7 +158,7 @@ static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
      * have loaded it by absolute path - if the file is really there. */
     if (!found && is_ours(c, needed)) {
         char *sib = cdd_path_join(origin, needed);
-        if (sib && file_exists(sib))
+        if (sib && file_exists(c, sib))
             found = strdup("this install (loaded first, by absolute path)");
         free(sib);
     }
@@ -527,7 +530,7 @@ static void dependencies_in(struct vctx *c, struct vlib *l,
             char *beside = dir ? cdd_path_join(dir, bi.needed[i]) : NULL;
             /* cuBLAS and friends often sit right beside cuDNN in the CUDA
              * tree, yet the loader only looks where it is told to. */
-            int here = beside && file_exists(beside);
+            int here = beside && file_exists(c, beside);
             free(beside);
             list_addf(c, miss, "%s%s (%s%s%s%s)", cdd_sb_len(miss) ? "; " : "",
                       bi.needed[i], here ? "it is in " : "",
@@ -920,7 +923,7 @@ int cdd_verify_load_layer(struct vctx *c)
         cdd_verify_trust_checks(c);
     for (size_t i = 0; i < c->n_libs; i++) {
         struct vlib *l = &c->libs[i];
-        if (!file_exists(l->installed)) {
+        if (!file_exists(c, l->installed)) {
             char name[16 + CDD_NAME_MAX + 1]; /* fixed: a check word, a lib name */
             snprintf(name, sizeof name, "load.%s", l->name);
             VCHECK(c, name, CDD_CHECK_FAIL,
@@ -960,7 +963,7 @@ int cdd_verify_load_layer(struct vctx *c)
         size_t *order = load_order(c, needs);
         for (size_t k = 0; order && k < c->n_libs; k++) {
             size_t i = order[k];
-            if (file_exists(c->libs[i].installed) || c->libs[i].copy)
+            if (file_exists(c, c->libs[i].installed) || c->libs[i].copy)
                 load_one(c, i, needs, &ld[i], missing[i]);
         }
         free(order);
