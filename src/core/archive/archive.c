@@ -54,7 +54,7 @@
 #include "inflate_int.h"
 #include "xzmt_int.h"
 #include "cdd/zipcd.h"
-#include "compat.h"
+#include "cdd/compat.h"
 
 /* libarchive reads the file in blocks of this size (at least 10240). Large
  * blocks mean fewer system calls on archives of hundreds of MB. */

@@ -7,7 +7,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
-#include "cdd/idcache.h"
+#include "cdd/idrec.h"
 #include "cdd/thread.h"
 
 #define BG_BLOCK (256u * 1024u)

@@ -24,7 +24,7 @@
 #include "cdd/loaddiag.h"
 #include "cdd/loader.h"
 #include "cdd/sys.h"
-#include "compat.h"
+#include "cdd/compat.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #include "cdd/loader.h"
 #include "cdd/strbuf.h"
 #include "cdd/windll.h"
-#include "compat.h"
+#include "cdd/compat.h"
 
 /* Windows' numbers for "a module could not be found" (ERROR_MOD_NOT_FOUND)
  * and "not a valid application for this OS" (ERROR_BAD_EXE_FORMAT). */
