@@ -1,7 +1,7 @@
 /* An identity record: the sha256 of a file's bytes next to the identity
  * the file had while they were hashed (cdd_fs_id: device, inode, size,
  * mtime and ctime in ns) and when that identity was taken. The rule for
- * trusting one again, git's racy rule included, is cdd/idcache.h's head
+ * trusting one again, git's racy rule included, is tree/idcache.h's head
  * comment; the records of a tree are kept by the tree stage (idcache.h),
  * the archive's is taken by the archive stage while it checks it. */
 #ifndef CDD_IDREC_H

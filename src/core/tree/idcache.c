@@ -1,4 +1,4 @@
-/* The identity records of a tree (cdd/idcache.h): a small line-oriented
+/* The identity records of a tree (tree/idcache.h): a small line-oriented
  * state file, read strictly (any malformed line discards the whole file:
  * the records are a cache, and the fallback is to hash), written
  * atomically under the tree's lock.
@@ -7,7 +7,7 @@
  *   a <sha256> <dev> <ino> <size> <mtime_ns> <ctime_ns> <seen_ns>
  *   f <sha256> <dev> <ino> <size> <mtime_ns> <ctime_ns> <seen_ns> <path>
  */
-#include "cdd/idcache.h"
+#include "idcache.h"
 
 #include <errno.h>
 #include <inttypes.h>

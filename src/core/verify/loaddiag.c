@@ -1,7 +1,7 @@
 /* Why the platform loader refused a library (see loaddiag.h): the PE import
  * tables walked from the library, each import looked up where the loader
  * looks (cdd_lib_dep_find), the ones found nowhere named. */
-#include "cdd/loaddiag.h"
+#include "loaddiag.h"
 
 #include <stdio.h>
 #include <stdlib.h>
