@@ -23,7 +23,7 @@ int cdd_bghash_start_file(struct cdd_rfile *f, struct cdd_bghash **out);
 int cdd_bghash_finish(struct cdd_bghash *h, uint8_t digest[CDD_SHA256_LEN],
                       uint64_t *size);
 /* The same, with the digest in rec and the identity the file kept while
- * it was read (rec->valid when it held still; cdd/idcache.h). */
+ * it was read (rec->valid when it held still; tree/idcache.h). */
 struct cdd_idrec;
 int cdd_bghash_finish_rec(struct cdd_bghash *h, struct cdd_idrec *rec,
                           uint64_t *size);

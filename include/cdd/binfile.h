@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cdd/manifest.h"
+#include "cdd/platform.h"
 
 /* Fixed limits; a file beyond any of them is CDD_E_CORRUPT. */
 #define CDD_BIN_MAX_NEEDED 4096      /* entries in each of needed, delay_needed */

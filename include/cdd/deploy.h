@@ -11,6 +11,7 @@
 #include "cdd/hash.h"
 #include "cdd/layout.h"
 #include "cdd/manifest.h"
+#include "cdd/obtain.h"
 #include "cdd/journal.h"
 #include "cdd/tree.h"
 
@@ -64,20 +65,6 @@ void cdd_plan_item_clear(struct cdd_plan_item *it);
 /* Progress: phase is a short word ("hash", "check", "commit"). */
 typedef void (*cdd_progress_fn)(void *ud, const char *phase, uint64_t done,
                                 uint64_t total);
-
-/* What pinned an archive's bytes (receipts and reports name it). */
-enum cdd_pin {
-    CDD_PIN_NONE = 0,   /* not decided (the install failed before) */
-    CDD_PIN_MANIFEST,   /* the manifest's archive sha256 */
-    CDD_PIN_OPTION,     /* --sha256 */
-    CDD_PIN_REDISTRIB,  /* NVIDIA's redistrib JSON */
-    CDD_PIN_PER_FILE,   /* no archive pin, but every file hashed */
-    CDD_PIN_UNPINNED    /* --allow-unpinned */
-};
-
-/* "manifest", "--sha256", "redistrib", "per-file", "unpinned"; NULL for
- * CDD_PIN_NONE. */
-const char *cdd_pin_name(enum cdd_pin p);
 
 /* An optional component installed with the archive (`--with NAME`,
  * manifest.h struct cdd_mcomponent): its archive, obtained by the caller,
@@ -191,6 +178,14 @@ void cdd_status_result_clear(struct cdd_status_result *r);
 
 int cdd_recover(struct cdd_tree *tree, double lock_timeout,
                 struct cdd_recovery *res);
+
+/* Compare what the tree holds at rel (a tree path) with what is expected:
+ * 0 and *act UNCHANGED, MISSING or MODIFIED (detail malloc'd when not
+ * NULL). verify checks a tree against its manifest with it. */
+int cdd_tree_compare(struct cdd_tree *tree, const char *rel, int is_symlink,
+                     const char *link_target, uint64_t size,
+                     const uint8_t *sha, int full_hash, enum cdd_action *act,
+                     char **detail);
 
 /* Compare one receipt-listed path with the tree: 0 and *action set to
  * UNCHANGED, MISSING or MODIFIED (detail malloc'd when not NULL). */

@@ -101,7 +101,7 @@ void cdd_rfile_set_feed(struct cdd_rfile *f, struct cdd_feed *feed);
 struct cdd_feed *cdd_rfile_feed(const struct cdd_rfile *f);
 /* A file's identity, from its open handle: what must all stay equal for a
  * digest taken of its bytes to be trusted again without reading them (the
- * unchanged re-install, cdd/idcache.h). POSIX: st_dev, st_ino, st_size,
+ * unchanged re-install, tree/idcache.h). POSIX: st_dev, st_ino, st_size,
  * st_mtim, st_ctim; Windows: the volume serial number, the file index,
  * the size, LastWriteTime and ChangeTime (GetFileInformationByHandle(Ex)). */
 struct cdd_fs_id {

@@ -15,13 +15,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cdd/deploy.h"
 #include "cdd/fetch.h"
 #include "cdd/hash.h"
 #include "cdd/manifest.h"
 
 #define CDD_NVIDIA_PREFIX "https://developer.download.nvidia.com/compute/"
 #define CDD_MIRROR_ENV "CUDNN_DEPLOY_MIRROR"
+
+/* What pinned an archive's bytes (receipts and reports name it). */
+enum cdd_pin {
+    CDD_PIN_NONE = 0,   /* not decided (the install failed before) */
+    CDD_PIN_MANIFEST,   /* the manifest's archive sha256 */
+    CDD_PIN_OPTION,     /* --sha256 */
+    CDD_PIN_REDISTRIB,  /* NVIDIA's redistrib JSON */
+    CDD_PIN_PER_FILE,   /* no archive pin, but every file hashed */
+    CDD_PIN_UNPINNED    /* --allow-unpinned */
+};
+
+/* "manifest", "--sha256", "redistrib", "per-file", "unpinned"; NULL for
+ * CDD_PIN_NONE. */
+const char *cdd_pin_name(enum cdd_pin p);
 
 struct cdd_obtain_opts {
     const struct cdd_manifest *m;

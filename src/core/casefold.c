@@ -1,7 +1,7 @@
 /* Lookup in the generated simple case-folding table (casefold_table.c).
  * The table is sorted, so a binary search finds a code point in at most 11
  * steps; ASCII, the common case in archive names, never reaches it. */
-#include "cdd/casefold.h"
+#include "casefold.h"
 
 #include "casefold_int.h"
 

@@ -7,7 +7,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/strbuf.h"
-#include "compat.h"
+#include "cdd/compat.h"
 #include "env_int.h"
 
 int cdd_pythonpath_each(int (*fn)(void *ud, const char *path,

@@ -15,7 +15,7 @@
  * strings. Nothing is trusted: the entry table must fit in the buffer, each
  * string must start inside it and end (NUL) inside it within a length
  * limit, and only absolute paths are returned. */
-#include "cdd/ldcache.h"
+#include "ldcache.h"
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"

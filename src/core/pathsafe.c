@@ -5,7 +5,7 @@
  * string code, no filesystem access. */
 #include "cdd/pathsafe.h"
 
-#include "cdd/casefold.h"
+#include "casefold.h"
 
 #include <stdint.h>
 #include <stdio.h>

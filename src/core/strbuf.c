@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cdd/error.h"
-#include "compat.h"
+#include "cdd/compat.h"
 
 size_t cdd_path_max(void)
 {

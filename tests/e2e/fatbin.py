@@ -1,6 +1,6 @@
 """CUDA fatbinaries for the fake cuDNN libraries, generated at test time: the
 container layout cuobjdump reads (docs/verification.md, GPU code), written
-here independently of src/core/verify/fatbin.c.
+here independently of src/core/binfmt/fatbin.c.
 
     import fatbin
     data = fatbin.section([fatbin.sass(80), fatbin.ptx(80, 8, 0)])

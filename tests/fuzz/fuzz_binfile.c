@@ -1,4 +1,4 @@
-/* Fuzz targets: the ELF and PE readers (verify/elf.c, verify/pe.c, through
+/* Fuzz targets: the ELF and PE readers (binfmt/elf.c, binfmt/pe.c, through
  * binfile.c and the bounded reader binrd.c), built twice from this file:
  * with CDD_FUZZ_ELF the input's first four bytes are forced to ELF's magic,
  * with CDD_FUZZ_PE its first two to "MZ", so each fuzzer spends its time in

@@ -1,4 +1,4 @@
-/* Fuzz target: the fatbinary walker (verify/fatbin.c), on the input as the
+/* Fuzz target: the fatbinary walker (binfmt/fatbin.c), on the input as the
  * contents of a .nv_fatbin section, read from memory through a read_at that
  * asserts no read leaves the section. A walk either fails with
  * CDD_E_CORRUPT or CDD_E_NOMEM (a rendered one-line message), or yields at

@@ -8,7 +8,7 @@
 #include "fuzz.h"
 
 #include "cdd/error.h"
-#include "cdd/tarscan.h"
+#include "tarscan.h"
 
 static int scan(const uint8_t *data, size_t size, int pieces, char *msg,
                 size_t msglen)

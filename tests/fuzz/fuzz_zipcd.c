@@ -11,7 +11,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
-#include "cdd/zipcd.h"
+#include "zipcd.h"
 
 static void check(const struct cdd_zipcd *z, uint64_t size)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cdd/cache.h"
+#include "cache.h"
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"

@@ -9,7 +9,7 @@
 #include "test.h"
 
 #include "cdd/error.h"
-#include "cdd/ldcache.h"
+#include "ldcache.h"
 
 #include <stdint.h>
 #include <unistd.h>

@@ -12,7 +12,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
-#include "cdd/loaddiag.h"
+#include "loaddiag.h"
 #include "cdd/loader.h"
 #include "test.h"
 #include "win32_int.h"

@@ -3,7 +3,7 @@
  * must all pass), plus the small path helpers of pathsafe.h. */
 #include "test.h"
 
-#include "cdd/casefold.h"
+#include "casefold.h"
 #include "cdd/pathsafe.h"
 
 struct name_case {

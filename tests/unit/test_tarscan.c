@@ -9,7 +9,7 @@
 #include "cdd/archive.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
-#include "cdd/tarscan.h"
+#include "tarscan.h"
 #include "cdd/sys.h"
 
 struct tbuf {

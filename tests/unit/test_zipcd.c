@@ -11,7 +11,7 @@
 #include "cdd/error.h"
 #include "cdd/extract.h"
 #include "cdd/fsops.h"
-#include "cdd/zipcd.h"
+#include "zipcd.h"
 #include "cdd/sys.h"
 
 /* ---- scratch ----------------------------------------------------------------- */

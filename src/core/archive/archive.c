@@ -50,11 +50,11 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
-#include "cdd/tarscan.h"
+#include "tarscan.h"
 #include "inflate_int.h"
 #include "xzmt_int.h"
-#include "cdd/zipcd.h"
-#include "compat.h"
+#include "zipcd.h"
+#include "cdd/compat.h"
 
 /* libarchive reads the file in blocks of this size (at least 10240). Large
  * blocks mean fewer system calls on archives of hundreds of MB. */

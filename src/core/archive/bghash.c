@@ -7,7 +7,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
-#include "cdd/idcache.h"
+#include "cdd/idrec.h"
 #include "cdd/thread.h"
 
 #define BG_BLOCK (256u * 1024u)
@@ -42,7 +42,7 @@ static int hash_file(void *arg)
     } else if ((r = cdd_fs_open_read(b->path, &f)) < 0) {
         goto out;
     }
-    /* The identity around the read, on the same handle (cdd/idcache.h):
+    /* The identity around the read, on the same handle (tree/idcache.h):
      * the unchanged re-install may trust this digest again while it holds. */
     b->rec.seen_ns = cdd_idcache_now_ns();
     if ((r = cdd_fs_identity(f, &b->rec.id)) < 0)

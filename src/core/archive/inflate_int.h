@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "cdd/fsops.h"
-#include "cdd/zipcd.h"
+#include "zipcd.h"
 
 struct cdd_inflate;
 

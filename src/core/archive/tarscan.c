@@ -3,7 +3,7 @@
  * which it reads, and the data of members, which it only counts. It never
  * holds more than one header and one pax header (at most
  * CDD_TARSCAN_PAX_MAX bytes). */
-#include "cdd/tarscan.h"
+#include "tarscan.h"
 
 #include <stdarg.h>
 #include <stdint.h>

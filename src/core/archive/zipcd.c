@@ -22,7 +22,7 @@
  *   and the very same name;
  * - names are not empty and hold no NUL or control character; no
  *   encryption; one disk. */
-#include "cdd/zipcd.h"
+#include "zipcd.h"
 
 #include <stdarg.h>
 #include <stdio.h>

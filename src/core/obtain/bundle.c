@@ -11,7 +11,7 @@
 
 #include "cdd/env.h"
 #include "cdd/error.h"
-#include "compat.h"
+#include "cdd/compat.h"
 #include "cdd/fsops.h"
 #include "cdd/jsonw.h"
 #include "cdd/obtain.h"

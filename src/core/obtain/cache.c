@@ -1,7 +1,7 @@
 /* The download cache's layout and its rules: where an entry lives, that a
  * cached file is re-hashed before use (and deleted when it no longer
  * matches), and that a finished download enters the cache by one rename. */
-#include "cdd/cache.h"
+#include "cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>

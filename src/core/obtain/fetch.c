@@ -19,7 +19,7 @@
 
 #include <curl/curl.h>
 
-#include "cdd/cache.h"
+#include "cache.h"
 #include "cdd/compat_attr.h"
 #include "cdd/error.h"
 #include "cdd/feed.h"

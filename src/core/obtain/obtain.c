@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cdd/cache.h"
+#include "cache.h"
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/feed.h"
@@ -20,6 +20,19 @@
 
 /* Real redistrib files are a few KB. */
 #define REDISTRIB_MAX_BYTES (4u * 1024u * 1024u)
+
+const char *cdd_pin_name(enum cdd_pin p)
+{
+    switch (p) {
+    case CDD_PIN_NONE: return NULL;
+    case CDD_PIN_MANIFEST: return "manifest";
+    case CDD_PIN_OPTION: return "--sha256";
+    case CDD_PIN_REDISTRIB: return "redistrib";
+    case CDD_PIN_PER_FILE: return "per-file";
+    case CDD_PIN_UNPINNED: return "unpinned";
+    }
+    return NULL;
+}
 
 static int starts_with(const char *s, const char *p)
 {

@@ -20,7 +20,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fix.h"
-#include "cdd/ldcache.h"
+#include "ldcache.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -15,7 +15,7 @@
 #include "cdd/error.h"
 #include "cdd/extract.h"
 #include "cdd/fsops.h"
-#include "cdd/idcache.h"
+#include "idcache.h"
 #include "cdd/jsonw.h"
 #include "cdd/pathsafe.h"
 #include "cdd/profile.h"
@@ -23,7 +23,7 @@
 #include "cdd/state.h"
 #include "cdd/thread.h"
 #include "cdd/tree.h"
-#include "cdd/treecheck.h"
+#include "treecheck.h"
 #include "cdd/txn.h"
 #include "component_int.h"
 #include "plan_int.h"
@@ -43,7 +43,7 @@ struct inst {
     struct cdd_finfo af_at;
     struct cdd_rfile **with_f;
     struct cdd_finfo *with_at;
-    struct cdd_idcache ids; /* identity records (cdd/idcache.h) */
+    struct cdd_idcache ids; /* identity records (tree/idcache.h) */
     int ids_dirty;          /* records renewed: write them back */
 };
 
@@ -933,7 +933,7 @@ static int set_times(struct inst *c)
 /* The unchanged re-install: the receipt says this very archive, read
  * through this manifest into this layout, made the tree, and every file it
  * lists still has its type and size and either an identity record that
- * vouches for its bytes (cdd/idcache.h: device, inode, size, mtime, ctime,
+ * vouches for its bytes (tree/idcache.h: device, inode, size, mtime, ctime,
  * not racy) or, hashed again, its sha256 (always with --check-tree). Then
  * nothing is extracted or staged. Files hashed here get a fresh record. */
 static int unchanged_tree(struct inst *c, const struct cdd_receipt *prev,

@@ -14,19 +14,6 @@
 #include "cdd/tree.h"
 #include "plan_int.h"
 
-const char *cdd_pin_name(enum cdd_pin p)
-{
-    switch (p) {
-    case CDD_PIN_NONE: return NULL;
-    case CDD_PIN_MANIFEST: return "manifest";
-    case CDD_PIN_OPTION: return "--sha256";
-    case CDD_PIN_REDISTRIB: return "redistrib";
-    case CDD_PIN_PER_FILE: return "per-file";
-    case CDD_PIN_UNPINNED: return "unpinned";
-    }
-    return NULL;
-}
-
 const char *cdd_action_name(enum cdd_action a)
 {
     static const char *const names[] = {"new",     "replace", "unchanged",

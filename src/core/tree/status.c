@@ -9,7 +9,7 @@
 #include "cdd/receipt.h"
 #include "cdd/state.h"
 #include "cdd/thread.h"
-#include "cdd/treecheck.h"
+#include "treecheck.h"
 #include "plan_int.h"
 
 void cdd_status_result_clear(struct cdd_status_result *r)

@@ -1,7 +1,7 @@
-/* The tree against its receipt, in parallel (cdd/treecheck.h). Workers take
+/* The tree against its receipt, in parallel (tree/treecheck.h). Workers take
  * the next file from a shared counter, largest files being no different:
  * the receipt's order is archive order, and hashing is bound by reading. */
-#include "cdd/treecheck.h"
+#include "treecheck.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
-#include "cdd/idcache.h"
+#include "idcache.h"
 #include "cdd/pathsafe.h"
 #include "cdd/thread.h"
 #include "cdd/tree.h"
@@ -43,7 +43,7 @@ static int same_mtime(struct cdd_tree *tree, const struct cdd_rfile_entry *f,
 }
 
 /* A file of the right type and size: an identity record that vouches for
- * the receipt's digest (cdd/idcache.h) spares the read; otherwise its bytes
+ * the receipt's digest (tree/idcache.h) spares the read; otherwise its bytes
  * are hashed on the handle whose identity is recorded for the next run. */
 static int check_ident(struct tcheck *t, size_t i)
 {

@@ -11,7 +11,7 @@
 #include "cdd/fsops.h"
 #include "cdd/jsonw.h"
 #include "cdd/pathsafe.h"
-#include "cdd/idcache.h"
+#include "idcache.h"
 #include "cdd/receipt.h"
 #include "cdd/state.h"
 #include "cdd/tree.h"
@@ -262,7 +262,7 @@ int cdd_uninstall(const struct cdd_uninstall_opts *o,
     if (r)
         goto out;
     res->changed = 1;
-    /* The identity records (cdd/idcache.h) describe files that are gone:
+    /* The identity records (tree/idcache.h) describe files that are gone:
      * removed after the commit, best effort (a record left over vouches for
      * nothing: it must match the receipt's path and digest). */
     if (cdd_tree_unlink(root, CDD_IDCACHE_FILE) != 0)

@@ -21,10 +21,10 @@
 #include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
-#include "cdd/loaddiag.h"
+#include "loaddiag.h"
 #include "cdd/loader.h"
 #include "cdd/sys.h"
-#include "compat.h"
+#include "cdd/compat.h"
 
 #include <stddef.h>
 #include <stdio.h>

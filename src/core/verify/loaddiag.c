@@ -1,7 +1,7 @@
 /* Why the platform loader refused a library (see loaddiag.h): the PE import
  * tables walked from the library, each import looked up where the loader
  * looks (cdd_lib_dep_find), the ones found nowhere named. */
-#include "cdd/loaddiag.h"
+#include "loaddiag.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "cdd/loader.h"
 #include "cdd/strbuf.h"
 #include "cdd/windll.h"
-#include "compat.h"
+#include "cdd/compat.h"
 
 /* Windows' numbers for "a module could not be found" (ERROR_MOD_NOT_FOUND)
  * and "not a valid application for this OS" (ERROR_BAD_EXE_FORMAT). */

@@ -15,7 +15,6 @@
 #include "cdd/state.h"
 #include "cdd/strbuf.h"
 #include "cdd/tree.h"
-#include "plan_int.h"
 #include "verify_int.h"
 
 void cdd_verify_result_clear(struct cdd_verify_result *r)

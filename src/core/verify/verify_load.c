@@ -13,7 +13,7 @@
 #include "cdd/compat_attr.h"
 #include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
-#include "cdd/loaddiag.h"
+#include "loaddiag.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "cdd/strbuf.h"

@@ -29,7 +29,7 @@ int cdd_tree_check(struct cdd_tree *tree, const struct cdd_receipt *rc,
 
 /* The unchanged re-install's check: type, size, and the sha256 of each
  * file unless an identity record of ids (NULL: none) vouches for it
- * (cdd/idcache.h). fresh[i] (n_files of them) receives the record taken
+ * (tree/idcache.h). fresh[i] (n_files of them) receives the record taken
  * while hashing file i, valid when it matched and held still. */
 int cdd_tree_check_ident(struct cdd_tree *tree, const struct cdd_receipt *rc,
                          const struct cdd_idcache *ids, int jobs,

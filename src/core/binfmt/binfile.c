@@ -7,7 +7,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
-#include "cdd/manifest.h"
+#include "cdd/platform.h"
 
 #include <stdio.h>
 #include <stdlib.h>
