@@ -23,6 +23,7 @@
 struct member {
     char *key;
     struct cdd_jw *val;
+    struct member *next;
 };
 
 struct cdd_report {
@@ -36,8 +37,7 @@ struct cdd_report {
      * is not printed (cdd_report_finish). */
     int nomem;
     char *command;
-    struct member *m;
-    size_t n_m, cap_m;
+    struct member *first, *last;
     /* Still open, closed by cdd_report_finish: the "checks" list and the
      * "error" object (a hint may follow the error). Owned by their
      * members; NULL once replaced. */
@@ -52,37 +52,32 @@ static int set(struct cdd_report *r, const char *key, struct cdd_jw *val)
         r->nomem = 1;
         return -1;
     }
-    for (size_t i = 0; i < r->n_m; i++) {
-        if (strcmp(r->m[i].key, key) != 0)
+    for (struct member *m = r->first; m; m = m->next) {
+        if (strcmp(m->key, key) != 0)
             continue;
-        if (r->m[i].val == r->checks)
+        if (m->val == r->checks)
             r->checks = NULL;
-        if (r->m[i].val == r->error)
+        if (m->val == r->error)
             r->error = NULL;
-        cdd_jw_free(r->m[i].val);
-        r->m[i].val = val;
+        cdd_jw_free(m->val);
+        m->val = val;
         return 0;
     }
-    if (r->n_m == r->cap_m) {
-        size_t cap = r->cap_m ? r->cap_m * 2 : 16;
-        struct member *m = realloc(r->m, cap * sizeof *m);
-        if (!m)
-            goto nomem;
-        r->m = m;
-        r->cap_m = cap;
+    struct member *m = calloc(1, sizeof *m);
+    if (!m || !(m->key = cdd_strdup(key))) {
+        cdd_clear_error();
+        free(m);
+        cdd_jw_free(val);
+        r->nomem = 1;
+        return -1;
     }
-    char *k = cdd_strdup(key);
-    if (!k)
-        goto nomem;
-    r->m[r->n_m].key = k;
-    r->m[r->n_m].val = val;
-    r->n_m++;
+    m->val = val;
+    if (r->last)
+        r->last->next = m;
+    else
+        r->first = m;
+    r->last = m;
     return 0;
-nomem:
-    cdd_clear_error();
-    cdd_jw_free(val);
-    r->nomem = 1;
-    return -1;
 }
 
 /* A string written only when there is one (a name from a table that has
@@ -560,9 +555,9 @@ static char *report_text(struct cdd_report *r)
     r->checks = r->error = NULL;
     struct cdd_jw *doc = cdd_jw_new();
     cdd_jw_object(doc, NULL);
-    for (size_t i = 0; i < r->n_m; i++) {
-        cdd_jw_doc(doc, r->m[i].key, r->m[i].val);
-        r->m[i].val = NULL;
+    for (struct member *m = r->first; m; m = m->next) {
+        cdd_jw_doc(doc, m->key, m->val);
+        m->val = NULL;
     }
     cdd_jw_end(doc);
     char *text = NULL;
@@ -576,11 +571,12 @@ static char *report_text(struct cdd_report *r)
 
 static void report_free(struct cdd_report *r)
 {
-    for (size_t i = 0; i < r->n_m; i++) {
-        free(r->m[i].key);
-        cdd_jw_free(r->m[i].val);
+    for (struct member *m = r->first, *next; m; m = next) {
+        next = m->next;
+        free(m->key);
+        cdd_jw_free(m->val);
+        free(m);
     }
-    free(r->m);
     free(r->command);
     free(r);
 }
