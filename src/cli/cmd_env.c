@@ -364,7 +364,8 @@ int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep)
     cdd_report_doc(rep, "variables", vars);
     vars = NULL;
     cdd_report_str(rep, "script", script.s ? script.s : "");
-    cdd_report_check(rep, "env.installed", installed ? CDD_CHECK_PASS : CDD_CHECK_WARN,
+    cdd_report_check(rep, "env.installed",
+                     installed ? CDD_CHECK_PASS : CDD_CHECK_WARN,
                      installed ? "%s holds a cudnn-deploy install (%s layout)"
                                : "%s holds no cudnn-deploy install: the "
                                  "settings are for its %s layout",

@@ -131,7 +131,8 @@ static void expect(const char *name, enum cdd_check_status st, ...)
     if (!c)
         return;
     CHECK_MSG(c->status == st, "%s: status %s, want %s; detail: %s", name,
-              cdd_check_status_name(c->status), cdd_check_status_name(st), c->detail);
+              cdd_check_status_name(c->status), cdd_check_status_name(st),
+              c->detail);
     va_list ap;
     va_start(ap, st);
     for (const char *want; (want = va_arg(ap, const char *)) != NULL;)
