@@ -1,7 +1,8 @@
 /* Reporting: human text on stderr, one JSON object on stdout with --json,
  * written with the core's JSON writer (jsonw.h; no cJSON here, no text
- * parsed back: docs/design.md, Checks and reports). The human form is short by default: a layer whose checks all passed is
- * one line, warnings and failures are shown in full with their fixes
+ * parsed back: docs/design.md, Checks and reports). The human form is
+ * short by default: a layer whose checks all passed is one line, warnings
+ * and failures are shown in full with their fixes
  * rendered for the user's shell (shell.c); --verbose shows every check.
  * Colour only when the caller says so (a terminal, no NO_COLOR, no
  * --json: commands.c decides). */
