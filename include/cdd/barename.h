@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "cdd/verify.h"
+#include "cdd/checks.h"
 
 /* Where the bare name resolves. All strings malloc'd. */
 struct cdd_bare_hit {

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 
+#include "cdd/checks.h"
 #include "cdd/cudatree.h"
 #include "cdd/verify.h"
 

@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "cdd/fatbin.h"
-#include "cdd/verify.h"
+#include "cdd/checks.h"
 
 struct cdd_catalog;
 

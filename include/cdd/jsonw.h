@@ -1,7 +1,9 @@
 /* The one JSON writer of the core library: every JSON text it writes (the
  * receipt, the deploy log's lines, manifests, the doctor's structured
  * members) is built here and escaped by cJSON; no other file escapes a JSON
- * string by hand. The writer is a stream of calls that builds a document:
+ * string by hand. The --json report of every command is written with it
+ * too (src/cli/report.c). The writer is a stream of calls that builds a
+ * document:
  *
  *   struct cdd_jw *w = cdd_jw_new();
  *   cdd_jw_object(w, NULL);              the root
@@ -50,6 +52,9 @@ void cdd_jw_str(struct cdd_jw *w, const char *key, const char *s);
 void cdd_jw_int(struct cdd_jw *w, const char *key, long long v);
 /* Exact for every 64-bit value (written as its decimal digits). */
 void cdd_jw_uint(struct cdd_jw *w, const char *key, uint64_t v);
+/* A measurement (milliseconds, a ratio): cJSON's shortest round-trip text;
+ * NaN and infinities are null. Counts and sizes go through _int/_uint. */
+void cdd_jw_num(struct cdd_jw *w, const char *key, double v);
 void cdd_jw_bool(struct cdd_jw *w, const char *key, int v);
 void cdd_jw_null(struct cdd_jw *w, const char *key);
 /* A finished document (all its containers closed) as a value; doc is

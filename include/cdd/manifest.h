@@ -114,6 +114,11 @@ void cdd_manifest_free(struct cdd_manifest *m);
 /* Serialise (pretty JSON, trailing newline). The result parses back to an
  * equal manifest. Caller frees *out. */
 int cdd_manifest_to_json(const struct cdd_manifest *m, char **out);
+/* The same manifest as a document of the JSON writer (jsonw.h), closed
+ * and not finished, for a report to take as a member: 0, or the errors of
+ * cdd_manifest_to_json (an incomplete manifest; *out NULL). */
+struct cdd_jw;
+int cdd_manifest_jw(const struct cdd_manifest *m, struct cdd_jw **out);
 
 /* Find a manifest: an existing file path, or the stem of a shipped one
  * ("cudnn-8.5.0.96-cuda11-linux-x86_64", with or without ".json"). NULL

@@ -132,6 +132,9 @@ struct cdd_verified {
 #define CDD_VERIFIED_MAX (64u << 10) /* bytes: a record is well under 2 KiB */
 
 int cdd_verified_to_json(const struct cdd_verified *v, char **out);
+/* The same record as a document of the JSON writer (jsonw.h), closed and
+ * not finished, for a report to take as a member; NULL: no memory. */
+struct cdd_jw *cdd_verified_jw(const struct cdd_verified *v);
 int cdd_verified_parse(const char *text, size_t len, const char *source,
                        struct cdd_verified **out);
 /* .cudnn-deploy/verified.json: *out NULL (0 returned) when there is none;

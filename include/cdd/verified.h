@@ -10,7 +10,7 @@
 #define CDD_VERIFIED_H
 
 #include "cdd/receipt.h"
-#include "cdd/verify.h"
+#include "cdd/checks.h"
 
 struct cdd_tree;
 

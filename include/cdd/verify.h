@@ -14,9 +14,8 @@
 
 #include <stddef.h>
 
-#include "cdd/compat_attr.h"
+#include "cdd/checks.h"
 #include "cdd/cudatree.h"
-#include "cdd/fix.h"
 #include "cdd/gpu.h"
 #include "cdd/manifest.h"
 
@@ -26,37 +25,6 @@ enum cdd_vlevel {
     CDD_LEVEL_GPU,
     CDD_LEVEL_BENCH
 };
-
-enum cdd_cstatus { CDD_CHECK_PASS = 0, CDD_CHECK_WARN, CDD_CHECK_FAIL,
-                   CDD_CHECK_SKIP };
-
-struct cdd_check {
-    char *name;     /* "files", "load.search libcudnn.so.8", "gpu.conv" */
-    enum cdd_cstatus status;
-    char *detail;   /* what a person needs: what, where, what to do */
-    struct cdd_fixes fix; /* the commands that fix it (fix.h), maybe none */
-};
-
-struct cdd_checks {
-    struct cdd_check *v;
-    size_t n, cap;
-    size_t n_fail, n_warn;
-    /* An allocation failed while checking (a check could not be recorded,
-     * or could not be done): the list is incomplete, and the command must
-     * say out of memory rather than report it (malloc trials). */
-    int nomem;
-};
-
-/* The check list (checks.c). Append a check (printf-style detail). 0 or
- * CDD_E_NOMEM. */
-int cdd_checks_add(struct cdd_checks *c, const char *name,
-                   enum cdd_cstatus st, const char *fmt, ...)
-    CDD_PRINTF(4, 5);
-/* The fix of the check added last: fix's steps move there (fix is left
- * empty, also when there is no check). */
-void cdd_checks_fix(struct cdd_checks *c, struct cdd_fixes *fix);
-void cdd_checks_clear(struct cdd_checks *c);
-const char *cdd_cstatus_name(enum cdd_cstatus s);
 
 struct cdd_tree;
 struct cdd_receipt;
@@ -101,7 +69,7 @@ struct cdd_verify_result {
     struct cdd_gpu_bench_result bench_math[CDD_BENCH_N_MATH];
     /* GPU fit (gpu.fit): ran, its status and findings */
     int fit_ran;
-    enum cdd_cstatus fit_status;
+    enum cdd_check_status fit_status;
     struct cdd_fit_result *fit;   /* malloc'd (fit.h), or NULL */
 };
 

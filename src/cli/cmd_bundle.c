@@ -73,7 +73,7 @@ int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep)
             continue;
         }
         cdd_hex_encode(it->sha256, CDD_SHA256_LEN, hex);
-        cdd_report_check(rep, "bundle.archive", CDD_PASS,
+        cdd_report_check(rep, "bundle.archive", CDD_CHECK_PASS,
                          "%s: %s (%llu bytes, sha256 %s%s)", it->what,
                          it->path, (unsigned long long)it->size, hex,
                          it->cache_hit ? ", from the cache" : "");

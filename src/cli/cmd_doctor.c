@@ -13,14 +13,11 @@
 #include "pick.h"
 #include "report.h"
 
-/* A member of the report, built with the core's JSON writer (cJSON belongs
- * to report.c and jsonw.c), handed over as text (cdd_report_json_text). */
+/* A member of the report, built with the core's JSON writer and handed
+ * over as it is (cdd_report_doc). */
 static void member(struct cdd_report *rep, const char *key, struct cdd_jw *w)
 {
-    char *text = NULL;
-    if (cdd_jw_finish(w, CDD_JW_LINE, &text) == 0)
-        cdd_report_json_text(rep, key, text);
-    free(text);
+    cdd_report_doc(rep, key, w);
 }
 
 /* A string, or null for NULL and "". */

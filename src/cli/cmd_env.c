@@ -84,9 +84,10 @@ static int render_all(enum cdd_shell sh, const struct cdd_fixes *f,
 }
 
 /* The variables as JSON: {"NAME": {"set"|"prepend": value}}. */
-static int vars_json(const struct cdd_fixes *f, char **out)
+static int vars_json(const struct cdd_fixes *f, struct cdd_jw **out)
 {
     struct cdd_jw *w = cdd_jw_new();
+    *out = w;
     cdd_jw_object(w, NULL);
     for (size_t i = 0; i < f->n; i++) {
         cdd_jw_object(w, f->v[i].name);
@@ -94,7 +95,8 @@ static int vars_json(const struct cdd_fixes *f, char **out)
         cdd_jw_end(w);
     }
     cdd_jw_end(w);
-    return cdd_jw_finish(w, CDD_JW_LINE, out);
+    /* A failure inside w shows when the report is finished (exit 4). */
+    return w ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
 }
 
 /* GitHub Actions. The runner reads the two files so (actions/runner's
@@ -332,7 +334,7 @@ int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep)
     struct cdd_tree *tree = NULL;
     struct cdd_fixes fx = {0};
     struct text script = {0};
-    char *vars = NULL;
+    struct cdd_jw *vars = NULL;
     enum cdd_layout_id layout;
     enum cdd_shell sh;
     int installed = 0;
@@ -359,9 +361,11 @@ int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep)
         goto out;
     cdd_report_str(rep, "shell", cdd_shell_name(sh));
     cdd_report_str(rep, "layout", cdd_layout_name(layout));
-    cdd_report_json_text(rep, "variables", vars);
+    cdd_report_doc(rep, "variables", vars);
+    vars = NULL;
     cdd_report_str(rep, "script", script.s ? script.s : "");
-    cdd_report_check(rep, "env.installed", installed ? CDD_PASS : CDD_WARN,
+    cdd_report_check(rep, "env.installed",
+                     installed ? CDD_CHECK_PASS : CDD_CHECK_WARN,
                      installed ? "%s holds a cudnn-deploy install (%s layout)"
                                : "%s holds no cudnn-deploy install: the "
                                  "settings are for its %s layout",
@@ -387,7 +391,7 @@ int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep)
     if (!cl->out.json && !e->github && !e->write_activation)
         fputs(script.s ? script.s : "", stdout);
 out:
-    free(vars);
+    cdd_jw_free(vars);
     free(script.s);
     cdd_fixes_clear(&fx);
     cdd_tree_close(tree);

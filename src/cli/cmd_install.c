@@ -421,7 +421,7 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         cdd_hex_encode(res.archive_sha256, CDD_SHA256_LEN, hex);
         cdd_report_str(rep, "archive_sha256", hex);
         cdd_report_str(rep, "pin", cdd_pin_name(res.pin_source));
-        cdd_report_check(rep, "archive", CDD_PASS, "%s, sha256 %s (%s)",
+        cdd_report_check(rep, "archive", CDD_CHECK_PASS, "%s, sha256 %s (%s)",
                          archive, hex,
                          res.pin_source == CDD_PIN_UNPINNED
                              ? "NOT pinned: --allow-unpinned"
@@ -444,7 +444,7 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     /* Installed from the .part as it arrived (docs/fetch.md). */
     cdd_report_bool(rep, "streamed", streamed);
     for (size_t i = 0; !r && i < n_with; i++)
-        cdd_report_check(rep, "component", CDD_PASS,
+        cdd_report_check(rep, "component", CDD_CHECK_PASS,
                          "%s from %s, sha256 matches the manifest's pin%s",
                          with[i].c->name, with[i].archive_path,
                          ch->dry_run ? "" : ", machine type checked");

@@ -86,13 +86,12 @@ static int show(const struct cdd_cmdline *cl, struct cdd_report *rep)
     struct cdd_manifest *m = NULL;
     char *text = NULL;
     int r = cdd_cli_manifest_find(cl->n_positional > 1 ? cl->positional[1] : NULL, &m);
-    if (!r)
-        r = cdd_manifest_to_json(m, &text);
-    if (!r) {
-        if (cl->out.json)
-            cdd_report_json_text(rep, "manifest", text);
-        else
-            fputs(text, stdout);
+    if (!r && cl->out.json) {
+        struct cdd_jw *w = NULL;
+        if (!(r = cdd_manifest_jw(m, &w)))
+            cdd_report_doc(rep, "manifest", w);
+    } else if (!r && !(r = cdd_manifest_to_json(m, &text))) {
+        fputs(text, stdout);
     }
     free(text);
     cdd_manifest_free(m);

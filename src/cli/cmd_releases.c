@@ -130,7 +130,7 @@ int cdd_cmd_releases(const struct cdd_cmdline *cl, struct cdd_report *rep)
     struct cdd_fit_host mc;
     struct cdd_cat_query q = {0};
     struct cdd_jw *w = NULL;
-    char *qtext = NULL, *text = NULL;
+    char *qtext = NULL;
     size_t n = 0, fits = 0;
     int r;
 
@@ -189,11 +189,8 @@ int cdd_cmd_releases(const struct cdd_cmdline *cl, struct cdd_report *rep)
         i = j;
     }
     cdd_jw_end(w);
-    r = cdd_jw_finish(w, CDD_JW_LINE, &text);
-    w = NULL; /* freed by cdd_jw_finish */
-    if (r)
-        goto out;
-    cdd_report_json_text(rep, "releases", text);
+    cdd_report_doc(rep, "releases", w);
+    w = NULL; /* the report's now */
     cdd_report_str(rep, "catalog", cat->source);
     cdd_report_str(rep, "platform", q.platform);
     if (q.driver)
@@ -203,17 +200,16 @@ int cdd_cmd_releases(const struct cdd_cmdline *cl, struct cdd_report *rep)
     if (best) {
         cdd_report_str(rep, "choice", best->rel->version);
         cdd_report_str(rep, "choice_archive", best->a->relative_path);
-        cdd_report_check(rep, "choice", CDD_PASS,
+        cdd_report_check(rep, "choice", CDD_CHECK_PASS,
                          "install --cudnn %s would choose cuDNN %s (%s, %s)",
                          q.want ? q.want : "latest", best->rel->version,
                          best->a->platform, best->a->variant);
     } else {
-        cdd_report_check(rep, "choice", CDD_WARN,
+        cdd_report_check(rep, "choice", CDD_CHECK_WARN,
                          "no release fits %s%s%s", qtext,
                          q.want ? ", cuDNN " : "", q.want ? q.want : "");
     }
 out:
-    free(text);
     free(qtext);
     cdd_jw_free(w);
     cdd_cat_verdicts_free(v, n);

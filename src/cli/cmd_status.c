@@ -23,7 +23,7 @@ int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
     if (r)
         goto out;
     if (st.interrupted)
-        cdd_report_check(rep, "transaction", CDD_FAIL,
+        cdd_report_check(rep, "transaction", CDD_CHECK_FAIL,
                          "an install or uninstall was interrupted; run "
                          "'cudnn-deploy recover' on this tree");
     cdd_report_bool(rep, "installed", st.receipt != NULL);
@@ -67,37 +67,35 @@ int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
     /* The last recorded verify of this receipt (verified.h), reported as
      * it was recorded; a record of another receipt says nothing. */
     struct cdd_verified *v = NULL;
-    char *vtext = NULL;
     if (cdd_verified_current(tree, rc, &v) != 0) {
         char *line = cdd_error_text();
         cdd_report_str(rep, "verify_record_ignored",
                        line ? line : "out of memory");
         free(line);
         cdd_clear_error();
-    } else if (v && cdd_verified_to_json(v, &vtext) == 0) {
-        cdd_report_json_text(rep, "verified", vtext);
+    } else if (v) {
+        cdd_report_doc(rep, "verified", cdd_verified_jw(v));
         cdd_say(rep, "  verified %s by cudnn-deploy %s: %s (level %s)",
                 v->verified_at, v->tool_version, v->outcome, v->level);
     } else {
         cdd_clear_error();
     }
-    free(vtext);
     cdd_verified_free(v);
     cdd_report_plan(rep, "files", &st.plan, 0);
     for (size_t i = 0; i < st.plan.n; i++) {
         const struct cdd_plan_item *it = &st.plan.items[i];
         if (it->action != CDD_ACT_UNCHANGED)
-            cdd_report_check(rep, it->path, CDD_FAIL, "%s",
+            cdd_report_check(rep, it->path, CDD_CHECK_FAIL, "%s",
                              it->detail ? it->detail
                                         : cdd_action_name(it->action));
     }
     if (st.n_bad == 0)
-        cdd_report_check(rep, "files", CDD_PASS,
+        cdd_report_check(rep, "files", CDD_CHECK_PASS,
                          "all %zu files match the receipt (%s)", rc->n_files,
                          cl->change.check ? "size and sha256" : "size and type; "
                                                         "--check for sha256");
     else
-        cdd_report_check(rep, "files", CDD_FAIL,
+        cdd_report_check(rep, "files", CDD_CHECK_FAIL,
                          "%zu of %zu files differ from the receipt", st.n_bad,
                          rc->n_files);
 out:

@@ -156,15 +156,15 @@ static int report_obtained(const struct cdd_manifest *m,
     cdd_report_num(rep, "downloaded_bytes", (double)f->downloaded);
     cdd_report_str(rep, "cache_dir", res->cache_dir);
     if (f->cache_hit)
-        cdd_report_check(rep, "download", CDD_PASS,
+        cdd_report_check(rep, "download", CDD_CHECK_PASS,
                          "%s found in the cache, sha256 re-checked",
                          m->archive.filename);
     else
-        cdd_report_check(rep, "download", CDD_PASS,
+        cdd_report_check(rep, "download", CDD_CHECK_PASS,
                          "%s from %s (%s received%s)", m->archive.filename,
                          f->url, human_size(f->downloaded, sz, sizeof sz),
                          f->resumed ? ", resumed" : "");
-    cdd_report_check(rep, "pin", res->pinned ? CDD_PASS : CDD_WARN,
+    cdd_report_check(rep, "pin", res->pinned ? CDD_CHECK_PASS : CDD_CHECK_WARN,
                      "%s, sha256 %s (%s)", human_size(f->size, sz2, sizeof sz2),
                      res->sha256_hex,
                      !res->pinned ? "NOT pinned: --allow-unpinned"
@@ -184,7 +184,7 @@ int cdd_cli_obtain_plan(const struct cdd_opts_obtain *a,
     struct cdd_obtain_opts o = obtain_opts(a, m, &nc);
     struct cdd_obtain_plan p;
     struct cdd_jw *w = NULL;
-    char *text = NULL, sz[64];
+    char sz[64]; /* fixed: a size in bytes */
     int r;
 
     memset(res, 0, sizeof *res);
@@ -225,11 +225,8 @@ int cdd_cli_obtain_plan(const struct cdd_opts_obtain *a,
     else
         cdd_jw_null(w, "path");
     cdd_jw_end(w);
-    r = cdd_jw_finish(w, CDD_JW_LINE, &text); /* frees w */
-    w = NULL;
-    if (r)
-        goto out;
-    cdd_report_json_text(rep, "download", text);
+    cdd_report_doc(rep, "download", w);
+    w = NULL; /* the report's now */
     if (p.cached) {
         cdd_say(rep, "%s is in the cache (%s): the dry run checks it; "
                      "nothing is downloaded",
@@ -253,7 +250,6 @@ int cdd_cli_obtain_plan(const struct cdd_opts_obtain *a,
     }
 out:
     cdd_jw_free(w);
-    free(text);
     cdd_obtain_plan_clear(&p);
     return r;
 }

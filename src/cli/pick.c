@@ -396,7 +396,7 @@ int cdd_cli_pick_manifest(const struct cdd_pick *p, const char *archive,
         cdd_say(rep, "Note: %s matches an earlier digest of that name "
                 "(%s), not the one in NVIDIA's current JSON", p->a->filename,
                 p->a->digests[k].source);
-    cdd_report_check(rep, "catalog", CDD_PASS,
+    cdd_report_check(rep, "catalog", CDD_CHECK_PASS,
                      "%s: sha256 %s %s; %zu files listed from the archive "
                      "(%s, CUDA %d, cuDNN %s)", p->a->filename, hex,
                      option_pin ? "matches --sha256 (not a digest NVIDIA "

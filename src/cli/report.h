@@ -1,16 +1,17 @@
 /* The report of one command: human lines on stderr as it goes, and, with
- * --json, exactly one JSON object on stdout at the end (docs/design.md,
- * Report). The only
- * CLI file that uses cJSON. */
+ * --json, exactly one JSON object on stdout at the end, written with the
+ * core's JSON writer (jsonw.h; docs/design.md, Checks and reports). Checks
+ * are the core's check type (checks.h), whoever found them. */
 #ifndef CDD_REPORT_H
 #define CDD_REPORT_H
 
 #include <stdint.h>
 
+#include "cdd/checks.h"
 #include "cdd/compat_attr.h"
 #include "cdd/deploy.h"
 
-enum cdd_check_status { CDD_PASS, CDD_WARN, CDD_FAIL, CDD_SKIP };
+struct cdd_jw;
 
 struct cdd_report;
 
@@ -28,6 +29,7 @@ void cdd_say(struct cdd_report *r, const char *fmt, ...)
     CDD_PRINTF(2, 3);
 void cdd_report_target(struct cdd_report *r, const char *root);
 void cdd_report_changed(struct cdd_report *r, int changed);
+/* One check the command itself found (the same type as the core's). */
 void cdd_report_check(struct cdd_report *r, const char *name,
                       enum cdd_check_status st, const char *fmt, ...)
     CDD_PRINTF(4, 5);
@@ -36,7 +38,6 @@ void cdd_report_check(struct cdd_report *r, const char *name,
  * that passed fold into one line, summary(ud, layer) or a count (NULL
  * summary, or one returning NULL); warnings, failures and skips in full;
  * --verbose: everything. The JSON always has every check. */
-struct cdd_checks;
 void cdd_report_layers(struct cdd_report *r, const struct cdd_checks *c,
                        const char *(*summary)(void *ud, const char *layer),
                        void *ud);
@@ -45,9 +46,11 @@ void cdd_report_checks(struct cdd_report *r, const struct cdd_checks *c);
 void cdd_report_str(struct cdd_report *r, const char *key, const char *val);
 void cdd_report_num(struct cdd_report *r, const char *key, double val);
 void cdd_report_bool(struct cdd_report *r, const char *key, int val);
-/* A JSON document text (e.g. a manifest) as a member. */
-void cdd_report_json_text(struct cdd_report *r, const char *key,
-                          const char *text);
+/* A document of the JSON writer (jsonw.h: every container closed, not
+ * finished) as a member; doc is consumed. A doc that failed (no memory)
+ * or NULL makes the JSON incomplete: it is then not printed (finish). */
+void cdd_report_doc(struct cdd_report *r, const char *key,
+                    struct cdd_jw *doc);
 /* "plan": [{path, action, role, [detail]}]; with human lines unless quiet. */
 void cdd_report_plan(struct cdd_report *r, const char *key,
                      const struct cdd_plan *p, int print);

@@ -17,7 +17,7 @@ int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
      * a link to another toolkit: the tree is not what --cuda asked for.
      * The major-version refusal (install) stays with cdd_target_check. */
     if (cdd_target_version_differs(t))
-        cdd_report_check(rep, "target.version", CDD_WARN,
+        cdd_report_check(rep, "target.version", CDD_CHECK_WARN,
                          "--cuda v%d.%d: %s names %s, which is CUDA %d.%d "
                          "by its %s",
                          t->asked_major, t->asked_minor, t->how, t->root,
@@ -48,7 +48,7 @@ void cdd_cli_report_recovery(struct cdd_report *rep,
 {
     if (!rc->found)
         return;
-    cdd_report_check(rep, "recovery", CDD_WARN,
+    cdd_report_check(rep, "recovery", CDD_CHECK_WARN,
                      "an interrupted transaction (%s) was found and %s",
                      rc->id ? rc->id : "?",
                      rc->rolled_back ? "undone" : "completed");

@@ -108,7 +108,7 @@ static void report_profile(struct cdd_report *rep, struct cdd_tree *tree)
     const char *name = cdd_profile_name((enum cdd_profile)rc->profile);
     cdd_report_str(rep, "profile", name);
     if (n)
-        cdd_report_check(rep, "files.profile", CDD_PASS,
+        cdd_report_check(rep, "files.profile", CDD_CHECK_PASS,
                          "profile %s: %zu archive entries (headers, import "
                          "or static libraries) left out by design, not "
                          "missing", name, n);
@@ -193,7 +193,7 @@ int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
     if (res.fit_ran && res.fit) {
         /* GPU fit (docs/verification.md): its verdict, what the release
          * supports and from where, the newest catalog release that fits */
-        cdd_report_str(rep, "gpu_fit", cdd_cstatus_name(res.fit_status));
+        cdd_report_str(rep, "gpu_fit", cdd_check_status_name(res.fit_status));
         cdd_report_str(rep, "gpu_fit_basis", res.fit->basis);
         if (res.fit->supports)
             cdd_report_str(rep, "gpu_fit_supports", res.fit->supports);

@@ -128,6 +128,11 @@ void cdd_jw_uint(struct cdd_jw *w, const char *key, uint64_t v)
     place(w, key, cJSON_CreateRaw(d));
 }
 
+void cdd_jw_num(struct cdd_jw *w, const char *key, double v)
+{
+    place(w, key, cJSON_CreateNumber(v));
+}
+
 void cdd_jw_bool(struct cdd_jw *w, const char *key, int v)
 {
     place(w, key, cJSON_CreateBool(v));

@@ -124,14 +124,15 @@ static const struct cdd_check *find(const char *name)
 
 /* The check exists, has status st, and its detail holds each of the
  * strings (NULL-terminated). */
-static void expect(const char *name, enum cdd_cstatus st, ...)
+static void expect(const char *name, enum cdd_check_status st, ...)
 {
     const struct cdd_check *c = find(name);
     CHECK_MSG(c != NULL, "no check named '%s'", name);
     if (!c)
         return;
     CHECK_MSG(c->status == st, "%s: status %s, want %s; detail: %s", name,
-              cdd_cstatus_name(c->status), cdd_cstatus_name(st), c->detail);
+              cdd_check_status_name(c->status), cdd_check_status_name(st),
+              c->detail);
     va_list ap;
     va_start(ap, st);
     for (const char *want; (want = va_arg(ap, const char *)) != NULL;)

@@ -133,6 +133,37 @@ static void test_integers_exact(void)
 }
 
 /* Documents nested by cdd_jw_doc: the log's detail. */
+/* Measurements (the report's milliseconds and ratios): cJSON's own text
+ * for a double, integral ones without a fraction, NaN and infinities as
+ * null (JSON has neither); the text reads back to the same double. */
+static void test_doubles(void)
+{
+    const double v[] = {0.0, 3.0, -2.0, 0.25, 1.0 / 3.0, 12.5e-9, 4.0e9};
+    struct cdd_jw *w = cdd_jw_new();
+    cdd_jw_array(w, NULL);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        cdd_jw_num(w, NULL, v[i]);
+    cdd_jw_num(w, NULL, 0.0 / 0.0);
+    cdd_jw_num(w, NULL, 1.0 / 0.0);
+    cdd_jw_end(w);
+    char *t = finish(w, CDD_JW_LINE);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    CHECK_MSG(strncmp(t, "[0,3,-2,0.25,", 13) == 0, "%s", t);
+    CHECK_MSG(strstr(t, ",null,null]") != NULL, "%s", t);
+    cJSON *a = cJSON_Parse(t);
+    CHECK(cJSON_IsArray(a));
+    CHECK_INT(cJSON_GetArraySize(a), 9);
+    for (size_t i = 0; a && i < sizeof v / sizeof v[0]; i++) {
+        cJSON *x = cJSON_GetArrayItem(a, (int)i);
+        CHECK(cJSON_IsNumber(x) && x->valuedouble == v[i]);
+    }
+    CHECK(cJSON_IsNull(cJSON_GetArrayItem(a, 7)));
+    cJSON_Delete(a);
+    free(t);
+}
+
 static void test_doc_member(void)
 {
     struct cdd_jw *d = cdd_jw_new(), *w = cdd_jw_new();
@@ -277,5 +308,6 @@ out:
 }
 
 TEST_MAIN(TEST(test_escapes_round_trip), TEST(test_layouts),
-          TEST(test_integers_exact), TEST(test_doc_member),
+          TEST(test_integers_exact), TEST(test_doubles),
+          TEST(test_doc_member),
           TEST(test_misuse_is_an_error), TEST(test_log_lines_round_trip))

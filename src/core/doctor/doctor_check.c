@@ -536,7 +536,7 @@ static void check_driver(struct cdd_dscan *c)
     /* Which CUDAs can this driver run? The target's decides pass/fail;
      * other toolkits only warn. */
     struct cdd_sbuf too_old = {0};
-    enum cdd_cstatus st = CDD_CHECK_PASS;
+    enum cdd_check_status st = CDD_CHECK_PASS;
     char target_note[300] = ""; /* fixed: numbers and a driver version */
     const struct cdd_target *t = c->t;
     if (t && t->kind == CDD_TARGET_CUDA && t->version.known) {
@@ -978,7 +978,7 @@ static void check_target(struct cdd_dscan *c)
 {
     const struct cdd_target *t = c->t;
     struct cdd_sbuf d = {0};
-    enum cdd_cstatus st = CDD_CHECK_PASS;
+    enum cdd_check_status st = CDD_CHECK_PASS;
     if (t->kind == CDD_TARGET_CUDA && t->version.known) {
         cdd_dr_sb_printf(&d, "CUDA %d.%d", t->version.major, t->version.minor);
         if (t->version.patch >= 0)

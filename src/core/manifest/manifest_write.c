@@ -90,7 +90,7 @@ static void write_components(struct cdd_jw *w, const struct cdd_manifest *m)
     cdd_jw_end(w);
 }
 
-int cdd_manifest_to_json(const struct cdd_manifest *m, char **out)
+int cdd_manifest_jw(const struct cdd_manifest *m, struct cdd_jw **out)
 {
     const char *src = m && m->source ? m->source : "(manifest)";
     *out = NULL;
@@ -152,8 +152,19 @@ int cdd_manifest_to_json(const struct cdd_manifest *m, char **out)
     if (m->n_components)
         write_components(w, m);
     cdd_jw_end(w);
-    int r = cdd_jw_finish(w, CDD_JW_MANIFEST, out);
+    *out = w;
+    return 0;
+}
+
+int cdd_manifest_to_json(const struct cdd_manifest *m, char **out)
+{
+    struct cdd_jw *w = NULL;
+    *out = NULL;
+    int r = cdd_manifest_jw(m, &w);
+    if (!r)
+        r = cdd_jw_finish(w, CDD_JW_MANIFEST, out);
     if (r == CDD_E_NOMEM)
-        return cdd_fail(CDD_E_NOMEM, src, 0, NULL);
+        return cdd_fail(CDD_E_NOMEM, m && m->source ? m->source : "(manifest)",
+                        0, NULL);
     return r;
 }

@@ -639,7 +639,7 @@ void cdd_verified_free(struct cdd_verified *v)
     free(v);
 }
 
-int cdd_verified_to_json(const struct cdd_verified *v, char **out)
+struct cdd_jw *cdd_verified_jw(const struct cdd_verified *v)
 {
     struct cdd_jw *w = cdd_jw_new();
     cdd_jw_object(w, NULL);
@@ -664,7 +664,12 @@ int cdd_verified_to_json(const struct cdd_verified *v, char **out)
     }
     cdd_jw_end(w);
     cdd_jw_end(w);
-    return cdd_jw_finish(w, CDD_JW_PRETTY, out);
+    return w;
+}
+
+int cdd_verified_to_json(const struct cdd_verified *v, char **out)
+{
+    return cdd_jw_finish(cdd_verified_jw(v), CDD_JW_PRETTY, out);
 }
 
 /* A short word from a closed set (an outcome, a layer, a level): a record

@@ -253,7 +253,7 @@ int cdd_fit_check(const struct cdd_fit_query *q, const char *name,
     const struct cdd_cat_release *rel = NULL;
     const struct cdd_cat_variant *var = NULL;
     char *cat_err = NULL;
-    enum cdd_cstatus st = CDD_CHECK_PASS;
+    enum cdd_check_status st = CDD_CHECK_PASS;
     size_t n_jit = 0;
     int r = 0, err = 0;
     const char *ver = q->version ? q->version : "of unknown version";

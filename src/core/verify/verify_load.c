@@ -860,7 +860,7 @@ static void load_one(struct vctx *c, size_t i, char **needs,
      * that name itself, perhaps in the tree, and find unproven bytes. Not
      * proven (changed): a skip, as that one's; missing or refused: this
      * one fails, with that as the cause. */
-    enum cdd_cstatus st = CDD_CHECK_SKIP;
+    enum cdd_check_status st = CDD_CHECK_SKIP;
     for (size_t j = 0; !l->skip && j < c->n_libs; j++) {
         const struct vlib *o = &c->libs[j];
         if (j == i || o->handle || !needs_name(needs[i], o->name))

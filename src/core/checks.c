@@ -1,23 +1,24 @@
-/* The check list (verify.h) that verify's layers and doctor's checks write
- * to: named pass/warn/fail/skip findings with a one-line detail each, and
- * the fix (fix.h) a finding carries. */
+/* The check list (checks.h) that verify's layers, doctor's checks and the
+ * CLI's report share: named pass/warn/fail/skip findings with a one-line
+ * detail each, and the fix (fix.h) a finding carries. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/checks.h"
 #include "cdd/error.h"
 #include "cdd/strbuf.h"
-#include "cdd/verify.h"
 
-const char *cdd_cstatus_name(enum cdd_cstatus s)
+const char *cdd_check_status_name(enum cdd_check_status s)
 {
-    static const char *const n[] = {"pass", "warn", "fail", "skip"};
-    return (unsigned)s < 4 ? n[s] : "?";
+    static const char *const n[CDD_CHECK_N_STATUS] = {"pass", "warn", "fail",
+                                                      "skip"};
+    return (unsigned)s < CDD_CHECK_N_STATUS ? n[s] : "?";
 }
 
 int cdd_checks_add(struct cdd_checks *c, const char *name,
-                   enum cdd_cstatus st, const char *fmt, ...)
+                   enum cdd_check_status st, const char *fmt, ...)
 {
     /* A detail names paths and lists of them: whole, within a bound. */
     struct cdd_sb detail;
@@ -74,6 +75,14 @@ void cdd_checks_fix(struct cdd_checks *c, struct cdd_fixes *fix)
     if (to)
         (void)cdd_fixes_append(to, fix);
     cdd_fixes_clear(fix);
+}
+
+size_t cdd_checks_count(const struct cdd_checks *c, enum cdd_check_status st)
+{
+    size_t n = 0;
+    for (size_t i = 0; c && i < c->n; i++)
+        n += c->v[i].status == st;
+    return n;
 }
 
 void cdd_checks_clear(struct cdd_checks *c)
