@@ -148,12 +148,12 @@ static void test_cleanup(void)
     CHECK_INT(cdd_fs_remove_tree(root), 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     static const struct t_case cases[] = {
         TEST(test_default_dir), TEST(test_entry_layout_and_lookup),
         TEST(test_unpinned_and_commit), TEST(test_unsafe_names),
         TEST(test_cleanup)};
     setup_root();
-    return t_run(cases, sizeof cases / sizeof cases[0]);
+    return t_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }

@@ -321,7 +321,7 @@ static void test_truncated_is_refused(void)
     free(b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     static const struct t_case cases[] = {
         TEST(test_blocks_counted),
@@ -334,7 +334,7 @@ int main(void)
     setup();
     if (!have_tools)
         fprintf(stderr, "skip: no threaded xz decoder, or no xz or tar tool\n");
-    r = t_run(cases, sizeof cases / sizeof cases[0]);
+    r = t_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
     cdd_fs_remove_tree(root);
     return r;
 }
