@@ -3,8 +3,9 @@
 #
 #   cdd_test_row(<kind>/<regex>  KEYWORD values...  KEYWORD values...)
 #
-# kind is unit (tests/unit/test_x.c, ctest unit.test_x) or e2e
-# (tests/e2e/test_x.py, every ctest entry e2e.test_x.<group> of it); the
+# kind is unit (tests/unit/test_x.c, ctest unit.test_x), e2e
+# (tests/e2e/test_x.py, every ctest entry e2e.test_x.<group> of it) or cli
+# (tests/cli/x.t, ctest cli.x; cli/runner_selftest is the runner's own); the
 # regex must match the whole name without its extension. A test gets every
 # row that matches it, in table order: lists add up, single values (the last
 # match) replace, and so does PLATFORMS. Adding a test needs no row unless it needs more than the
@@ -135,3 +136,7 @@ cdd_test_row("e2e/.*" PLATFORMS posix SKIP_CODE 77 TIMEOUT 600
              ENV "CDD_TEST_TMP=${CMAKE_BINARY_DIR}/test-tmp" PYTHONDONTWRITEBYTECODE=1)
 # The scripts written for Windows run there too (and skip elsewhere).
 cdd_test_row("e2e/test_windows_.*" PLATFORMS posix windows)
+# The command-line tables: POSIX (the e2e fixtures), skipped without the
+# binary.
+cdd_test_row("cli/.*" PLATFORMS posix SKIP_CODE 77 TIMEOUT 300
+             ENV "CDD_TEST_TMP=${CMAKE_BINARY_DIR}/test-tmp" PYTHONDONTWRITEBYTECODE=1)

@@ -138,9 +138,14 @@ int fx_write(const char *path, const void *data, size_t len)
     return 0;
 }
 
+int fx_write_text(const char *path, const char *text)
+{
+    return fx_write(path, text, strlen(text));
+}
+
 int fx_put(const char *dir, const char *rel, const char *text)
 {
-    return fx_write(fx_path(dir, rel), text, strlen(text));
+    return fx_write_text(fx_path(dir, rel), text);
 }
 
 unsigned char *fx_read(const char *path, size_t *len)

@@ -32,6 +32,9 @@ int fx_mkdirs(const char *path);
 /* path holds exactly these bytes afterwards (its folders made): 0 or -1. */
 int fx_write(const char *path, const void *data, size_t len);
 
+/* fx_write of a NUL-terminated text. */
+int fx_write_text(const char *path, const char *text);
+
 /* fx_write of a NUL-terminated text at dir/rel. */
 int fx_put(const char *dir, const char *rel, const char *text);
 

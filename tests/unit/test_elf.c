@@ -4,6 +4,7 @@
  * and hostile variants of them: targeted bad fields, every truncation, a few
  * thousand seeded random mutations, and a 1 GB virtual file of which only
  * the tables may be read. */
+#include "fixture.h"
 #include "test.h"
 
 #include "cdd/binfile.h"
@@ -343,36 +344,6 @@ static uint64_t rng(void)
     return rng_state;
 }
 
-static const char *tmp_dir(void)
-{
-    static char dir[1024];
-    const char *base = getenv("CDD_TEST_TMP");
-    snprintf(dir, sizeof dir, "%s/binfile-elf-%ld", base && *base ? base : "/tmp",
-             cdd_getpid());
-    if (cdd_fs_mkdirs(dir, NULL) != 0)
-        return NULL;
-    return dir;
-}
-
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) &&
-        fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        *len = (size_t)n;
-    } else {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
-}
-
 /* Every prefix of a valid image: never a crash, never success for a
  * library cut short (the loader would fail on it). */
 static void truncations(const unsigned char *img, size_t len, const char *what)
@@ -457,7 +428,7 @@ static void test_synthetic_variants(void)
 static void test_real_shared_object(void)
 {
     const char *cc = getenv("CC");
-    const char *dir = tmp_dir();
+    const char *dir = fx_scratch("elf");
     char src[1200], so[1200], cmd[4096];
     struct cdd_bininfo b = {0};
     unsigned char *img = NULL;
@@ -533,7 +504,7 @@ static void test_real_shared_object(void)
     check_sane(&b);
     cdd_bininfo_clear(&b);
 
-    img = slurp(so, &len);
+    img = fx_read(so, &len);
     CHECK(img != NULL);
     if (img) {
         truncations(img, len, "libfoo.so.8");

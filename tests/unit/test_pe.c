@@ -5,6 +5,7 @@
  * descriptor tables without a terminator, names without NUL, overlapping
  * sections), every truncation, a few thousand seeded random mutations, and a
  * 1 GB virtual file of which only the tables may be read. */
+#include "fixture.h"
 #include "test.h"
 
 #include "cdd/binfile.h"
@@ -697,34 +698,6 @@ static void test_read_errors_propagate(void)
     free(img);
 }
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) &&
-        fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        *len = (size_t)n;
-    } else {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
-}
-
-static int write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fputs(text, f);
-    return fclose(f);
-}
-
 /* A real DLL from a real linker (mingw-w64, when installed): a stand-in
  * for zlibwapi.dll, and a cuDNN-like DLL importing it through its import
  * library. */
@@ -744,9 +717,9 @@ static void test_real_mingw_dll(void)
     CHECK_INT(cdd_fs_mkdirs(dir, NULL), 0);
     snprintf(p1, sizeof p1, "%s/zlib.c", dir);
     snprintf(p2, sizeof p2, "%s/cnn.c", dir);
-    CHECK_INT(write_file(p1, "__declspec(dllexport) const char *zlibVersion(void)"
+    CHECK_INT(fx_write_text(p1, "__declspec(dllexport) const char *zlibVersion(void)"
                              " { return \"1.2.3\"; }\n"), 0);
-    CHECK_INT(write_file(p2, "__declspec(dllimport) const char *zlibVersion(void);\n"
+    CHECK_INT(fx_write_text(p2, "__declspec(dllimport) const char *zlibVersion(void);\n"
                              "__declspec(dllexport) int cudnnCnnInferVersionCheck"
                              "(void) { return zlibVersion()[0]; }\n"
                              "__declspec(dllexport) int cudnnGetVersion(void)"
@@ -789,7 +762,7 @@ static void test_real_mingw_dll(void)
     CHECK(cdd_bininfo_exports(&b, "zlibVersion"));
     cdd_bininfo_clear(&b);
 
-    img = slurp(p2, &len);
+    img = fx_read(p2, &len);
     CHECK(img != NULL);
     if (img) {
         truncations(img, len, "cudnn_cnn_infer64_8.dll");
@@ -939,7 +912,7 @@ static void test_real_version_resource(void)
              base && *base ? base : "/tmp", cdd_getpid());
     CHECK_INT(cdd_fs_mkdirs(dir, NULL), 0);
     snprintf(rc_path, sizeof rc_path, "%s/v.rc", dir);
-    CHECK_INT(write_file(rc_path,
+    CHECK_INT(fx_write_text(rc_path,
                          "1 VERSIONINFO\nFILEVERSION 8,4,1,50\n"
                          "PRODUCTVERSION 8,4,1,0\nBEGIN\nBLOCK "
                          "\"StringFileInfo\"\nBEGIN\nBLOCK \"040904b0\"\n"
