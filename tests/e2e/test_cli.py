@@ -1,6 +1,7 @@
-"""The command-line contract: help and version, usage errors (exit 2), the
---json envelope, --quiet, malformed manifests (exit 3, naming the file and
-the JSON path of the fault), and the shipped-manifest commands."""
+"""The command-line contract: the help text and man page, the --json
+envelope, --quiet, malformed manifests (exit 3, naming the file and the JSON
+path of the fault), and the shipped-manifest commands. Help, version and
+usage errors (exit 2) are tables in tests/cli/ (help.t, usage.t)."""
 
 import json
 import os
@@ -12,7 +13,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cddtest  # noqa: E402
 from cddtest import FIX, CddTestCase, install_args, run, run_json  # noqa: E402
 
-COMMANDS = ("install", "status", "uninstall", "recover", "manifest")
 SHIPPED = ("cudnn-8.5.0.96-cuda11-linux-x86_64",
            "cudnn-8.5.0.96-cuda11-windows-x86_64",
            "cudnn-8.9.7.29-cuda11-linux-x86_64",
@@ -36,36 +36,6 @@ def find_manifests(doc):
         for v in doc:
             found += find_manifests(v)
     return found
-
-
-class HelpAndVersion(CddTestCase):
-
-    def test_help(self):
-        r = run(["--help"], expect=0)
-        text = r.out + r.err
-        for cmd in COMMANDS:
-            self.assertIn(cmd, text)
-        self.assertIn("exit", text.lower(), "--help documents the exit codes")
-
-    def test_command_help(self):
-        for cmd in COMMANDS:
-            with self.subTest(cmd=cmd):
-                r = run([cmd, "--help"], expect=0)
-                self.assertIn(cmd, r.out + r.err)
-        r = run(["install", "--help"], expect=0)
-        for opt in ("--archive", "--manifest", "--dry-run", "--cuda", "--cuda-root",
-                    "--prefix", "--force", "--sha256", "--lock-timeout"):
-            self.assertIn(opt, r.out + r.err)
-
-    def test_version(self):
-        r = run(["--version"], expect=0)
-        self.assertRegex(r.out + r.err, r"\d+\.\d+")
-
-    def test_help_touches_nothing(self):
-        ws = self.workspace()
-        before = ws.snap(ignore=())
-        run(["install", "--help"] + ws.target_args, expect=0)
-        self.assertSameTree(before, ws.snap(ignore=()))
 
 
 SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -144,66 +114,6 @@ class HelpText(CddTestCase):
         for var in sorted(names):
             with self.subTest(var=var):
                 self.assertIn(var, env)
-
-
-class UsageErrors(CddTestCase):
-    """Exit 2, a message on stderr saying what is wrong and pointing at
-    --help, nothing on stdout, the tree untouched (not even a lock)."""
-
-    def setUp(self):
-        self.ws = self.workspace()
-        self.other = self.workspace("other")
-        # A usage error should not even create the lock, but only "untouched
-        # apart from the lock" is the contract.
-        self.before = self.ws.snap()
-        self.m, self.a = FIX.linux.manifest_path, FIX.linux.path
-
-    def cases(self):
-        t = ["--cuda-root", self.ws.tree]
-        ma = ["--manifest", self.m, "--archive", self.a]
-        return [
-            ("no command", []),
-            ("unknown command", ["frobnicate"]),
-            ("unknown option", ["install"] + t + ma + ["--frobnicate"]),
-            ("unknown global option", ["--frobnicate", "status"] + t),
-            ("option of another command", ["status"] + t + ["--archive", self.a]),
-            ("option without its value", ["install"] + ma + ["--cuda-root"]),
-            ("no target", ["install"] + ma),
-            ("no target (status)", ["status"]),
-            ("no target (uninstall)", ["uninstall"]),
-            ("no target (recover)", ["recover"]),
-            ("two targets", ["install"] + t + ["--prefix", self.other.tree] + ma),
-            ("--cuda and --cuda-root", ["install", "--cuda", "v11.6"] + t + ma),
-            ("bad --cuda value", ["install", "--cuda", "banana"] + ma),
-            ("bad --cuda value v11.x", ["install", "--cuda", "v11.x"] + ma),
-            ("bad --lock-timeout", ["install"] + t + ma + ["--lock-timeout", "soon"]),
-            ("bad --sha256", ["install"] + t + ma + ["--sha256", "not-hex"]),
-            ("stray argument", ["status"] + t + ["extra"]),
-            ("manifest without subcommand", ["manifest"]),
-            ("unknown manifest subcommand", ["manifest", "frobnicate"]),
-            ("manifest create without archive", ["manifest", "create"]),
-        ]
-
-    def test_usage_errors(self):
-        for name, args in self.cases():
-            with self.subTest(case=name):
-                r = run(args)
-                self.assertEqual(r.rc, 2, name + cddtest.describe(args, r.rc, r.out, r.err))
-                self.assertEqual(r.out, "", "stdout must stay empty")
-                self.assertTrue(r.err.strip(), "no message on stderr")
-                self.assertIn("--help", r.err, "the message should point at --help")
-                self.assertLessEqual(len(r.err.strip().splitlines()), 3,
-                                     "a usage error is a line, not a page")
-                self.assertSameTree(self.before, self.ws.snap())
-
-    def test_usage_error_json(self):
-        for args in (["frobnicate"], ["install", "--cuda", "banana", "--archive", self.a],
-                     ["status", "--cuda-root", self.ws.tree, "--prefix", self.other.tree]):
-            with self.subTest(args=args):
-                j = run_json(args, expect=2)
-                self.assertEqual(j.doc["error"]["code"], "USAGE")
-                if args[0] == "frobnicate":
-                    self.assertIsNone(j.doc["target"])
 
 
 class JsonAndQuiet(CddTestCase):
@@ -393,11 +303,6 @@ class ShippedManifests(CddTestCase):
         self.assertEqual(m["archive"]["sha256"], WINDOWS_ARCHIVE_SHA)
         self.assertEqual(m["archive"]["size"], 542516637)
         self.assertTrue(all(f["sha256"] is None for f in m["files"]))
-
-    def test_show_unknown(self):
-        r = run(["manifest", "show", "cudnn-0.0.0-nothing"])
-        self.assertIn(r.rc, (2, 3, 4))
-        self.assertTrue(r.err.strip())
 
     def test_shipped_manifest_by_name_rejects_fake_archive(self):
         # The shipped Linux manifest pins NVIDIA's real tarball; ours differs.

@@ -26,6 +26,7 @@
 #include "cdd/state.h"
 #include "cdd/tree.h"
 #include "cdd/sys.h"
+#include "fixture.h"
 #include "test.h"
 
 #define DF_TOP "cudnn-linux-x86_64-8.5.0.96_cuda11-archive"
@@ -38,64 +39,21 @@ struct df_ent {
     const char *data;
 };
 
-static char df_root[512];
-
-/* A fresh folder <CDD_TEST_TMP>/<test>-<pid>/<name>; static storage. */
+/* A fresh folder <scratch root>/<test>/<name>. */
 static inline const char *df_dir(const char *test, const char *name)
 {
-    static char buf[4][1024];
-    static int next;
-    char *b = buf[next];
-    next = (next + 1) % 4;
-    if (!df_root[0]) {
-        const char *base = getenv("CDD_TEST_TMP");
-        snprintf(df_root, sizeof df_root, "%s/%s-%ld",
-                 base && *base ? base : "/tmp", test, cdd_getpid());
-        cdd_fs_remove_tree(df_root);
-    }
-    snprintf(b, sizeof buf[0], "%s/%s", df_root, name);
-    cdd_fs_remove_tree(b);
-    if (cdd_fs_mkdirs(b, NULL) != 0) {
-        fprintf(stderr, "cannot create %s\n", b);
-        exit(2);
-    }
-    return b;
+    return fx_scratch(fx_path(test, name));
 }
 
 static inline void df_put(const char *root, const char *rel, const char *data)
 {
-    char path[4200], dir[4200];
-    snprintf(path, sizeof path, "%s/%s", root, rel);
-    snprintf(dir, sizeof dir, "%s", path);
-    *strrchr(dir, '/') = '\0';
-    CHECK_INT(cdd_fs_mkdirs(dir, NULL), 0);
-    FILE *f = fopen(path, "wb");
-    CHECK(f != NULL);
-    if (!f)
-        return;
-    CHECK_INT(fwrite(data, 1, strlen(data), f), strlen(data));
-    CHECK_INT(fclose(f), 0);
+    CHECK_INT(fx_put(root, rel, data), 0);
 }
 
 /* root/rel's bytes (malloc'd, NUL-terminated), or NULL when absent. */
 static inline char *df_read(const char *root, const char *rel)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", root, rel);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *b = NULL;
-    size_t len = 0, cap = 0, k;
-    do {
-        if (len + 4096 + 1 > cap && !(b = realloc(b, cap = len + 8192)))
-            exit(2);
-        k = fread(b + len, 1, 4096, f);
-        len += k;
-    } while (k > 0);
-    fclose(f);
-    b[len] = '\0';
-    return b;
+    return (char *)fx_read(fx_path(root, rel), NULL);
 }
 
 static inline int df_exists(const char *root, const char *rel)

@@ -1,6 +1,7 @@
 /* A very small unit-test harness: CHECK* macros record failures with file
- * and line, TEST_MAIN runs the listed functions and prints the plain
- * "N passed, N failed" line that CI reads. */
+ * and line, TEST_MAIN runs the listed functions (all of them, or those named
+ * on the command line: `test_x case_a case_b`, `test_x --list`) and prints
+ * the plain "N passed, N failed" line that CI reads. docs/testing.md. */
 #ifndef CDD_TEST_H
 #define CDD_TEST_H
 
@@ -64,29 +65,66 @@ struct t_case {
 
 #define TEST(fn) {#fn, fn}
 
-static inline int t_run(const struct t_case *cases, size_t n)
+/* Runs one case and prints its line ("ok   name" / "FAIL name"). */
+static inline int t_run_one(const struct t_case *c)
 {
-    int passed = 0, failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        t_cur_failed = 0;
-        cases[i].fn();
-        if (t_cur_failed) {
-            failed++;
-            fprintf(stderr, "FAIL %s\n", cases[i].name);
-        } else {
-            passed++;
-            fprintf(stderr, "ok   %s\n", cases[i].name);
+    t_cur_failed = 0;
+    c->fn();
+    fprintf(stderr, "%s %s\n", t_cur_failed ? "FAIL" : "ok  ", c->name);
+    return t_cur_failed;
+}
+
+static inline void t_list(FILE *out, const struct t_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s\n", cases[i].name);
+}
+
+/* No argument: every case, in the listed order. Arguments: only the named
+ * cases, in the order given (a name may repeat). `--list` prints the names.
+ * An unknown name runs nothing: it is a usage error (exit 2) that lists the
+ * cases. The last line is always "N passed, N failed" (what CI reads). */
+static inline int t_main(int argc, char **argv, const struct t_case *cases,
+                         size_t n)
+{
+    int passed = 0, failed = 0, unknown = 0;
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        t_list(stdout, cases, n);
+        return 0;
+    }
+    for (int a = 1; a < argc; a++) {
+        size_t i = 0;
+        while (i < n && strcmp(cases[i].name, argv[a]) != 0)
+            i++;
+        if (i == n) {
+            fprintf(stderr, "%s: no case named '%s'\n", argv[0], argv[a]);
+            unknown = 1;
         }
+    }
+    if (unknown) {
+        fprintf(stderr, "the cases (run with no argument for all, or name some):\n");
+        t_list(stderr, cases, n);
+        return 2;
+    }
+    for (size_t k = 0; k < (argc > 1 ? (size_t)argc - 1 : n); k++) {
+        size_t i = k;
+        if (argc > 1)
+            for (i = 0; strcmp(cases[i].name, argv[k + 1]) != 0; i++)
+                ;
+        if (t_run_one(&cases[i]))
+            failed++;
+        else
+            passed++;
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
 
 #define TEST_MAIN(...)                                                         \
-    int main(void)                                                             \
+    int main(int argc, char **argv)                                            \
     {                                                                          \
         static const struct t_case cases[] = {__VA_ARGS__};                    \
-        return t_run(cases, sizeof cases / sizeof cases[0]);                   \
+        return t_main(argc, argv, cases, sizeof cases / sizeof cases[0]);      \
     }
 
 #endif

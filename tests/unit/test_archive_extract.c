@@ -8,6 +8,7 @@
  * writes avoid device names (a file com1.zip would be the serial port), and
  * it writes names the way libarchive's writer keeps them intact there (see
  * write_archive). */
+#include "fixture.h"
 #include "test.h"
 
 #include <archive.h>
@@ -27,34 +28,14 @@
 
 /* ---- scratch space ----------------------------------------------------------- */
 
-static char tmp_root[512];
-
-static const char *tmp_dir(void)
-{
-    if (!tmp_root[0]) {
-        const char *base = getenv("CDD_TEST_TMP");
-        snprintf(tmp_root, sizeof tmp_root, "%s/archive_extract-%ld",
-                 base && *base ? base : "/tmp", cdd_getpid());
-        /* What the CLI does at start-up (a UTF-8 locale where the C library
-         * has one; on Windows nothing is needed). */
-        CHECK_INT(cdd_archive_init(), 0);
-        cdd_fs_remove_tree(tmp_root);
-        if (cdd_fs_mkdirs(tmp_root, NULL) != 0) {
-            fprintf(stderr, "cannot create %s\n", tmp_root);
-            exit(2);
-        }
-    }
-    return tmp_root;
-}
-
+/* A path in the scratch root; the first use does what the CLI does at
+ * start-up (a UTF-8 locale where the C library has one). */
 static const char *tmp_path(const char *name)
 {
-    static char buf[4][1024];
-    static int next;
-    char *b = buf[next];
-    next = (next + 1) % 4;
-    snprintf(b, sizeof buf[0], "%s/%s", tmp_dir(), name);
-    return b;
+    static int init;
+    if (!init++)
+        CHECK_INT(cdd_archive_init(), 0);
+    return fx_tmp(name);
 }
 
 /* ---- building archives ---------------------------------------------------------- */
@@ -83,31 +64,6 @@ static const char LIB[] = "!<arch>\nfake import library\n";
 static uint64_t ent_size(const struct aent *e)
 {
     return e->zeros ? e->zeros : e->data ? strlen(e->data) : 0;
-}
-
-static unsigned char *slurp(const char *file, size_t *len)
-{
-    FILE *f = fopen(file, "rb");
-    unsigned char *b;
-    long n;
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = malloc((size_t)n + 1);
-    if (fread(b, 1, (size_t)n, f) != (size_t)n)
-        n = 0;
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
-static void spill(const char *file, const unsigned char *b, size_t len)
-{
-    FILE *f = fopen(file, "wb");
-    fwrite(b, 1, len, f);
-    fclose(f);
 }
 
 /* s decoded as UTF-8 (strictly: no overlong forms, no surrogates), as UTF-16
@@ -196,7 +152,7 @@ static void tar_put_backslashes(const char *file)
 {
     static const size_t field[][2] = {{0, 100}, {157, 257}, {345, 500}};
     size_t len;
-    unsigned char *b = slurp(file, &len);
+    unsigned char *b = fx_read(file, &len);
     for (size_t h = 0; h + 512 <= len; h += 512) {
         if (memcmp(b + h + 257, "ustar", 5) != 0)
             continue;
@@ -206,7 +162,7 @@ static void tar_put_backslashes(const char *file)
                     b[i] = '\\';
         tar_checksum(b + h);
     }
-    spill(file, b, len);
+    fx_write(file, b, len);
     free(b);
 }
 
@@ -271,7 +227,7 @@ static void write_pax_by_hand(const char *file, int xz,
     }
     tar_data(&b, &len, end, sizeof end);
     if (!xz) {
-        spill(file, b, len);
+        fx_write(file, b, len);
     } else {
         struct archive *a = archive_write_new();
         struct archive_entry *ae = archive_entry_new();
@@ -425,7 +381,7 @@ static long find_sig(const unsigned char *b, size_t len, const char *sig,
 static void zip_lie_size(const char *file, uint32_t size)
 {
     size_t len;
-    unsigned char *b = slurp(file, &len);
+    unsigned char *b = fx_read(file, &len);
     long loc = find_sig(b, len, "PK\3\4", 0);
     long cen = find_sig(b, len, "PK\1\2", 0);
     long dd = find_sig(b, len, "PK\7\10", (size_t)loc + 4);
@@ -434,7 +390,7 @@ static void zip_lie_size(const char *file, uint32_t size)
     put32(b + cen + 24, size);
     if (dd > 0 && dd < cen)
         put32(b + dd + 12, size);
-    spill(file, b, len);
+    fx_write(file, b, len);
     free(b);
 }
 
@@ -445,7 +401,7 @@ static void zip_set_unix_mode(const char *file, const char *member,
                               uint32_t mode)
 {
     size_t len, nl = strlen(member);
-    unsigned char *b = slurp(file, &len);
+    unsigned char *b = fx_read(file, &len);
     int done = 0;
     for (long at = find_sig(b, len, "PK\1\2", 0); at >= 0;
          at = find_sig(b, len, "PK\1\2", (size_t)at + 4)) {
@@ -457,7 +413,7 @@ static void zip_set_unix_mode(const char *file, const char *member,
         }
     }
     CHECK_MSG(done, "%s not found in %s", member, file);
-    spill(file, b, len);
+    fx_write(file, b, len);
     free(b);
 }
 
@@ -677,7 +633,7 @@ static struct cdd_manifest *linux_manifest(void)
 static void file_equals(const char *file, const char *want)
 {
     size_t len = 0;
-    unsigned char *b = slurp(file, &len);
+    unsigned char *b = fx_read(file, &len);
     CHECK_MSG(b && len == strlen(want) && memcmp(b, want, len) == 0,
               "%s differs", file);
     free(b);
@@ -1109,7 +1065,7 @@ static void test_bomb(void)
     unsigned char *b;
 
     write_archive(file, "zip", z, 1);
-    b = slurp(file, &len);
+    b = fx_read(file, &len);
     free(b);
     CHECK_MSG(len < (1u << 20), "bomb is %zu bytes", len);
     zip_lie_size(file, 300 * 1024);
@@ -1171,32 +1127,32 @@ static void test_corrupt(void)
     memcpy(ents, linux_good, sizeof linux_good);
     ents[N_LINUX] = big;
     write_archive(tmp_path("full.tar.xz"), "tar.xz", ents, N_LINUX + 1);
-    b = slurp(tmp_path("full.tar.xz"), &len);
+    b = fx_read(tmp_path("full.tar.xz"), &len);
     m->files_exact = 0;
     for (int cut = 1; cut <= 4; cut++) {
-        spill(tmp_path("trunc.tar.xz"), b, len - (size_t)cut * len / 5);
+        fx_write(tmp_path("trunc.tar.xz"), b, len - (size_t)cut * len / 5);
         memset(&t, 0, sizeof t);
         run_x(tmp_path("trunc.tar.xz"), m, 1, &t, CDD_E_CORRUPT, NULL);
     }
     /* just the last few bytes (xz index/footer) missing */
-    spill(tmp_path("trunc2.tar.xz"), b, len - 12);
+    fx_write(tmp_path("trunc2.tar.xz"), b, len - 12);
     memset(&t, 0, sizeof t);
     run_x(tmp_path("trunc2.tar.xz"), m, 1, &t, CDD_E_CORRUPT, NULL);
     free(b);
 
     /* a plain tar cut in the middle of an entry's data */
     write_archive(tmp_path("full.tar"), "tar", ents, N_LINUX + 1);
-    b = slurp(tmp_path("full.tar"), &len);
-    spill(tmp_path("trunc.tar"), b, len - (2u << 20));
+    b = fx_read(tmp_path("full.tar"), &len);
+    fx_write(tmp_path("trunc.tar"), b, len - (2u << 20));
     memset(&t, 0, sizeof t);
     run_x(tmp_path("trunc.tar"), m, 1, &t, CDD_E_CORRUPT, "Truncated");
     free(b);
 
     /* a tar header with a damaged checksum */
     write_archive(tmp_path("hdr.tar"), "tar", linux_good, N_LINUX);
-    b = slurp(tmp_path("hdr.tar"), &len);
+    b = fx_read(tmp_path("hdr.tar"), &len);
     b[512 * 2 + 10] ^= 0x55; /* in include/cudnn.h's header: its name */
-    spill(tmp_path("hdr.tar"), b, len);
+    fx_write(tmp_path("hdr.tar"), b, len);
     free(b);
     memset(&t, 0, sizeof t);
     run_x(tmp_path("hdr.tar"), m, 1, &t, CDD_E_CORRUPT, NULL);
@@ -1213,7 +1169,7 @@ static void test_corrupt(void)
                  "because_ustar_holds_only_one_hundred_bytes_in_its_name_field");
         struct aent ln[] = {{longname, 'f', "x", 0}};
         write_archive(tmp_path("pax.tar"), "tar", ln, 1);
-        b = slurp(tmp_path("pax.tar"), &len);
+        b = fx_read(tmp_path("pax.tar"), &len);
         at = -1;
         for (size_t i = 0; i + 6 <= len && at < 0; i++)
             if (memcmp(b + i, " path=", 6) == 0)
@@ -1225,7 +1181,7 @@ static void test_corrupt(void)
                 d--;
             b[d] = '9'; /* record length now runs past the header */
         }
-        spill(tmp_path("pax.tar"), b, len);
+        fx_write(tmp_path("pax.tar"), b, len);
         free(b);
         struct cdd_extract_opts o = {.m = NULL, .strip_components = 1};
         CHECK_INT(cdd_extract(tmp_path("pax.tar"), &o, NULL), CDD_E_CORRUPT);
@@ -1236,13 +1192,13 @@ static void test_corrupt(void)
     struct cdd_manifest *w = mk_manifest(CDD_PLATFORM_WINDOWS_X86_64, 1, 1,
                                          win_files, N_WIN_FILES);
     write_archive(tmp_path("crc.zip"), "zip-store", win_good, N_WIN);
-    b = slurp(tmp_path("crc.zip"), &len);
+    b = fx_read(tmp_path("crc.zip"), &len);
     for (size_t i = 0; i + 6 < len; i++)
         if (memcmp(b + i, "NVIDIA", 6) == 0) {
             b[i] = 'X';
             break;
         }
-    spill(tmp_path("crc.zip"), b, len);
+    fx_write(tmp_path("crc.zip"), b, len);
     free(b);
     memset(&t, 0, sizeof t);
     /* the manifest has no sha256 for it: only the CRC can catch it */
@@ -1251,14 +1207,14 @@ static void test_corrupt(void)
 
     /* zip cut short: no central directory */
     write_archive(tmp_path("cut.zip"), "zip", win_good, N_WIN);
-    b = slurp(tmp_path("cut.zip"), &len);
-    spill(tmp_path("cut.zip"), b, len / 2);
+    b = fx_read(tmp_path("cut.zip"), &len);
+    fx_write(tmp_path("cut.zip"), b, len / 2);
     free(b);
     memset(&t, 0, sizeof t);
     run_x(tmp_path("cut.zip"), w, 0, &t, CDD_E_CORRUPT, NULL);
 
     /* not an archive at all, and no file */
-    spill(tmp_path("garbage.zip"), (const unsigned char *)"hello, not a zip\n",
+    fx_write(tmp_path("garbage.zip"), (const unsigned char *)"hello, not a zip\n",
           17);
     memset(&t, 0, sizeof t);
     run_x(tmp_path("garbage.zip"), w, 0, &t, CDD_E_CORRUPT, NULL);
@@ -1513,14 +1469,14 @@ static void test_unicode_names(void)
 static int patch_bytes(const char *file, const char *from, const char *to)
 {
     size_t len, n = strlen(from);
-    unsigned char *b = slurp(file, &len);
+    unsigned char *b = fx_read(file, &len);
     int count = 0;
     for (size_t i = 0; i + n <= len; i++)
         if (memcmp(b + i, from, n) == 0) {
             memcpy(b + i, to, n);
             count++;
         }
-    spill(file, b, len);
+    fx_write(file, b, len);
     free(b);
     return count;
 }
@@ -1529,7 +1485,7 @@ static int patch_bytes(const char *file, const char *from, const char *to)
 static void zip_clear_utf8_flag(const char *file)
 {
     size_t len;
-    unsigned char *b = slurp(file, &len);
+    unsigned char *b = fx_read(file, &len);
     int n = 0;
     for (long at = find_sig(b, len, "PK\3\4", 0); at >= 0;
          at = find_sig(b, len, "PK\3\4", (size_t)at + 4), n++)
@@ -1538,7 +1494,7 @@ static void zip_clear_utf8_flag(const char *file)
          at = find_sig(b, len, "PK\1\2", (size_t)at + 4), n++)
         b[at + 9] &= (unsigned char)~0x08;
     CHECK(n >= 2);
-    spill(file, b, len);
+    fx_write(file, b, len);
     free(b);
 }
 
@@ -1607,7 +1563,7 @@ static void test_zip_utf8_flag(void)
     fprintf(stderr, "    reserved-name.zip -> %s\n", cdd_last_error()->msg);
 
     /* make the name overlong UTF-8 (C0 AF is '/') in every header */
-    b = slurp(file, &len);
+    b = fx_read(file, &len);
     for (size_t i = 0; i + 2 <= len; i++)
         if (b[i] == 0xc2 && b[i + 1] == 0xb9) {
             b[i] = 0xc0;
@@ -1615,7 +1571,7 @@ static void test_zip_utf8_flag(void)
             n++;
         }
     CHECK(n >= 2);
-    spill(tmp_path("overlong.zip"), b, len);
+    fx_write(tmp_path("overlong.zip"), b, len);
     free(b);
     CHECK_INT(cdd_extract(tmp_path("overlong.zip"), &o, NULL), CDD_E_UNSAFE);
     fprintf(stderr, "    overlong.zip -> %s\n", cdd_last_error()->msg);
@@ -1749,7 +1705,7 @@ static void test_sha256_file(void)
     char hex[CDD_SHA256_HEX];
     uint64_t size = 0;
     uint8_t back[CDD_SHA256_LEN];
-    spill(tmp_path("abc.txt"), (const unsigned char *)"abc", 3);
+    fx_write(tmp_path("abc.txt"), (const unsigned char *)"abc", 3);
     CHECK_INT(cdd_sha256_file(tmp_path("abc.txt"), d, &size), 0);
     cdd_hex_encode(d, CDD_SHA256_LEN, hex);
     CHECK_STR(hex,
@@ -1764,7 +1720,7 @@ static void test_sha256_file(void)
     CHECK_INT(cdd_hex_decode("zz", back, 1), -1);
     CHECK_INT(cdd_hex_decode("abc", back, 1), -1);
     /* empty file */
-    spill(tmp_path("empty.txt"), (const unsigned char *)"", 0);
+    fx_write(tmp_path("empty.txt"), (const unsigned char *)"", 0);
     CHECK_INT(cdd_sha256_file(tmp_path("empty.txt"), d, NULL), 0);
     cdd_hex_encode(d, CDD_SHA256_LEN, hex);
     CHECK_STR(hex,
@@ -1777,7 +1733,7 @@ static void test_sha256_file(void)
         uint8_t d2[CDD_SHA256_LEN];
         for (size_t i = 0; i < 600 * 1024; i++)
             big[i] = (unsigned char)(i * 7);
-        spill(tmp_path("big.bin"), big, 600 * 1024);
+        fx_write(tmp_path("big.bin"), big, 600 * 1024);
         CHECK_INT(cdd_sha256_file(tmp_path("big.bin"), d, &size), 0);
         CHECK_INT(size, 600 * 1024);
         cdd_sha256_new(&h);
@@ -1801,7 +1757,7 @@ static void test_cleanup(void)
 {
     /* leave nothing behind unless asked to keep it */
     if (!getenv("CDD_TEST_KEEP"))
-        CHECK_INT(cdd_fs_remove_tree(tmp_dir()), 0);
+        CHECK_INT(cdd_fs_remove_tree(fx_root()), 0);
 }
 
 TEST_MAIN(TEST(test_sha256_file), TEST(test_archive_reader),

@@ -12,27 +12,10 @@
 #include "cdd/hash.h"
 #include "cdd/sys.h"
 
+#include "fixture.h"
 #include "test.h"
 
-static char root[1024];
-
-static void setup_root(void)
-{
-    const char *t = getenv("CDD_TEST_TMP");
-    snprintf(root, sizeof root, "%s/unit-cache-%ld", t && *t ? t : "/tmp",
-             cdd_getpid());
-    cdd_fs_remove_tree(root);
-    cdd_fs_mkdirs(root, NULL);
-}
-
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
+static const char *root;
 
 static void sha_of(const char *text, uint8_t d[CDD_SHA256_LEN])
 {
@@ -85,7 +68,7 @@ static void test_entry_layout_and_lookup(void)
     CHECK_INT(cdd_cache_lookup(&e, sha, 0, 0, &hit), 0);
     CHECK_INT(hit, 0);
     /* Present and right. */
-    put(e.path, "archive bytes");
+    CHECK_INT(fx_write_text(e.path, "archive bytes"), 0);
     CHECK_INT(cdd_cache_lookup(&e, sha, 1, 13, &hit), 0);
     CHECK_INT(hit, 1);
     /* Present, right hash but another size pin: deleted. */
@@ -95,7 +78,7 @@ static void test_entry_layout_and_lookup(void)
     CHECK_INT(cdd_fs_lstat(e.path, &st), 0);
     CHECK_INT(st.type, CDD_FT_NONE);
     /* Corrupted: deleted so it is fetched again. */
-    put(e.path, "archive bytez");
+    CHECK_INT(fx_write_text(e.path, "archive bytez"), 0);
     CHECK_INT(cdd_cache_lookup(&e, sha, 0, 0, &hit), 0);
     CHECK_INT(hit, 0);
     CHECK_INT(cdd_fs_lstat(e.path, &st), 0);
@@ -114,7 +97,7 @@ static void test_unpinned_and_commit(void)
     CHECK_INT(cdd_cache_entry_init(root, NULL, "b.zip", &e), 0);
     snprintf(want, sizeof want, "%s/unpinned/b.zip.part", root);
     CHECK_STR(e.part, want);
-    put(e.part, "unpinned bytes");
+    CHECK_INT(fx_write_text(e.part, "unpinned bytes"), 0);
     CHECK_INT(cdd_cache_commit(root, e.part, sha, "b.zip", &path), 0);
     snprintf(want, sizeof want, "%s/%s/b.zip", root, hex);
     CHECK_STR(path, want);
@@ -148,12 +131,12 @@ static void test_cleanup(void)
     CHECK_INT(cdd_fs_remove_tree(root), 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     static const struct t_case cases[] = {
         TEST(test_default_dir), TEST(test_entry_layout_and_lookup),
         TEST(test_unpinned_and_commit), TEST(test_unsafe_names),
         TEST(test_cleanup)};
-    setup_root();
-    return t_run(cases, sizeof cases / sizeof cases[0]);
+    root = fx_scratch("cache");
+    return t_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }

@@ -11,6 +11,7 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
+#include "fixture.h"
 #include "test.h"
 
 static void test_builtin_parses(void)
@@ -177,47 +178,27 @@ static void test_versions(void)
     CHECK_INT(cdd_cat_want_check(""), CDD_E_USAGE);
 }
 
-static char *tmpdir(const char *name)
-{
-    const char *base = getenv("CDD_TEST_TMP");
-    char *d = malloc(512);
-    snprintf(d, 512, "%s/test_catalog-%s", base && *base ? base : "/tmp",
-             name);
-    cdd_fs_remove_tree(d);
-    cdd_fs_mkdirs(d, NULL);
-    return d;
-}
-
-static void put(const char *dir, const char *name, const char *text)
-{
-    char p[600];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "wb");
-    fputs(text, f);
-    fclose(f);
-}
-
 #define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define SHA_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 
 static void test_dir_catalog_and_respins(void)
 {
-    char *d = tmpdir("respin");
+    const char *d = fx_scratch("respin");
     struct cdd_catalog *c = NULL;
-    put(d, "redistrib_9.8.0.json",
+    CHECK_INT(fx_put(d, "redistrib_9.8.0.json",
         "{\"release_label\": \"9.8.0\", \"cudnn\": {\"version\": \"9.8.0.87\","
         " \"linux-sbsa\": {\"cuda12\": {\"relative_path\": "
         "\"cudnn/linux-sbsa/cudnn-linux-sbsa-9.8.0.87_cuda12-archive.tar.xz\","
         " \"sha256\": \"" SHA_A "\", \"size\": \"100\"}},"
         " \"windows-arm64\": {\"relative_path\": "
         "\"cudnn/windows-arm64/cudnn-windows-arm64-9.8.0.87_cuda13.4-archive.zip\","
-        " \"sha256\": \"" SHA_A "\", \"size\": \"7\"}}}");
-    put(d, "facts.json",
+        " \"sha256\": \"" SHA_A "\", \"size\": \"7\"}}}"), 0);
+    CHECK_INT(fx_put(d, "facts.json",
         "{\"releases\": {\"9.8.0\": {\"layout\": \"cudnn9\", \"cuda12\": "
         "{\"cuda\": \"12.0-12.8\", \"cc\": \"5.0-12.0\", \"cc_needs_cuda\": "
         "{\"10.0\": \"12.8\"}}}}, \"respins\": {"
         "\"cudnn/linux-sbsa/cudnn-linux-sbsa-9.8.0.87_cuda12-archive.tar.xz\":"
-        " [{\"sha256\": \"" SHA_B "\", \"size\": \"101\", \"source\": \"t\"}]}}");
+        " [{\"sha256\": \"" SHA_B "\", \"size\": \"101\", \"source\": \"t\"}]}}"), 0);
     CHECK_INT(cdd_catalog_load(d, &c), 0);
     if (c) {
         const struct cdd_cat_release *r = NULL;
@@ -254,40 +235,39 @@ static void test_dir_catalog_and_respins(void)
         cdd_catalog_free(c);
     }
     /* A bad digest is refused, naming the file and the JSON path. */
-    put(d, "redistrib_9.8.0.json",
+    CHECK_INT(fx_put(d, "redistrib_9.8.0.json",
         "{\"cudnn\": {\"version\": \"9.8.0.87\", \"linux-sbsa\": {\"cuda12\": "
-        "{\"relative_path\": \"cudnn/x.tar.xz\", \"sha256\": \"abc\"}}}}");
+        "{\"relative_path\": \"cudnn/x.tar.xz\", \"sha256\": \"abc\"}}}}"), 0);
     CHECK_INT(cdd_catalog_load(d, &c), CDD_E_MANIFEST);
     CHECK(strstr(cdd_last_error()->msg, "cudnn.linux-sbsa.cuda12.sha256") !=
           NULL);
-    put(d, "redistrib_9.8.0.json",
+    CHECK_INT(fx_put(d, "redistrib_9.8.0.json",
         "{\"cudnn\": {\"version\": \"9.8.0.87\", \"linux-sbsa\": {\"cuda12\": "
-        "{\"relative_path\": \"../x.tar.xz\", \"sha256\": \"" SHA_A "\"}}}}");
+        "{\"relative_path\": \"../x.tar.xz\", \"sha256\": \"" SHA_A "\"}}}}"), 0);
     CHECK_INT(cdd_catalog_load(d, &c), CDD_E_MANIFEST);
-    put(d, "redistrib_9.8.0.json",
+    CHECK_INT(fx_put(d, "redistrib_9.8.0.json",
         "{\"cudnn\": {\"version\": \"9.8.0.87\", \"linux-sbsa\": {\"cuda12\": "
         "{\"relative_path\": \"cudnn/x.tar.xz\", \"sha256\": \"" SHA_A "\", "
-        "\"size\": \"-5\"}}}}");
+        "\"size\": \"-5\"}}}}"), 0);
     CHECK_INT(cdd_catalog_load(d, &c), CDD_E_MANIFEST);
     cdd_fs_remove_tree(d);
-    free(d);
 }
 
 /* An untrusted key in a facts file is named whole in the error, not cut to
  * the 60 or 300 bytes the JSON path once had room for. */
 static void test_long_keys_whole(void)
 {
-    char *d = tmpdir("longkey");
+    const char *d = fx_scratch("longkey");
     struct cdd_catalog *c = NULL;
     char key[400], facts[1200];
     memset(key, 'k', sizeof key - 1);
     key[sizeof key - 1] = '\0';
     memcpy(key, "cuda", 4); /* a driver key that is no cuda<major> */
-    put(d, "redistrib_9.8.0.json",
+    CHECK_INT(fx_put(d, "redistrib_9.8.0.json",
         "{\"release_label\": \"9.8.0\", \"cudnn\": {\"version\": \"9.8.0.87\","
         " \"linux-sbsa\": {\"cuda12\": {\"relative_path\": "
         "\"cudnn/linux-sbsa/cudnn-linux-sbsa-9.8.0.87_cuda12-archive.tar.xz\","
-        " \"sha256\": \"" SHA_A "\", \"size\": \"100\"}}}}");
+        " \"sha256\": \"" SHA_A "\", \"size\": \"100\"}}}}"), 0);
     const char *forms[] = {"{\"drivers\": {\"%s\": 1}}",
                            "{\"respins\": {\"%s\": 1}}",
                            "{\"releases\": {\"%s\": 1}}"};
@@ -295,14 +275,13 @@ static void test_long_keys_whole(void)
     for (size_t i = 0; i < 3; i++) {
         char want[sizeof key + 16];
         snprintf(facts, sizeof facts, forms[i], key);
-        put(d, "facts.json", facts);
+        CHECK_INT(fx_put(d, "facts.json", facts), 0);
         snprintf(want, sizeof want, "%s%s: ", parents[i], key);
         CHECK_INT(cdd_catalog_load(d, &c), CDD_E_MANIFEST);
         CHECK_MSG(strstr(cdd_last_error()->msg, want) != NULL, "%zu: %s", i,
                   cdd_last_error()->msg);
     }
     cdd_fs_remove_tree(d);
-    free(d);
 }
 
 TEST_MAIN(TEST(test_builtin_parses), TEST(test_selection_matrix),

@@ -8,42 +8,25 @@
 #include <unistd.h>
 
 #include "cdd/thread.h"
+#include "fixture.h"
 #include "test.h"
 
-static char root[256];
+static const char *root;
 
 static void put(const char *rel, const char *text)
 {
-    char p[512], d[512];
-    snprintf(p, sizeof p, "%s/%s", root, rel);
-    /* make the parents */
-    for (char *s = strchr(p + strlen(root) + 1, '/'); s; s = strchr(s + 1, '/')) {
-        snprintf(d, sizeof d, "%.*s", (int)(s - p), p);
-        mkdir(d, 0755);
-    }
-    FILE *f = fopen(p, "w");
-    CHECK(f != NULL);
-    fputs(text, f);
-    fclose(f);
+    CHECK_INT(fx_put(root, rel, text), 0);
+}
+
+/* A fresh, empty fake root of /sys and /proc. */
+static void fresh(void)
+{
+    root = fx_scratch("cgroup");
 }
 
 static int limit(void)
 {
-    char sys[512], proc[512];
-    snprintf(sys, sizeof sys, "%s/sys", root);
-    snprintf(proc, sizeof proc, "%s/proc-cgroup", root);
-    return cdd_cgroup_cpu_limit(sys, proc);
-}
-
-static void fresh(void)
-{
-    char cmd[600];
-    if (root[0]) {
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-        CHECK(system(cmd) == 0);
-    }
-    snprintf(root, sizeof root, "/tmp/cdd-cg-XXXXXX");
-    CHECK(mkdtemp(root) != NULL);
+    return cdd_cgroup_cpu_limit(fx_path(root, "sys"), fx_path(root, "proc-cgroup"));
 }
 
 static void test_v2_quota_is_rounded_up(void)

@@ -4,7 +4,9 @@
  * and hostile variants of them: targeted bad fields, every truncation, a few
  * thousand seeded random mutations, and a 1 GB virtual file of which only
  * the tables may be read. */
+#include "fixture.h"
 #include "test.h"
+#include "binfile_check.h"
 
 #include "cdd/binfile.h"
 #include "cdd/error.h"
@@ -12,6 +14,15 @@
 #include "cdd/sys.h"
 
 #include <stdint.h>
+
+/* Parsing from memory, and what any input may give (binfile_check.h). */
+static int parse_mem(const void *buf, size_t len, struct cdd_bininfo *b)
+{
+    return bf_parse_mem(buf, len, "image", b);
+}
+#define acceptable bf_acceptable
+#define check_sane bf_check_sane
+#define truncations(img, len, what) bf_truncations(img, len, "image", what)
 
 /* ---- synthetic image builder ------------------------------------------- */
 
@@ -264,33 +275,6 @@ static unsigned char *build_elf(const struct elf_spec *sp, struct elf_lay *lay,
     return m.b;
 }
 
-/* ---- helpers ------------------------------------------------------------ */
-
-static int parse_mem(const void *buf, size_t len, struct cdd_bininfo *b)
-{
-    struct cdd_binsrc src;
-    cdd_binsrc_mem(&src, buf, len, "image");
-    return cdd_bin_parse(&src, b);
-}
-
-static int acceptable(int rc)
-{
-    return rc == 0 || rc == CDD_E_CORRUPT || rc == CDD_E_NOTSUP;
-}
-
-/* Structural sanity of a successful parse of any input. */
-static void check_sane(const struct cdd_bininfo *b)
-{
-    CHECK(b->fmt == CDD_BIN_ELF || b->fmt == CDD_BIN_PE);
-    CHECK(b->machine_name != NULL);
-    CHECK(b->n_needed <= CDD_BIN_MAX_NEEDED);
-    CHECK(b->n_exports <= CDD_BIN_MAX_EXPORTS);
-    for (size_t i = 0; i < b->n_needed; i++)
-        CHECK(b->needed[i] && strlen(b->needed[i]) <= CDD_BIN_MAX_STRING);
-    for (size_t i = 1; i < b->n_exports; i++)
-        CHECK(strcmp(b->exports[i - 1], b->exports[i]) < 0);
-}
-
 static const char *const cudnn_needed[] = {"libcublas.so.11",
                                            "libcublasLt.so.11", "libz.so.1",
                                            "libpthread.so.0", "libc.so.6"};
@@ -335,99 +319,14 @@ static void check_cudnn_like(const struct cdd_bininfo *b, const struct elf_spec 
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
-static const char *tmp_dir(void)
-{
-    static char dir[1024];
-    const char *base = getenv("CDD_TEST_TMP");
-    snprintf(dir, sizeof dir, "%s/binfile-elf-%ld", base && *base ? base : "/tmp",
-             cdd_getpid());
-    if (cdd_fs_mkdirs(dir, NULL) != 0)
-        return NULL;
-    return dir;
-}
-
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) &&
-        fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        *len = (size_t)n;
-    } else {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
-}
-
-/* Every prefix of a valid image: never a crash, never success for a
- * library cut short (the loader would fail on it). */
-static void truncations(const unsigned char *img, size_t len, const char *what)
-{
-    size_t accepted = 0;
-    for (size_t n = 0; n < len; n++) {
-        struct cdd_bininfo b = {0};
-        int rc = parse_mem(img, n, &b);
-        CHECK_MSG(acceptable(rc), "%s truncated to %zu: rc %d", what, n, rc);
-        if (rc == 0)
-            accepted++;
-        CHECK_MSG(rc != 0 || b.fmt, "%s: success without a format", what);
-        cdd_bininfo_clear(&b);
-    }
-    CHECK_MSG(accepted == 0, "%s: %zu truncated images accepted", what, accepted);
-}
-
-/* Seeded random damage: bit flips, and fields overwritten with the values
- * that break parsers (0, all ones, large, small offsets). */
+/* Seeded random damage (binfile_check.h) with ELF's telling values. */
 static void mutations(const unsigned char *img, size_t len, int rounds)
 {
-    unsigned char *m = malloc(len);
-    static const uint32_t nasty[] = {0,          1,          0xffffffffu,
-                                     0x7fffffffu, 0x80000000u, 0xffff,
-                                     0x10000,    0xfffffff0u, 0x40};
-    for (int r = 0; r < rounds; r++) {
-        memcpy(m, img, len);
-        int edits = 1 + (int)(rng() % 4);
-        for (int k = 0; k < edits; k++) {
-            size_t at = (size_t)(rng() % len);
-            switch (rng() % 3) {
-            case 0:
-                m[at] ^= (unsigned char)(1u << (rng() % 8));
-                break;
-            case 1:
-                m[at] = (unsigned char)rng();
-                break;
-            default: {
-                uint32_t v = nasty[rng() % (sizeof nasty / sizeof nasty[0])];
-                at &= ~(size_t)3;
-                for (int i = 0; i < 4 && at + i < len; i++)
-                    m[at + i] = (unsigned char)(v >> (8 * i));
-            }
-            }
-        }
-        struct cdd_bininfo b = {0};
-        int rc = parse_mem(m, len, &b);
-        CHECK_MSG(acceptable(rc), "mutation %d: rc %d", r, rc);
-        if (rc == 0)
-            check_sane(&b);
-        else
-            CHECK_INT(cdd_last_error()->code, rc);
-        cdd_bininfo_clear(&b);
-    }
-    free(m);
+    static const uint32_t nasty[] = {BF_NASTY, 0x10000, 0xfffffff0u, 0x40};
+    struct bf_damage d = {"image", nasty, sizeof nasty / sizeof nasty[0], 0,
+                          &rng_state};
+    bf_mutations(img, len, rounds, &d);
 }
 
 /* ---- tests -------------------------------------------------------------- */
@@ -457,7 +356,7 @@ static void test_synthetic_variants(void)
 static void test_real_shared_object(void)
 {
     const char *cc = getenv("CC");
-    const char *dir = tmp_dir();
+    const char *dir = fx_scratch("elf");
     char src[1200], so[1200], cmd[4096];
     struct cdd_bininfo b = {0};
     unsigned char *img = NULL;
@@ -533,7 +432,7 @@ static void test_real_shared_object(void)
     check_sane(&b);
     cdd_bininfo_clear(&b);
 
-    img = slurp(so, &len);
+    img = fx_read(so, &len);
     CHECK(img != NULL);
     if (img) {
         truncations(img, len, "libfoo.so.8");

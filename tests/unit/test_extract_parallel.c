@@ -4,6 +4,7 @@
  * order on the calling thread; a failure in one worker is the one returned
  * and leaves no file open; the thread wrapper itself. Archives are written
  * at test time with libarchive. */
+#include "fixture.h"
 #include "test.h"
 
 #include <archive.h>
@@ -20,44 +21,6 @@
 
 #define NF 12
 #define TOPD "cudnn-windows-x86_64-8.5.0.96_cuda11-archive/"
-
-static char tmp_root[512];
-
-/* Every string tmp_path() gave out, freed at exit (the ASan build's leak
- * check runs this test too). */
-static char **tmp_paths;
-static size_t n_tmp_paths;
-
-static void free_tmp_paths(void)
-{
-    for (size_t i = 0; i < n_tmp_paths; i++)
-        free(tmp_paths[i]);
-    free(tmp_paths);
-}
-
-/* A path in the test folder; each call gets a fresh string, valid until
- * exit. */
-static const char *tmp_path(const char *name)
-{
-    const char *base = getenv("CDD_TEST_TMP");
-    char *b = malloc(1024);
-    char **v = realloc(tmp_paths, (n_tmp_paths + 1) * sizeof *v);
-    if (!b || !v) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    if (!tmp_paths)
-        atexit(free_tmp_paths);
-    tmp_paths = v;
-    tmp_paths[n_tmp_paths++] = b;
-    if (!tmp_root[0]) {
-        snprintf(tmp_root, sizeof tmp_root, "%s/extract_parallel",
-                 base && *base ? base : "/tmp");
-        cdd_fs_mkdirs(tmp_root, NULL);
-    }
-    snprintf(b, 1024, "%s/%s", tmp_root, name);
-    return b;
-}
 
 /* File i: a name of the Windows layout and bytes of its own, sizes spread
  * from a few bytes to 3 MB so that the workers get unequal shares. */
@@ -236,7 +199,7 @@ static int run(const char *file, int jobs, int pipeline, struct psink *s)
                                     .progress = ps_progress};
     char dir[64];
     snprintf(dir, sizeof dir, "out-%d-%d", jobs, pipeline);
-    s->outdir = tmp_path(dir);
+    s->outdir = fx_tmp(dir);
     cdd_fs_remove_tree(s->outdir);
     cdd_fs_mkdirs(s->outdir, NULL);
     cdd_clear_error();
@@ -264,7 +227,7 @@ static void check_like(const struct psink *ref, const struct psink *s,
 
 static void test_zip_workers_match_one_thread(void)
 {
-    const char *file = tmp_path("p.zip");
+    const char *file = fx_tmp("p.zip");
     static struct psink ref, s;
     write_archive(file, 1);
     memset(&ref, 0, sizeof ref);
@@ -291,7 +254,7 @@ static void test_zip_workers_match_one_thread(void)
 
 static void test_xz_pipeline_matches_one_thread(void)
 {
-    const char *file = tmp_path("p.tar.xz");
+    const char *file = fx_tmp("p.tar.xz");
     static struct psink ref, s;
     write_archive(file, 0);
     memset(&ref, 0, sizeof ref);
@@ -304,7 +267,7 @@ static void test_xz_pipeline_matches_one_thread(void)
 
 static void test_worker_failure_is_the_one_returned(void)
 {
-    const char *file = tmp_path("p.zip");
+    const char *file = fx_tmp("p.zip");
     static struct psink s;
     char name[256];
     write_archive(file, 1);
@@ -323,7 +286,7 @@ static void test_worker_failure_is_the_one_returned(void)
 
 static void test_cancel_stops_workers(void)
 {
-    const char *file = tmp_path("p.zip");
+    const char *file = fx_tmp("p.zip");
     static struct psink s;
     write_archive(file, 1);
     for (int jobs = 1; jobs <= 4; jobs++) {
@@ -361,7 +324,7 @@ static void test_threads(void)
 static void test_cleanup(void)
 {
     if (!getenv("CDD_TEST_KEEP"))
-        CHECK_INT(cdd_fs_remove_tree(tmp_path("")), 0);
+        CHECK_INT(cdd_fs_remove_tree(fx_root()), 0);
 }
 
 TEST_MAIN(TEST(test_threads), TEST(test_zip_workers_match_one_thread),

@@ -13,23 +13,9 @@
 #include "cdd/fsops.h"
 #include "cdd/hash.h"
 #include "cdd/sys.h"
+#include "fixture.h"
 #include "test.h"
 #include "win32_int.h"
-
-static char base[1024];
-
-/* The scratch folder as a Windows path: Wine would accept the Unix form,
- * real Windows would not, so the tests use Z:\... as a user would. */
-static const char *scratch(const char *name)
-{
-    const char *tmp = getenv("CDD_TEST_TMP");
-    snprintf(base, sizeof base, "%s%s/fsops-win32/%s",
-             tmp && tmp[0] == '/' ? "Z:" : "", tmp ? tmp : "C:/cdd-test-tmp",
-             name);
-    cdd_fs_remove_tree(base);
-    CHECK_INT(cdd_fs_mkdirs(base, NULL), 0);
-    return base;
-}
 
 static char *join(const char *a, const char *b)
 {
@@ -46,7 +32,7 @@ static int put(const char *path, const char *text)
 
 static void test_create_write_read(void)
 {
-    const char *d = scratch("create");
+    const char *d = fx_scratch("fsops-win32/create");
     char *p = join(d, "f.bin");
     struct cdd_file *f = NULL;
     CHECK_INT(cdd_fs_create(p, 1, &f), 0);
@@ -105,7 +91,7 @@ static void test_create_write_read(void)
 
 static void test_rename_replace(void)
 {
-    const char *d = scratch("rename");
+    const char *d = fx_scratch("fsops-win32/rename");
     char *a = join(d, "a"), *b = join(d, "b");
     CHECK_INT(put(a, "new"), 0);
     CHECK_INT(put(b, "old"), 0);
@@ -169,7 +155,7 @@ static int has(const struct names *s, const char *name)
  * beyond MAX_PATH works through the \\?\ form. */
 static void test_unicode_and_long_paths(void)
 {
-    const char *d = scratch("unicode");
+    const char *d = fx_scratch("fsops-win32/unicode");
     const char *uname = "Gr\xc3\xbc\xc3\x9f" "e \xe6\x97\xa5\xe6\x9c\xac "
                         "\xd0\xaf\xe2\x9c\x93"; /* "Grüße 日本 Я✓" */
     char *u = join(d, uname);
@@ -242,7 +228,7 @@ static void test_unicode_and_long_paths(void)
 
 static void test_mkdirs_and_rmdir(void)
 {
-    const char *d = scratch("dirs");
+    const char *d = fx_scratch("fsops-win32/dirs");
     char *p = join(d, "bin/x64/deeper");
     char *created = NULL;
     CHECK_INT(cdd_fs_mkdirs(p, &created), 0);
@@ -268,7 +254,7 @@ static void test_mkdirs_and_rmdir(void)
 
 static void test_lock(void)
 {
-    const char *d = scratch("lock");
+    const char *d = fx_scratch("fsops-win32/lock");
     char *p = join(d, "lock");
     struct cdd_lock *l1 = NULL, *l2 = NULL;
     long holder = -1;
@@ -292,7 +278,7 @@ static void test_lock(void)
 
 static void test_append_line(void)
 {
-    const char *d = scratch("append");
+    const char *d = fx_scratch("fsops-win32/append");
     char *p = join(d, "log.jsonl");
     CHECK_INT(cdd_fs_append_line(p, "{\"a\":1}"), 0);
     CHECK_INT(cdd_fs_append_line(p, "{\"b\":2}"), 0);
@@ -307,7 +293,7 @@ static void test_append_line(void)
  * read back, or creating one fails with a clear error -- never silently. */
 static void test_symlink(void)
 {
-    const char *d = scratch("links");
+    const char *d = fx_scratch("fsops-win32/links");
     char *t = join(d, "libcudnn.so.8.5.0"), *l = join(d, "libcudnn.so.8");
     CHECK_INT(put(t, "x"), 0);
     int r = cdd_fs_symlink("libcudnn.so.8.5.0", l);

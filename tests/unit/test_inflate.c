@@ -12,17 +12,34 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "inflate_int.h"
+#include "fixture.h"
 #include "test.h"
 
-static char tmpdir[512];
+static const char *tmpdir;
+
+static void setup(void)
+{
+    tmpdir = fx_scratch(cdd_inflate_backend());
+}
 
 static const char *tmp_path(const char *name)
 {
-    static char buf[4][700];
-    static int k;
-    char *p = buf[k++ % 4];
-    snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name);
-    return p;
+    return fx_path(tmpdir, name);
+}
+
+/* a then b, as one file. */
+static void write_file(const char *path, const void *a, size_t na,
+                       const void *b, size_t nb)
+{
+    unsigned char *all = malloc(na + nb + 1);
+    CHECK(all != NULL);
+    if (!all)
+        return;
+    memcpy(all, a, na);
+    if (nb)
+        memcpy(all + na, b, nb);
+    CHECK_INT(fx_write(path, all, na + nb), 0);
+    free(all);
 }
 
 /* Data shaped like GPU code: runs of repeated words with noise, so it
@@ -57,19 +74,6 @@ static unsigned char *deflate_raw(const unsigned char *d, size_t n, int level,
     *out_len = cap - zs.avail_out;
     deflateEnd(&zs);
     return o;
-}
-
-static void write_file(const char *path, const void *a, size_t na,
-                       const void *b, size_t nb)
-{
-    FILE *f = fopen(path, "wb");
-    CHECK(f != NULL);
-    if (!f)
-        return;
-    CHECK(fwrite(a, 1, na, f) == na);
-    if (nb)
-        CHECK(fwrite(b, 1, nb, f) == nb);
-    CHECK(fclose(f) == 0);
 }
 
 /* Inflate the entry e of `path` with reads of `chunk` bytes; returns the
@@ -322,15 +326,6 @@ static void test_counts_on_error(void)
               "input: %td consumed, %zu left of %zu", ip - s, in_len, sizeof s);
     CHECK(op >= out && out_len == sizeof out - (size_t)(op - out));
     cdd_inflate_be_free(b);
-}
-
-static void setup(void)
-{
-    const char *base = getenv("CDD_TEST_TMP");
-    snprintf(tmpdir, sizeof tmpdir, "%s/inflate-%s", base ? base : "/tmp",
-             cdd_inflate_backend());
-    cdd_fs_remove_tree(tmpdir);
-    CHECK(cdd_fs_mkdirs(tmpdir, NULL) == 0);
 }
 
 static void test_setup(void) { setup(); }

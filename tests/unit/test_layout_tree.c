@@ -7,6 +7,7 @@
 #include "cdd/cudatree.h"
 #include "cdd/error.h"
 #include "cdd/layout.h"
+#include "fixture.h"
 #include "test.h"
 
 static void layout_mapping(void)
@@ -201,36 +202,12 @@ static void version_files(void)
     CHECK_INT(cdd_cuda_version_parse_header("#define CUDA_VERSIONX 1", &v), -1);
 }
 
-static char *scratch(const char *name)
-{
-    const char *base = getenv("CDD_TEST_TMP");
-    char *p = malloc(4096);
-    snprintf(p, 4096, "%s/layout_tree.%ld.%s", base ? base : "/tmp",
-             (long)getpid(), name);
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", p, p);
-    CHECK(system(cmd) == 0);
-    return p;
-}
-
-static void write_file(const char *dir, const char *rel, const char *text)
-{
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", dir, rel);
-    FILE *f = fopen(p, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
 static void resolve_and_check(void)
 {
     struct cdd_target t;
-    char *root = scratch("cuda-11.6");
+    const char *root = fx_scratch("cuda-11.6");
     struct cdd_target_spec spec = {.cuda_root = root};
-    write_file(root, "version.txt", "CUDA Version 11.6.124\n");
+    CHECK_INT(fx_put(root, "version.txt", "CUDA Version 11.6.124\n"), 0);
     CHECK_INT(cdd_target_resolve(&spec, &t), 0);
     CHECK(t.version.known);
     CHECK_INT(t.version.major, 11);
@@ -242,15 +219,15 @@ static void resolve_and_check(void)
     cdd_target_clear(&t);
 
     /* version.json wins over version.txt */
-    write_file(root, "version.json", "{\"cuda\":{\"version\":\"12.1.0\"}}");
+    CHECK_INT(fx_put(root, "version.json", "{\"cuda\":{\"version\":\"12.1.0\"}}"), 0);
     CHECK_INT(cdd_target_resolve(&spec, &t), 0);
     CHECK_INT(t.version.major, 12);
     cdd_target_clear(&t);
     /* a damaged version.json is named, not silently skipped */
-    write_file(root, "version.json", "not json");
+    CHECK_INT(fx_put(root, "version.json", "not json"), 0);
     CHECK_INT(cdd_target_resolve(&spec, &t), CDD_E_STATE);
 
-    char *bare = scratch("bare");
+    const char *bare = fx_scratch("bare");
     struct cdd_target_spec s2 = {.cuda_root = bare};
     CHECK_INT(cdd_target_resolve(&s2, &t), 0);
     CHECK(!t.version.known);
@@ -258,7 +235,7 @@ static void resolve_and_check(void)
     CHECK_INT(cdd_target_check(&t, 11, 1), 0);
     cdd_target_clear(&t);
 
-    char *pkg = scratch("venv");
+    const char *pkg = fx_scratch("venv");
     char sub[4200];
     snprintf(sub, sizeof sub, "%s/site-packages", pkg);
     mkdir(sub, 0755);
@@ -285,17 +262,14 @@ static void resolve_and_check(void)
     struct cdd_target_spec v99 = {.cuda = "v99.9"};
     CHECK_INT(cdd_target_resolve(&v99, &t), CDD_E_NOTFOUND);
     CHECK(strstr(cdd_last_error()->msg, "CUDA_PATH_V99_9") != NULL);
-    free(root);
-    free(bare);
-    free(pkg);
 }
 
 /* --cuda v11.6 through CUDA_PATH_V11_6 naming a tree of another version. */
 static void version_differs(void)
 {
     struct cdd_target t;
-    char *other = scratch("cuda-11.5");
-    write_file(other, "version.json", "{\"cuda\":{\"version\":\"11.5.2\"}}");
+    const char *other = fx_scratch("cuda-11.5");
+    CHECK_INT(fx_put(other, "version.json", "{\"cuda\":{\"version\":\"11.5.2\"}}"), 0);
     setenv("CUDA_PATH_V11_6", other, 1);
     struct cdd_target_spec byenv = {.cuda = "v11.6"};
     CHECK_INT(cdd_target_resolve(&byenv, &t), 0);
@@ -317,14 +291,12 @@ static void version_differs(void)
     CHECK_INT(cdd_target_resolve(&root, &t), 0);
     CHECK(!cdd_target_version_differs(&t));
     cdd_target_clear(&t);
-    char *bare = scratch("bare2");
+    const char *bare = fx_scratch("bare2");
     setenv("CUDA_PATH_V11_6", bare, 1);
     CHECK_INT(cdd_target_resolve(&byenv, &t), 0);
     CHECK(!cdd_target_version_differs(&t));
     cdd_target_clear(&t);
     unsetenv("CUDA_PATH_V11_6");
-    free(other);
-    free(bare);
 }
 
 /* Which layout a tree has, by what is in it. */
@@ -350,15 +322,16 @@ static void layout_platform(void)
         {"both", {"lib64", "lib", "lib/x64"}, {NULL, NULL}, -1},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        char *root = scratch(rows[i].name), p[4200];
+        const char *root = fx_scratch(rows[i].name);
+        char p[4200];
         for (size_t k = 0; k < 3 && rows[i].dirs[k]; k++) {
             snprintf(p, sizeof p, "%s/%s", root, rows[i].dirs[k]);
             CHECK(mkdir(p, 0755) == 0);
         }
         for (size_t k = 0; k < 2 && rows[i].files[k]; k++)
-            write_file(root, rows[i].files[k], "x");
+            CHECK_INT(fx_put(root, rows[i].files[k], "x"), 0);
         struct cdd_target t = {0};
-        t.root = root;
+        t.root = (char *)root; /* the fixture keeps it; t is not freed */
         enum cdd_platform got = CDD_PLATFORM_COUNT;
         int r = cdd_target_layout_platform(&t, &got);
         if (rows[i].want < 0)
@@ -366,10 +339,10 @@ static void layout_platform(void)
         else
             CHECK_MSG(r == 0 && (int)got == rows[i].want, "%s: r %d got %d",
                       rows[i].name, r, (int)got);
-        free(root);
     }
     /* a Linux lib64 that is a link into targets/ counts */
-    char *root = scratch("lin-links"), p[4200], q[4200];
+    const char *root = fx_scratch("lin-links");
+    char p[4200], q[4200];
     snprintf(p, sizeof p, "%s/targets", root);
     mkdir(p, 0755);
     snprintf(p, sizeof p, "%s/targets/x86_64-linux", root);
@@ -377,11 +350,10 @@ static void layout_platform(void)
     snprintf(q, sizeof q, "%s/lib64", root);
     CHECK(symlink("targets/x86_64-linux/lib", q) == 0);
     struct cdd_target t = {0};
-    t.root = root;
+    t.root = (char *)root; /* the fixture keeps it; t is not freed */
     enum cdd_platform got;
     CHECK_INT(cdd_target_layout_platform(&t, &got), 0);
     CHECK_INT(got, CDD_PLATFORM_LINUX_X86_64);
-    free(root);
 }
 
 static void platforms(void)
@@ -462,15 +434,16 @@ static void choose_layout(void)
     m.platform = CDD_PLATFORM_WINDOWS_X86_64;
     m.cuda_major = 12;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        char *root = scratch(rows[i].name), p[4200];
+        const char *root = fx_scratch(rows[i].name);
+        char p[4200];
         snprintf(p, sizeof p, "%s/bin", root);
         CHECK(mkdir(p, 0755) == 0);
         snprintf(p, sizeof p, "%s/bin/x64", root);
         CHECK(mkdir(p, 0755) == 0);
         if (rows[i].cudart)
-            write_file(root, rows[i].cudart, "MZ");
+            CHECK_INT(fx_put(root, rows[i].cudart, "MZ"), 0);
         struct cdd_target t = {0};
-        t.root = root;
+        t.root = (char *)root; /* the fixture keeps it; t is not freed */
         t.kind = CDD_TARGET_CUDA;
         t.version.known = 1;
         t.version.major = rows[i].tree_major;
@@ -481,7 +454,6 @@ static void choose_layout(void)
         if (!rows[i].cudart)
             CHECK_MSG(why && strstr(why, "default"), "%s: %s", rows[i].name,
                       why ? why : "");
-        free(root);
     }
     /* Linux and prefixes: the platform's layout, whatever is in the tree. */
     struct cdd_target t = {0};

@@ -6,6 +6,7 @@
  * must give CDD_E_CORRUPT or a sane answer, never a crash (run under
  * AddressSanitizer: every image is an exact-size heap copy). Finally the
  * file interface and this machine's own /etc/ld.so.cache. */
+#include "fixture.h"
 #include "test.h"
 
 #include "cdd/error.h"
@@ -377,25 +378,10 @@ static void test_random_mutations(void)
     free(c.b);
 }
 
-static const char *tmp_dir(void)
-{
-    static char dir[1024];
-    if (!dir[0]) {
-        const char *base = getenv("CDD_TEST_TMP");
-        snprintf(dir, sizeof dir, "%s/ldcache-%ld", base ? base : "/tmp",
-                 (long)getpid());
-        char cmd[1200];
-        snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
-        if (system(cmd) != 0)
-            abort();
-    }
-    return dir;
-}
-
 static void test_file(void)
 {
     char path[1200];
-    snprintf(path, sizeof path, "%s/ld.so.cache", tmp_dir());
+    snprintf(path, sizeof path, "%s/ld.so.cache", fx_scratch("ldcache"));
     struct img m = build_old(1);
     FILE *f = fopen(path, "wb");
     CHECK(f && fwrite(m.b, 1, m.len, f) == m.len);
@@ -407,12 +393,12 @@ static void test_file(void)
     if (n == 1)
         CHECK_STR(p[0], "/usr/local/cuda/lib64/libcudnn.so.8");
     cdd_ldcache_free(p, n);
-    snprintf(path, sizeof path, "%s/missing.cache", tmp_dir());
+    snprintf(path, sizeof path, "%s/missing.cache", fx_tmp("ldcache"));
     CHECK_INT(cdd_ldcache_lookup(path, "libc.so.6", &p, &n), CDD_E_NOTFOUND);
     free(m.b);
     cdd_ldcache_free(NULL, 0);
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir());
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx_tmp("ldcache"));
     CHECK(system(cmd) == 0);
 }
 

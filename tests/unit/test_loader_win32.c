@@ -242,7 +242,7 @@ static void test_driver_override(void)
     free(p);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     static const struct t_case cases[] = {
         TEST(test_load_good), TEST(test_refusals),
@@ -255,5 +255,5 @@ int main(void)
                         "(the Windows suite sets them)\n");
         return 1;
     }
-    return t_run(cases, sizeof cases / sizeof cases[0]);
+    return t_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }

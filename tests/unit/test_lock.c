@@ -19,6 +19,7 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/sys.h"
+#include "fixture.h"
 #include "test.h"
 
 static char scratch[1024];
@@ -58,16 +59,6 @@ static int child_tries(const char *path)
     if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
         return -1;
     return WEXITSTATUS(st);
-}
-
-static void write_file(const char *path, const char *text)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    CHECK(fd >= 0);
-    if (fd < 0)
-        return;
-    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
-    CHECK(close(fd) == 0);
 }
 
 static void test_closing_another_descriptor_keeps_the_lock(void)
@@ -111,7 +102,7 @@ static void held_without_pid(const char *name, const char *content,
     const char *path = lock_path(name);
     int up[2], down[2];
     char c = 0;
-    write_file(path, content);
+    CHECK_INT(fx_write_text(path, content), 0);
     CHECK(pipe(up) == 0 && pipe(down) == 0);
     fflush(NULL);
     pid_t pid = fork();
@@ -226,7 +217,7 @@ static void test_lock_file_link_is_not_followed(void)
 {
     char target[1200];
     snprintf(target, sizeof target, "%s", lock_path("target"));
-    write_file(target, "precious\n");
+    CHECK_INT(fx_write_text(target, "precious\n"), 0);
     const char *path = lock_path("link");
     CHECK(symlink(target, path) == 0);
     struct cdd_lock *l = NULL;
@@ -265,7 +256,7 @@ static void test_lock_at_in_a_held_folder(void)
     CHECK(unlink(path) == 0);
 
     snprintf(target, sizeof target, "%s", lock_path("at-target"));
-    write_file(target, "precious\n");
+    CHECK_INT(fx_write_text(target, "precious\n"), 0);
     CHECK(symlink(target, path) == 0);
     a = NULL;
     CHECK_INT(cdd_lock_acquire_at(d, "lock", 0, NULL, &a), CDD_E_STATE);

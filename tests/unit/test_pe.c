@@ -5,7 +5,9 @@
  * descriptor tables without a terminator, names without NUL, overlapping
  * sections), every truncation, a few thousand seeded random mutations, and a
  * 1 GB virtual file of which only the tables may be read. */
+#include "fixture.h"
 #include "test.h"
+#include "binfile_check.h"
 
 #include "cdd/binfile.h"
 #include "cdd/error.h"
@@ -13,6 +15,15 @@
 #include "cdd/sys.h"
 
 #include <stdint.h>
+
+/* Parsing from memory, and what any input may give (binfile_check.h). */
+static int parse_mem(const void *buf, size_t len, struct cdd_bininfo *b)
+{
+    return bf_parse_mem(buf, len, "image.dll", b);
+}
+#define acceptable bf_acceptable
+#define check_sane bf_check_sane
+#define truncations(img, len, what) bf_truncations(img, len, "image.dll", what)
 
 /* ---- image builder ------------------------------------------------------ */
 
@@ -210,36 +221,6 @@ static unsigned char *build_pe(const struct pe_spec *sp, struct pe_lay *lay)
     return img;
 }
 
-/* ---- helpers ------------------------------------------------------------ */
-
-static int parse_mem(const void *buf, size_t len, struct cdd_bininfo *b)
-{
-    struct cdd_binsrc src;
-    cdd_binsrc_mem(&src, buf, len, "image.dll");
-    return cdd_bin_parse(&src, b);
-}
-
-static int acceptable(int rc)
-{
-    return rc == 0 || rc == CDD_E_CORRUPT || rc == CDD_E_NOTSUP;
-}
-
-static void check_sane(const struct cdd_bininfo *b)
-{
-    CHECK(b->fmt == CDD_BIN_ELF || b->fmt == CDD_BIN_PE);
-    CHECK(b->machine_name != NULL);
-    CHECK(b->n_needed <= CDD_BIN_MAX_NEEDED);
-    CHECK(b->n_delay_needed <= CDD_BIN_MAX_NEEDED);
-    CHECK(b->n_exports <= CDD_BIN_MAX_EXPORTS);
-    for (size_t i = 0; i < b->n_needed; i++)
-        CHECK(b->needed[i] && strlen(b->needed[i]) <= CDD_BIN_MAX_STRING);
-    for (size_t i = 0; i < b->n_delay_needed; i++)
-        CHECK(b->delay_needed[i] &&
-              strlen(b->delay_needed[i]) <= CDD_BIN_MAX_STRING);
-    for (size_t i = 1; i < b->n_exports; i++)
-        CHECK(strcmp(b->exports[i - 1], b->exports[i]) < 0);
-}
-
 static const char *const cnn_imports[] = {
     "cudnn_ops_infer64_8.dll", "cublas64_11.dll",  "cublasLt64_11.dll",
     "zlibwapi.dll",            "KERNEL32.dll",     "MSVCP140.dll",
@@ -291,71 +272,15 @@ static void check_cnn(const struct cdd_bininfo *b)
 }
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
-static void truncations(const unsigned char *img, size_t len, const char *what)
-{
-    size_t accepted = 0;
-    for (size_t n = 0; n < len; n++) {
-        struct cdd_bininfo b = {0};
-        int rc = parse_mem(img, n, &b);
-        CHECK_MSG(acceptable(rc), "%s truncated to %zu: rc %d", what, n, rc);
-        if (rc == 0)
-            accepted++;
-        cdd_bininfo_clear(&b);
-    }
-    CHECK_MSG(accepted == 0, "%s: %zu truncated images accepted", what, accepted);
-}
-
+/* Seeded random damage (binfile_check.h): most of the structure is in the
+ * first 2 KiB and in .rdata's first part, so half the edits aim there. */
 static void mutations(const unsigned char *img, size_t len, int rounds)
 {
-    unsigned char *m = malloc(len);
-    static const uint32_t nasty[] = {0,          1,          0xffffffffu,
-                                     0x7fffffffu, 0x80000000u, 0xffff,
-                                     0x2000,     0x2ff0,     0x1100};
-    size_t ok = 0;
-    for (int r = 0; r < rounds; r++) {
-        memcpy(m, img, len);
-        int edits = 1 + (int)(rng() % 4);
-        for (int k = 0; k < edits; k++) {
-            /* Most of the structure is in the first 2 KiB and in .rdata's
-             * first part; aim there half of the time. */
-            size_t at = (size_t)(rng() % (rng() & 1 ? len : 0x800));
-            switch (rng() % 3) {
-            case 0:
-                m[at] ^= (unsigned char)(1u << (rng() % 8));
-                break;
-            case 1:
-                m[at] = (unsigned char)rng();
-                break;
-            default: {
-                uint32_t v = nasty[rng() % N_OF(nasty)];
-                at &= ~(size_t)3;
-                for (int i = 0; i < 4 && at + i < len; i++)
-                    m[at + i] = (unsigned char)(v >> (8 * i));
-            }
-            }
-        }
-        struct cdd_bininfo b = {0};
-        int rc = parse_mem(m, len, &b);
-        CHECK_MSG(acceptable(rc), "mutation %d: rc %d", r, rc);
-        if (rc == 0) {
-            ok++;
-            check_sane(&b);
-        } else {
-            CHECK_INT(cdd_last_error()->code, rc);
-        }
-        cdd_bininfo_clear(&b);
-    }
+    static const uint32_t nasty[] = {BF_NASTY, 0x2000, 0x2ff0, 0x1100};
+    struct bf_damage d = {"image.dll", nasty, N_OF(nasty), 0x800, &rng_state};
     /* Mutations that miss every table must still parse. */
-    CHECK(ok > 0);
-    free(m);
+    CHECK(bf_mutations(img, len, rounds, &d) > 0);
 }
 
 #define EXPECT_RC(img, len, code, needle)                                      \
@@ -697,34 +622,6 @@ static void test_read_errors_propagate(void)
     free(img);
 }
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) &&
-        fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        *len = (size_t)n;
-    } else {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
-}
-
-static int write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fputs(text, f);
-    return fclose(f);
-}
-
 /* A real DLL from a real linker (mingw-w64, when installed): a stand-in
  * for zlibwapi.dll, and a cuDNN-like DLL importing it through its import
  * library. */
@@ -744,9 +641,9 @@ static void test_real_mingw_dll(void)
     CHECK_INT(cdd_fs_mkdirs(dir, NULL), 0);
     snprintf(p1, sizeof p1, "%s/zlib.c", dir);
     snprintf(p2, sizeof p2, "%s/cnn.c", dir);
-    CHECK_INT(write_file(p1, "__declspec(dllexport) const char *zlibVersion(void)"
+    CHECK_INT(fx_write_text(p1, "__declspec(dllexport) const char *zlibVersion(void)"
                              " { return \"1.2.3\"; }\n"), 0);
-    CHECK_INT(write_file(p2, "__declspec(dllimport) const char *zlibVersion(void);\n"
+    CHECK_INT(fx_write_text(p2, "__declspec(dllimport) const char *zlibVersion(void);\n"
                              "__declspec(dllexport) int cudnnCnnInferVersionCheck"
                              "(void) { return zlibVersion()[0]; }\n"
                              "__declspec(dllexport) int cudnnGetVersion(void)"
@@ -789,7 +686,7 @@ static void test_real_mingw_dll(void)
     CHECK(cdd_bininfo_exports(&b, "zlibVersion"));
     cdd_bininfo_clear(&b);
 
-    img = slurp(p2, &len);
+    img = fx_read(p2, &len);
     CHECK(img != NULL);
     if (img) {
         truncations(img, len, "cudnn_cnn_infer64_8.dll");
@@ -939,7 +836,7 @@ static void test_real_version_resource(void)
              base && *base ? base : "/tmp", cdd_getpid());
     CHECK_INT(cdd_fs_mkdirs(dir, NULL), 0);
     snprintf(rc_path, sizeof rc_path, "%s/v.rc", dir);
-    CHECK_INT(write_file(rc_path,
+    CHECK_INT(fx_write_text(rc_path,
                          "1 VERSIONINFO\nFILEVERSION 8,4,1,50\n"
                          "PRODUCTVERSION 8,4,1,0\nBEGIN\nBLOCK "
                          "\"StringFileInfo\"\nBEGIN\nBLOCK \"040904b0\"\n"

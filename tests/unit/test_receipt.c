@@ -20,6 +20,7 @@
 #include "cdd/state.h"
 #include "cdd/tree.h"
 #include "cdd/sys.h"
+#include "fixture.h"
 #include "test.h"
 
 #define SHA "14e78a26f30ad05810aee663185e2740f1d2dcc93e4497770e2414c6a0f39654"
@@ -223,32 +224,6 @@ static void test_file_records(void)
     cdd_receipt_free(r);
 }
 
-static const char *scratch(const char *name)
-{
-    static char buf[2][1024];
-    static int next;
-    const char *base = getenv("CDD_TEST_TMP");
-    char *b = buf[next];
-    next = (next + 1) % 2;
-    snprintf(b, sizeof buf[0], "%s/receipt-%ld/%s",
-             base && *base ? base : "/tmp", cdd_getpid(), name);
-    cdd_fs_remove_tree(b);
-    CHECK_INT(cdd_fs_mkdirs(b, NULL), 0);
-    return b;
-}
-
-static void put(const char *dir, const char *rel, const char *text)
-{
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    FILE *f = fopen(path, "wb");
-    CHECK(f != NULL);
-    if (!f)
-        return;
-    CHECK_INT(fwrite(text, 1, strlen(text), f), strlen(text));
-    CHECK_INT(fclose(f), 0);
-}
-
 /* The receipt read from a tree: none (0, NULL), a good one, and a folder
  * where the receipt should be (CDD_E_STATE naming it, whether the tree
  * refuses it when opened or when the receipt is read). */
@@ -257,7 +232,7 @@ static void test_load_from_tree(void)
     struct cdd_tree *tree = NULL;
     struct cdd_receipt *r = NULL;
     char path[2048];
-    const char *root = scratch("none");
+    const char *root = fx_scratch("none");
     CHECK_INT(cdd_tree_open(root, &tree), 0);
     if (tree) {
         r = (struct cdd_receipt *)1;
@@ -267,11 +242,11 @@ static void test_load_from_tree(void)
         tree = NULL;
     }
 
-    root = scratch("good");
+    root = fx_scratch("good");
     snprintf(path, sizeof path, "%s/%s", root, CDD_STATE_DIR);
     CHECK_INT(cdd_fs_mkdirs(path, NULL), 0);
     char *text = receipt(FILE_OK, "", "", "20260101T000000Z-3");
-    put(root, CDD_RECEIPT_FILE, text);
+    CHECK_INT(fx_put(root, CDD_RECEIPT_FILE, text), 0);
     free(text);
     CHECK_INT(cdd_tree_open(root, &tree), 0);
     if (tree) {
@@ -284,7 +259,7 @@ static void test_load_from_tree(void)
         tree = NULL;
     }
 
-    root = scratch("folder");
+    root = fx_scratch("folder");
     snprintf(path, sizeof path, "%s/%s", root, CDD_RECEIPT_FILE);
     CHECK_INT(cdd_fs_mkdirs(path, NULL), 0);
     int rc = cdd_tree_open(root, &tree);

@@ -24,6 +24,7 @@
 #include "cdd/fsops.h"
 #include "cdd/state.h"
 #include "cdd/tree.h"
+#include "fixture.h"
 #include "test.h"
 
 static char scratch[1024];
@@ -41,13 +42,8 @@ static void sh(const char *fmt, const char *a, const char *b)
 
 static void put(const char *rel, const char *data)
 {
-    char p[2048];
-    snprintf(p, sizeof p, "%s/%s", root, rel);
-    FILE *f = fopen(p, "w");
-    if (!f || fputs(data, f) < 0 || fclose(f) != 0) {
-        fprintf(stderr, "cannot write %s\n", p);
+    if (fx_put(root, rel, data) != 0)
         exit(2);
-    }
 }
 
 static void dir(const char *rel)
@@ -248,28 +244,7 @@ static void test_canon(void)
 
 static int file_is(const char *rel, const char *data)
 {
-    char p[2048], buf[64] = "";
-    snprintf(p, sizeof p, "%s/%s", root, rel);
-    FILE *f = fopen(p, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return strcmp(buf, data) == 0;
-}
-
-static int write_file(struct cdd_tree *t, const char *rel, const char *data)
-{
-    struct cdd_file *f = NULL;
-    int r = cdd_tree_create(t, rel, 0, &f);
-    if (!r)
-        r = cdd_file_write(f, data, strlen(data));
-    if (!r)
-        r = cdd_file_close(f);
-    else
-        cdd_file_abort(f);
-    return r;
+    return fx_file_is(fx_path(root, rel), data);
 }
 
 /* Writes, renames, folder creation and removal through links. */
@@ -282,7 +257,7 @@ static void test_writes(void)
         const char *mode = pass ? "walk" : "openat2";
         cdd_dir_fast_path(pass == 0);
         /* Inside: lands in the link's target. */
-        CHECK_INT(write_file(t, "lib64/libcudnn.so.8", "new"), 0);
+        CHECK_INT(fx_tree_put(t, "lib64/libcudnn.so.8", "new"), 0);
         CHECK(file_is("targets/x86_64-linux/lib/libcudnn.so.8", "new"));
         CHECK_INT(cdd_tree_rename(t, "lib64/libcudnn.so.8",
                                   "include/moved"), 0);
@@ -302,7 +277,7 @@ static void test_writes(void)
             ".cudnn-deploy/backup/evil",
         };
         for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
-            int r = write_file(t, out[i], "x");
+            int r = fx_tree_put(t, out[i], "x");
             CHECK_MSG(r == CDD_E_UNSAFE || r == CDD_E_STATE, "%s: create %s: %s",
                       mode, out[i], cdd_err_name(r));
             r = cdd_tree_mkdirs(t, out[i], NULL);
@@ -328,7 +303,7 @@ static void test_writes(void)
         CHECK_INT(cdd_tree_read_all(t, "inlink", 100, &text, NULL),
                   CDD_E_UNSAFE);
         /* A dangling link on the way: nothing is created at its target. */
-        CHECK_INT(write_file(t, "dangling/x", "x"), CDD_E_TARGET);
+        CHECK_INT(fx_tree_put(t, "dangling/x", "x"), CDD_E_TARGET);
         CHECK_INT(cdd_tree_mkdirs(t, "dangling/x", NULL), CDD_E_TARGET);
         char np[2048];
         snprintf(np, sizeof np, "%s/nowhere", root);

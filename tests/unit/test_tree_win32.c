@@ -14,34 +14,9 @@
 #include "cdd/fsops.h"
 #include "cdd/state.h"
 #include "cdd/tree.h"
+#include "fixture.h"
 #include "test.h"
 #include "win32_int.h"
-
-static char base[1024];
-
-static const char *scratch(const char *name)
-{
-    const char *tmp = getenv("CDD_TEST_TMP");
-    snprintf(base, sizeof base, "%s%s/tree-win32/%s",
-             tmp && tmp[0] == '/' ? "Z:" : "", tmp ? tmp : "C:/cdd-test-tmp",
-             name);
-    cdd_fs_remove_tree(base);
-    CHECK_INT(cdd_fs_mkdirs(base, NULL), 0);
-    return base;
-}
-
-static int write_file(struct cdd_tree *t, const char *rel, const char *data)
-{
-    struct cdd_file *f = NULL;
-    int r = cdd_tree_create(t, rel, 0, &f);
-    if (!r)
-        r = cdd_file_write(f, data, strlen(data));
-    if (!r)
-        r = cdd_file_close(f);
-    else
-        cdd_file_abort(f);
-    return r;
-}
 
 static int move_w(const char *from, const char *to)
 {
@@ -58,13 +33,13 @@ static void test_operations(void)
     struct cdd_tree *t = NULL;
     struct cdd_stat st;
     char *text = NULL, *created = NULL;
-    snprintf(root, sizeof root, "%s", scratch("ops"));
+    snprintf(root, sizeof root, "%s", fx_scratch("tree-win32/ops"));
     CHECK_INT(cdd_tree_open(root, &t), 0);
     CHECK(!cdd_tree_has_state(t));
     CHECK_INT(cdd_tree_mkdirs(t, "lib/x64", &created), 0);
     CHECK_STR(created, "lib\nlib/x64\n");
     free(created);
-    CHECK_INT(write_file(t, "lib/x64/cudnn.lib", "lib"), 0);
+    CHECK_INT(fx_tree_put(t, "lib/x64/cudnn.lib", "lib"), 0);
     CHECK_INT(cdd_tree_rename(t, "lib/x64/cudnn.lib", "lib/cudnn.lib"), 0);
     CHECK_INT(cdd_tree_read_all(t, "lib/cudnn.lib", 100, &text, NULL), 0);
     CHECK_STR(text, "lib");
@@ -76,7 +51,7 @@ static void test_operations(void)
     /* Not tree paths. */
     CHECK_INT(cdd_tree_lstat(t, "../x", &st), CDD_E_UNSAFE);
     CHECK_INT(cdd_tree_lstat(t, "C:/Windows/win.ini", &st), CDD_E_UNSAFE);
-    CHECK_INT(write_file(t, "lib/../../escape", "x"), CDD_E_UNSAFE);
+    CHECK_INT(fx_tree_put(t, "lib/../../escape", "x"), CDD_E_UNSAFE);
     CHECK_INT(cdd_tree_remove_tree(t, "lib"), 0);
     CHECK_INT(cdd_tree_lstat(t, "lib", &st), 0);
     CHECK_INT(st.type, CDD_FT_NONE);
@@ -92,7 +67,7 @@ static void test_state_held(void)
     struct cdd_tree *t = NULL;
     struct cdd_recovery rec;
     int locked = 0;
-    snprintf(root, sizeof root, "%s", scratch("state"));
+    snprintf(root, sizeof root, "%s", fx_scratch("tree-win32/state"));
     CHECK_INT(cdd_tree_open(root, &t), 0);
     CHECK_INT(cdd_tree_lock(t, 0, 1, &locked, &rec), 0);
     CHECK_INT(locked, 1);
@@ -118,10 +93,10 @@ static void test_find_case(void)
     char root[1100];
     struct cdd_tree *t = NULL;
     char *found = NULL;
-    snprintf(root, sizeof root, "%s", scratch("case"));
+    snprintf(root, sizeof root, "%s", fx_scratch("tree-win32/case"));
     CHECK_INT(cdd_tree_open(root, &t), 0);
     CHECK_INT(cdd_tree_mkdirs(t, "bin", NULL), 0);
-    CHECK_INT(write_file(t, "bin/CUDNN64_8.DLL", "old"), 0);
+    CHECK_INT(fx_tree_put(t, "bin/CUDNN64_8.DLL", "old"), 0);
     CHECK_INT(cdd_tree_find_case(t, "bin", "cudnn64_8.dll", &found), 0);
     CHECK_STR(found, "CUDNN64_8.DLL");
     free(found);

@@ -8,6 +8,7 @@
  * single-threaded path gives the same file, and a truncated file (no index)
  * goes the single-threaded way and is refused there. POSIX only (the xz and
  * tar tools); skipped where the build has no threaded decoder. */
+#include "fixture.h"
 #include "test.h"
 
 #include <stdint.h>
@@ -55,24 +56,6 @@ static void write_payload(const char *path, size_t n, uint32_t seed)
         fputc(c, f);
     }
     fclose(f);
-}
-
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *b = NULL;
-    long len;
-    *n = 0;
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = malloc((size_t)len + 1);
-    if (b && fread(b, 1, (size_t)len, f) == (size_t)len)
-        *n = (size_t)len;
-    fclose(f);
-    return b;
 }
 
 static void setup(void)
@@ -177,7 +160,7 @@ static void test_decodes_the_exact_tar(void)
     int err = 0;
     if (!have_tools)
         return;
-    want = slurp(path_of("a.tar"), &want_n);
+    want = fx_read(path_of("a.tar"), &want_n);
     for (unsigned t = 1; t <= 4; t *= 2) {
         got = decode_all(path_of("multi.tar.xz"), t, &got_n, &err);
         CHECK_INT(err, 0);
@@ -261,7 +244,7 @@ static void test_reader_takes_the_threaded_path(void)
 static void damage(const char *from, const char *to, double at)
 {
     size_t n = 0;
-    unsigned char *b = slurp(from, &n);
+    unsigned char *b = fx_read(from, &n);
     FILE *f = fopen(to, "wb");
     CHECK(b && f && n > 0);
     if (!b || !f)
@@ -321,7 +304,7 @@ static void test_truncated_is_refused(void)
     free(b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     static const struct t_case cases[] = {
         TEST(test_blocks_counted),
@@ -334,7 +317,7 @@ int main(void)
     setup();
     if (!have_tools)
         fprintf(stderr, "skip: no threaded xz decoder, or no xz or tar tool\n");
-    r = t_run(cases, sizeof cases / sizeof cases[0]);
+    r = t_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
     cdd_fs_remove_tree(root);
     return r;
 }

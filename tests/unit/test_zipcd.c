@@ -3,6 +3,7 @@
  * -- and the check must refuse it with the right code, naming the entry and
  * the field; the good ones (descriptors, zip64, Unicode Path, comments)
  * must pass, and what libarchive then yields must match the records. */
+#include "fixture.h"
 #include "test.h"
 
 #include <stdint.h>
@@ -16,24 +17,13 @@
 
 /* ---- scratch ----------------------------------------------------------------- */
 
-static char tmp_root[512];
-
+/* A path in the scratch root; the first use sets the locale as the CLI does. */
 static const char *tmp_path(const char *name)
 {
-    static char buf[1024];
-    if (!tmp_root[0]) {
-        const char *base = getenv("CDD_TEST_TMP");
-        snprintf(tmp_root, sizeof tmp_root, "%s/zipcd-%ld",
-                 base && *base ? base : "/tmp", cdd_getpid());
-        cdd_fs_remove_tree(tmp_root);
-        if (cdd_fs_mkdirs(tmp_root, NULL) != 0) {
-            fprintf(stderr, "cannot create %s\n", tmp_root);
-            exit(2);
-        }
+    static int init;
+    if (!init++)
         CHECK_INT(cdd_archive_init(), 0);
-    }
-    snprintf(buf, sizeof buf, "%s/%s", tmp_root, name);
-    return buf;
+    return fx_tmp(name);
 }
 
 /* ---- a zip writer that can lie -------------------------------------------- */
