@@ -8,6 +8,7 @@
 #ifndef CDD_ERROR_H
 #define CDD_ERROR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* X(name, exit_code, message) */
@@ -63,6 +64,15 @@ int cdd_fail(int code, const char *path, int os_err, const char *fmt, ...)
 #endif
     ;
 
+/* cdd_fail() with the arguments as a va_list (for wrappers that add to the
+ * record, such as one that releases the names it showed). */
+int cdd_vfail(int code, const char *path, int os_err, const char *fmt,
+              va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 0)))
+#endif
+    ;
+
 /* Like cdd_fail() with os_err taken from errno, and the code derived from it
  * (ENOSPC -> NOSPC, EACCES/EPERM/EROFS -> PERM, ENOENT -> NOTFOUND, else IO). */
 int cdd_fail_errno(const char *path, int os_err, const char *fmt, ...)
@@ -70,6 +80,12 @@ int cdd_fail_errno(const char *path, int os_err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* Keep s (a malloc'd string, e.g. a name rendered for a message) until the
+ * next failure of this thread is recorded, then free it; returns s, or a
+ * placeholder for NULL (out of memory). For the arguments of the cdd_fail()
+ * that follows: a message may name up to four kept strings. */
+const char *cdd_err_keep(char *s);
 
 const struct cdd_errinfo *cdd_last_error(void);
 void cdd_clear_error(void);

@@ -52,6 +52,29 @@ int cdd_err_exit_code(int code)
     return code == 0 ? 0 : d ? d->exit_code : 4;
 }
 
+/* Strings kept for the message being made (cdd_err_keep), released once it
+ * is recorded. */
+#define KEEP_N 4
+static _Thread_local char *kept[KEEP_N];
+static _Thread_local unsigned n_kept;
+
+const char *cdd_err_keep(char *s)
+{
+    unsigned k = n_kept++ % KEEP_N;
+    free(kept[k]);
+    kept[k] = s;
+    return s ? s : "(name not shown: out of memory)";
+}
+
+static void drop_kept(void)
+{
+    for (unsigned k = 0; k < KEEP_N; k++) {
+        free(kept[k]);
+        kept[k] = NULL;
+    }
+    n_kept = 0;
+}
+
 /* Written into a fresh record, then copied: path and the arguments may be
  * the last failure's own text (a caller adding to the message it is
  * replacing, as a roll-back does), and formatting into the buffer being read
@@ -68,7 +91,15 @@ static int vfail(int code, const char *path, int os_err, const char *fmt,
     else
         next.msg[0] = '\0';
     last = next;
+    drop_kept();
     return code;
+}
+
+int cdd_vfail(int code, const char *path, int os_err, const char *fmt,
+              va_list ap)
+{
+    last_is_errno = 0;
+    return vfail(code, path, os_err, fmt, ap);
 }
 
 int cdd_fail(int code, const char *path, int os_err, const char *fmt, ...)
