@@ -92,7 +92,7 @@ struct cdd_archive {
     uint64_t rpos;             /* ... its position */
     void *rbuf;                /* ... the block it reads into */
     int io_err;                /* a read of the file failed: its error, */
-    struct cdd_errinfo io_info; /* ... and the record that said so */
+    struct cdd_errsave io_info; /* ... and the record that said so */
 };
 
 static const char *la_msg(struct archive *a)
@@ -113,9 +113,9 @@ static char *cur_name(struct cdd_archive *ar)
  * one to report, whatever libarchive made of the missing bytes. */
 static int io_failed(struct cdd_archive *ar)
 {
-    const struct cdd_errinfo *e = &ar->io_info;
     ar->failed = 1;
-    return cdd_fail(ar->io_err, e->path, e->os_err, "%s", e->msg);
+    cdd_error_restore(&ar->io_info);
+    return ar->io_err;
 }
 
 static int corrupt(struct cdd_archive *ar, const char *what)
@@ -467,9 +467,9 @@ static la_ssize_t src_read(struct archive *a, void *ud, const void **buf)
     if (r < 0) {
         if (!ar->io_err) {
             ar->io_err = r;
-            ar->io_info = *cdd_last_error();
+            cdd_error_save(&ar->io_info);
         }
-        archive_set_error(a, EIO, "%s", ar->io_info.msg);
+        archive_set_error(a, EIO, "%s", ar->io_info.info.msg);
         return -1;
     }
     ar->rpos += got;
@@ -929,5 +929,6 @@ void cdd_archive_close(struct cdd_archive *ar)
     free(ar->name.s);
     free(ar->link.s);
     free(ar->path);
+    cdd_error_save_free(&ar->io_info);
     free(ar);
 }

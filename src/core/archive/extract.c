@@ -963,6 +963,7 @@ static int run_workers(struct xstate *x)
         (void)cdd_thread_join(thr[k]);
     if (x->failed)
         r = cdd_error_restore(&x->err);
+    cdd_error_save_free(&x->err);
 out:
     for (size_t k = 0; w && k < n_w; k++)
         worker_clear(&w[k]);

@@ -23,7 +23,7 @@
 
 static char *dup_or_null(const char *s, int *oom)
 {
-    char *d = s ? strdup(s) : NULL;
+    char *d = cdd_strdup(s);
     if (s && !d)
         *oom = 1;
     return d;
