@@ -124,8 +124,8 @@ static int vfail(int code, const char *path, int os_err, const char *fmt,
         m[0] = '\0';
         if (fmt)
             vsnprintf(m, room, fmt, ap);
-        if (plen >= sizeof p || mlen >= room || !fmt || n < 0)
-            strcat(m, oom_mark);
+        if (plen >= sizeof p || (fmt && (mlen >= room || n < 0)))
+            strcat(m, oom_mark); /* something was cut: say so */
         free(last_text);
         last_text = NULL;
         memcpy(fb_path, p, sizeof p);
