@@ -8,6 +8,7 @@
 #ifndef CDD_ERROR_H
 #define CDD_ERROR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* X(name, exit_code, message) */
@@ -47,12 +48,17 @@ enum cdd_err {
     CDD_E_LAST_VALUE
 };
 
-/* Details of the most recent failure in this thread. */
+/* Details of the most recent failure in this thread. path and msg are
+ * whole (never cut) and never NULL; they belong to the thread's record and
+ * stay valid until its next failure is recorded or cleared: to keep them
+ * past that (across a roll-back, to another thread), save the record
+ * (struct cdd_errsave below). When memory runs out while a failure is
+ * recorded, the record still says what failed, cut and marked as such. */
 struct cdd_errinfo {
     int code;            /* CDD_E_* */
     int os_err;          /* errno or GetLastError(), 0 if none */
-    char path[1024];     /* file the failure concerns, may be empty */
-    char msg[1024];      /* what exactly went wrong, may be empty */
+    const char *path;    /* file the failure concerns, may be "" */
+    const char *msg;     /* what exactly went wrong, may be "" */
 };
 
 /* Record a failure and return code, so callers can write
@@ -60,6 +66,15 @@ struct cdd_errinfo {
 int cdd_fail(int code, const char *path, int os_err, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* cdd_fail() with the arguments as a va_list (for wrappers that add to the
+ * record, such as one that releases the names it showed). */
+int cdd_vfail(int code, const char *path, int os_err, const char *fmt,
+              va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 0)))
 #endif
     ;
 
@@ -71,18 +86,35 @@ int cdd_fail_errno(const char *path, int os_err, const char *fmt, ...)
 #endif
     ;
 
+/* Keep s (a malloc'd string, e.g. a name rendered for a message) until the
+ * next failure of this thread is recorded, then free it; returns s, or a
+ * placeholder for NULL (out of memory). For the arguments of the cdd_fail()
+ * that follows: a message may name up to four kept strings. */
+const char *cdd_err_keep(char *s);
+
 const struct cdd_errinfo *cdd_last_error(void);
 void cdd_clear_error(void);
 
-/* The last failure of this thread, saved to be taken over by another thread
- * (extraction workers report to the thread that started them). */
+/* The last failure of this thread, saved whole (its own copy of the text)
+ * to be reported later: after a roll-back that may fail in its turn, or by
+ * another thread (extraction workers report to the thread that started
+ * them). A save is a value: copying the struct hands the copy on; release
+ * the one that holds it with cdd_error_save_free. A save made while memory
+ * runs out keeps the code and says that the details were lost. */
 struct cdd_errsave {
     struct cdd_errinfo info;
     int is_errno;
+    char *text; /* path and msg, owned */
 };
 void cdd_error_save(struct cdd_errsave *s);
-/* Make s this thread's last failure; returns its code. */
+/* Make s this thread's last failure (a copy: s stays valid and may be
+ * restored again); returns its code. A zeroed save restores code 0. */
 int cdd_error_restore(const struct cdd_errsave *s);
+/* Release s's text; s reads as zeroed afterwards. Accepts a zeroed save. */
+void cdd_error_save_free(struct cdd_errsave *s);
+/* Release this thread's record and kept strings (a thread's last act;
+ * cdd_thread_start's threads call it). */
+void cdd_error_thread_end(void);
 
 /* Name ("MANIFEST"), message and exit code for a CDD_E_* code. */
 const char *cdd_err_name(int code);

@@ -55,6 +55,14 @@ char *cdd_path_printable(const char *name, char *buf, size_t len);
  * CDD_SHOWN(s) is s, or a placeholder where the copy could not be made. */
 char *cdd_path_shown(const char *name);
 #define CDD_SHOWN(s) ((s) ? (s) : "(name not shown: out of memory)")
+/* The same for len raw bytes of an archive's name field, which may hold
+ * NULs: each shown as U+2400 (SYMBOL FOR NULL) so the message says where
+ * a reader that stops at it would cut. malloc'd; NULL on out of memory. */
+char *cdd_path_shown_bytes(const void *name, size_t len);
+/* cdd_path_shown / cdd_path_shown_bytes kept for the message the next
+ * cdd_fail() records (cdd_err_keep): for its arguments only. */
+const char *cdd_path_q(const char *name);
+const char *cdd_path_qn(const void *name, size_t len);
 
 /* Last component of a path, after the last '/' or '\\' (pointer into
  * path). */

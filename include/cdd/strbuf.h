@@ -29,6 +29,7 @@ struct cdd_sb {
     size_t cap;       /* bytes allocated */
     size_t max;       /* most bytes it may hold */
     const char *what; /* named in the error ("path", "file name") */
+    int err;          /* the first failure of cdd_sb_catf (sticky), or 0 */
 };
 
 /* An empty buffer that may hold up to max bytes; what (a static string)
@@ -43,6 +44,11 @@ int cdd_sb_adds(struct cdd_sb *sb, const char *s);
 int cdd_sb_addf(struct cdd_sb *sb, const char *fmt, ...) CDD_PRINTF(2, 3);
 int cdd_sb_vaddf(struct cdd_sb *sb, const char *fmt, va_list ap)
     CDD_PRINTF(2, 0);
+/* Append printf output unless an earlier cdd_sb_catf on sb failed; the
+ * first failure sticks in sb->err (read it with cdd_sb_error), so a text
+ * built from many pieces is checked once, at the end. */
+void cdd_sb_catf(struct cdd_sb *sb, const char *fmt, ...) CDD_PRINTF(2, 3);
+int cdd_sb_error(const struct cdd_sb *sb);
 /* Room for n more bytes without another allocation. */
 int cdd_sb_reserve(struct cdd_sb *sb, size_t n);
 /* Set the content to s / printf output (the bound still applies). */

@@ -115,16 +115,19 @@ static int components(const struct cdd_cmdline *cl,
  * check it against NVIDIA's current JSON. */
 static int respin_download(const struct cdd_pick *p)
 {
-    char msg[sizeof cdd_last_error()->msg]; /* fixed: as the error record */
-    snprintf(msg, sizeof msg, "%s", cdd_last_error()->msg);
-    return cdd_fail(CDD_E_CHECKSUM, p->a->filename, 0,
-                    "%s. The bytes differ from every release of %s NVIDIA is "
-                    "known to have published (%zu digest%s in the catalog). "
-                    "NVIDIA may have re-spun it under the same name: check "
-                    "it against NVIDIA's current JSON with --redistrib "
-                    "%sredistrib_%s.json", msg, p->a->filename,
-                    p->a->n_digests, p->a->n_digests == 1 ? "" : "s",
-                    CDD_REDISTRIB_BASE_URL, p->rel->label);
+    struct cdd_errsave e; /* the download's failure, kept whole */
+    cdd_error_save(&e);
+    int r = cdd_fail(CDD_E_CHECKSUM, p->a->filename, 0,
+                     "%s. The bytes differ from every release of %s NVIDIA "
+                     "is known to have published (%zu digest%s in the "
+                     "catalog). NVIDIA may have re-spun it under the same "
+                     "name: check it against NVIDIA's current JSON with "
+                     "--redistrib %sredistrib_%s.json", e.info.msg,
+                     p->a->filename, p->a->n_digests,
+                     p->a->n_digests == 1 ? "" : "s", CDD_REDISTRIB_BASE_URL,
+                     p->rel->label);
+    cdd_error_save_free(&e);
+    return r;
 }
 
 /* --mtime SECONDS, else SOURCE_DATE_EPOCH (reproducible-builds.org: a
@@ -410,6 +413,7 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
         } else if (r) {
             cdd_error_restore(&ierr);
         }
+        cdd_error_save_free(&ierr);
         if (got.fetch.path)
             archive = got.fetch.path;
     }
@@ -472,6 +476,7 @@ out:
         cdd_error_save(&e);
         (void)cdd_cli_stream_finish(st, rep, &got, &abandoned);
         cdd_error_restore(&e);
+        cdd_error_save_free(&e);
     }
     cdd_rfile_close(sf);
     free(spath);

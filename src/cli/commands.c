@@ -224,6 +224,7 @@ int cdd_cli_main(int argc, char **argv)
         cdd_error_save(&saved);
         char *h = cdd_cli_hint(&cl, cmd, r);
         cdd_error_restore(&saved);
+        cdd_error_save_free(&saved);
         cdd_report_error(rep, r);
         if (h)
             cdd_report_hint(rep, h);

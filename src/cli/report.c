@@ -349,7 +349,7 @@ static void report_fix(struct cdd_report *r, struct cdd_jw *w,
         cdd_clear_error();
         char *cmd = cdd_shell_render_alt(r->shell, f, alt);
         const struct cdd_errinfo *e = cdd_last_error();
-        size_t wcap = 4 * (sizeof e->path + sizeof e->msg) + 2048;
+        size_t wcap = 4 * (strlen(e->path) + strlen(e->msg)) + 2048;
         char *why = cmd ? NULL : malloc(wcap);
         if (why)
             cdd_error_format(why, wcap);
@@ -502,7 +502,7 @@ void cdd_report_error(struct cdd_report *r, int code)
 {
     const struct cdd_errinfo *e = cdd_last_error();
     /* The whole record, each byte escaped to at most 4, and the OS text. */
-    size_t cap = 4 * (sizeof e->path + sizeof e->msg) + 2048;
+    size_t cap = 4 * (strlen(e->path) + strlen(e->msg)) + 2048;
     char *msg = malloc(cap);
     if (!msg)
         msg = cdd_strdup("out of memory");

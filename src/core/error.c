@@ -2,6 +2,8 @@
  * the cancellation flag set from signal handlers. */
 #include "cdd/error.h"
 
+#include "cdd/compat_attr.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -52,23 +54,109 @@ int cdd_err_exit_code(int code)
     return code == 0 ? 0 : d ? d->exit_code : 4;
 }
 
-/* Written into a fresh record, then copied: path and the arguments may be
- * the last failure's own text (a caller adding to the message it is
- * replacing, as a roll-back does), and formatting into the buffer being read
- * garbles it (the message repeated itself inside its own parentheses). */
+/* Strings kept for the message being made (cdd_err_keep), released once it
+ * is recorded. */
+#define KEEP_N 4
+static _Thread_local char *kept[KEEP_N];
+static _Thread_local unsigned n_kept;
+
+const char *cdd_err_keep(char *s)
+{
+    unsigned k = n_kept++ % KEEP_N;
+    free(kept[k]);
+    kept[k] = s;
+    return s ? s : "(name not shown: out of memory)";
+}
+
+static void drop_kept(void)
+{
+    for (unsigned k = 0; k < KEEP_N; k++) {
+        free(kept[k]);
+        kept[k] = NULL;
+    }
+    n_kept = 0;
+}
+
+/* The record's text: path and message in one allocated block. When it
+ * cannot be allocated, the fallback below holds what fits, marked as cut. */
+static _Thread_local char *last_text;
+#define FALLBACK_LEN 512
+static _Thread_local char fb_path[FALLBACK_LEN]; /* fixed: the out-of-memory fallback, cut and marked */
+static _Thread_local char fb_msg[FALLBACK_LEN]; /* fixed: the out-of-memory fallback, cut and marked */
+
+static const char oom_mark[] = " [cut: out of memory while recording it]";
+
+/* Set the record to code, os_err, path and the text fmt makes. Formatted
+ * into a fresh block, then swapped in: path and the arguments may be the
+ * last failure's own text (a caller adding to the message it is replacing,
+ * as a roll-back does), and formatting into the buffer being read garbles
+ * it. */
 static int vfail(int code, const char *path, int os_err, const char *fmt,
                  va_list ap)
 {
-    static _Thread_local struct cdd_errinfo next;
-    next.code = code;
-    next.os_err = os_err;
-    snprintf(next.path, sizeof next.path, "%s", path ? path : "");
-    if (fmt)
-        vsnprintf(next.msg, sizeof next.msg, fmt, ap);
-    else
-        next.msg[0] = '\0';
-    last = next;
+    va_list ap2;
+    size_t plen = strlen(path ? path : ""), mlen = 0;
+    int n = 0;
+    char *text = NULL;
+    if (fmt) {
+        va_copy(ap2, ap);
+        n = vsnprintf(NULL, 0, fmt, ap2);
+        va_end(ap2);
+        mlen = n > 0 ? (size_t)n : 0;
+    }
+    if (plen < (size_t)-1 / 2 && mlen < (size_t)-1 / 2)
+        text = malloc(plen + 1 + mlen + 1);
+    if (text) {
+        memcpy(text, path ? path : "", plen + 1);
+        text[plen + 1] = '\0';
+        if (fmt && n > 0)
+            vsnprintf(text + plen + 1, mlen + 1, fmt, ap);
+        free(last_text);
+        last_text = text;
+        last.path = text;
+        last.msg = text + plen + 1;
+    } else {
+        /* Out of memory: what fits of each, then the mark, never silent.
+         * Made on the stack first, as above. */
+        char p[FALLBACK_LEN], m[FALLBACK_LEN]; /* fixed: the fallback's scratch */
+        size_t room = sizeof m - sizeof oom_mark;
+        snprintf(p, sizeof p, "%s", path ? path : "");
+        m[0] = '\0';
+        if (fmt)
+            vsnprintf(m, room, fmt, ap);
+        if (plen >= sizeof p || (fmt && (mlen >= room || n < 0)))
+            strcat(m, oom_mark); /* something was cut: say so */
+        free(last_text);
+        last_text = NULL;
+        memcpy(fb_path, p, sizeof p);
+        memcpy(fb_msg, m, sizeof m);
+        last.path = fb_path;
+        last.msg = fb_msg;
+    }
+    last.code = code;
+    last.os_err = os_err;
+    drop_kept();
     return code;
+}
+
+/* Set the record without touching last_is_errno (restore sets it). */
+static int restore_fail(int code, const char *path, int os_err,
+                        const char *fmt, ...) CDD_PRINTF(4, 5);
+static int restore_fail(int code, const char *path, int os_err,
+                        const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(code, path, os_err, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int cdd_vfail(int code, const char *path, int os_err, const char *fmt,
+              va_list ap)
+{
+    last_is_errno = 0;
+    return vfail(code, path, os_err, fmt, ap);
 }
 
 int cdd_fail(int code, const char *path, int os_err, const char *fmt, ...)
@@ -120,12 +208,25 @@ int cdd_fail_errno(const char *path, int os_err, const char *fmt, ...)
 
 const struct cdd_errinfo *cdd_last_error(void)
 {
+    if (!last.path)
+        last.path = "";
+    if (!last.msg)
+        last.msg = "";
     return &last;
 }
 
 void cdd_clear_error(void)
 {
-    memset(&last, 0, sizeof last);
+    free(last_text);
+    last_text = NULL;
+    last.code = last.os_err = 0;
+    last.path = last.msg = "";
+}
+
+void cdd_error_thread_end(void)
+{
+    cdd_clear_error();
+    drop_kept();
 }
 
 /* ---- one line, whatever the text holds ---------------------------------- */
@@ -204,35 +305,55 @@ char *cdd_text_one_line(const char *text, char *buf, size_t len)
     return buf;
 }
 
+/* The whole line, raw: "<path>: <msg> (<OS text>)"; NULL when out of
+ * memory. */
+static char *error_raw(void)
+{
+    const struct cdd_errinfo *e = cdd_last_error();
+    char os[512]; /* fixed: the OS error text */
+    const char *m = e->msg[0] ? e->msg : cdd_err_message(e->code);
+    const char *ot = "";
+    if (e->os_err && e->code != CDD_E_FAULT)
+        ot = last_is_errno ? strerror(e->os_err)
+                           : cdd_os_error_text(e->os_err, os, sizeof os);
+    size_t n = strlen(e->path) + strlen(m) + strlen(ot) + 8;
+    char *raw = malloc(n);
+    if (!raw)
+        return NULL;
+    snprintf(raw, n, "%s%s%s%s%s%s", e->path, e->path[0] ? ": " : "", m,
+             ot[0] ? " (" : "", ot, ot[0] ? ")" : "");
+    return raw;
+}
+
 char *cdd_error_format(char *buf, size_t len)
 {
     /* Built raw, then rendered on one line: the path and the message carry
      * names from archives, manifests, trees and their state, any of which
      * may hold a newline or an escape sequence. */
-    char raw[sizeof last.path + sizeof last.msg + 600]; /* fixed: holds the whole error record and its OS text */
-    size_t n = 0;
-    raw[0] = '\0';
-    if (last.path[0])
-        n += (size_t)snprintf(raw + n, sizeof raw - n, "%s: ", last.path);
-    if (n < sizeof raw) {
-        const char *m = last.msg[0] ? last.msg : cdd_err_message(last.code);
-        n += (size_t)snprintf(raw + n, sizeof raw - n, "%s", m);
+    char *raw = error_raw();
+    if (!raw) {
+        const struct cdd_errinfo *e = cdd_last_error();
+        return cdd_text_one_line(e->msg[0] ? e->msg : cdd_err_message(e->code),
+                                 buf, len);
     }
-    if (n < sizeof raw && last.os_err && last.code != CDD_E_FAULT) {
-        char os[512]; /* fixed: the OS error text */
-        snprintf(raw + n, sizeof raw - n, " (%s)",
-                 last_is_errno ? strerror(last.os_err)
-                               : cdd_os_error_text(last.os_err, os, sizeof os));
-    }
-    return cdd_text_one_line(raw, buf, len);
+    cdd_text_one_line(raw, buf, len);
+    free(raw);
+    return buf;
 }
 
 char *cdd_error_text(void)
 {
-    /* The whole record, each byte escaped to at most 4, and the OS text. */
-    size_t cap = 4 * (sizeof last.path + sizeof last.msg) + 2048;
+    /* The whole record, each byte escaped to at most 4 (\xNN, or 10 for
+     * \u{NNNN} of a 3-byte character). */
+    char *raw = error_raw();
+    if (!raw)
+        return NULL;
+    size_t cap = 4 * strlen(raw) + 1;
     char *buf = malloc(cap);
-    return buf ? cdd_error_format(buf, cap) : NULL;
+    if (buf)
+        cdd_text_one_line(raw, buf, cap);
+    free(raw);
+    return buf;
 }
 
 static volatile sig_atomic_t cancel_flag;
@@ -256,13 +377,39 @@ void cdd_cancel_reset(void)
  * takes it over with these two so that it is reported exactly as made. */
 void cdd_error_save(struct cdd_errsave *s)
 {
-    s->info = last;
+    const struct cdd_errinfo *e = cdd_last_error();
+    size_t pl = strlen(e->path), ml = strlen(e->msg);
+    s->info = *e;
     s->is_errno = last_is_errno;
+    s->text = malloc(pl + 1 + ml + 1);
+    if (s->text) {
+        memcpy(s->text, e->path, pl + 1);
+        memcpy(s->text + pl + 1, e->msg, ml + 1);
+        s->info.path = s->text;
+        s->info.msg = s->text + pl + 1;
+    } else {
+        s->info.path = "";
+        s->info.msg = "the details of this error were lost: out of memory";
+    }
 }
 
 int cdd_error_restore(const struct cdd_errsave *s)
 {
-    last = s->info;
+    int code = s->info.code;
+    if (!code && !s->info.msg) {
+        cdd_clear_error();
+        return 0;
+    }
     last_is_errno = s->is_errno;
-    return last.code;
+    restore_fail(code, s->info.path ? s->info.path : "", s->info.os_err,
+                 "%s", s->info.msg ? s->info.msg : "");
+    return code;
+}
+
+void cdd_error_save_free(struct cdd_errsave *s)
+{
+    if (!s)
+        return;
+    free(s->text);
+    memset(s, 0, sizeof *s);
 }

@@ -60,6 +60,7 @@ void cdd_feed_unref(struct cdd_feed *f)
         return;
     cdd_rfile_close(f->reader);
     free(f->tail);
+    cdd_error_save_free(&f->err);
     cdd_cond_free(f->cv);
     cdd_mutex_free(f->mu);
     free(f);
@@ -144,8 +145,10 @@ void cdd_feed_fail(struct cdd_feed *f)
     cdd_error_save(&e);
     cdd_mutex_lock(f->mu);
     if (!f->failed) {
-        f->err = e;
+        f->err = e; /* handed on: freed with the feed */
         f->failed = 1;
+    } else {
+        cdd_error_save_free(&e);
     }
     if (f->state == CDD_FEED_PENDING)
         f->state = CDD_FEED_FAILED;
@@ -162,10 +165,13 @@ static void stop_reading(struct cdd_feed *f, const char *why,
     cdd_error_save(&e);
     /* The writer's own last error stays its own. */
     (void)cdd_error_restore(&keep);
+    cdd_error_save_free(&keep);
     cdd_mutex_lock(f->mu);
     if (!f->failed) {
-        f->err = e;
+        f->err = e; /* handed on: freed with the feed */
         f->failed = 1;
+    } else {
+        cdd_error_save_free(&e);
     }
     f->why = why;
     f->abandoned |= abandon;

@@ -67,9 +67,11 @@ int cdd_fs_write_atomic(const char *path, const void *buf, size_t len)
     if (!r)
         r = cdd_fs_rename(tmp, path);
     if (r) {
-        struct cdd_errinfo e = *cdd_last_error();
+        struct cdd_errsave e;
+        cdd_error_save(&e);
         cdd_fs_unlink_quiet(tmp);
-        cdd_fail(e.code, e.path, e.os_err, "%s", e.msg);
+        cdd_error_restore(&e);
+        cdd_error_save_free(&e);
         goto out;
     }
     dir = cdd_fs_dirname(path);

@@ -6,6 +6,7 @@
 #include "cdd/pathsafe.h"
 
 #include "casefold.h"
+#include "cdd/error.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -427,6 +428,41 @@ char *cdd_path_shown(const char *name)
     if (!out)
         return NULL;
     return cdd_path_printable(name, out, total + 1);
+}
+
+char *cdd_path_shown_bytes(const void *name, size_t len)
+{
+    const unsigned char *b = name;
+    size_t nuls = 0, o = 0;
+    for (size_t i = 0; i < len; i++)
+        nuls += b[i] == 0;
+    if (len > SIZE_MAX / 4)
+        return NULL;
+    char *raw = malloc(len + 2 * nuls + 1);
+    if (!raw)
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (b[i] == 0) {
+            memcpy(raw + o, "\xE2\x90\x80", 3); /* U+2400 */
+            o += 3;
+        } else {
+            raw[o++] = (char)b[i];
+        }
+    }
+    raw[o] = '\0';
+    char *out = cdd_path_shown(raw);
+    free(raw);
+    return out;
+}
+
+const char *cdd_path_q(const char *name)
+{
+    return cdd_err_keep(cdd_path_shown(name));
+}
+
+const char *cdd_path_qn(const void *name, size_t len)
+{
+    return cdd_err_keep(cdd_path_shown_bytes(name, len));
 }
 
 const char *cdd_path_basename(const char *path)

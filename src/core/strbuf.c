@@ -29,6 +29,7 @@ void cdd_sb_init(struct cdd_sb *sb, size_t max, const char *what)
     sb->len = sb->cap = 0;
     sb->max = max;
     sb->what = what;
+    sb->err = 0;
 }
 
 int cdd_sb_reserve(struct cdd_sb *sb, size_t n)
@@ -95,6 +96,21 @@ int cdd_sb_addf(struct cdd_sb *sb, const char *fmt, ...)
     int rc = cdd_sb_vaddf(sb, fmt, ap);
     va_end(ap);
     return rc;
+}
+
+void cdd_sb_catf(struct cdd_sb *sb, const char *fmt, ...)
+{
+    va_list ap;
+    if (sb->err)
+        return;
+    va_start(ap, fmt);
+    sb->err = cdd_sb_vaddf(sb, fmt, ap);
+    va_end(ap);
+}
+
+int cdd_sb_error(const struct cdd_sb *sb)
+{
+    return sb->err;
 }
 
 int cdd_sb_set(struct cdd_sb *sb, const char *s)

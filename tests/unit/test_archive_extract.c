@@ -831,6 +831,125 @@ static void test_unsafe_names(void)
     cdd_manifest_free(m);
 }
 
+/* Issue 18 from the attacker's side: the bounds on a name, in a tar (pax
+ * names) and a zip. One component of 255 bytes is a name like any other (a
+ * listed file of that name is extracted); 256 bytes is refused, and the
+ * message names the entry whole, not cut. A whole entry name of 1024 bytes
+ * (the bound of pathsafe.c) is taken as safe and gets as far as the
+ * manifest check (it is not listed); 1025 is refused as too long. */
+static char *repeat(char c, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (!s)
+        exit(2);
+    memset(s, c, n);
+    s[n] = '\0';
+    return s;
+}
+
+static char *cat3(const char *a, const char *b, const char *c)
+{
+    size_t n = strlen(a) + strlen(b) + strlen(c);
+    char *s = malloc(n + 1);
+    if (!s)
+        exit(2);
+    snprintf(s, n + 1, "%s%s%s", a, b, c);
+    return s;
+}
+
+/* A path of exactly len bytes: top, then components of 200 'p's (and a
+ * shorter last one) separated by '/'. */
+static char *path_of(const char *top, size_t len)
+{
+    char *s = malloc(len + 1);
+    size_t o = strlen(top), k = 0;
+    if (!s || o >= len)
+        exit(2);
+    memcpy(s, top, o);
+    while (o < len) {
+        if (k == 200 && len - o > 1) {
+            s[o++] = '/';
+            k = 0;
+        } else {
+            s[o++] = 'p';
+            k++;
+        }
+    }
+    s[len] = '\0';
+    return s;
+}
+
+static void test_name_bounds(void)
+{
+    char *c255 = repeat('a', 255), *c256 = repeat('b', 256);
+    for (int zip = 0; zip < 2; zip++) {
+        const char *top = zip ? WTOP : TOP, *kind = zip ? "zip" : "tar";
+        const struct aent *good = zip ? win_good : linux_good;
+        size_t n_good = zip ? N_WIN : N_LINUX;
+        const struct mspec *files = zip ? win_files : linux_files;
+        size_t n_files = zip ? N_WIN_FILES : N_LINUX_FILES;
+        enum cdd_platform pl = zip ? CDD_PLATFORM_WINDOWS_X86_64
+                                   : CDD_PLATFORM_LINUX_X86_64;
+        struct aent ents[64];
+        struct mspec ms[64];
+        struct tsink t = {0};
+        char arch[64];
+        memcpy(ents, good, n_good * sizeof *ents);
+        memcpy(ms, files, n_files * sizeof *ms);
+
+        /* 255 bytes in one component: listed, extracted whole. */
+        char *rel = cat3("include/", c255, "");
+        char *full = cat3(top, rel, "");
+        ents[n_good] = (struct aent){full, 'f', HDR, 0};
+        ms[n_files] = (struct mspec){rel, CDD_ROLE_HEADER, HDR, NULL, 0};
+        struct cdd_manifest *m = mk_manifest(pl, 1, 1, ms, n_files + 1);
+        snprintf(arch, sizeof arch, "name255.%s", kind);
+        write_archive(tmp_path(arch), kind, ents, n_good + 1);
+        run_x(tmp_path(arch), m, 0, &t, 0, NULL);
+        CHECK_INT(t.n_end, (int)n_files + 1); /* the manifest is exact */
+        cdd_manifest_free(m);
+        free(full);
+        free(rel);
+
+        /* 256 bytes: refused, the entry named whole in the message. */
+        full = cat3(top, "include/", c256);
+        ents[n_good] = (struct aent){full, 'f', HDR, 0};
+        m = mk_manifest(pl, 1, 1, files, n_files);
+        snprintf(arch, sizeof arch, "name256.%s", kind);
+        write_archive(tmp_path(arch), kind, ents, n_good + 1);
+        memset(&t, 0, sizeof t);
+        run_x(tmp_path(arch), m, 0, &t, CDD_E_UNSAFE,
+              "component longer than 255 bytes");
+        CHECK_MSG(strstr(cdd_last_error()->msg, full) != NULL,
+                  "the message does not name \"%s\" whole", full);
+        free(full);
+
+        /* A whole name of 1024 bytes passes the name check (and is then
+         * not in the manifest); 1025 bytes is refused for its length. */
+        static const struct {
+            size_t len;
+            int want;
+            const char *msg;
+        } paths[] = {{1024, CDD_E_ARCHIVE, "not in the manifest"},
+                     {1025, CDD_E_UNSAFE, "path longer than 1024 bytes"}};
+        for (size_t k = 0; k < 2; k++) {
+            full = path_of(top, paths[k].len);
+            ents[n_good] = (struct aent){full, 'f', HDR, 0};
+            snprintf(arch, sizeof arch, "path%zu.%s", paths[k].len, kind);
+            write_archive(tmp_path(arch), kind, ents, n_good + 1);
+            memset(&t, 0, sizeof t);
+            run_x(tmp_path(arch), m, 0, &t, paths[k].want, paths[k].msg);
+            CHECK_MSG(strstr(cdd_last_error()->msg, full + strlen(top)),
+                      "the message does not name the %zu-byte path whole",
+                      paths[k].len);
+            free(full);
+        }
+        cdd_manifest_free(m);
+    }
+    free(c255);
+    free(c256);
+}
+
 static void test_hardlink_and_devices(void)
 {
     struct aent h = {TOP "lib/libcudnn_hard.so", 'h',
@@ -1763,7 +1882,8 @@ static void test_cleanup(void)
 TEST_MAIN(TEST(test_sha256_file), TEST(test_archive_reader),
           TEST(test_good_tar_xz), TEST(test_good_other_compressions),
           TEST(test_good_zip), TEST(test_zip_cuda_top),
-          TEST(test_unsafe_names), TEST(test_hardlink_and_devices),
+          TEST(test_unsafe_names), TEST(test_name_bounds),
+          TEST(test_hardlink_and_devices),
           TEST(test_symlinks), TEST(test_symlinks_unlisted),
           TEST(test_unexpected_missing), TEST(test_duplicates),
           TEST(test_sizes_and_hashes), TEST(test_bomb), TEST(test_corrupt),

@@ -1,8 +1,12 @@
 /* Messages are one printable line whatever they carry (error.c):
- * cdd_text_one_line and cdd_error_format, which renders through it. */
+ * cdd_text_one_line and cdd_error_format, which renders through it; the
+ * record and its saves hold long paths and messages whole. */
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "cdd/error.h"
+
 #include "test.h"
 
 static const char *one(const char *in)
@@ -88,7 +92,78 @@ static void test_fail_may_quote_the_last_failure(void)
     cdd_clear_error();
 }
 
+/* Issue 18: the record holds a path up to the platform's limit and a long
+ * message whole (the 1024-byte fields cut both), and the one-line form
+ * carries all of it. */
+static void test_long_record_is_whole(void)
+{
+    size_t pl = 4095, ml = 20000;
+    char *path = malloc(pl + 1), *msg = malloc(ml + 1);
+    CHECK(path && msg);
+    memset(path, 'p', pl);
+    path[0] = '/';
+    path[pl] = '\0';
+    memset(msg, 'm', ml);
+    memcpy(msg + ml - 3, "end", 3);
+    msg[ml] = '\0';
+    cdd_fail(CDD_E_UNSAFE, path, 0, "%s", msg);
+    CHECK_INT(strlen(cdd_last_error()->path), pl);
+    CHECK_STR(cdd_last_error()->path, path);
+    CHECK_STR(cdd_last_error()->msg, msg);
+    char *t = cdd_error_text();
+    CHECK(t && strlen(t) == pl + 2 + ml);
+    CHECK(t && strstr(t, "mmmend") != NULL);
+    free(t);
+    free(path);
+    free(msg);
+    cdd_clear_error();
+    CHECK_STR(cdd_last_error()->path, "");
+    CHECK_STR(cdd_last_error()->msg, "");
+}
+
+/* A save is the record's own copy: later failures (a roll-back's) do not
+ * touch it; it restores whole, more than once, through a copy of the
+ * struct too; a zeroed or freed save restores "no failure". */
+static void test_save_outlives_later_failures(void)
+{
+    struct cdd_errsave s, copy, zero = {0};
+    cdd_fail(CDD_E_NOSPC, "/tree/lib/libcudnn.so.9", 28, "cannot write: %d",
+             42);
+    cdd_error_save(&s);
+    for (int i = 0; i < 100; i++)
+        cdd_fail(CDD_E_IO, "/elsewhere", 5, "roll-back step %d failed", i);
+    copy = s;
+    CHECK_INT(cdd_error_restore(&copy), CDD_E_NOSPC);
+    CHECK_STR(cdd_last_error()->path, "/tree/lib/libcudnn.so.9");
+    CHECK_STR(cdd_last_error()->msg, "cannot write: 42");
+    CHECK_INT(cdd_last_error()->os_err, 28);
+    cdd_fail(CDD_E_IO, NULL, 0, "another");
+    CHECK_INT(cdd_error_restore(&s), CDD_E_NOSPC);
+    CHECK_STR(cdd_last_error()->msg, "cannot write: 42");
+    cdd_error_save_free(&s);
+    CHECK_INT(cdd_error_restore(&s), 0);
+    CHECK_INT(cdd_error_restore(&zero), 0);
+    CHECK_STR(cdd_last_error()->msg, "");
+    cdd_error_save_free(&zero);
+}
+
+/* Names kept for a message (cdd_err_keep) are released when it is
+ * recorded; a NULL (out of memory) shows a placeholder. */
+static void test_kept_names(void)
+{
+    char *a = malloc(4);
+    CHECK(a != NULL);
+    strcpy(a, "abc");
+    cdd_fail(CDD_E_UNSAFE, NULL, 0, "entry \"%s\" and \"%s\"",
+             cdd_err_keep(a), cdd_err_keep(NULL));
+    CHECK_STR(cdd_last_error()->msg,
+              "entry \"abc\" and \"(name not shown: out of memory)\"");
+    cdd_clear_error();
+}
+
 TEST_MAIN(TEST(test_controls_are_escaped),
+          TEST(test_long_record_is_whole),
+          TEST(test_save_outlives_later_failures), TEST(test_kept_names),
           TEST(test_fail_may_quote_the_last_failure),
           TEST(test_unicode_controls_are_escaped),
           TEST(test_bad_utf8_is_escaped_byte_by_byte),

@@ -178,6 +178,30 @@ static void test_vec(void)
     cdd_vec_free(NULL);
 }
 
+/* cdd_sb_catf: the first failure sticks, later pieces are dropped, the
+ * content stays what fitted, and the error is read once at the end. */
+static void test_catf_sticky(void)
+{
+    struct cdd_sb sb;
+    cdd_sb_init(&sb, 10, "detail");
+    cdd_sb_catf(&sb, "%s", "12345");
+    CHECK_INT(cdd_sb_error(&sb), 0);
+    cdd_sb_catf(&sb, "%d", 678901);
+    CHECK_INT(cdd_sb_error(&sb), CDD_E_TOOLONG);
+    CHECK(strstr(cdd_last_error()->msg, "detail longer than 10 bytes"));
+    cdd_sb_catf(&sb, "x");
+    CHECK_STR(cdd_sb_str(&sb), "12345");
+    CHECK_INT(cdd_sb_error(&sb), CDD_E_TOOLONG);
+    cdd_sb_free(&sb);
+    cdd_sb_init(&sb, 10, "detail");
+    CHECK_INT(cdd_sb_error(&sb), 0);
+    cdd_sb_catf(&sb, "%s", "0123456789");
+    CHECK_INT(cdd_sb_error(&sb), 0);
+    CHECK_STR(cdd_sb_str(&sb), "0123456789");
+    cdd_sb_free(&sb);
+}
+
 TEST_MAIN(TEST(test_empty), TEST(test_growth), TEST(test_max_exact_then_over),
           TEST(test_printf), TEST(test_join), TEST(test_nul_bytes),
-          TEST(test_bounds_of_platform), TEST(test_strdup), TEST(test_vec))
+          TEST(test_bounds_of_platform), TEST(test_strdup), TEST(test_vec),
+          TEST(test_catf_sticky))

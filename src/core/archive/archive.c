@@ -92,7 +92,7 @@ struct cdd_archive {
     uint64_t rpos;             /* ... its position */
     void *rbuf;                /* ... the block it reads into */
     int io_err;                /* a read of the file failed: its error, */
-    struct cdd_errinfo io_info; /* ... and the record that said so */
+    struct cdd_errsave io_info; /* ... and the record that said so */
 };
 
 static const char *la_msg(struct archive *a)
@@ -113,9 +113,9 @@ static char *cur_name(struct cdd_archive *ar)
  * one to report, whatever libarchive made of the missing bytes. */
 static int io_failed(struct cdd_archive *ar)
 {
-    const struct cdd_errinfo *e = &ar->io_info;
     ar->failed = 1;
-    return cdd_fail(ar->io_err, e->path, e->os_err, "%s", e->msg);
+    cdd_error_restore(&ar->io_info);
+    return ar->io_err;
 }
 
 static int corrupt(struct cdd_archive *ar, const char *what)
@@ -329,8 +329,6 @@ static void end_inflate(struct cdd_archive *ar);
 static int zip_match(struct cdd_archive *ar, struct cdd_archive_entry *e)
 {
     const struct cdd_zipcd_entry *ze = cdd_zipcd_get(ar->zip, ar->zip_next);
-    char nb[512], zb[512];
-
     ar->failed = 1; /* until it matches */
     /* A zip still downloading: its local headers up to this one. */
     int zr = ze ? cdd_zipcd_check_through(ar->zip, ar->zf, ar->path,
@@ -342,29 +340,29 @@ static int zip_match(struct cdd_archive *ar, struct cdd_archive_entry *e)
         return cdd_fail(CDD_E_UNSAFE, ar->path, 0,
                         "zip: libarchive yields entry \"%s\" beyond the %zu "
                         "records of the central directory",
-                        cdd_path_printable(e->path, nb, sizeof nb),
+                        cdd_path_q(e->path),
                         cdd_zipcd_count(ar->zip));
     ar->zip_next++;
     if (strcmp(e->path, ze->name) != 0)
         return cdd_fail(CDD_E_UNSAFE, ar->path, 0,
                         "zip: entry \"%s\": libarchive reads it as \"%s\" "
                         "(a name other readers do not see)",
-                        cdd_path_printable(ze->name, zb, sizeof zb),
-                        cdd_path_printable(e->path, nb, sizeof nb));
+                        cdd_path_q(ze->name),
+                        cdd_path_q(e->path));
     if (ze->type == CDD_ENTRY_OTHER) {
         e->type = CDD_ENTRY_OTHER;
     } else if (ze->type != e->type) {
         return cdd_fail(CDD_E_UNSAFE, ar->path, 0,
                         "zip: entry \"%s\": libarchive reads a %s, the "
                         "central directory says a %s",
-                        cdd_path_printable(ze->name, zb, sizeof zb),
+                        cdd_path_q(ze->name),
                         type_word(e->type), type_word(ze->type));
     } else if (e->type == CDD_ENTRY_FILE &&
                (!e->size_known || e->size != ze->usize)) {
         return cdd_fail(CDD_E_CORRUPT, ar->path, 0,
                         "zip: entry \"%s\": libarchive reads a size of "
                         "%llu, the central directory says %llu",
-                        cdd_path_printable(ze->name, zb, sizeof zb),
+                        cdd_path_q(ze->name),
                         (unsigned long long)e->size,
                         (unsigned long long)ze->usize);
     }
@@ -469,9 +467,9 @@ static la_ssize_t src_read(struct archive *a, void *ud, const void **buf)
     if (r < 0) {
         if (!ar->io_err) {
             ar->io_err = r;
-            ar->io_info = *cdd_last_error();
+            cdd_error_save(&ar->io_info);
         }
-        archive_set_error(a, EIO, "%s", ar->io_info.msg);
+        archive_set_error(a, EIO, "%s", ar->io_info.info.msg);
         return -1;
     }
     ar->rpos += got;
@@ -952,5 +950,6 @@ void cdd_archive_close(struct cdd_archive *ar)
     free(ar->name.s);
     free(ar->link.s);
     free(ar->path);
+    cdd_error_save_free(&ar->io_info);
     free(ar);
 }

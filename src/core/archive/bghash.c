@@ -134,6 +134,7 @@ int cdd_bghash_finish_rec(struct cdd_bghash *b, struct cdd_idrec *rec,
             *size = b->size;
     }
     free(b->path);
+    cdd_error_save_free(&b->err);
     free(b);
     return r;
 }
@@ -145,5 +146,6 @@ void cdd_bghash_cancel(struct cdd_bghash *b)
     atomic_store(&b->stop, 1);
     (void)cdd_thread_join(b->thr);
     free(b->path);
+    cdd_error_save_free(&b->err);
     free(b);
 }

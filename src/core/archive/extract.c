@@ -105,15 +105,11 @@ struct xstate {
     uint64_t total_bytes;
 };
 
-/* Quote an untrusted name into one of a few rotating buffers, so a message
- * can name two entries. */
+/* An untrusted name, quoted whole for the cdd_fail() it is an argument of
+ * (kept until that message is recorded; a message may name four). */
 static const char *q(const char *name)
 {
-    static _Thread_local char bufs[3][320];
-    static _Thread_local int next;
-    char *b = bufs[next];
-    next = (next + 1) % 3;
-    return cdd_path_printable(name, b, sizeof bufs[0]);
+    return cdd_path_q(name);
 }
 
 static int nomem(struct xstate *x)
@@ -568,7 +564,7 @@ static int file_data(struct xworker *w, const struct cdd_archive_entry *e,
     x->bytes_all += total;
     if (mf && mf->has_sha256 &&
         memcmp(mf->sha256, xe->sha256, CDD_SHA256_LEN) != 0) {
-        char got_hex[CDD_SHA256_HEX], want_hex[CDD_SHA256_HEX];
+        char got_hex[CDD_SHA256_HEX], want_hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
         cdd_hex_encode(xe->sha256, CDD_SHA256_LEN, got_hex);
         cdd_hex_encode(mf->sha256, CDD_SHA256_LEN, want_hex);
         r = cdd_fail(CDD_E_CHECKSUM, x->apath, 0,
@@ -967,6 +963,7 @@ static int run_workers(struct xstate *x)
         (void)cdd_thread_join(thr[k]);
     if (x->failed)
         r = cdd_error_restore(&x->err);
+    cdd_error_save_free(&x->err);
 out:
     for (size_t k = 0; w && k < n_w; k++)
         worker_clear(&w[k]);

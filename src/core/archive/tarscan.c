@@ -14,6 +14,7 @@
 #include "cdd/compat_attr.h"
 #include "cdd/error.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 
 #define BLOCK 512u
 
@@ -29,13 +30,12 @@ enum st {
 struct cdd_tarscan {
     char *path;
     enum st st;
-    unsigned char hdr[BLOCK];
+    unsigned char hdr[BLOCK]; /* fixed: one tar header block */
     size_t hlen;
     uint64_t left, pad; /* body bytes left, then padding to skip */
     char kind;          /* 'L' or 'K' in ST_LONGNAME */
     int long_nul;       /* the long name's terminating NUL was seen */
-    char long_shown[160];
-    size_t long_len;
+    struct cdd_sb long_name; /* the long name so far, raw, for messages */
     unsigned char *pax;
     size_t pax_len, pax_want;
     int have_size;      /* a pax "size" record for the next member */
@@ -57,6 +57,7 @@ int cdd_tarscan_new(const char *path, struct cdd_tarscan **out)
         free(s);
         return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
     }
+    cdd_sb_init(&s->long_name, CDD_TARSCAN_PAX_MAX, "GNU long name");
     *out = s;
     return 0;
 }
@@ -67,6 +68,7 @@ void cdd_tarscan_free(struct cdd_tarscan *s)
         return;
     free(s->pax);
     free(s->path);
+    cdd_sb_free(&s->long_name);
     free(s);
 }
 
@@ -75,29 +77,21 @@ static int fail(struct cdd_tarscan *s, int code, const char *fmt, ...)
 
 static int fail(struct cdd_tarscan *s, int code, const char *fmt, ...)
 {
-    char msg[800];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     s->st = ST_FAILED;
-    s->err = cdd_fail(code, s->path, 0, "%s", msg);
+    s->err = cdd_vfail(code, s->path, 0, fmt, ap);
+    va_end(ap);
     return s->err;
 }
 
-/* An untrusted name, escaped for a message. */
-static const char *pr(const char *raw, char *buf, size_t len)
+/* The header's own name field (up to its first NUL), escaped. */
+static const char *hname(struct cdd_tarscan *s)
 {
-    return cdd_path_printable(raw, buf, len);
-}
-
-/* The header's own name field, escaped, for messages. */
-static const char *hname(const struct cdd_tarscan *s, char *buf, size_t len)
-{
-    char raw[101];
-    memcpy(raw, s->hdr, 100);
-    raw[100] = '\0';
-    return pr(raw, buf, len);
+    const void *nul = memchr(s->hdr, 0, 100);
+    return cdd_path_qn(s->hdr,
+                    nul ? (size_t)((const unsigned char *)nul - s->hdr)
+                        : 100);
 }
 
 /* A numeric field as libarchive reads it: base-256 when the high bit of the
@@ -189,7 +183,6 @@ static void ext_reset(struct cdd_tarscan *s)
 static int header(struct cdd_tarscan *s)
 {
     const unsigned char *h = s->hdr;
-    char nb[320];
     uint64_t size;
     char t = (char)h[156];
     /* As libarchive tells them apart: GNU ("ustar  \0") keeps other
@@ -204,16 +197,16 @@ static int header(struct cdd_tarscan *s)
     }
     if (!checksum_ok(h))
         return fail(s, CDD_E_CORRUPT,
-                    "tar: header of \"%s\": bad checksum", hname(s, nb, sizeof nb));
+                    "tar: header of \"%s\": bad checksum", hname(s));
     if (num_field(h + 124, 12, &size) < 0)
         return fail(s, CDD_E_CORRUPT, "tar: member \"%s\": invalid size",
-                    hname(s, nb, sizeof nb));
+                    hname(s));
     if (!field_clean(h, 100) || !field_clean(h + 157, 100) ||
         (ustar && !field_clean(h + 345, 155)))
         return fail(s, CDD_E_UNSAFE,
                     "tar: member \"%s\": bytes after the NUL that ends a name "
                     "field",
-                    hname(s, nb, sizeof nb));
+                    hname(s));
     /* A GNU header of any type carries a sparse map (386), its extension
      * flag (482) and a real size (483): the tar reader reads them whatever
      * the type, builds the map, and pads the data with zeros to the real
@@ -223,7 +216,7 @@ static int header(struct cdd_tarscan *s)
         return fail(s, CDD_E_UNSAFE,
                     "tar: member \"%s\": GNU sparse map or real size in its "
                     "header (sparse members are not allowed)",
-                    hname(s, nb, sizeof nb));
+                    hname(s));
     switch (t) {
     case 'L':
     case 'K':
@@ -234,17 +227,16 @@ static int header(struct cdd_tarscan *s)
                         "tar: two GNU long %ss for one member (before "
                         "\"%s\")",
                         t == 'L' ? "name" : "link name",
-                        hname(s, nb, sizeof nb));
+                        hname(s));
         if (size > CDD_TARSCAN_PAX_MAX)
             return fail(s, CDD_E_CORRUPT,
                         "tar: a GNU long %s of more than 1 MiB (before "
                         "\"%s\")",
-                        t == 'L' ? "name" : "link name", hname(s, nb, sizeof nb));
+                        t == 'L' ? "name" : "link name", hname(s));
         s->kind = t;
         s->long_nul = 0;
         s->long_last = 0;
-        s->long_len = 0;
-        s->long_shown[0] = '\0';
+        cdd_sb_reset(&s->long_name);
         s->left = size;
         s->pad = padding(size);
         s->st = size ? ST_LONGNAME : ST_HEADER;
@@ -256,11 +248,11 @@ static int header(struct cdd_tarscan *s)
             return fail(s, CDD_E_CORRUPT,
                         "tar: two pax headers for one member (before "
                         "\"%s\")",
-                        hname(s, nb, sizeof nb));
+                        hname(s));
         if (size > CDD_TARSCAN_PAX_MAX)
             return fail(s, CDD_E_CORRUPT,
                         "tar: pax header \"%s\" larger than 1 MiB",
-                        hname(s, nb, sizeof nb));
+                        hname(s));
         free(s->pax);
         s->pax = NULL;
         s->pax_len = 0;
@@ -281,7 +273,7 @@ static int header(struct cdd_tarscan *s)
         return fail(s, CDD_E_UNSAFE,
                     "tar: member \"%s\": GNU sparse members are not "
                     "allowed",
-                    hname(s, nb, sizeof nb));
+                    hname(s));
     case '0':
     case '\0':
     case '7': {
@@ -292,7 +284,7 @@ static int header(struct cdd_tarscan *s)
             return fail(s, CDD_E_CORRUPT,
                         "tar: member \"%s\": both a GNU long name and a pax "
                         "path",
-                        hname(s, nb, sizeof nb));
+                        hname(s));
         if (s->have_path)
             slash = s->path_slash;
         else if (s->n_long)
@@ -311,7 +303,7 @@ static int header(struct cdd_tarscan *s)
             return fail(s, CDD_E_CORRUPT,
                         "tar: member \"%s\": a folder (its name ends in '/') "
                         "with a size",
-                        hname(s, nb, sizeof nb));
+                        hname(s));
         ext_reset(s);
         skip(s, size, padding(size));
         return 0;
@@ -332,13 +324,13 @@ static int header(struct cdd_tarscan *s)
             return fail(s, CDD_E_CORRUPT,
                         "tar: member \"%s\": a size on a member that carries "
                         "no data",
-                        hname(s, nb, sizeof nb));
+                        hname(s));
         s->st = ST_HEADER;
         return 0;
     default: {
-        char tb[2] = {t, '\0'};
+        char tb[2] = {t, '\0'}; /* fixed: one type character */
         return fail(s, CDD_E_CORRUPT,
-                    "tar: member \"%s\": type '%s' is not read", hname(s, nb, sizeof nb),
+                    "tar: member \"%s\": type '%s' is not read", hname(s),
                     tb);
     }
     }
@@ -349,30 +341,24 @@ static int header(struct cdd_tarscan *s)
 static int pax_name(struct cdd_tarscan *s, const char *key,
                     const unsigned char *v, size_t n)
 {
-    char shown[200], pb[320];
-    size_t o = 0;
-    for (size_t i = 0; i < n && o + 4 < sizeof shown; i++) {
-        if (v[i] == 0) {
-            shown[o++] = '\xE2'; /* U+2400 SYMBOL FOR NULL */
-            shown[o++] = '\x90';
-            shown[o++] = '\x80';
-        } else {
-            shown[o++] = (char)v[i];
-        }
-    }
-    shown[o] = '\0';
     for (size_t i = 0; i < n; i++) {
         if (v[i] == 0)
             return fail(s, CDD_E_UNSAFE,
                         "tar: pax %s \"%s\": holds a NUL byte (readers that "
                         "stop there see another name)",
-                        key, pr(shown, pb, sizeof pb));
+                        key, cdd_path_qn(v, n));
         if (v[i] < 0x20 || v[i] == 0x7F)
             return fail(s, CDD_E_UNSAFE,
                         "tar: pax %s \"%s\": holds a control character",
-                        key, pr(shown, pb, sizeof pb));
+                        key, cdd_path_qn(v, n));
     }
     return 0;
+}
+
+/* Whether the n bytes at key are the keyword kw. */
+static int key_is(const char *key, size_t n, const char *kw)
+{
+    return n == strlen(kw) && memcmp(key, kw, n) == 0;
 }
 
 /* Records "<len> <key>=<value>\n", as the tar reader parses them. */
@@ -382,7 +368,7 @@ static int pax_records(struct cdd_tarscan *s)
     while (p < end) {
         const unsigned char *sp, *eq, *rec_end;
         uint64_t len = 0;
-        char key[64], pb[320];
+        const char *key;
         size_t klen;
         for (sp = p; sp < end && *sp >= '0' && *sp <= '9'; sp++) {
             if (len > CDD_TARSCAN_PAX_MAX)
@@ -396,34 +382,32 @@ static int pax_records(struct cdd_tarscan *s)
         eq = memchr(sp + 1, '=', (size_t)(rec_end - (sp + 1)));
         if (!eq)
             return fail(s, CDD_E_CORRUPT, "tar: pax record without '='");
+        key = (const char *)(sp + 1);
         klen = (size_t)(eq - (sp + 1));
-        if (klen >= sizeof key)
-            klen = sizeof key - 1;
-        memcpy(key, sp + 1, klen);
-        key[klen] = '\0';
         if (memchr(key, 0, klen))
             return fail(s, CDD_E_CORRUPT, "tar: pax key with a NUL byte");
         /* Sparse in all its spellings: GNU's, Solaris' holes, and
          * SCHILY.realsize, with which the tar reader pads a member's few
          * stored bytes with zeros up to any size (a bomb, and a file other
          * readers extract short). */
-        if (strncmp(key, "GNU.sparse.", 11) == 0 ||
-            strcmp(key, "SCHILY.realsize") == 0 ||
-            strcmp(key, "SUN.holesdata") == 0)
+        if ((klen >= 11 && memcmp(key, "GNU.sparse.", 11) == 0) ||
+            key_is(key, klen, "SCHILY.realsize") ||
+            key_is(key, klen, "SUN.holesdata"))
             return fail(s, CDD_E_UNSAFE,
                         "tar: pax record \"%s\": sparse members are not "
                         "allowed",
-                        pr(key, pb, sizeof pb));
-        if (strcmp(key, "path") == 0 || strcmp(key, "linkpath") == 0) {
+                        cdd_path_qn(key, klen));
+        if (key_is(key, klen, "path") || key_is(key, klen, "linkpath")) {
             size_t vlen = (size_t)(rec_end - (eq + 1));
-            int r = pax_name(s, key, eq + 1, vlen);
+            int is_path = key[0] == 'p';
+            int r = pax_name(s, is_path ? "path" : "linkpath", eq + 1, vlen);
             if (r < 0)
                 return r;
-            if (key[0] == 'p') {
+            if (is_path) {
                 s->have_path = 1;
                 s->path_slash = vlen && eq[vlen] == '/';
             }
-        } else if (strcmp(key, "size") == 0) {
+        } else if (key_is(key, klen, "size")) {
             uint64_t v = 0;
             const unsigned char *q = eq + 1;
             if (q == rec_end)
@@ -445,22 +429,17 @@ static int pax_records(struct cdd_tarscan *s)
 static int long_byte(struct cdd_tarscan *s, unsigned char b)
 {
     const char *what = s->kind == 'L' ? "name" : "link name";
-    char pb[320];
-    /* The name so far, for the message; a NUL shown as U+2400. */
-    if (s->long_len + 4 < sizeof s->long_shown) {
-        if (b) {
-            s->long_shown[s->long_len++] = (char)b;
-        } else {
-            memcpy(s->long_shown + s->long_len, "\xE2\x90\x80", 3);
-            s->long_len += 3;
-        }
-        s->long_shown[s->long_len] = '\0';
+    /* The name so far, raw, for the message (shown with NULs marked). */
+    int r = cdd_sb_add(&s->long_name, &b, 1);
+    if (r < 0) {
+        s->st = ST_FAILED;
+        return s->err = r;
     }
     if (s->long_nul && b)
         return fail(s, CDD_E_UNSAFE,
                     "tar: GNU long %s \"%s\": bytes after a NUL (readers "
                     "that stop there see another name)",
-                    what, pr(s->long_shown, pb, sizeof pb));
+                    what, cdd_path_qn(cdd_sb_str(&s->long_name), cdd_sb_len(&s->long_name)));
     if (!b) {
         if (!s->long_nul && s->kind == 'L')
             s->long_slash = s->long_last == '/';
@@ -468,7 +447,7 @@ static int long_byte(struct cdd_tarscan *s, unsigned char b)
     } else if (b < 0x20 || b == 0x7F) {
         return fail(s, CDD_E_UNSAFE,
                     "tar: GNU long %s \"%s\": holds a control character", what,
-                    pr(s->long_shown, pb, sizeof pb));
+                    cdd_path_qn(cdd_sb_str(&s->long_name), cdd_sb_len(&s->long_name)));
     } else {
         s->long_last = b;
     }

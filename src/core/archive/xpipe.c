@@ -121,6 +121,7 @@ int cdd_xpipe_drain(struct cdd_xpipe *p, int report)
         cdd_cond_wait(p->cv, p->mu);
     if (p->failed)
         r = report ? cdd_error_restore(&p->err) : p->err.info.code;
+    cdd_error_save_free(&p->err);
     p->failed = 0;
     p->h = NULL;
     p->f = NULL;
@@ -140,5 +141,6 @@ void cdd_xpipe_free(struct cdd_xpipe *p)
     cdd_cond_free(p->cv);
     cdd_mutex_free(p->mu);
     free(p->mem);
+    cdd_error_save_free(&p->err);
     free(p);
 }

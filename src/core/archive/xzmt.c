@@ -96,6 +96,7 @@ out:
     lzma_index_end(idx, NULL);
     free(buf);
     cdd_error_restore(&saved);
+    cdd_error_save_free(&saved);
     return blocks;
 }
 
@@ -112,6 +113,7 @@ int cdd_xzmt_streaming(struct cdd_rfile *f)
     yes = cdd_rfile_pread(f, 0, buf, sizeof buf, &got) >= 0 &&
           got == sizeof buf && !memcmp(buf, xz_magic, sizeof buf);
     cdd_error_restore(&saved);
+    cdd_error_save_free(&saved);
     return yes;
 }
 

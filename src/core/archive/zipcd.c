@@ -33,6 +33,7 @@
 #include "cdd/error.h"
 #include "cdd/extract.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 
 _Static_assert(CDD_ZIPCD_MAX_RECORDS == CDD_MAX_ENTRIES &&
                    CDD_ZIPCD_MAX_NAME_BYTES == CDD_MAX_NAME_BYTES,
@@ -107,37 +108,34 @@ static uint32_t crc32_of(const unsigned char *p, size_t n)
     return ~c;
 }
 
-/* An entry's name for a message: NUL shown as "\0", then escaped like
- * every untrusted name. */
-static const char *shown(const unsigned char *name, size_t len, char *buf,
-                         size_t buflen)
+/* An entry's name for a message (NULs marked, escaped, whole), kept until
+ * the cdd_fail() it is an argument of has recorded the message. */
+static const char *show(const unsigned char *name, size_t len)
 {
-    char raw[400];
-    size_t o = 0;
-    for (size_t i = 0; i < len && o + 4 < sizeof raw; i++) {
-        if (name[i] == 0) {
-            raw[o++] = '\xE2'; /* U+2400 SYMBOL FOR NULL */
-            raw[o++] = '\x90';
-            raw[o++] = '\x80';
-        } else {
-            raw[o++] = (char)name[i];
-        }
-    }
-    raw[o] = '\0';
-    return cdd_path_printable(raw, buf, buflen);
+    return cdd_path_qn(name, len);
 }
+
+/* cdd_fail() on the archive. */
+#define zfail(c, code, ...) cdd_fail((code), (c)->path, 0, __VA_ARGS__)
 
 static int corrupt(struct zctx *c, const char *fmt, ...)
     CDD_PRINTF(2, 3);
 
 static int corrupt(struct zctx *c, const char *fmt, ...)
 {
-    char msg[600];
+    struct cdd_sb msg;
     va_list ap;
+    cdd_sb_init(&msg, CDD_TEXT_MAX, "message");
+    int r = cdd_sb_adds(&msg, "zip: ");
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (!r)
+        r = cdd_sb_vaddf(&msg, fmt, ap);
     va_end(ap);
-    return cdd_fail(CDD_E_CORRUPT, c->path, 0, "zip: %s", msg);
+    r = r ? zfail(c, CDD_E_CORRUPT, "zip: corrupt (the details could not "
+                                    "be formatted: out of memory)")
+          : zfail(c, CDD_E_CORRUPT, "%s", cdd_sb_str(&msg));
+    cdd_sb_free(&msg);
+    return r;
 }
 
 /* Read exactly [off, off + len) of the file; what says which structure, for
@@ -148,8 +146,7 @@ static int rd(struct zctx *c, uint64_t off, void *buf, size_t len,
     size_t got = 0;
     int r;
     if (off > c->size || len > c->size - off)
-        return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                        "zip: %s at offset %llu extends past the end of the "
+        return zfail(c, CDD_E_CORRUPT, "zip: %s at offset %llu extends past the end of the "
                         "file",
                         what, (unsigned long long)off);
     if (len == 0)
@@ -157,8 +154,7 @@ static int rd(struct zctx *c, uint64_t off, void *buf, size_t len,
     if ((r = cdd_rfile_pread(c->f, off, buf, len, &got)) < 0)
         return r;
     if (got != len)
-        return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                        "zip: %s at offset %llu: the file ended early", what,
+        return zfail(c, CDD_E_CORRUPT, "zip: %s at offset %llu: the file ended early", what,
                         (unsigned long long)off);
     return 0;
 }
@@ -169,7 +165,7 @@ int cdd_zipcd_sniff(struct cdd_rfile *f, const char *path, uint64_t size,
                     int *is_zip)
 {
     struct zctx c = {f, path, size, NULL};
-    unsigned char head[263], *tail = NULL;
+    unsigned char head[263], *tail = NULL; /* fixed: the signature bytes sniffed */
     size_t head_len = size < sizeof head ? (size_t)size : sizeof head;
     size_t tail_len;
     int r;
@@ -226,7 +222,7 @@ static int read_end(struct zctx *c, struct eocd *e)
     tail_len = c->size < EOCD_TAIL ? (size_t)c->size : EOCD_TAIL;
     tail_off = c->size - tail_len;
     if (!(tail = malloc(tail_len)))
-        return cdd_fail(CDD_E_NOMEM, c->path, 0, NULL);
+        return zfail(c, CDD_E_NOMEM, NULL);
     if ((r = rd(c, tail_off, tail, tail_len, "end of central directory")) < 0)
         goto out;
     /* The last signature with a whole record after it, as libarchive and
@@ -347,8 +343,7 @@ static int read_end(struct zctx *c, struct eocd *e)
         goto out;
     }
     if (e->count > CDD_ZIPCD_MAX_RECORDS) {
-        r = cdd_fail(CDD_E_ARCHIVE, c->path, 0,
-                     "zip: %llu entries, more than the %u allowed",
+        r = zfail(c, CDD_E_ARCHIVE, "zip: %llu entries, more than the %u allowed",
                      (unsigned long long)e->count, CDD_ZIPCD_MAX_RECORDS);
         goto out;
     }
@@ -382,7 +377,6 @@ static int parse_extra(struct zctx *c, const unsigned char *name,
                        int central, struct sizes *s)
 {
     const char *where = central ? "central record" : "local header";
-    char nb[320];
     size_t i = 0;
     int seen64 = 0, seen_up = 0;
     int need_u = s->usize == SAT32, need_c = s->csize == SAT32;
@@ -393,28 +387,25 @@ static int parse_extra(struct zctx *c, const unsigned char *name,
         uint32_t id, len;
         const unsigned char *d;
         if (xlen - i < 4)
-            return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                            "zip: entry \"%s\": %s: extra field header cut "
+            return zfail(c, CDD_E_CORRUPT, "zip: entry \"%s\": %s: extra field header cut "
                             "short",
-                            shown(name, name_len, nb, sizeof nb), where);
+                            show(name, name_len), where);
         id = le16(x + i);
         len = le16(x + i + 2);
         d = x + i + 4;
         if (len > xlen - i - 4)
-            return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                            "zip: entry \"%s\": %s: extra field 0x%04x runs "
+            return zfail(c, CDD_E_CORRUPT, "zip: entry \"%s\": %s: extra field 0x%04x runs "
                             "past the extra area",
-                            shown(name, name_len, nb, sizeof nb), where,
+                            show(name, name_len), where,
                             (unsigned)id);
         if (id == 0x0001) {
             size_t need = 8u * (size_t)(need_u + need_c + need_o) +
                           4u * (size_t)need_d, o = 0;
             if (seen64++ || len < need || len > 28)
-                return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                                "zip: entry \"%s\": %s: zip64 extra field "
+                return zfail(c, CDD_E_CORRUPT, "zip: entry \"%s\": %s: zip64 extra field "
                                 "of %u bytes (or twice) for %zu bytes of "
                                 "saturated fields",
-                                shown(name, name_len, nb, sizeof nb), where,
+                                show(name, name_len), where,
                                 (unsigned)len, need);
             if (need_u) {
                 s->usize = le64(d + o);
@@ -433,31 +424,26 @@ static int parse_extra(struct zctx *c, const unsigned char *name,
             s->had_zip64 = 1;
         } else if (id == 0x7075) {
             if (seen_up++ || len < 5 || d[0] != 1)
-                return cdd_fail(CDD_E_UNSAFE, c->path, 0,
-                                "zip: entry \"%s\": %s: malformed Unicode "
+                return zfail(c, CDD_E_UNSAFE, "zip: entry \"%s\": %s: malformed Unicode "
                                 "Path field",
-                                shown(name, name_len, nb, sizeof nb), where);
+                                show(name, name_len), where);
             if (le32(d + 1) != crc32_of(name, name_len))
-                return cdd_fail(CDD_E_UNSAFE, c->path, 0,
-                                "zip: entry \"%s\": %s: the Unicode Path "
+                return zfail(c, CDD_E_UNSAFE, "zip: entry \"%s\": %s: the Unicode Path "
                                 "field's CRC-32 does not match the name",
-                                shown(name, name_len, nb, sizeof nb), where);
+                                show(name, name_len), where);
             if (len - 5 != name_len || memcmp(d + 5, name, name_len) != 0) {
-                char ub[320];
-                return cdd_fail(CDD_E_UNSAFE, c->path, 0,
-                                "zip: entry \"%s\": %s: the Unicode Path "
+                return zfail(c, CDD_E_UNSAFE, "zip: entry \"%s\": %s: the Unicode Path "
                                 "field names \"%s\"",
-                                shown(name, name_len, nb, sizeof nb), where,
-                                shown(d + 5, len - 5, ub, sizeof ub));
+                                show(name, name_len), where,
+                                show(d + 5, len - 5));
             }
         }
         i += 4u + len;
     }
     if ((need_u || need_c || need_o || need_d) && !seen64)
-        return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                        "zip: entry \"%s\": %s: a saturated size or offset "
+        return zfail(c, CDD_E_CORRUPT, "zip: entry \"%s\": %s: a saturated size or offset "
                         "without a zip64 extra field",
-                        shown(name, name_len, nb, sizeof nb), where);
+                        show(name, name_len), where);
     return 0;
 }
 
@@ -465,21 +451,17 @@ static int parse_extra(struct zctx *c, const unsigned char *name,
 
 static int check_name(struct zctx *c, const unsigned char *name, size_t len)
 {
-    char nb[320];
     if (len == 0)
-        return cdd_fail(CDD_E_UNSAFE, c->path, 0,
-                        "zip: an entry with an empty name");
+        return zfail(c, CDD_E_UNSAFE, "zip: an entry with an empty name");
     for (size_t i = 0; i < len; i++) {
         if (name[i] == 0)
-            return cdd_fail(CDD_E_UNSAFE, c->path, 0,
-                            "zip: entry \"%s\": name: a NUL byte at %zu "
+            return zfail(c, CDD_E_UNSAFE, "zip: entry \"%s\": name: a NUL byte at %zu "
                             "(readers that stop there see another name)",
-                            shown(name, len, nb, sizeof nb), i);
+                            show(name, len), i);
         if (name[i] < 0x20 || name[i] == 0x7F)
-            return cdd_fail(CDD_E_UNSAFE, c->path, 0,
-                            "zip: entry \"%s\": name: control character "
+            return zfail(c, CDD_E_UNSAFE, "zip: entry \"%s\": name: control character "
                             "0x%02x",
-                            shown(name, len, nb, sizeof nb),
+                            show(name, len),
                             (unsigned)name[i]);
     }
     return 0;
@@ -511,8 +493,7 @@ static int add_name(struct zctx *c, struct cdd_zipcd *z,
                     const unsigned char *name, size_t len, size_t *at)
 {
     if (len + 1 > CDD_ZIPCD_MAX_NAME_BYTES - z->names_len)
-        return cdd_fail(CDD_E_ARCHIVE, c->path, 0,
-                        "zip: names longer than %u bytes in all",
+        return zfail(c, CDD_E_ARCHIVE, "zip: names longer than %u bytes in all",
                         CDD_ZIPCD_MAX_NAME_BYTES);
     if (z->names_len + len + 1 > z->names_cap) {
         size_t cap = z->names_cap ? z->names_cap : 4096;
@@ -520,7 +501,7 @@ static int add_name(struct zctx *c, struct cdd_zipcd *z,
         while (cap < z->names_len + len + 1)
             cap *= 2;
         if (!(n = realloc(z->names, cap)))
-            return cdd_fail(CDD_E_NOMEM, c->path, 0, NULL);
+            return zfail(c, CDD_E_NOMEM, NULL);
         z->names = n;
         z->names_cap = cap;
     }
@@ -535,17 +516,16 @@ static int read_central(struct zctx *c, const struct eocd *e,
                         struct cdd_zipcd *z, size_t *name_at)
 {
     uint64_t pos = e->cd_off, end = e->cd_off + e->cd_size;
-    unsigned char h[CEN_LEN];
+    unsigned char h[CEN_LEN]; /* fixed: a central record's fixed part */
     int r;
 
     if (e->count && !(z->v = calloc((size_t)e->count, sizeof *z->v)))
-        return cdd_fail(CDD_E_NOMEM, c->path, 0, NULL);
+        return zfail(c, CDD_E_NOMEM, NULL);
     for (uint64_t i = 0; i < e->count; i++) {
         struct cdd_zipcd_entry *ze = &z->v[z->n];
         struct sizes s;
         uint32_t nlen, xlen, clen;
         const unsigned char *name;
-        char nb[320];
         size_t at = 0;
 
         if (end - pos < CEN_LEN)
@@ -578,10 +558,9 @@ static int read_central(struct zctx *c, const struct eocd *e,
         ze->external_attr = le32(h + 38);
         ze->central_index = (size_t)i;
         if (ze->flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENC | FLAG_MASKED_CD))
-            return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                            "zip: entry \"%s\": flags: encrypted entries are "
+            return zfail(c, CDD_E_CORRUPT, "zip: entry \"%s\": flags: encrypted entries are "
                             "not supported",
-                            shown(name, nlen, nb, sizeof nb));
+                            show(name, nlen));
         s.csize = le32(h + 20);
         s.usize = le32(h + 24);
         s.disk = le16(h + 34);
@@ -591,16 +570,14 @@ static int read_central(struct zctx *c, const struct eocd *e,
             0)
             return r;
         if (s.disk != 0)
-            return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                            "zip: entry \"%s\": disk number %u (one disk "
+            return zfail(c, CDD_E_CORRUPT, "zip: entry \"%s\": disk number %u (one disk "
                             "only)",
-                            shown(name, nlen, nb, sizeof nb),
+                            show(name, nlen),
                             (unsigned)s.disk);
         if (ze->method == 0 && s.csize != s.usize)
-            return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                            "zip: entry \"%s\": stored, but compressed size "
+            return zfail(c, CDD_E_CORRUPT, "zip: entry \"%s\": stored, but compressed size "
                             "%llu differs from size %llu",
-                            shown(name, nlen, nb, sizeof nb),
+                            show(name, nlen),
                             (unsigned long long)s.csize,
                             (unsigned long long)s.usize);
         ze->csize = s.csize;
@@ -610,19 +587,17 @@ static int read_central(struct zctx *c, const struct eocd *e,
         /* A folder is a name ending in '/', and nothing else is: readers
          * decide by either. A folder carries no bytes. */
         if ((ze->type == CDD_ENTRY_DIR) != (name[nlen - 1] == '/'))
-            return cdd_fail(CDD_E_UNSAFE, c->path, 0,
-                            "zip: entry \"%s\": external attributes: %s, but "
+            return zfail(c, CDD_E_UNSAFE, "zip: entry \"%s\": external attributes: %s, but "
                             "the name %s with '/'",
-                            shown(name, nlen, nb, sizeof nb),
+                            show(name, nlen),
                             ze->type == CDD_ENTRY_DIR ? "a folder"
                                                       : "not a folder",
                             ze->type == CDD_ENTRY_DIR ? "does not end"
                                                       : "ends");
         if (ze->type == CDD_ENTRY_DIR && (ze->usize || ze->csize > 2))
-            return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                            "zip: entry \"%s\": a folder with %llu bytes of "
+            return zfail(c, CDD_E_CORRUPT, "zip: entry \"%s\": a folder with %llu bytes of "
                             "data",
-                            shown(name, nlen, nb, sizeof nb),
+                            show(name, nlen),
                             (unsigned long long)ze->usize);
         if ((r = add_name(c, z, name, nlen, &at)) < 0)
             return r;
@@ -653,15 +628,12 @@ static int field_differs(struct zctx *c, const struct cdd_zipcd_entry *ze,
                          const char *where, const char *field,
                          unsigned long long got, unsigned long long want)
 {
-    char nb[320];
     int hex = strcmp(field, "CRC-32") == 0 || strcmp(field, "flags") == 0;
-    return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                    hex ? "zip: entry \"%s\": %s: %s 0x%llx, the central "
+    return zfail(c, CDD_E_CORRUPT, hex ? "zip: entry \"%s\": %s: %s 0x%llx, the central "
                           "directory says 0x%llx"
                         : "zip: entry \"%s\": %s: %s %llu, the central "
                           "directory says %llu",
-                    shown((const unsigned char *)ze->name, ze->name_len, nb,
-                          sizeof nb),
+                    show((const unsigned char *)ze->name, ze->name_len),
                     where, field, got, want);
 }
 
@@ -671,7 +643,7 @@ static int field_differs(struct zctx *c, const struct cdd_zipcd_entry *ze,
 static int check_descriptor(struct zctx *c, struct cdd_zipcd_entry *ze,
                             uint64_t data_end, uint64_t limit, int wide)
 {
-    unsigned char d[24];
+    unsigned char d[24]; /* fixed: the largest data descriptor */
     size_t w = wide ? 8 : 4, room;
     const char *where = "data descriptor";
     int r;
@@ -717,21 +689,18 @@ static int check_descriptor(struct zctx *c, struct cdd_zipcd_entry *ze,
 static int check_local(struct zctx *c, struct cdd_zipcd_entry *ze,
                        uint64_t limit)
 {
-    unsigned char h[LOC_LEN];
+    unsigned char h[LOC_LEN]; /* fixed: a local header's fixed part */
     const char *where = "local header";
     struct sizes s;
     uint32_t nlen, xlen, crc;
     uint64_t data_end;
-    char nb[320], lb[320];
     int r;
 
     if ((r = rd(c, ze->local_offset, h, LOC_LEN, "local header")) < 0)
         return r;
     if (memcmp(h, "PK\3\4", 4) != 0)
-        return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                        "zip: entry \"%s\": no local header at offset %llu",
-                        shown((const unsigned char *)ze->name, ze->name_len,
-                              nb, sizeof nb),
+        return zfail(c, CDD_E_CORRUPT, "zip: entry \"%s\": no local header at offset %llu",
+                        show((const unsigned char *)ze->name, ze->name_len),
                         (unsigned long long)ze->local_offset);
     nlen = le16(h + 26);
     xlen = le16(h + 28);
@@ -739,12 +708,10 @@ static int check_local(struct zctx *c, struct cdd_zipcd_entry *ze,
                 "local header's name")) < 0)
         return r;
     if (nlen != ze->name_len || memcmp(c->scratch, ze->name, nlen) != 0)
-        return cdd_fail(CDD_E_UNSAFE, c->path, 0,
-                        "zip: entry \"%s\": local header: name \"%s\" "
+        return zfail(c, CDD_E_UNSAFE, "zip: entry \"%s\": local header: name \"%s\" "
                         "differs from the central directory's",
-                        shown((const unsigned char *)ze->name, ze->name_len,
-                              nb, sizeof nb),
-                        shown(c->scratch, nlen, lb, sizeof lb));
+                        show((const unsigned char *)ze->name, ze->name_len),
+                        show(c->scratch, nlen));
     if (le16(h + 6) != ze->flags)
         return field_differs(c, ze, where, "flags", le16(h + 6), ze->flags);
     if (le16(h + 8) != ze->method)
@@ -760,11 +727,9 @@ static int check_local(struct zctx *c, struct cdd_zipcd_entry *ze,
         return r;
     ze->data_offset = ze->local_offset + LOC_LEN + nlen + xlen;
     if (ze->data_offset > limit || ze->csize > limit - ze->data_offset)
-        return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                        "zip: entry \"%s\": its %llu bytes of data run into "
+        return zfail(c, CDD_E_CORRUPT, "zip: entry \"%s\": its %llu bytes of data run into "
                         "the central directory",
-                        shown((const unsigned char *)ze->name, ze->name_len,
-                              nb, sizeof nb),
+                        show((const unsigned char *)ze->name, ze->name_len),
                         (unsigned long long)ze->csize);
     data_end = ze->data_offset + ze->csize;
     if (!(ze->flags & FLAG_DESCRIPTOR)) {
@@ -795,46 +760,43 @@ static int check_tiles(struct zctx *c, struct cdd_zipcd *z, size_t from,
                        size_t to, uint64_t *expect_io, uint64_t cd_off)
 {
     uint64_t expect = *expect_io;
-    char nb[320], pb[320];
     int r;
     for (size_t i = from; i < to; i++) {
         struct cdd_zipcd_entry *ze = &z->v[i];
-        const char *name = shown((const unsigned char *)ze->name,
-                                 ze->name_len, nb, sizeof nb);
+        /* Names are rendered only for a message: this runs per entry. */
+#define ZNAME(e) show((const unsigned char *)(e)->name, (e)->name_len)
         if (ze->local_offset != expect) {
             if (i == 0)
-                return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                                "zip: %llu bytes before the first local "
-                                "header (entry \"%s\")",
-                                (unsigned long long)ze->local_offset, name);
-            shown((const unsigned char *)z->v[i - 1].name,
-                  z->v[i - 1].name_len, pb, sizeof pb);
+                return zfail(c, CDD_E_CORRUPT,
+                             "zip: %llu bytes before the first local header "
+                             "(entry \"%s\")",
+                             (unsigned long long)ze->local_offset, ZNAME(ze));
             if (ze->local_offset < expect)
-                return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                                "zip: entry \"%s\": local header offset "
-                                "%llu lies inside entry \"%s\" (overlapping "
-                                "entries)",
-                                name, (unsigned long long)ze->local_offset,
-                                pb);
-            return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                            "zip: %llu bytes between entry \"%s\" and entry "
-                            "\"%s\"",
-                            (unsigned long long)(ze->local_offset - expect),
-                            pb, name);
+                return zfail(c, CDD_E_CORRUPT,
+                             "zip: entry \"%s\": local header offset %llu "
+                             "lies inside entry \"%s\" (overlapping "
+                             "entries)",
+                             ZNAME(ze), (unsigned long long)ze->local_offset,
+                             ZNAME(&z->v[i - 1]));
+            return zfail(c, CDD_E_CORRUPT,
+                         "zip: %llu bytes between entry \"%s\" and entry "
+                         "\"%s\"",
+                         (unsigned long long)(ze->local_offset - expect),
+                         ZNAME(&z->v[i - 1]), ZNAME(ze));
         }
         if (ze->local_offset >= cd_off)
-            return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                            "zip: entry \"%s\": local header offset %llu "
-                            "lies in the central directory",
-                            name, (unsigned long long)ze->local_offset);
+            return zfail(c, CDD_E_CORRUPT,
+                         "zip: entry \"%s\": local header offset %llu lies "
+                         "in the central directory",
+                         ZNAME(ze), (unsigned long long)ze->local_offset);
+#undef ZNAME
         if ((r = check_local(c, ze, cd_off)) < 0)
             return r;
         expect = ze->end_offset;
         *expect_io = expect;
     }
     if (to == z->n && expect != cd_off)
-        return cdd_fail(CDD_E_CORRUPT, c->path, 0,
-                        "zip: %llu bytes between the last entry and the "
+        return zfail(c, CDD_E_CORRUPT, "zip: %llu bytes between the last entry and the "
                         "central directory",
                         (unsigned long long)(cd_off - expect));
     return 0;

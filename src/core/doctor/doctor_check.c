@@ -40,9 +40,13 @@ static void nomem(struct cdd_dscan *c)
 void cdd_dr_sb_printf(struct cdd_sbuf *b, const char *fmt, ...) {
     /* Over the bounded buffer: a detail lists a few paths per entry of a
      * search list; past CDD_TEXT_MAX it is an error, not a cut. */
-    struct cdd_sb sb = {b->s, b->n, b->cap, CDD_TEXT_MAX, "doctor detail"};
+    struct cdd_sb sb;
     if (b->oom)
         return;
+    cdd_sb_init(&sb, CDD_TEXT_MAX, "doctor detail");
+    sb.buf = b->s;
+    sb.len = b->n;
+    sb.cap = b->cap;
     va_list ap;
     va_start(ap, fmt);
     if (cdd_sb_vaddf(&sb, fmt, ap))

@@ -22,11 +22,6 @@
 
 #define FILE_MAX (4u << 20) /* one redistrib JSON is ~5 KB */
 
-static char *xstrdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
-
 /* "9.13.0.50" into v[4]: 1 to 4 numbers; -1 when not a version. */
 static int parse_version(const char *s, int v[4])
 {
@@ -109,11 +104,11 @@ static int add_release(struct cdd_catalog *c, const char *text, size_t len,
     if (l.label) {
         rel->label = l.label;
         l.label = NULL;
-    } else if (!(rel->label = xstrdup(stem))) {
+    } else if (!(rel->label = cdd_strdup(stem))) {
         r = cdd_fail(CDD_E_NOMEM, source, 0, NULL);
         goto out;
     }
-    if (!(rel->source = xstrdup(source)) ||
+    if (!(rel->source = cdd_strdup(source)) ||
         (l.n && !(rel->archives = calloc(l.n, sizeof *rel->archives)))) {
         r = cdd_fail(CDD_E_NOMEM, source, 0, NULL);
         goto out;
@@ -134,14 +129,14 @@ static int add_release(struct cdd_catalog *c, const char *text, size_t len,
             it->variant = NULL;
             a->cuda_major = atoi(a->variant + 4);
             a->cuda_minor = -1;
-        } else if (!(a->variant = xstrdup(vb[0] ? vb : "any"))) {
+        } else if (!(a->variant = cdd_strdup(vb[0] ? vb : "any"))) {
             r = cdd_fail(CDD_E_NOMEM, source, 0, NULL);
             goto out;
         }
         a->has_md5 = it->e.has_md5;
         memcpy(a->md5, it->e.md5, sizeof a->md5);
         if (!(a->digests = calloc(1, sizeof *a->digests)) ||
-            !(a->digests[0].source = xstrdup(source))) {
+            !(a->digests[0].source = cdd_strdup(source))) {
             r = cdd_fail(CDD_E_NOMEM, source, 0, NULL);
             goto out;
         }
@@ -261,9 +256,9 @@ static int release_facts_at(const struct fctx *f, struct cdd_catalog *c,
     if (!rel)
         return 0; /* facts ahead of the data (a trimmed test catalog) */
     rel->has_facts = 1;
-    if (!(rel->layout = xstrdup(fstr(o, "layout"))) && fstr(o, "layout"))
+    if (!(rel->layout = cdd_strdup(fstr(o, "layout"))) && fstr(o, "layout"))
         return cdd_fail(CDD_E_NOMEM, f->source, 0, NULL);
-    if (!(rel->matrix = xstrdup(fstr(o, "matrix"))) && fstr(o, "matrix"))
+    if (!(rel->matrix = cdd_strdup(fstr(o, "matrix"))) && fstr(o, "matrix"))
         return cdd_fail(CDD_E_NOMEM, f->source, 0, NULL);
     cJSON_ArrayForEach(it, o)
     {
@@ -393,8 +388,8 @@ static int read_drivers(const struct fctx *f, struct cdd_catalog *c,
         c->drivers = p;
         struct cdd_cat_driver *d = &c->drivers[c->n_drivers++];
         d->cuda_major = major;
-        d->linux_min = xstrdup(fstr(it, "linux"));
-        d->windows_min = xstrdup(fstr(it, "windows"));
+        d->linux_min = cdd_strdup(fstr(it, "linux"));
+        d->windows_min = cdd_strdup(fstr(it, "windows"));
     }
     return 0;
 }
@@ -569,7 +564,7 @@ int cdd_catalog_load(const char *dir, struct cdd_catalog **out)
         if (env && *env)
             dir = env;
     }
-    c->source = xstrdup(dir ? dir : "builtin");
+    c->source = cdd_strdup(dir ? dir : "builtin");
     if (!c->source)
         r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     else

@@ -11,6 +11,7 @@
 
 #include "cdd/compat_attr.h"
 #include "cdd/error.h"
+#include "cdd/strbuf.h"
 
 int cdd_cat_vercmp(const char *a, const char *b)
 {
@@ -83,47 +84,20 @@ static int version_matches(const struct cdd_cat_release *r, const char *want)
     return 1;
 }
 
-/* A growing "; "-separated text. */
-struct text {
-    char *s;
-    size_t len, cap;
-    int oom;
-};
+/* A "; "-separated text: a struct cdd_sb whose first failure sticks
+ * (cdd_sb_catf), checked once when the verdict is made. */
+static void add(struct cdd_sb *t, const char *fmt, ...) CDD_PRINTF(2, 3);
 
-static void add(struct text *t, const char *fmt, ...) CDD_PRINTF(2, 3);
-
-static void add(struct text *t, const char *fmt, ...)
+static void add(struct cdd_sb *t, const char *fmt, ...)
 {
     va_list ap;
-    int n;
-    if (t->oom)
+    if (cdd_sb_len(t))
+        cdd_sb_catf(t, "; ");
+    if (cdd_sb_error(t))
         return;
-    for (;;) {
-        size_t sep = t->len ? 2 : 0;
-        va_start(ap, fmt);
-        n = t->cap > t->len + sep
-                ? vsnprintf(t->s + t->len + sep, t->cap - t->len - sep, fmt, ap)
-                : vsnprintf(NULL, 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->oom = 1;
-            return;
-        }
-        if (t->cap > t->len + sep + (size_t)n) {
-            if (sep)
-                memcpy(t->s + t->len, "; ", 2);
-            t->len += sep + (size_t)n;
-            return;
-        }
-        size_t cap = (t->len + sep + (size_t)n + 1) * 2;
-        char *p = realloc(t->s, cap);
-        if (!p) {
-            t->oom = 1;
-            return;
-        }
-        t->s = p;
-        t->cap = cap;
-    }
+    va_start(ap, fmt);
+    t->err = cdd_sb_vaddf(t, fmt, ap);
+    va_end(ap);
 }
 
 static void sm(char *buf, size_t len, int cc)
@@ -134,8 +108,8 @@ static void sm(char *buf, size_t len, int cc)
 static unsigned judge(const struct cdd_catalog *c,
                       const struct cdd_cat_release *rel,
                       const struct cdd_cat_archive *a,
-                      const struct cdd_cat_query *q, struct text *why,
-                      struct text *note)
+                      const struct cdd_cat_query *q, struct cdd_sb *why,
+                      struct cdd_sb *note)
 {
     unsigned bits = 0;
     const struct cdd_cat_variant *v =
@@ -236,22 +210,23 @@ int cdd_catalog_match(const struct cdd_catalog *c,
     for (size_t i = 0; i < c->n; i++) {
         const struct cdd_cat_release *rel = &c->releases[i];
         for (size_t j = 0; j < rel->n_archives; j++) {
-            struct text why = {0}, note = {0};
+            struct cdd_sb why, note;
+            cdd_sb_init(&why, CDD_TEXT_MAX, "release verdict");
+            cdd_sb_init(&note, CDD_TEXT_MAX, "release note");
             v[k].rel = rel;
             v[k].a = &rel->archives[j];
             v[k].why = judge(c, rel, v[k].a, q, &why, &note);
-            if (why.oom || note.oom) {
-                free(why.s);
-                free(note.s);
+            int terr = cdd_sb_error(&why) ? cdd_sb_error(&why)
+                                          : cdd_sb_error(&note);
+            struct cdd_sb *keep = v[k].why ? &why : &note;
+            if (!terr && cdd_sb_len(keep) &&
+                !(v[k].detail = cdd_sb_take(keep)))
+                terr = CDD_E_NOMEM;
+            cdd_sb_free(&why);
+            cdd_sb_free(&note);
+            if (terr) {
                 cdd_cat_verdicts_free(v, k);
-                return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-            }
-            if (v[k].why) {
-                v[k].detail = why.s;
-                free(note.s);
-            } else {
-                v[k].detail = note.s;
-                free(why.s);
+                return cdd_fail(terr, NULL, 0, NULL);
             }
             k++;
         }

@@ -149,6 +149,7 @@ static void note(const struct cdd_net_opts *net, const char *fmt, ...)
                                 "or memory ran out)"
                               : cdd_sb_str(&msg));
     cdd_sb_free(&msg);
+    cdd_error_save_free(&saved);
 }
 
 /* ---- callbacks --------------------------------------------------------- */
@@ -808,15 +809,16 @@ static int verify_part(struct xfer *x, const uint8_t *pin,
  * is empty or its bytes were rejected. */
 static void park_part(struct xfer *x, int err)
 {
-    struct cdd_errinfo saved = *cdd_last_error();
+    struct cdd_errsave saved;
+    cdd_error_save(&saved);
     int r = cdd_file_close(x->file);
     x->file = NULL;
     if (r || err == CDD_E_CHECKSUM || x->have == 0)
         r = cdd_fs_unlink(x->part);
     (void)r;
     /* Clean-up trouble must not hide why the download failed. */
-    cdd_fail(saved.code, saved.path[0] ? saved.path : NULL, saved.os_err,
-             "%s", saved.msg);
+    cdd_error_restore(&saved);
+    cdd_error_save_free(&saved);
 }
 
 /* ---- file:// (fleet: a bundle or mirror in a local folder, docs/fleet.md)
@@ -1009,7 +1011,7 @@ int cdd_fetch_archive(const struct cdd_fetch_opts *o,
     struct cdd_cache_entry e = {0};
     struct cdd_lock *lock = NULL;
     struct xfer x;
-    struct cdd_errinfo bad_bytes = {0};
+    struct cdd_errsave bad_bytes = {0};
     uint8_t digest[CDD_SHA256_LEN];
     int r, hit = 0;
 
@@ -1072,14 +1074,15 @@ int cdd_fetch_archive(const struct cdd_fetch_opts *o,
             break;
         /* Wrong bytes from any source are worth reporting even when a
          * later source is merely down. */
-        if (r == CDD_E_CHECKSUM && !bad_bytes.code)
-            bad_bytes = *cdd_last_error();
+        if (r == CDD_E_CHECKSUM && !bad_bytes.info.code)
+            cdd_error_save(&bad_bytes);
         if (i + 1 < o->n_urls)
             note(&o->net, "%s: %s; trying the next source", x.url,
                  cdd_last_error()->msg);
     }
-    if (r && bad_bytes.code && r != CDD_E_CHECKSUM && source_error(r))
-        r = cdd_fail(CDD_E_CHECKSUM, bad_bytes.path, 0, "%s", bad_bytes.msg);
+    if (r && bad_bytes.info.code && r != CDD_E_CHECKSUM && source_error(r))
+        r = cdd_fail(CDD_E_CHECKSUM, bad_bytes.info.path, 0, "%s",
+                     bad_bytes.info.msg);
     if (r)
         goto out;
     memcpy(res->sha256, digest, CDD_SHA256_LEN);
@@ -1091,6 +1094,7 @@ int cdd_fetch_archive(const struct cdd_fetch_opts *o,
     r = cdd_cache_commit(o->cache_dir, e.part, digest, o->filename,
                          &res->path);
 out:
+    cdd_error_save_free(&bad_bytes);
     /* Readers still waiting get the download's own error. */
     if (r && o->feed)
         cdd_feed_fail(o->feed);

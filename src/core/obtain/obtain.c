@@ -544,6 +544,7 @@ int cdd_obtain_stream_finish(struct cdd_obtain_stream *s,
         if (r)
             (void)cdd_error_restore(&s->err);
     }
+    cdd_error_save_free(&s->err);
     *res = s->res;
     cdd_feed_unref(s->o.feed);
     free(s);

@@ -32,6 +32,7 @@ static void *trampoline(void *p)
 {
     struct cdd_thread *t = p;
     t->result = t->fn(t->arg);
+    cdd_error_thread_end(); /* the thread's error record and kept names */
     return NULL;
 }
 

@@ -26,6 +26,7 @@ static DWORD WINAPI trampoline(LPVOID p)
 {
     struct cdd_thread *t = p;
     t->result = t->fn(t->arg);
+    cdd_error_thread_end(); /* the thread's error record and kept names */
     return 0;
 }
 

@@ -1165,6 +1165,7 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
             r = hr;
         else if (r)
             cdd_error_restore(&xerr);
+        cdd_error_save_free(&xerr);
     }
     /* Changed in place while hashed and unpacked (a writer with its own
      * handle): the two reads may have seen different bytes. */

@@ -1050,9 +1050,11 @@ int cdd_tree_write_atomic(struct cdd_tree *t, const char *rel,
     if (!r)
         r = cdd_dir_rename(d, tmp, d, name);
     if (r) {
-        struct cdd_errinfo e = *cdd_last_error();
+        struct cdd_errsave e;
+        cdd_error_save(&e);
         cdd_dir_unlink_quiet(d, tmp);
-        cdd_fail(e.code, e.path, e.os_err, "%s", e.msg);
+        cdd_error_restore(&e);
+        cdd_error_save_free(&e);
         goto out;
     }
     r = cdd_dir_sync(d);
@@ -1264,7 +1266,8 @@ int cdd_tree_lock_state(struct cdd_tree *t, double timeout_s,
     if (r && created) {
         /* Leave the tree as it was; if another process got in between and
          * put its lock file there, the folder is not empty and stays. */
-        struct cdd_errinfo e = *cdd_last_error();
+        struct cdd_errsave e;
+        cdd_error_save(&e);
         struct names l = {0};
         int empty = cdd_dir_list(t->state, collect, &l) == 0 && l.n == 0;
         /* Closed first: Windows cannot remove a folder we hold open. */
@@ -1273,7 +1276,8 @@ int cdd_tree_lock_state(struct cdd_tree *t, double timeout_s,
         if (empty)
             cdd_dir_rmdir(t->root, CDD_STATE_DIR);
         names_free(&l);
-        cdd_fail(e.code, e.path, e.os_err, "%s", e.msg);
+        cdd_error_restore(&e);
+        cdd_error_save_free(&e);
         created = 0;
     }
     free(lock);

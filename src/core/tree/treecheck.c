@@ -178,6 +178,7 @@ static int run_check(struct tcheck *t, int jobs)
     cdd_mutex_free(t->mu);
     if (t->failed) {
         r = cdd_error_restore(&t->err);
+        cdd_error_save_free(&t->err);
         for (size_t i = 0; details && i < rc->n_files; i++) {
             free(details[i]);
             details[i] = NULL;

@@ -1090,16 +1090,21 @@ out:
  * message when the roll-back could not finish. */
 static int fail_and_rollback(const struct txn_plan *p, int err)
 {
-    struct cdd_errinfo e = *cdd_last_error();
-    if (e.code != err)
-        memset(&e, 0, sizeof e);
+    struct cdd_errsave e = {0}; /* the failure, kept across the roll-back */
+    if (cdd_last_error()->code == err)
+        cdd_error_save(&e);
+    const char *path = e.info.path ? e.info.path : "";
+    const char *msg = e.info.msg ? e.info.msg : "";
     int rb = txn_rollback(p);
     if (!rb)
-        return cdd_fail(err, e.path, e.os_err, "%s", e.msg);
-    return cdd_fail(err, e.path, e.os_err,
-                    "%s%sthe roll-back did not finish (%s); run "
-                    "`cudnn-deploy recover` to complete it",
-                    e.msg, e.msg[0] ? "; " : "", cdd_last_error()->msg);
+        rb = cdd_fail(err, path, e.info.os_err, "%s", msg);
+    else
+        rb = cdd_fail(err, path, e.info.os_err,
+                      "%s%sthe roll-back did not finish (%s); run "
+                      "`cudnn-deploy recover` to complete it",
+                      msg, msg[0] ? "; " : "", cdd_last_error()->msg);
+    cdd_error_save_free(&e);
+    return rb;
 }
 
 int cdd_txn_commit(struct cdd_txn *t, int purge_backup)
@@ -1166,14 +1171,17 @@ int cdd_txn_commit(struct cdd_txn *t, int purge_backup)
          * later recover; if even that fails, leave both to recover, which
          * finds the tree wholly "after" and reads whichever record is
          * there. */
-        struct cdd_errinfo e = *cdd_last_error();
+        struct cdd_errsave e; /* kept across the journal's rewrite */
+        cdd_error_save(&e);
         if (cdd_tree_write_atomic(p->tree, CDD_JOURNAL_FILE, jtext, jlen) != 0) {
-            r = cdd_fail(r, e.path, e.os_err,
+            r = cdd_fail(r, e.info.path, e.info.os_err,
                          "%s; the commit record may be incomplete: run "
-                         "`cudnn-deploy recover` to settle it", e.msg);
+                         "`cudnn-deploy recover` to settle it", e.info.msg);
+            cdd_error_save_free(&e);
             goto out;
         }
-        cdd_fail(r, e.path, e.os_err, "%s", e.msg);
+        cdd_fail(r, e.info.path, e.info.os_err, "%s", e.info.msg);
+        cdd_error_save_free(&e);
         r = fail_and_rollback(p, r);
         goto out;
     }
@@ -1185,9 +1193,11 @@ int cdd_txn_commit(struct cdd_txn *t, int purge_backup)
     goto out;
 
 no_journal: {
-        struct cdd_errinfo e = *cdd_last_error();
+        struct cdd_errsave e; /* kept across the stage's removal */
+        cdd_error_save(&e);
         cdd_tree_remove_tree(p->tree, t->stage_rel);
-        cdd_fail(e.code, e.path, e.os_err, "%s", e.msg);
+        cdd_error_restore(&e);
+        cdd_error_save_free(&e);
     }
 out:
     strset_free(&syncs);
@@ -1202,9 +1212,11 @@ void cdd_txn_abort(struct cdd_txn *t)
         return;
     /* Keep the caller's error: abort follows a failure. A stage that
      * cannot be removed is a stray for the next recover. */
-    struct cdd_errinfo e = *cdd_last_error();
+    struct cdd_errsave e;
+    cdd_error_save(&e);
     cdd_tree_remove_tree(t->p.tree, t->stage_rel);
-    cdd_fail(e.code, e.path, e.os_err, "%s", e.msg);
+    cdd_error_restore(&e);
+    cdd_error_save_free(&e);
     txn_free(t);
 }
 

@@ -13,52 +13,17 @@
 #include "cdd/compat_attr.h"
 #include "cdd/error.h"
 #include "cdd/gpu.h"
+#include "cdd/strbuf.h"
 
 /* ---- a growing text ------------------------------------------------------ */
 
-struct tx {
-    char *s;
-    size_t n, cap;
-    int oom;
-};
-
-static void tx(struct tx *t, const char *fmt, ...) CDD_PRINTF(2, 3);
-static void tx(struct tx *t, const char *fmt, ...)
-{
-    va_list ap;
-    if (t->oom)
-        return;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (k < 0) {
-        t->oom = 1;
-        return;
-    }
-    if (t->n + (size_t)k + 1 > t->cap) {
-        size_t cap = (t->n + (size_t)k + 1) * 2;
-        char *p = realloc(t->s, cap);
-        if (!p) {
-            t->oom = 1;
-            return;
-        }
-        t->s = p;
-        t->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
-    va_end(ap);
-    t->n += (size_t)k;
-}
-
-static const char *tx_str(const struct tx *t)
-{
-    return t->s ? t->s : "";
-}
+/* The check's text is built piecewise in a struct cdd_sb (CDD_TEXT_MAX)
+ * with cdd_sb_catf: the first failure sticks and is read once, at the end. */
+#define TX_INIT(t) cdd_sb_init((t), CDD_TEXT_MAX, "fit check's text")
 
 static char *dup_or_null(const char *s, int *oom)
 {
-    char *d = s ? strdup(s) : NULL;
+    char *d = cdd_strdup(s);
     if (s && !d)
         *oom = 1;
     return d;
@@ -146,14 +111,14 @@ void cdd_fit_gpus_clear(struct cdd_fit_gpus *g)
 }
 
 /* "GPU 0 NVIDIA H200 (sm_90)" or "GPU sm_61 (--gpu-cc)" */
-static void say_gpu(struct tx *t, const struct cdd_fit_gpus *g, size_t i)
+static void say_gpu(struct cdd_sb *t, const struct cdd_fit_gpus *g, size_t i)
 {
     const struct cdd_fit_gpu *u = &g->v[i];
     if (u->name)
-        tx(t, "GPU %zu %s (compute capability %d.%d)", i, u->name,
+        cdd_sb_catf(t, "GPU %zu %s (compute capability %d.%d)", i, u->name,
            u->cc / 10, u->cc % 10);
     else
-        tx(t, "GPU of compute capability %d.%d (%s)", u->cc / 10, u->cc % 10,
+        cdd_sb_catf(t, "GPU of compute capability %d.%d (%s)", u->cc / 10, u->cc % 10,
            g->given ? "--gpu-cc" : "reported by the driver");
 }
 
@@ -177,7 +142,7 @@ static const struct cdd_cat_release *find_release(const struct cdd_catalog *c,
  * selection's reasons), -1 no verdict (CDD_E_NOMEM in *err). */
 static int judge_one(const struct cdd_catalog *c,
                      const struct cdd_cat_release *rel,
-                     const struct cdd_fit_query *q, int cc, struct tx *why,
+                     const struct cdd_fit_query *q, int cc, struct cdd_sb *why,
                      int *err)
 {
     struct cdd_cat_query cq = {.want = rel->version,
@@ -197,7 +162,7 @@ static int judge_one(const struct cdd_catalog *c,
             continue;
         fits = !(v[i].why & CDD_CAT_GPU);
         if (!fits)
-            tx(why, "%s", v[i].detail ? v[i].detail : "");
+            cdd_sb_catf(why, "%s", v[i].detail ? v[i].detail : "");
     }
     cdd_cat_verdicts_free(v, n);
     return fits;
@@ -237,9 +202,9 @@ static int newest_fit(const struct cdd_catalog *c,
     return r;
 }
 
-static void say_cc(struct tx *t, int cc)
+static void say_cc(struct cdd_sb *t, int cc)
 {
-    tx(t, "sm_%d", cc);
+    cdd_sb_catf(t, "sm_%d", cc);
 }
 
 /* ---- the check ----------------------------------------------------------- */
@@ -249,7 +214,7 @@ int cdd_fit_check(const struct cdd_fit_query *q, const char *name,
 {
     const struct cdd_fit_gpus *g = q->gpus;
     struct cdd_catalog *cat = NULL;
-    struct tx d = {0}, sup = {0}, why = {0};
+    struct cdd_sb d, sup, why;
     const struct cdd_cat_release *rel = NULL;
     const struct cdd_cat_variant *var = NULL;
     char *cat_err = NULL;
@@ -258,6 +223,9 @@ int cdd_fit_check(const struct cdd_fit_query *q, const char *name,
     int r = 0, err = 0;
     const char *ver = q->version ? q->version : "of unknown version";
 
+    TX_INIT(&d);
+    TX_INIT(&sup);
+    TX_INIT(&why);
     memset(res, 0, sizeof *res);
     res->basis = "unknown";
     if (!g || !g->n) {
@@ -271,7 +239,7 @@ int cdd_fit_check(const struct cdd_fit_query *q, const char *name,
     if (cdd_catalog_load(q->catalog_dir, &cat) != 0) {
         if (cdd_last_error()->code == CDD_E_NOMEM)
             return CDD_E_NOMEM;
-        cat_err = strdup(cdd_last_error()->msg);
+        cat_err = cdd_strdup(cdd_last_error()->msg);
         cdd_clear_error();
         cat = NULL;
     }
@@ -291,12 +259,13 @@ int cdd_fit_check(const struct cdd_fit_query *q, const char *name,
 
     if (var && var->cc_lo) {
         res->basis = "catalog";
-        tx(&sup, "sm_%d to sm_%d with CUDA %d%s (support matrix: %s)",
+        cdd_sb_catf(&sup, "sm_%d to sm_%d with CUDA %d%s (support matrix: %s)",
            var->cc_lo, var->cc_hi, qq.cuda_major,
            guessed ? ", its CUDA variant not known" : "",
            rel->matrix ? rel->matrix : "catalog facts");
         for (size_t i = 0; i < g->n && !err; i++) {
-            struct tx w = {0};
+            struct cdd_sb w;
+            TX_INIT(&w);
             int fits = judge_one(cat, rel, &qq, g->v[i].cc, &w, &err);
             if (fits == 0) {
                 /* Outside the support matrix. The libraries' own code says
@@ -310,29 +279,29 @@ int cdd_fit_check(const struct cdd_fit_query *q, const char *name,
                                          g->v[i].cc % 10, &arch)
                         : g->v[i].cc > var->cc_hi ? CDD_ARCH_PTX_JIT
                                                   : CDD_ARCH_NONE;
-                tx(&why, "%s", why.n ? "; " : "");
+                cdd_sb_catf(&why, "%s", cdd_sb_len(&why) ? "; " : "");
                 say_gpu(&why, g, i);
-                tx(&why, ": %s", tx_str(&w));
+                cdd_sb_catf(&why, ": %s", cdd_sb_str(&w));
                 if (f == CDD_ARCH_NONE) {
                     res->n_unfit++;
                 } else if (f == CDD_ARCH_PTX_JIT) {
                     n_jit++;
-                    tx(&why, " (not supported: it can run only through PTX "
+                    cdd_sb_catf(&why, " (not supported: it can run only through PTX "
                        "the driver compiles at first use, if at all)");
                 } else {
                     n_jit++;
-                    tx(&why, " (not supported, though the libraries carry "
+                    cdd_sb_catf(&why, " (not supported, though the libraries carry "
                        "SASS for it)");
                 }
             }
             if (fits >= 0)
                 res->compared = 1;
-            free(w.s);
+            cdd_sb_free(&w);
         }
     } else if (q->code && q->code->n_codes) {
         char desc[CDD_FATBIN_DESC_MAX]; /* fixed: every code fits (fatbin.h) */
         res->basis = "device code";
-        tx(&sup, "%s (the libraries' device code)",
+        cdd_sb_catf(&sup, "%s (the libraries' device code)",
            cdd_fatbin_describe(q->code, desc, sizeof desc));
         for (size_t i = 0; i < g->n; i++) {
             unsigned arch = 0;
@@ -341,23 +310,24 @@ int cdd_fit_check(const struct cdd_fit_query *q, const char *name,
             res->compared = 1;
             if (f == CDD_ARCH_SASS)
                 continue;
-            tx(&why, "%s", why.n ? "; " : "");
+            cdd_sb_catf(&why, "%s", cdd_sb_len(&why) ? "; " : "");
             say_gpu(&why, g, i);
             if (f == CDD_ARCH_PTX_JIT) {
                 n_jit++;
-                tx(&why, ": no SASS for it, only PTX compute_%u, which the "
+                cdd_sb_catf(&why, ": no SASS for it, only PTX compute_%u, which the "
                    "driver compiles at first use (slow, and only when it "
                    "knows that PTX version)", arch);
             } else {
                 res->n_unfit++;
-                tx(&why, ": neither SASS for ");
+                cdd_sb_catf(&why, ": neither SASS for ");
                 say_cc(&why, g->v[i].cc);
-                tx(&why, " nor PTX it can compile: its kernels cannot run "
+                cdd_sb_catf(&why, " nor PTX it can compile: its kernels cannot run "
                    "there");
             }
         }
     }
-    if (!sup.oom && sup.s && !(res->supports = strdup(sup.s)))
+    if (!cdd_sb_error(&sup) && cdd_sb_len(&sup) &&
+        !(res->supports = cdd_strdup(cdd_sb_str(&sup))))
         err = CDD_E_NOMEM;
     if (err) {
         r = err == CDD_E_NOMEM ? CDD_E_NOMEM : 0;
@@ -376,7 +346,7 @@ int cdd_fit_check(const struct cdd_fit_query *q, const char *name,
 
     if (!res->compared) {
         st = CDD_CHECK_SKIP;
-        tx(&d, "what cuDNN %s supports is not known: %s%s%s%s, and no "
+        cdd_sb_catf(&d, "what cuDNN %s supports is not known: %s%s%s%s, and no "
            "device code was read from its libraries", ver,
            !q->version ? "its version is not known"
            : !cat      ? "the catalog did not load"
@@ -384,40 +354,43 @@ int cdd_fit_check(const struct cdd_fit_query *q, const char *name,
                        : "the catalog has no support-matrix facts for it",
            cat_err ? " (" : "", cat_err ? cat_err : "", cat_err ? ")" : "");
         if (!cat_err && !rel && cat)
-            tx(&d, " (%s)", cat->source);
+            cdd_sb_catf(&d, " (%s)", cat->source);
     } else {
         st = res->n_unfit ? CDD_CHECK_FAIL : n_jit ? CDD_CHECK_WARN
                                                    : CDD_CHECK_PASS;
-        tx(&d, "cuDNN %s supports %s", ver, tx_str(&sup));
+        cdd_sb_catf(&d, "cuDNN %s supports %s", ver, cdd_sb_str(&sup));
         if (st == CDD_CHECK_PASS) {
-            tx(&d, "; every GPU fits: ");
+            cdd_sb_catf(&d, "; every GPU fits: ");
             for (size_t i = 0; i < g->n; i++) {
-                tx(&d, "%s", i ? ", " : "");
+                cdd_sb_catf(&d, "%s", i ? ", " : "");
                 say_gpu(&d, g, i);
             }
         } else {
-            tx(&d, "; %s", tx_str(&why));
+            cdd_sb_catf(&d, "; %s", cdd_sb_str(&why));
             if (res->newest)
-                tx(&d, ". The newest catalog release that fits this tree's "
+                cdd_sb_catf(&d, ". The newest catalog release that fits this tree's "
                    "CUDA, the driver and every GPU is cuDNN %s (%s): "
                    "cudnn-deploy install --cudnn %s", res->newest,
                    res->newest_variant ? res->newest_variant : "?",
                    res->newest);
             else if (cat)
-                tx(&d, ". No catalog release fits this tree's CUDA%s and "
+                cdd_sb_catf(&d, ". No catalog release fits this tree's CUDA%s and "
                    "every GPU: 'cudnn-deploy releases --gpu-cc X.Y' shows "
                    "why each does not (an older GPU may need an older CUDA "
                    "toolkit)", g->driver ? ", the driver" : "");
         }
     }
-    if (d.oom || why.oom || sup.oom)
-        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    int terr = cdd_sb_error(&d)     ? cdd_sb_error(&d)
+               : cdd_sb_error(&why) ? cdd_sb_error(&why)
+                                    : cdd_sb_error(&sup);
+    if (terr)
+        r = cdd_fail(terr, NULL, 0, NULL);
     else
-        r = cdd_checks_add(out, name, st, "%s", tx_str(&d));
+        r = cdd_checks_add(out, name, st, "%s", cdd_sb_str(&d));
 out:
-    free(d.s);
-    free(sup.s);
-    free(why.s);
+    cdd_sb_free(&d);
+    cdd_sb_free(&sup);
+    cdd_sb_free(&why);
     free(cat_err);
     cdd_catalog_free(cat);
     return r;

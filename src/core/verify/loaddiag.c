@@ -173,17 +173,18 @@ int cdd_lib_open_explained(const char *abs_path, struct cdd_lib **out)
     if (r != CDD_E_CHECK || !CDD_HOST_WINDOWS ||
         (e->os_err != WIN_MOD_NOT_FOUND && e->os_err != WIN_BAD_EXE_FORMAT))
         return r;
-    char said[sizeof e->msg]; /* fixed: an error record's message (same size) */
+    struct cdd_errsave said; /* the loader's own words, kept whole */
     struct cdd_sb detail; /* the explanation, whole (DLL names, folders) */
     int os_err = e->os_err;
-    snprintf(said, sizeof said, "%s", e->msg);
+    cdd_error_save(&said);
     cdd_sb_init(&detail, CDD_TEXT_MAX, "load diagnosis");
     if (os_err == WIN_MOD_NOT_FOUND)
         r = explain_126(abs_path, &detail);
     else
         r = explain_193(abs_path, &detail);
-    r = cdd_fail(CDD_E_CHECK, abs_path, os_err, "%s%s", said,
+    r = cdd_fail(CDD_E_CHECK, abs_path, os_err, "%s%s", said.info.msg,
                  r ? " (not explained: out of memory)" : cdd_sb_str(&detail));
     cdd_sb_free(&detail);
+    cdd_error_save_free(&said);
     return r;
 }
