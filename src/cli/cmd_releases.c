@@ -122,8 +122,10 @@ static int cuda_of(const struct cdd_cmdline *cl, struct cdd_report *rep,
     return 0;
 }
 
-int cdd_cmd_releases(const struct cdd_cmdline *cl, struct cdd_report *rep)
+int cdd_cmd_releases(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                     struct cdd_cli_tree *tt)
 {
+    (void)tt; /* CDD_TREE_NONE */
     const struct cdd_opts_obtain *ob = &cl->obtain;
     struct cdd_catalog *cat = NULL;
     struct cdd_cat_verdict *v = NULL;

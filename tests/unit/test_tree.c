@@ -24,6 +24,7 @@
 #include "cdd/fsops.h"
 #include "cdd/state.h"
 #include "cdd/tree.h"
+#include "cdd/txn.h"
 #include "test.h"
 
 static char scratch[1024];
@@ -381,7 +382,7 @@ static void test_root_and_state(void)
     CHECK(symlink(q, p) == 0);
     struct cdd_recovery rec;
     int locked = 1;
-    CHECK_INT(cdd_tree_lock(t, 0, 1, &locked, &rec), CDD_E_STATE);
+    CHECK_INT(cdd_txn_lock(t, 0, 1, &locked, &rec), CDD_E_STATE);
     CHECK_INT(locked, 0);
     cdd_tree_close(t);
     CHECK(unlink(p) == 0);
@@ -428,7 +429,7 @@ static void test_root_and_state(void)
      * it, exit 3. */
     CHECK_INT(cdd_tree_open(root, &t), 0);
     CHECK(symlink(q, p) == 0);
-    CHECK_INT(cdd_tree_lock(t, 0, 1, &locked, &rec), CDD_E_STATE);
+    CHECK_INT(cdd_txn_lock(t, 0, 1, &locked, &rec), CDD_E_STATE);
     CHECK(strstr(cdd_last_error()->path, CDD_JOURNAL_FILE) != NULL);
     cdd_recovery_clear(&rec);
     cdd_tree_close(t);
@@ -441,7 +442,7 @@ static void test_root_and_state(void)
     sh("mkdir -p '%s'%s", p, "");
     CHECK_INT(cdd_tree_open(p, &t), 0);
     CHECK(!cdd_tree_has_state(t));
-    CHECK_INT(cdd_tree_lock(t, 0, 0, &locked, &rec), 0);
+    CHECK_INT(cdd_txn_lock(t, 0, 0, &locked, &rec), 0);
     CHECK_INT(locked, 0);
     cdd_tree_close(t);
     snprintf(q, sizeof q, "%s/bare/" CDD_STATE_DIR, scratch);
