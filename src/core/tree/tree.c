@@ -283,7 +283,13 @@ int cdd_tree_check_access(struct cdd_tree *t)
 {
     if (t->access_checked)
         return 0;
-    int r = cdd_check_write_access(t->real);
+    /* The first write goes into the state folder, or creates it: ask
+     * about that one. Its name is the tree's, never the platform's. */
+    char *state = NULL;
+    if (t->state && !(state = cdd_tree_abs(t, CDD_STATE_DIR)))
+        return nomem();
+    int r = cdd_check_write_access(t->real, state ? state : t->real);
+    free(state);
     if (!r)
         t->access_checked = 1;
     return r;
