@@ -153,7 +153,7 @@ int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep,
     o.gpus = &gpus;
     o.catalog_dir = cl->obtain.catalog;
     if (cdd_cli_target_given(&cl->target)) {
-        r = cdd_cli_target(&cl->target, &t, rep);
+        r = cdd_cli_target(&cl->target, &t, rep, NULL);
         if (r)
             goto out;
         o.target = &t;

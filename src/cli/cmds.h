@@ -58,11 +58,12 @@ int cdd_cli_shell(const struct cdd_opts_output *o);
 char *cdd_cli_hint(const struct cdd_cmdline *cl,
                    const struct cdd_command *cmd, int code);
 
-/* Resolve the target options and name the target in the report (target.c):
- * the dispatcher's, for tree rows; doctor and releases, whose target is
- * optional, call it themselves. */
+/* Resolve the target options, open the tree into *tree (NULL: opened only
+ * to read its version, then closed), name the target in the report
+ * (target.c): the dispatcher's, for tree rows; doctor and releases, whose
+ * target is optional, call it themselves with tree NULL. */
 int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
-                   struct cdd_report *rep);
+                   struct cdd_report *rep, struct cdd_tree **tree);
 /* --platform, parsed (target.c): *given 0 and the host's platform when
  * absent; an unknown name is CDD_E_USAGE listing the names. */
 int cdd_cli_platform(const struct cdd_opts_obtain *o, int *given,

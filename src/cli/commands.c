@@ -195,9 +195,7 @@ static int open_tree(const struct cdd_command *cmd,
                      const struct cdd_cmdline *cl, struct cdd_report *rep,
                      struct cdd_cli_tree *tt)
 {
-    int r = cdd_cli_target(&cl->target, &tt->target, rep);
-    if (!r)
-        r = cdd_tree_open(tt->target.root, &tt->tree);
+    int r = cdd_cli_target(&cl->target, &tt->target, rep, &tt->tree);
     if (r || cmd->tree != CDD_TREE_WRITE || cl->change.dry_run ||
         (cmd->lock != CDD_LOCK_AT_OPEN && cmd->lock != CDD_LOCK_RECOVER))
         return r;
