@@ -433,6 +433,23 @@ static void test_root_and_state(void)
     CHECK(strstr(cdd_last_error()->path, CDD_JOURNAL_FILE) != NULL);
     cdd_recovery_clear(&rec);
     cdd_tree_close(t);
+    /* The tree's own lock never looks at the journal (recovery is the
+     * transaction layer's, txn.h): it locks; cdd_txn_lock on a lock
+     * already held recovers nothing a second time. */
+    CHECK(unlink(p) == 0);
+    CHECK_INT(cdd_tree_open(root, &t), 0);
+    CHECK(symlink(q, p) == 0);
+    CHECK_INT(cdd_tree_lock(t, 0, 1, &locked), 0);
+    CHECK_INT(locked, 1);
+    CHECK(cdd_tree_locked(t));
+    locked = 0;
+    CHECK_INT(cdd_txn_lock(t, 0, 1, &locked, &rec), 0);
+    CHECK_INT(locked, 1);
+    CHECK_INT(rec.found, 0);
+    cdd_tree_unlock(t);
+    CHECK_INT(cdd_txn_lock(t, 0, 1, &locked, &rec), CDD_E_STATE);
+    cdd_recovery_clear(&rec);
+    cdd_tree_close(t);
     CHECK(unlink(p) == 0);
     CHECK(sentinel_intact());
 
