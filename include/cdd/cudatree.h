@@ -36,7 +36,14 @@ int cdd_target_version_differs(const struct cdd_target *t);
 /* Resolve exactly one of the spec's fields (else CDD_E_USAGE). The tree must
  * exist and be a directory (else CDD_E_NOTFOUND, naming where it looked and
  * why: "CUDA_PATH_V11_6 is not set and /usr/local/cuda-11.6 does not exist").
- * Reads the version of a CUDA tree. Environment is read through cdd_getenv. */
+ * Reads the version of a CUDA tree. Environment is read through cdd_getenv.
+ * The tree is opened for that and closed again: a command that goes on to
+ * work on the tree uses cdd_target_open and keeps the handle in *tree
+ * (cdd_tree_open's errors; out->root still names the tree then, so the
+ * report can; cdd_target_clear out either way). */
+struct cdd_tree;
+int cdd_target_open(const struct cdd_target_spec *spec,
+                    struct cdd_target *out, struct cdd_tree **tree);
 int cdd_target_resolve(const struct cdd_target_spec *spec,
                        struct cdd_target *out);
 void cdd_target_clear(struct cdd_target *t);
@@ -71,10 +78,11 @@ int cdd_target_check_platform(enum cdd_platform p, int given,
 /* Parse "v11.6", "11.6" (also "V11.6"): 0 or CDD_E_USAGE. */
 int cdd_cuda_arg_parse(const char *s, int *major, int *minor);
 
-/* Read version.json, else version.txt, else CUDA_VERSION in include/cuda.h.
+/* Read version.json, else version.txt, else CUDA_VERSION in include/cuda.h,
+ * through the tree (a link to one of them is followed only inside it).
  * v->known == 0 when none says anything (not an error). CDD_E_STATE when a
  * file exists but cannot be understood. */
-int cdd_cuda_version_read(const char *root, struct cdd_cuda_version *v);
+int cdd_cuda_version_read(struct cdd_tree *tree, struct cdd_cuda_version *v);
 
 /* Parsers, exposed for unit tests. 0 or -1 (parse_json: CDD_E_NOMEM when
  * the JSON could not be parsed for lack of memory). */

@@ -14,6 +14,7 @@
 #include "cdd/obtain.h"
 #include "cdd/journal.h"
 #include "cdd/tree.h"
+#include "cdd/txn.h"
 
 enum cdd_action {
     CDD_ACT_NEW = 0,  /* not in the tree yet */
@@ -176,8 +177,11 @@ int cdd_status(struct cdd_tree *tree, int full_hash, int jobs,
                struct cdd_status_result *res);
 void cdd_status_result_clear(struct cdd_status_result *r);
 
-int cdd_recover(struct cdd_tree *tree, double lock_timeout,
-                struct cdd_recovery *res);
+/* `recover`: the recovery itself runs when the lock is taken (cdd_txn_lock,
+ * by the dispatcher for the recover command); this records the one that
+ * ran in the deploy log (nothing when none was found). Best effort, as
+ * every log line. */
+void cdd_recover_record(struct cdd_tree *tree, const struct cdd_recovery *res);
 
 /* Compare what the tree holds at rel (a tree path) with what is expected:
  * 0 and *act UNCHANGED, MISSING or MODIFIED (detail malloc'd when not

@@ -20,9 +20,11 @@ char *cdd_default_cache_dir(void);
 int cdd_is_elevated(void);
 /* Before a command changes the tree at root: CDD_E_PERM, with the advice to
  * use an elevated prompt (Windows) or root (POSIX), when this process may not
- * add files to root and is not elevated; 0 otherwise, also when it cannot be
- * told (the operation then reports what happens). Writes nothing. */
-int cdd_check_write_access(const char *root);
+ * add files to first (the folder the first write goes into: the tree's state
+ * folder when it has one, else root; the tree says which, tree.c) and is not
+ * elevated; 0 otherwise, also when it cannot be told (the operation then
+ * reports what happens). Writes nothing; builds no path itself. */
+int cdd_check_write_access(const char *root, const char *first);
 
 /* ---- what doctor looks at (platform conventions) --------------------------
  * Each calls fn(ud, ...) once per item; fn returning non-zero stops the walk

@@ -1,8 +1,8 @@
 /* The target tree, opened once per command (apk-tools' struct apk_database
  * with its root_fd and lock_fd is the model): the root folder resolved once
  * (it may itself be a link, /usr/local/cuda -> cuda-11.6), its handle, the
- * state folder (.cudnn-deploy, a real folder, never a link), the lock and
- * the recovery of an interrupted transaction.
+ * state folder (.cudnn-deploy, a real folder, never a link) and the lock
+ * (recovering an interrupted transaction is txn.h's, on this handle).
  *
  * Every filesystem operation on the tree goes through here with a path
  * relative to the root, '/'-separated, and is resolved beneath the root
@@ -29,13 +29,6 @@
 
 struct cdd_tree;
 
-struct cdd_recovery {
-    int found;       /* an interrupted transaction (or a stray stage) */
-    int rolled_back; /* it was undone (else finished) */
-    char *id;        /* its id, malloc'd */
-};
-void cdd_recovery_clear(struct cdd_recovery *r);
-
 /* Open the tree at root (a folder; links in root itself are resolved now,
  * once). The state folder is opened too when it exists (a link or a
  * non-folder there: CDD_E_STATE), and its state files checked: the lock,
@@ -59,12 +52,14 @@ int cdd_tree_has_state(const struct cdd_tree *t);
 int cdd_tree_check_access(struct cdd_tree *t);
 /* Prepare a change: access check, the state folder (created when missing
  * and create_state is set; without it a tree with no state is left alone
- * and 0 returned, *locked 0), the lock (timeout as cdd_lock_acquire), then
- * the recovery of an interrupted transaction into *rec (may be NULL).
- * *locked, when not NULL, says whether the lock was taken. A state folder
- * this call created is removed again if the lock fails. */
+ * and 0 returned, *locked 0), the lock (timeout as cdd_lock_acquire).
+ * *locked, when not NULL, says whether the lock is held. A state folder
+ * this call created is removed again if the lock fails. Already held: 0,
+ * nothing done. An interrupted transaction is not looked at here: that is
+ * the transaction layer's (cdd_txn_lock in txn.h runs this, then
+ * cdd_txn_recover), so that the tree never calls up into txn. */
 int cdd_tree_lock(struct cdd_tree *t, double timeout_s, int create_state,
-                  int *locked, struct cdd_recovery *rec);
+                  int *locked);
 /* The state folder and the lock only (no access check, no recovery: the
  * engine's tests drive recovery themselves). *created: the folder was
  * made by this call. */

@@ -26,7 +26,7 @@ struct cdd_txn;
 
 /* Begin a transaction of the given kind ("install" / "uninstall"): picks an
  * id (UTC time + pid) and creates the stage folder. Requires the tree's
- * lock (cdd_tree_lock). */
+ * lock (cdd_txn_lock). */
 int cdd_txn_begin(struct cdd_tree *tree, const char *kind,
                   struct cdd_txn **out);
 const char *cdd_txn_id(const struct cdd_txn *t);
@@ -88,8 +88,26 @@ void cdd_txn_abort(struct cdd_txn *t);
  * A journal that cannot be read as one, a record that breaks the rules of
  * journal.h, or a backup that is not what its record says: CDD_E_STATE
  * naming the journal and the record, nothing changed. Requires the lock
- * (cdd_tree_lock calls it). */
+ * (cdd_txn_lock calls it). */
 int cdd_txn_recover(struct cdd_tree *tree, int *found, int *rolled_back,
                     char **id);
+
+/* What the recovery that follows taking the lock found and did. */
+struct cdd_recovery {
+    int found;       /* an interrupted transaction (or a stray stage) */
+    int rolled_back; /* it was undone (else finished) */
+    char *id;        /* its id, malloc'd */
+};
+void cdd_recovery_clear(struct cdd_recovery *r);
+
+/* Lock the tree for a change (cdd_tree_lock: access check, state folder,
+ * lock) and, once held, finish or undo an interrupted transaction into
+ * *rec (may be NULL; set also when the recovery fails). Taking the lock
+ * and recovering are one step for every caller (the dispatcher's write
+ * open, install, activation), so that nothing changes a tree that holds
+ * a journal. The lock already held by this handle: 0, *locked 1, no second
+ * recovery (the first ran under the same lock). treelock.c. */
+int cdd_txn_lock(struct cdd_tree *tree, double timeout_s, int create_state,
+                 int *locked, struct cdd_recovery *rec);
 
 #endif

@@ -187,6 +187,42 @@ int cdd_option_is_target(const struct cdd_option *o);
 
 struct cdd_report;
 
+/* What a command does with its target tree (docs/design.md, Commands and
+ * the tree handle). The dispatcher, not the command, resolves the target,
+ * opens the tree once and closes it (apk-tools' applet .open_flags). */
+enum cdd_tree_access {
+    CDD_TREE_NONE,  /* no tree, or trees of its own finding (doctor, ...) */
+    CDD_TREE_READ,  /* the target, opened; never locked */
+    CDD_TREE_WRITE  /* the target, opened; locked as the row's lock says */
+};
+enum cdd_tree_lock_at {
+    CDD_LOCK_NEVER,   /* NONE and READ rows */
+    /* The dispatcher takes the lock (--lock-timeout; not with --dry-run;
+     * a tree with no state folder is left unlocked) and with it recovers
+     * an interrupted transaction before the command runs; the recovery is
+     * reported as a warning (uninstall). */
+    CDD_LOCK_AT_OPEN,
+    /* The same, the recovery being the command's own result (recover). */
+    CDD_LOCK_RECOVER,
+    /* The engine takes it on the handle once its input has passed, with
+     * --lock-timeout (install: a busy tree does not hold up the archive
+     * check; env only with --write-activation). */
+    CDD_LOCK_IN_ENGINE
+};
+
+/* What the dispatcher hands a tree row's run: the resolved target, the open
+ * tree (closed by the dispatcher), the lock and the recovery it ran
+ * (CDD_LOCK_AT_OPEN, CDD_LOCK_RECOVER), and what the row's prepare made
+ * before the tree was touched. A CDD_TREE_NONE row gets NULL (and has no
+ * prepare: it finds its trees itself, if any). */
+struct cdd_cli_tree {
+    struct cdd_target target;
+    struct cdd_tree *tree;
+    struct cdd_recovery recovery;
+    int locked;
+    void *prep; /* the row's prepare's, freed with its prep_free */
+};
+
 struct cdd_command {
     const char *name;
     unsigned bit;
@@ -195,9 +231,19 @@ struct cdd_command {
     const char *description;
     int max_positional;
     const char *const *subcommands; /* NULL-ended, or NULL */
+    enum cdd_tree_access tree;
+    enum cdd_tree_lock_at lock;
+    /* Optional: what must be decided before the target is touched (usage
+     * faults, the manifest), *prep for run (tt->prep), freed by prep_free
+     * whether or not run ran. A CDD_E_* code, or 0. */
+    int (*prepare)(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                   void **prep);
+    void (*prep_free)(void *prep);
     /* Returns a CDD_E_* code (0 on success); checks that fail are recorded
-     * in the report and make the exit code 1. */
-    int (*run)(const struct cdd_cmdline *cl, struct cdd_report *rep);
+     * in the report and make the exit code 1. tt: the tree (see above),
+     * NULL for a CDD_TREE_NONE row. */
+    int (*run)(const struct cdd_cmdline *cl, struct cdd_report *rep,
+               struct cdd_cli_tree *tt);
 };
 
 extern const struct cdd_command cdd_commands[];

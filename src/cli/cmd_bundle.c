@@ -21,8 +21,10 @@ static void on_note(void *ud, const char *msg)
     cdd_say(n->rep, "  %s", msg);
 }
 
-int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep)
+int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                   struct cdd_cli_tree *tt)
 {
+    (void)tt; /* CDD_TREE_NONE */
     const struct cdd_opts_bundle *b = &cl->bundle;
     const struct cdd_opts_obtain *ob = &cl->obtain;
     struct cdd_manifest *ms[sizeof b->manifests.v / sizeof b->manifests.v[0]];

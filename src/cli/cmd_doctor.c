@@ -136,8 +136,10 @@ static const char *summary(void *ud, const char *layer)
     return x->text;
 }
 
-int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep)
+int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                   struct cdd_cli_tree *tt)
 {
+    (void)tt; /* CDD_TREE_NONE */
     struct cdd_target t = {0};
     struct cdd_doctor_result res = {0};
     struct cdd_doctor_opts o = {NULL};
@@ -148,7 +150,7 @@ int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep)
     o.gpus = &gpus;
     o.catalog_dir = cl->obtain.catalog;
     if (cdd_cli_target_given(&cl->target)) {
-        r = cdd_cli_target(&cl->target, &t, rep);
+        r = cdd_cli_target(&cl->target, &t, rep, NULL);
         if (r)
             goto out;
         o.target = &t;

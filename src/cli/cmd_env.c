@@ -327,11 +327,22 @@ static int write_activation(const struct cdd_cmdline *cl,
     return r;
 }
 
-int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep)
+/* --shell, before the target is touched (run parses it again: no I/O). */
+int cdd_cmd_env_prepare(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                        void **prep)
+{
+    enum cdd_shell sh;
+    (void)rep;
+    *prep = NULL;
+    return cl->env.shell ? cdd_shell_parse(cl->env.shell, &sh) : 0;
+}
+
+int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                struct cdd_cli_tree *tt)
 {
     const struct cdd_opts_env *e = &cl->env;
-    struct cdd_target t = {0};
-    struct cdd_tree *tree = NULL;
+    const struct cdd_target *t = &tt->target;
+    struct cdd_tree *tree = tt->tree;
     struct cdd_fixes fx = {0};
     struct text script = {0};
     struct cdd_jw *vars = NULL;
@@ -346,13 +357,9 @@ int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep)
     else
         sh = cdd_shell_detect(windows, cdd_getenv("SHELL"));
     if (!r)
-        r = cdd_cli_target(&cl->target, &t, rep);
+        r = cdd_env_layout(tree, t, &layout, &installed);
     if (!r)
-        r = cdd_tree_open(t.root, &tree);
-    if (!r)
-        r = cdd_env_layout(tree, &t, &layout, &installed);
-    if (!r)
-        r = cdd_env_fixes(&t, layout, windows, &fx);
+        r = cdd_env_fixes(t, layout, windows, &fx);
     if (!r)
         r = render_all(sh, &fx, &script);
     if (!r)
@@ -369,17 +376,17 @@ int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep)
                      installed ? "%s holds a cudnn-deploy install (%s layout)"
                                : "%s holds no cudnn-deploy install: the "
                                  "settings are for its %s layout",
-                     t.root, cdd_layout_name(layout));
+                     t->root, cdd_layout_name(layout));
     if (e->github && (r = github(&fx, rep)) < 0)
         goto out;
     if (e->write_activation) {
         /* The scripts run where the layout's platform is: a Windows
          * prefix's in cmd and PowerShell, with ';' and '\\'. */
         struct cdd_fixes afx = {0};
-        r = cdd_env_fixes(&t, layout, layout == CDD_LAYOUT_PREFIX_WINDOWS,
+        r = cdd_env_fixes(t, layout, layout == CDD_LAYOUT_PREFIX_WINDOWS,
                           &afx);
         if (!r)
-            r = write_activation(cl, &t, tree, layout, &afx, rep);
+            r = write_activation(cl, t, tree, layout, &afx, rep);
         cdd_fixes_clear(&afx);
         if (r)
             goto out;
@@ -394,7 +401,5 @@ out:
     cdd_jw_free(vars);
     free(script.s);
     cdd_fixes_clear(&fx);
-    cdd_tree_close(tree);
-    cdd_target_clear(&t);
     return r;
 }

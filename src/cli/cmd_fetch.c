@@ -8,8 +8,10 @@
 #include "cmds.h"
 #include "report.h"
 
-int cdd_cmd_fetch(const struct cdd_cmdline *cl, struct cdd_report *rep)
+int cdd_cmd_fetch(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                  struct cdd_cli_tree *tt)
 {
+    (void)tt; /* CDD_TREE_NONE */
     struct cdd_manifest *m = NULL;
     struct cdd_obtain_result res = {0};
     int r;

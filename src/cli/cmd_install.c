@@ -193,18 +193,68 @@ static char *final_path(struct cdd_rfile *f)
     return r;
 }
 
-int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
+/* What install decides before the target is touched (the dispatcher then
+ * opens the tree, commands.c): --mtime, --platform, the usage faults, and
+ * the manifest (none with --cudnn: the catalog picks it from the tree). */
+struct install_prep {
+    struct cdd_manifest *m;
+    int has_mtime, platform_given;
+    int64_t mtime;
+    enum cdd_platform platform;
+};
+
+void cdd_cmd_install_prep_free(void *prep)
+{
+    struct install_prep *p = prep;
+    if (p)
+        cdd_manifest_free(p->m);
+    free(p);
+}
+
+int cdd_cmd_install_prepare(const struct cdd_cmdline *cl,
+                            struct cdd_report *rep, void **prep)
+{
+    const struct cdd_opts_obtain *ob = &cl->obtain;
+    struct install_prep *p = calloc(1, sizeof *p);
+    (void)rep;
+    *prep = p;
+    if (!p)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    p->platform = CDD_PLATFORM_LINUX_X86_64;
+    int r = install_mtime(cl, &p->has_mtime, &p->mtime);
+    if (!r)
+        r = cdd_cli_platform(ob, &p->platform_given, &p->platform);
+    if (r)
+        return r;
+    if (ob->cudnn && ob->manifest)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "--cudnn picks a release from the catalog; --manifest "
+                        "names one: give one or the other");
+    if (!ob->cudnn && (r = cdd_cli_manifest_find(ob->manifest, &p->m)))
+        return r;
+    if (ob->archive && ob->n_urls)
+        return cdd_fail(CDD_E_USAGE, NULL, 0,
+                        "--url is for downloading; --archive names a file "
+                        "already here: give one or the other");
+    /* Then the target: a wrong target must not cost a download. */
+    return 0;
+}
+
+int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                    struct cdd_cli_tree *tt)
 {
     struct cdd_install_with with[sizeof cl->change.with.v /
                                  sizeof cl->change.with.v[0]];
     struct cdd_obtain_result wgot[sizeof with / sizeof with[0]];
     char *wnames[sizeof with / sizeof with[0]];
-    struct cdd_manifest *m = NULL;
-    struct cdd_target t = {0};
+    struct install_prep *prep = tt->prep;
+    /* Ours from here: freed below (or replaced by the archive's own). */
+    struct cdd_manifest *m = prep->m;
+    struct cdd_target *t = &tt->target;
     struct cdd_install_result res = {0};
     struct cdd_progress_ui *ui = NULL;
     struct cdd_obtain_result got = {0};
-    struct cdd_tree *tree = NULL;
+    struct cdd_tree *tree = tt->tree;
     struct cdd_cli_stream *st = NULL;
     struct cdd_rfile *sf = NULL;
     char *spath = NULL;
@@ -218,50 +268,26 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     /* The release catalog chooses (docs/releases.md): --cudnn, or no
      * --manifest for a tree that is not CUDA 11 (decided below). */
     int catalog = ob->cudnn != NULL;
-    int r, has_mtime = 0;
-    int64_t mtime = 0;
+    int r = 0, has_mtime = prep->has_mtime;
+    int64_t mtime = prep->mtime;
+    int platform_given = prep->platform_given;
+    enum cdd_platform platform = prep->platform;
 
+    prep->m = NULL;
     memset(with, 0, sizeof with);
     memset(wgot, 0, sizeof wgot);
     memset(wnames, 0, sizeof wnames);
-    int platform_given = 0;
-    enum cdd_platform platform = CDD_PLATFORM_LINUX_X86_64;
-    r = install_mtime(cl, &has_mtime, &mtime);
-    if (!r)
-        r = cdd_cli_platform(ob, &platform_given, &platform);
-    if (r)
-        goto out;
-    if (catalog && ob->manifest) {
-        r = cdd_fail(CDD_E_USAGE, NULL, 0,
-                     "--cudnn picks a release from the catalog; --manifest "
-                     "names one: give one or the other");
-        goto out;
-    }
-    if (!catalog && (r = cdd_cli_manifest_find(ob->manifest, &m)))
-        goto out;
-    if (ob->archive && ob->n_urls) {
-        r = cdd_fail(CDD_E_USAGE, NULL, 0,
-                     "--url is for downloading; --archive names a file "
-                     "already here: give one or the other");
-        goto out;
-    }
-    /* The target first: a wrong target must not cost a download. */
-    r = cdd_cli_target(&cl->target, &t, rep);
-    if (!r)
-        r = cdd_tree_open(t.root, &tree);
-    if (r)
-        goto out;
-    if (!catalog && !ob->manifest && !ob->archive && t.version.known &&
-        t.version.major != 11) {
+    if (!catalog && !ob->manifest && !ob->archive && t->version.known &&
+        t->version.major != 11) {
         cdd_say(rep, "No --manifest: the shipped default is for CUDA 11; for "
                 "this CUDA %d tree the default is the newest catalog release "
-                "that fits", t.version.major);
+                "that fits", t->version.major);
         cdd_manifest_free(m);
         m = NULL;
         catalog = 1;
     }
     if (catalog) {
-        if ((r = cdd_cli_pick(cl, &t, rep, &pick)))
+        if ((r = cdd_cli_pick(cl, t, rep, &pick)))
             goto out;
         m = pick.pin; /* until the archive's own manifest replaces it */
     }
@@ -330,10 +356,10 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     cdd_report_str(rep, "manifest", m->name ? m->name : m->source);
     cdd_say(rep, "%s cuDNN %s (CUDA %d, %s) into %s", 
             ch->dry_run ? "Checking" : "Installing", m->version, m->cuda_major,
-            cdd_platform_name(m->platform), t.root);
-    if (t.version.known)
+            cdd_platform_name(m->platform), t->root);
+    if (t->version.known)
         cdd_say(rep, "Target: CUDA %d.%d (from %s), found by %s",
-                t.version.major, t.version.minor, t.version.source, t.how);
+                t->version.major, t->version.minor, t->version.source, t->how);
 
     if (stream) {
         cdd_say(rep, "Obtaining %s (installed as it downloads)",
@@ -362,7 +388,7 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     }
     ui = cdd_progress_new(cl->out.quiet);
     struct cdd_install_opts o = {
-        .m = m, .target = &t, .tree = tree, .archive_path = archive,
+        .m = m, .target = t, .tree = tree, .archive_path = archive,
         .archive_file = sf,
         .sha256 = pin,
         .sha256_source = got.pinned && got.pin_source == CDD_PIN_REDISTRIB
@@ -464,7 +490,7 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep)
     /* The truth about the result: files stay installed if it fails (exit 1
      * through the failed checks). */
     if (!ch->dry_run && !ch->no_verify)
-        r = cdd_cli_verify_receipt(rep, &t, tree, m, NULL, res.receipt);
+        r = cdd_cli_verify_receipt(rep, t, tree, m, NULL, res.receipt);
 out:
     for (size_t i = 0; i < ch->with.n; i++) {
         cdd_obtain_result_clear(&wgot[i]);
@@ -482,8 +508,6 @@ out:
     free(spath);
     cdd_obtain_result_clear(&got);
     cdd_install_result_clear(&res);
-    cdd_tree_close(tree);
-    cdd_target_clear(&t);
     if (m != pick.pin)
         cdd_manifest_free(m);
     cdd_pick_clear(&pick);

@@ -98,8 +98,10 @@ static int show(const struct cdd_cmdline *cl, struct cdd_report *rep)
     return r;
 }
 
-int cdd_cmd_manifest(const struct cdd_cmdline *cl, struct cdd_report *rep)
+int cdd_cmd_manifest(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                     struct cdd_cli_tree *tt)
 {
+    (void)tt; /* CDD_TREE_NONE */
     const char *sub = cl->n_positional ? cl->positional[0] : NULL;
     if (!sub)
         return cdd_fail(CDD_E_USAGE, NULL, 0,

@@ -109,7 +109,7 @@ static int cuda_of(const struct cdd_cmdline *cl, struct cdd_report *rep,
         return cdd_cuda_arg_parse(s->cuda, major, minor);
     if (!cdd_cli_target_given(&cl->target))
         return 0;
-    if ((r = cdd_cli_target(&cl->target, &t, rep)))
+    if ((r = cdd_cli_target(&cl->target, &t, rep, NULL)))
         return r;
     if (t.version.known) {
         *major = t.version.major;
@@ -122,8 +122,10 @@ static int cuda_of(const struct cdd_cmdline *cl, struct cdd_report *rep,
     return 0;
 }
 
-int cdd_cmd_releases(const struct cdd_cmdline *cl, struct cdd_report *rep)
+int cdd_cmd_releases(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                     struct cdd_cli_tree *tt)
 {
+    (void)tt; /* CDD_TREE_NONE */
     const struct cdd_opts_obtain *ob = &cl->obtain;
     struct cdd_catalog *cat = NULL;
     struct cdd_cat_verdict *v = NULL;

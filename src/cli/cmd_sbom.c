@@ -12,29 +12,33 @@
 #include "cmds.h"
 #include "report.h"
 
-int cdd_cmd_sbom(const struct cdd_cmdline *cl, struct cdd_report *rep)
+/* Usage faults, before the tree is touched. */
+int cdd_cmd_sbom_prepare(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                         void **prep)
 {
-    struct cdd_target t = {0};
-    struct cdd_tree *tree = NULL;
-    struct cdd_receipt *rc = NULL;
-    struct cdd_verified *v = NULL;
-    char *doc = NULL;
-    const char *out = cl->sbom.output;
-    int r = 0;
+    (void)rep;
+    *prep = NULL;
     if (cl->n_positional)
         return cdd_fail(CDD_E_USAGE, NULL, 0,
                         "sbom takes no argument: name the tree with --cuda, "
                         "--cuda-root or --prefix");
-    if (cl->out.json && !out)
+    if (cl->out.json && !cl->sbom.output)
         return cdd_fail(CDD_E_USAGE, NULL, 0,
                         "sbom --json needs -o FILE (stdout holds the report)");
-    r = cdd_cli_target(&cl->target, &t, rep);
-    if (!r)
-        r = cdd_tree_open(t.root, &tree);
-    if (!r)
-        r = cdd_receipt_load(tree, &rc);
+    return 0;
+}
+
+int cdd_cmd_sbom(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                 struct cdd_cli_tree *tt)
+{
+    struct cdd_tree *tree = tt->tree;
+    struct cdd_receipt *rc = NULL;
+    struct cdd_verified *v = NULL;
+    char *doc = NULL;
+    const char *out = cl->sbom.output;
+    int r = cdd_receipt_load(tree, &rc);
     if (!r && !rc)
-        r = cdd_fail(CDD_E_TARGET, t.root, 0,
+        r = cdd_fail(CDD_E_TARGET, tt->target.root, 0,
                      "nothing installed by cudnn-deploy here (no receipt), "
                      "so there is nothing to describe");
     /* The verify record of this receipt, if any; a damaged one is named
@@ -73,7 +77,5 @@ out:
     free(doc);
     cdd_verified_free(v);
     cdd_receipt_free(rc);
-    cdd_tree_close(tree);
-    cdd_target_clear(&t);
     return r;
 }

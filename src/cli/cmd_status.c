@@ -10,16 +10,13 @@
 #include "cmds.h"
 #include "report.h"
 
-int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
+int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                   struct cdd_cli_tree *tt)
 {
-    struct cdd_target t = {0};
+    const struct cdd_target *t = &tt->target;
+    struct cdd_tree *tree = tt->tree;
     struct cdd_status_result st = {0};
-    struct cdd_tree *tree = NULL;
-    int r = cdd_cli_target(&cl->target, &t, rep);
-    if (!r)
-        r = cdd_tree_open(t.root, &tree);
-    if (!r)
-        r = cdd_status(tree, cl->change.check, (int)cl->change.jobs, &st);
+    int r = cdd_status(tree, cl->change.check, (int)cl->change.jobs, &st);
     if (r)
         goto out;
     if (st.interrupted)
@@ -28,7 +25,7 @@ int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
                          "'cudnn-deploy recover' on this tree");
     cdd_report_bool(rep, "installed", st.receipt != NULL);
     if (!st.receipt) {
-        cdd_say(rep, "Nothing installed by cudnn-deploy in %s", t.root);
+        cdd_say(rep, "Nothing installed by cudnn-deploy in %s", t->root);
         goto out;
     }
     const struct cdd_receipt *rc = st.receipt;
@@ -46,7 +43,7 @@ int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
     cdd_report_str(rep, "archive_sha256", hex);
     cdd_report_bool(rep, "archive_pinned", rc->archive_pinned);
     cdd_say(rep, "%s %s (%s, CUDA %d) in %s", rc->product, rc->version,
-            rc->platform, rc->cuda_major, t.root);
+            rc->platform, rc->cuda_major, t->root);
     cdd_say(rep, "  installed %s by cudnn-deploy %s, transaction %s",
             rc->installed_at ? rc->installed_at : "?",
             rc->tool_version ? rc->tool_version : "?", rc->txn_id);
@@ -100,7 +97,5 @@ int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep)
                          rc->n_files);
 out:
     cdd_status_result_clear(&st);
-    cdd_tree_close(tree);
-    cdd_target_clear(&t);
     return r;
 }

@@ -29,17 +29,15 @@ static void refusal(struct cdd_report *rep, const struct cdd_plan *p,
     free(q);
 }
 
-int cdd_cmd_uninstall(const struct cdd_cmdline *cl, struct cdd_report *rep)
+int cdd_cmd_uninstall(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                      struct cdd_cli_tree *tt)
 {
-    struct cdd_target t = {0};
+    const struct cdd_target *t = &tt->target;
     struct cdd_uninstall_result res = {0};
-    struct cdd_tree *tree = NULL;
-    int r = cdd_cli_target(&cl->target, &t, rep);
-    if (!r)
-        r = cdd_tree_open(t.root, &tree);
-    if (r)
-        goto out;
-    struct cdd_uninstall_opts o = {.target = &t, .tree = tree,
+    int r;
+    /* Locked by the dispatcher (CDD_LOCK_AT_OPEN), which reported the
+     * recovery; the engine takes the held lock as its own. */
+    struct cdd_uninstall_opts o = {.target = t, .tree = tt->tree,
                                    .force = cl->change.force,
                                    .dry_run = cl->change.dry_run,
                                    .lock_timeout = cl->target.lock_timeout};
@@ -47,17 +45,17 @@ int cdd_cmd_uninstall(const struct cdd_cmdline *cl, struct cdd_report *rep)
      * human text then says what was decided: a refusal names the changed
      * files and the ways out, not the plan it did not carry out. */
     r = cdd_uninstall(&o, &res);
-    cdd_cli_report_recovery(rep, &res.recovery);
+    cdd_cli_report_recovery(rep, &res.recovery); /* found only unlocked */
     cdd_report_plan(rep, "plan", &res.plan,
                     !r && (cl->change.dry_run || cdd_report_verbose(rep)));
     if (r == CDD_E_MODIFIED)
-        refusal(rep, &res.plan, &t);
+        refusal(rep, &res.plan, t);
     if (r)
         goto out;
     cdd_report_changed(rep, res.changed);
     cdd_report_str(rep, "transaction", res.txn_id);
     if (!res.had_receipt)
-        cdd_say(rep, "Nothing to uninstall: no receipt in %s", t.root);
+        cdd_say(rep, "Nothing to uninstall: no receipt in %s", t->root);
     else {
         size_t n[7] = {0};
         for (size_t i = 0; i < res.plan.n; i++)
@@ -65,7 +63,7 @@ int cdd_cmd_uninstall(const struct cdd_cmdline *cl, struct cdd_report *rep)
         cdd_say(rep, "%s %s from %s: %zu removed, %zu restored, %zu kept "
                 "(there before the install)",
                 cl->change.dry_run ? "Would uninstall" : "Uninstalled",
-                res.product_version ? res.product_version : "cuDNN", t.root,
+                res.product_version ? res.product_version : "cuDNN", t->root,
                 n[CDD_ACT_REMOVE], n[CDD_ACT_RESTORE], n[CDD_ACT_UNCHANGED]);
         cdd_report_bool(rep, "state_removed", res.state_removed);
         /* Success stays one line; the detail with --verbose. */
@@ -75,7 +73,5 @@ int cdd_cmd_uninstall(const struct cdd_cmdline *cl, struct cdd_report *rep)
     }
 out:
     cdd_uninstall_result_clear(&res);
-    cdd_tree_close(tree);
-    cdd_target_clear(&t);
     return r;
 }

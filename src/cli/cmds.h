@@ -5,21 +5,46 @@
 
 #include "cli.h"
 
-int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep);
-int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep);
-int cdd_cmd_uninstall(const struct cdd_cmdline *cl, struct cdd_report *rep);
-int cdd_cmd_recover(const struct cdd_cmdline *cl, struct cdd_report *rep);
-int cdd_cmd_verify(const struct cdd_cmdline *cl, struct cdd_report *rep);
-int cdd_cmd_manifest(const struct cdd_cmdline *cl, struct cdd_report *rep);
-int cdd_cmd_fetch(const struct cdd_cmdline *cl, struct cdd_report *rep);
-int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep);
+/* Tree rows (cli.h, enum cdd_tree_access) get the tree the dispatcher
+ * opened in tt; the others tt NULL. A row's prepare runs before the target
+ * is touched (prep_free frees what it made). */
+int cdd_cmd_install_prepare(const struct cdd_cmdline *cl,
+                            struct cdd_report *rep, void **prep);
+void cdd_cmd_install_prep_free(void *prep);
+int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                    struct cdd_cli_tree *tt);
+int cdd_cmd_status(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                   struct cdd_cli_tree *tt);
+int cdd_cmd_uninstall(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                      struct cdd_cli_tree *tt);
+int cdd_cmd_recover(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                    struct cdd_cli_tree *tt);
+int cdd_cmd_verify_prepare(const struct cdd_cmdline *cl,
+                           struct cdd_report *rep, void **prep);
+void cdd_cmd_verify_prep_free(void *prep);
+int cdd_cmd_verify(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                   struct cdd_cli_tree *tt);
+int cdd_cmd_manifest(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                     struct cdd_cli_tree *tt);
+int cdd_cmd_fetch(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                  struct cdd_cli_tree *tt);
+int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                   struct cdd_cli_tree *tt);
 /* fleet (docs/fleet.md) */
-int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep);
-int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep);
+int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                   struct cdd_cli_tree *tt);
+int cdd_cmd_env_prepare(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                        void **prep);
+int cdd_cmd_env(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                struct cdd_cli_tree *tt);
 /* the release catalog (docs/releases.md) */
-int cdd_cmd_releases(const struct cdd_cmdline *cl, struct cdd_report *rep);
+int cdd_cmd_releases(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                     struct cdd_cli_tree *tt);
 /* images (docs/containers.md) */
-int cdd_cmd_sbom(const struct cdd_cmdline *cl, struct cdd_report *rep);
+int cdd_cmd_sbom_prepare(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                         void **prep);
+int cdd_cmd_sbom(const struct cdd_cmdline *cl, struct cdd_report *rep,
+                 struct cdd_cli_tree *tt);
 
 /* Whether human text gets colour (--color, NO_COLOR, TERM=dumb, a terminal,
  * never with --json), and the shell fixes are written for (--shell, else
@@ -33,9 +58,12 @@ int cdd_cli_shell(const struct cdd_opts_output *o);
 char *cdd_cli_hint(const struct cdd_cmdline *cl,
                    const struct cdd_command *cmd, int code);
 
-/* Resolve the target options and name the target in the report (target.c). */
+/* Resolve the target options, open the tree into *tree (NULL: opened only
+ * to read its version, then closed), name the target in the report
+ * (target.c): the dispatcher's, for tree rows; doctor and releases, whose
+ * target is optional, call it themselves with tree NULL. */
 int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
-                   struct cdd_report *rep);
+                   struct cdd_report *rep, struct cdd_tree **tree);
 /* --platform, parsed (target.c): *given 0 and the host's platform when
  * absent; an unknown name is CDD_E_USAGE listing the names. */
 int cdd_cli_platform(const struct cdd_opts_obtain *o, int *given,

@@ -1,5 +1,6 @@
 /* The command table and the dispatcher: find the command, parse its options,
- * run it, report once, exit with the documented code. */
+ * open the tree it declares (and lock it where it says so), run it, close
+ * the tree, report once, exit with the documented code. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 #include "cdd/fsops.h"
 #include "cdd/manifest.h"
 #include "cdd/sys.h"
+#include "cdd/tree.h"
+#include "cdd/txn.h"
 #include "cli.h"
 #include "cmds.h"
 #include "report.h"
@@ -28,19 +31,21 @@ const struct cdd_command cdd_commands[] = {
      "the tree ends exactly as before or exactly as after. Files replaced are\n"
      "kept so that 'uninstall' can bring them back. Without --archive, the\n"
      "archive is downloaded into the cache first (see 'fetch --help').",
-     0, NULL, cdd_cmd_install},
+     0, NULL, CDD_TREE_WRITE, CDD_LOCK_IN_ENGINE, cdd_cmd_install_prepare,
+     cdd_cmd_install_prep_free, cdd_cmd_install},
     {"status", CMD_STATUS, "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--check]",
      "show what is installed in a tree and whether it still matches",
      "Reads the tree's receipt; exit 1 when a file is missing or changed.",
-     0, NULL, cdd_cmd_status},
+     0, NULL, CDD_TREE_READ, CDD_LOCK_NEVER, NULL, NULL, cdd_cmd_status},
     {"uninstall", CMD_UNINSTALL,
      "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--force]",
      "remove exactly what was installed, restore what it replaced",
      "Refuses to remove a file changed since install unless --force.",
-     0, NULL, cdd_cmd_uninstall},
+     0, NULL, CDD_TREE_WRITE, CDD_LOCK_AT_OPEN, NULL, NULL, cdd_cmd_uninstall},
     {"recover", CMD_RECOVER, "(--cuda vX.Y | --cuda-root DIR | --prefix DIR)",
      "finish or undo an interrupted install or uninstall",
-     "install and uninstall run the same recovery first.", 0, NULL, cdd_cmd_recover},
+     "install and uninstall run the same recovery first.", 0, NULL,
+     CDD_TREE_WRITE, CDD_LOCK_RECOVER, NULL, NULL, cdd_cmd_recover},
     {"verify", CMD_VERIFY,
      "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--level "
      "files|load|gpu|bench] [--manifest NAME|FILE]",
@@ -51,7 +56,8 @@ const struct cdd_command cdd_commands[] = {
      "gpu:   driver vs CUDA version, one convolution vs a CPU reference.\n"
      "bench: ResNet-50's first layer on the GPU and the CPU.\n"
      "Exit 0 when no check failed, 1 otherwise. No driver: gpu is skipped.",
-     0, NULL, cdd_cmd_verify},
+     0, NULL, CDD_TREE_READ, CDD_LOCK_NEVER, cdd_cmd_verify_prepare,
+     cdd_cmd_verify_prep_free, cdd_cmd_verify},
     {"doctor", CMD_DOCTOR, "[--cuda vX.Y | --cuda-root DIR | --prefix DIR]",
      "diagnose this host's CUDA and cuDNN: toolkits, PATH, every cuDNN copy",
      "Every CUDA toolkit (CUDA_PATH*, CUDA_HOME, default folders, PATH) with\n"
@@ -63,7 +69,7 @@ const struct cdd_command cdd_commands[] = {
      "whether its library folder is searched and whether its cuDNN wins.\n"
      "Each finding says what to do. Exit 0 when nothing failed (warnings\n"
      "do not), 1 otherwise.",
-     0, NULL, cdd_cmd_doctor},
+     0, NULL, CDD_TREE_NONE, CDD_LOCK_NEVER, NULL, NULL, cdd_cmd_doctor},
     {"manifest", CMD_MANIFEST,
      "create ARCHIVE [-o FILE] [--version V] [--cuda-major N] | list | show "
      "[NAME|FILE]",
@@ -72,7 +78,8 @@ const struct cdd_command cdd_commands[] = {
      "        archive you trust; unsafe archives are refused.\n"
      "list:   the manifests shipped inside this executable.\n"
      "show:   print one (default: this platform's).",
-     2, manifest_subcommands, cdd_cmd_manifest},
+     2, manifest_subcommands, CDD_TREE_NONE, CDD_LOCK_NEVER, NULL, NULL,
+     cdd_cmd_manifest},
     {"fetch", CMD_FETCH,
      "[--manifest NAME|FILE] [--url URL]... [--sha256 HEX] "
      "[--redistrib FILE|URL] [--cache-dir DIR]",
@@ -81,7 +88,7 @@ const struct cdd_command cdd_commands[] = {
      "archive must be pinned: the manifest's sha256, --sha256, or NVIDIA's\n"
      "redistrib JSON; CUDNN_DEPLOY_MIRROR replaces NVIDIA's URL prefix.\n"
      "A cached file is re-hashed before use; an interrupted download resumes.",
-     0, NULL, cdd_cmd_fetch},
+     0, NULL, CDD_TREE_NONE, CDD_LOCK_NEVER, NULL, NULL, cdd_cmd_fetch},
     /* fleet (docs/fleet.md) */
     {"bundle", CMD_BUNDLE,
      "--manifest NAME|FILE... -o DIR [--archive FILE]... [--cache-dir DIR]",
@@ -93,7 +100,7 @@ const struct cdd_command cdd_commands[] = {
      "DIR/cudnn-deploy/manifests/. Serve DIR with any static HTTP server and\n"
      "set CUDNN_DEPLOY_MIRROR=http://HOST/ (or file:///DIR) on the fleet.\n"
      "Proxies: https_proxy, http_proxy and no_proxy are honoured.",
-     0, NULL, cdd_cmd_bundle},
+     0, NULL, CDD_TREE_NONE, CDD_LOCK_NEVER, NULL, NULL, cdd_cmd_bundle},
     {"env", CMD_ENV,
      "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--shell SHELL] "
      "[--github] [--write-activation]",
@@ -105,7 +112,8 @@ const struct cdd_command cdd_commands[] = {
      "--github appends them to $GITHUB_ENV and $GITHUB_PATH; --json gives\n"
      "them as data; --write-activation writes a conda environment's\n"
      "activation scripts, recorded in its receipt.",
-     0, NULL, cdd_cmd_env},
+     0, NULL, CDD_TREE_WRITE, CDD_LOCK_IN_ENGINE, cdd_cmd_env_prepare, NULL,
+     cdd_cmd_env},
     /* the release catalog (docs/releases.md) */
     {"releases", CMD_RELEASES,
      "[VERSION] [--cuda X.Y | --cuda-root DIR] [--platform P] [--gpu-cc X.Y]... "
@@ -118,7 +126,7 @@ const struct cdd_command cdd_commands[] = {
      "driver (default: what the driver reports; none: not checked), and\n"
      "each that does not fit says why. The last line names the newest that\n"
      "fits: what 'install --cudnn' would pick.",
-     1, NULL, cdd_cmd_releases},
+     1, NULL, CDD_TREE_NONE, CDD_LOCK_NEVER, NULL, NULL, cdd_cmd_releases},
     /* images (docs/containers.md) */
     {"sbom", CMD_SBOM,
      "(--cuda vX.Y | --cuda-root DIR | --prefix DIR) [--format "
@@ -130,7 +138,8 @@ const struct cdd_command cdd_commands[] = {
      "components, and cudnn-deploy as the producer. CycloneDX 1.6 or SPDX\n"
      "2.3 JSON; the same tree always gives the same bytes. Exit 3 when the\n"
      "tree has no receipt.",
-     0, NULL, cdd_cmd_sbom},
+     0, NULL, CDD_TREE_READ, CDD_LOCK_NEVER, cdd_cmd_sbom_prepare, NULL,
+     cdd_cmd_sbom},
 };
 
 const size_t cdd_command_count = sizeof cdd_commands / sizeof cdd_commands[0];
@@ -179,6 +188,50 @@ int cdd_cli_shell(const struct cdd_opts_output *o)
         cdd_getenv("SHELL"));
 }
 
+/* A row's tree, as it declares (cli.h): the target resolved and named in
+ * the report, the tree opened once, and for CDD_LOCK_AT_OPEN and
+ * CDD_LOCK_RECOVER the lock taken with the recovery it brings. */
+static int open_tree(const struct cdd_command *cmd,
+                     const struct cdd_cmdline *cl, struct cdd_report *rep,
+                     struct cdd_cli_tree *tt)
+{
+    int r = cdd_cli_target(&cl->target, &tt->target, rep, &tt->tree);
+    if (r || cmd->tree != CDD_TREE_WRITE || cl->change.dry_run ||
+        (cmd->lock != CDD_LOCK_AT_OPEN && cmd->lock != CDD_LOCK_RECOVER))
+        return r;
+    /* A tree we never touched has no state folder: none is created, and
+     * nothing is locked (the command finds nothing of ours there). */
+    r = cdd_txn_lock(tt->tree, cl->target.lock_timeout, 0, &tt->locked,
+                     &tt->recovery);
+    /* Said also when the recovery failed: what it found is part of why. */
+    if (cmd->lock == CDD_LOCK_AT_OPEN)
+        cdd_cli_report_recovery(rep, &tt->recovery);
+    return r;
+}
+
+/* prepare, the tree, run, and every resource released whatever happened
+ * (the tree last: closing it releases the lock). */
+static int run_command(const struct cdd_command *cmd,
+                       const struct cdd_cmdline *cl, struct cdd_report *rep)
+{
+    struct cdd_cli_tree tt = {0};
+    int r = 0;
+    if (cmd->tree == CDD_TREE_NONE)
+        return cmd->run(cl, rep, NULL);
+    if (cmd->prepare)
+        r = cmd->prepare(cl, rep, &tt.prep);
+    if (!r)
+        r = open_tree(cmd, cl, rep, &tt);
+    if (!r)
+        r = cmd->run(cl, rep, &tt);
+    if (cmd->prep_free)
+        cmd->prep_free(tt.prep);
+    cdd_recovery_clear(&tt.recovery);
+    cdd_tree_close(tt.tree);
+    cdd_target_clear(&tt.target);
+    return r;
+}
+
 int cdd_cli_main(int argc, char **argv)
 {
     struct cdd_cmdline cl;
@@ -216,7 +269,7 @@ int cdd_cli_main(int argc, char **argv)
     }
     cdd_report_style(rep, cl.out.verbose, cdd_cli_color(&cl.out),
                      cdd_cli_shell(&cl.out));
-    int r = cmd->run(&cl, rep);
+    int r = run_command(cmd, &cl, rep);
     if (r) {
         /* The hint needs the error as the command left it, and must not
          * replace it (out of memory while making the hint). */

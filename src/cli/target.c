@@ -7,12 +7,15 @@
 #include "report.h"
 
 int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
-                   struct cdd_report *rep)
+                   struct cdd_report *rep, struct cdd_tree **tree)
 {
-    int r = cdd_target_resolve(&o->spec, t);
+    int r = tree ? cdd_target_open(&o->spec, t, tree)
+                 : cdd_target_resolve(&o->spec, t);
+    /* A tree that exists but cannot be opened is named too. */
+    if (t->root)
+        cdd_report_target(rep, t->root);
     if (r)
         return r;
-    cdd_report_target(rep, t->root);
     /* CUDA_PATH_V11_6 left over from an upgrade, or a default root that is
      * a link to another toolkit: the tree is not what --cuda asked for.
      * The major-version refusal (install) stays with cdd_target_check. */

@@ -14,6 +14,7 @@
 #include "cdd/fsops.h"
 #include "cdd/state.h"
 #include "cdd/tree.h"
+#include "cdd/txn.h"
 #include "fixture.h"
 #include "test.h"
 #include "win32_int.h"
@@ -69,7 +70,7 @@ static void test_state_held(void)
     int locked = 0;
     snprintf(root, sizeof root, "%s", fx_scratch("tree-win32/state"));
     CHECK_INT(cdd_tree_open(root, &t), 0);
-    CHECK_INT(cdd_tree_lock(t, 0, 1, &locked, &rec), 0);
+    CHECK_INT(cdd_txn_lock(t, 0, 1, &locked, &rec), 0);
     CHECK_INT(locked, 1);
     CHECK(cdd_tree_has_state(t));
     /* While the tree is open, its state folder stays where it is: another

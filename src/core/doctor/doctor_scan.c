@@ -279,8 +279,13 @@ static int toolkit_add(struct cdd_dscan *c, const char *root, const char *how)
     k->root = abs;
     k->real = real;
     abs = real = NULL;
-    if (cdd_cuda_version_read(k->real, &k->version) != 0)
+    /* Opened by path (cdd_tree_open is the constructor of a tree doctor
+     * finds); one it cannot open says no version, as an unreadable file. */
+    struct cdd_tree *kt = NULL;
+    if (cdd_tree_open(k->real, &kt) != 0 ||
+        cdd_cuda_version_read(kt, &k->version) != 0)
         memset(&k->version, 0, sizeof k->version);
+    cdd_tree_close(kt);
     cdd_clear_error();
     append_found_by(c, k, how, k->root);
     idx = (int)res->n_toolkits++;

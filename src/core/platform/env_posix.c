@@ -67,26 +67,18 @@ int cdd_is_elevated(void)
     return geteuid() == 0;
 }
 
-int cdd_check_write_access(const char *root)
+int cdd_check_write_access(const char *root, const char *first)
 {
+    (void)root;
     if (cdd_is_elevated())
         return 0;
-    /* The first write goes into the tree's state folder, or creates it:
-     * ask about that one. access() asks with the real uid, which is what a
-     * setuid-free tool runs as. */
-    size_t n = strlen(root) + sizeof "/" CDD_STATE_DIR;
-    char *state = malloc(n);
-    if (!state)
-        return 0;
-    snprintf(state, n, "%s/%s", root, CDD_STATE_DIR);
-    const char *dir = access(state, F_OK) == 0 ? state : root;
-    int denied = access(dir, W_OK) != 0 && errno == EACCES;
-    int r = denied ? cdd_fail(CDD_E_PERM, dir, EACCES,
-                              "this account may not change this tree: run "
-                              "as root (sudo) or as the tree's owner")
-                   : 0;
-    free(state);
-    return r;
+    /* access() asks with the real uid, which is what a setuid-free tool
+     * runs as. */
+    int denied = access(first, W_OK) != 0 && errno == EACCES;
+    return denied ? cdd_fail(CDD_E_PERM, first, EACCES,
+                             "this account may not change this tree: run "
+                             "as root (sudo) or as the tree's owner")
+                  : 0;
 }
 
 /* ---- what doctor looks at ------------------------------------------------ */

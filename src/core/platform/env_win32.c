@@ -171,25 +171,11 @@ out:
     return res;
 }
 
-int cdd_check_write_access(const char *root)
+int cdd_check_write_access(const char *root, const char *first)
 {
     if (cdd_is_elevated())
         return 0;
-    /* The first write goes into the tree's state folder, or creates it:
-     * ask about that one. */
-    size_t n = strlen(root) + sizeof "/" CDD_STATE_DIR;
-    char *state = malloc(n);
-    wchar_t *w = NULL;
-    if (state) {
-        snprintf(state, n, "%s/%s", root, CDD_STATE_DIR);
-        w = cdd_w_path(state);
-        DWORD a = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
-        if (a == INVALID_FILE_ATTRIBUTES || !(a & FILE_ATTRIBUTE_DIRECTORY)) {
-            free(w);
-            w = cdd_w_path(root);
-        }
-    }
-    free(state);
+    wchar_t *w = cdd_w_path(first);
     if (!w) {
         cdd_clear_error();
         return 0; /* the operation itself will say what is wrong */

@@ -190,7 +190,7 @@ int cdd_activation_write(struct cdd_tree *tree, double lock_timeout,
     char *rtext = NULL, *src = NULL;
     int r = 0, todo = 0;
     *changed = 0;
-    if (!dry_run && (r = cdd_tree_lock(tree, lock_timeout, 0, NULL, &rec)))
+    if (!dry_run && (r = cdd_txn_lock(tree, lock_timeout, 0, NULL, &rec)))
         goto out;
     if ((r = cdd_receipt_load(tree, &rc)))
         goto out;

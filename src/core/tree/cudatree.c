@@ -15,6 +15,8 @@
 #include "cdd/fsops.h"
 #include "cdd/jsonparse.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
+#include "cdd/tree.h"
 
 int cdd_cuda_arg_parse(const char *s, int *major, int *minor)
 {
@@ -106,23 +108,63 @@ int cdd_cuda_version_parse_header(const char *text,
     return -1;
 }
 
-static int read_if_present(const char *root, const char *rel, char **text,
-                           size_t *len)
+/* The tree path a link at rel leads to (its target from rel's folder; an
+ * absolute target as cdd_tree's walk takes it, which refuses one that
+ * leaves the tree), malloc'd. */
+static int link_next(struct cdd_tree *tree, const char *rel, char **next)
 {
-    char *p = cdd_path_join(root, rel);
-    struct cdd_stat st;
-    int r;
+    char *target = NULL;
+    int r = cdd_tree_readlink_dup(tree, rel, &target);
+    *next = NULL;
+    if (r)
+        return r;
+    const char *slash = strrchr(rel, '/');
+    size_t dl = slash ? (size_t)(slash - rel) : 0;
+    const char *root = cdd_tree_root(tree);
+    size_t rl = strlen(root);
+    if (target[0] == '/' && strncmp(target, root, rl) == 0 &&
+        (target[rl] == '/' || !target[rl]))
+        *next = cdd_strdup(target[rl] ? target + rl + 1 : "");
+    else if (target[0] == '/')
+        *next = cdd_strdup(target); /* refused by the tree's shape rule */
+    else if (!(*next = malloc(dl + strlen(target) + 2)))
+        ;
+    else if (dl)
+        sprintf(*next, "%.*s/%s", (int)dl, rel, target);
+    else
+        strcpy(*next, target);
+    free(target);
+    return *next ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+}
+
+/* A version file's text through the tree, or *text NULL when it is absent.
+ * A link (Debian's toolkit links some of them) is followed, a few hops,
+ * each resolved beneath the root like every tree path. */
+static int read_if_present(struct cdd_tree *tree, const char *rel,
+                           char **text, size_t *len)
+{
+    char *cur = cdd_strdup(rel);
+    int r = cur ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     *text = NULL;
-    if (!p)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    r = cdd_fs_lstat(p, &st);
-    if (!r && st.type != CDD_FT_NONE)
-        r = cdd_fs_read_all(p, 4u << 20, text, len);
-    free(p);
+    for (int hops = 0; !r; hops++) {
+        struct cdd_stat st;
+        char *next = NULL;
+        r = cdd_tree_lstat(tree, cur, &st);
+        if (r || st.type == CDD_FT_NONE)
+            break;
+        if (st.type != CDD_FT_SYMLINK || hops == 8) {
+            r = cdd_tree_read_all(tree, cur, 4u << 20, text, len);
+            break;
+        }
+        r = link_next(tree, cur, &next);
+        free(cur);
+        cur = next;
+    }
+    free(cur);
     return r;
 }
 
-int cdd_cuda_version_read(const char *root, struct cdd_cuda_version *v)
+int cdd_cuda_version_read(struct cdd_tree *tree, struct cdd_cuda_version *v)
 {
     static const char *const files[] = {"version.json", "version.txt",
                                         "include/cuda.h"};
@@ -131,7 +173,7 @@ int cdd_cuda_version_read(const char *root, struct cdd_cuda_version *v)
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char *text = NULL;
         size_t len = 0;
-        int r = read_if_present(root, files[i], &text, &len);
+        int r = read_if_present(tree, files[i], &text, &len);
         if (r)
             return r;
         if (!text)
@@ -147,7 +189,7 @@ int cdd_cuda_version_read(const char *root, struct cdd_cuda_version *v)
         /* A file that exists but says nothing usable is worth a message:
          * users should not guess why the tree was refused. */
         if (i < 2) {
-            char *p = cdd_path_join(root, files[i]);
+            char *p = cdd_tree_abs(tree, files[i]);
             cdd_fail(CDD_E_STATE, p, 0, "no CUDA version found in it");
             free(p);
             return CDD_E_STATE;
@@ -166,6 +208,17 @@ static char *strip_trailing_sep(char *p)
 
 int cdd_target_resolve(const struct cdd_target_spec *spec,
                        struct cdd_target *out)
+{
+    struct cdd_tree *tree = NULL;
+    int r = cdd_target_open(spec, out, &tree);
+    cdd_tree_close(tree);
+    if (r)
+        cdd_target_clear(out);
+    return r;
+}
+
+int cdd_target_open(const struct cdd_target_spec *spec,
+                    struct cdd_target *out, struct cdd_tree **tree)
 {
     int given = !!spec->cuda + !!spec->cuda_root + !!spec->prefix;
     int r = 0;
@@ -237,10 +290,18 @@ int cdd_target_resolve(const struct cdd_target_spec *spec,
         r = cdd_fail(CDD_E_NOTFOUND, out->root, 0,
                      "target is not a folder (from %s)", how);
     }
+    /* The tree, opened once here (the command keeps it): its version is
+     * read through it, never through a path string. */
+    *tree = NULL;
+    if (!r && (r = cdd_tree_open(out->root, tree)) != 0)
+        return r; /* out still names it, for the report */
     if (!r && out->kind == CDD_TARGET_CUDA)
-        r = cdd_cuda_version_read(out->root, &out->version);
-    if (r)
+        r = cdd_cuda_version_read(*tree, &out->version);
+    if (r) {
+        cdd_tree_close(*tree);
+        *tree = NULL;
         cdd_target_clear(out);
+    }
     return r;
 }
 

@@ -1097,7 +1097,7 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
         goto out;
 
     if (!o->dry_run) {
-        r = cdd_tree_lock(c.tree, o->lock_timeout, 1, NULL, &res->recovery);
+        r = cdd_txn_lock(c.tree, o->lock_timeout, 1, NULL, &res->recovery);
         if (r)
             goto out;
     }

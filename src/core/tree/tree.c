@@ -1,5 +1,5 @@
 /* The target tree (tree.h): the root opened once, the state folder, the
- * lock and recovery, and the beneath-resolution of every tree path.
+ * lock, and the beneath-resolution of every tree path.
  *
  * Resolution, portable, on the directory-handle primitives of fsops.h:
  *   1. where the kernel can do it alone (Linux openat2), the folder of a
@@ -26,7 +26,6 @@
 #include "cdd/state.h"
 #include "cdd/strbuf.h"
 #include "cdd/tree.h"
-#include "cdd/txn.h"
 
 #define MAX_LINKS 40
 #define MAX_DEPTH 256
@@ -43,14 +42,6 @@ struct cdd_tree {
 static int nomem(void)
 {
     return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-}
-
-void cdd_recovery_clear(struct cdd_recovery *r)
-{
-    if (!r)
-        return;
-    free(r->id);
-    memset(r, 0, sizeof *r);
 }
 
 /* Is the first component the state folder? Without case: on a
@@ -292,7 +283,13 @@ int cdd_tree_check_access(struct cdd_tree *t)
 {
     if (t->access_checked)
         return 0;
-    int r = cdd_check_write_access(t->real);
+    /* The first write goes into the state folder, or creates it: ask
+     * about that one. Its name is the tree's, never the platform's. */
+    char *state = NULL;
+    if (t->state && !(state = cdd_tree_abs(t, CDD_STATE_DIR)))
+        return nomem();
+    int r = cdd_check_write_access(t->real, state ? state : t->real);
+    free(state);
     if (!r)
         t->access_checked = 1;
     return r;
@@ -1173,7 +1170,7 @@ int cdd_tree_find_case(struct cdd_tree *t, const char *dir, const char *name,
     return 0;
 }
 
-/* ---- lock and recovery ------------------------------------------------------ */
+/* ---- the lock (recovery, which needs it, is txn.h's: treelock.c) ------- */
 
 /* The lock of the state folder held in t->state: 0 with t->lock set, 1
  * when the folder or its lock file went away while we waited (an emptying
@@ -1342,13 +1339,11 @@ out:
 }
 
 int cdd_tree_lock(struct cdd_tree *t, double timeout_s, int create_state,
-                  int *locked, struct cdd_recovery *rec)
+                  int *locked)
 {
     int r;
     if (locked)
         *locked = 0;
-    if (rec)
-        memset(rec, 0, sizeof *rec);
     if (!t->lock) {
         if (!t->state && !create_state && (r = open_state(t)) != 0)
             return r;
@@ -1364,11 +1359,5 @@ int cdd_tree_lock(struct cdd_tree *t, double timeout_s, int create_state,
     }
     if (locked)
         *locked = 1;
-    struct cdd_recovery tmp = {0};
-    r = cdd_txn_recover(t, &tmp.found, &tmp.rolled_back, &tmp.id);
-    if (rec)
-        *rec = tmp;
-    else
-        cdd_recovery_clear(&tmp);
-    return r;
+    return 0;
 }

@@ -222,7 +222,7 @@ int cdd_uninstall(const struct cdd_uninstall_opts *o,
 
     if (!o->dry_run) {
         /* A tree with no state has nothing of ours: no state is created. */
-        r = cdd_tree_lock(root, o->lock_timeout, 0, &locked, &res->recovery);
+        r = cdd_txn_lock(root, o->lock_timeout, 0, &locked, &res->recovery);
         if (r || !locked)
             goto out;
     }
@@ -290,19 +290,13 @@ out:
     return r;
 }
 
-int cdd_recover(struct cdd_tree *tree, double lock_timeout,
-                struct cdd_recovery *res)
+void cdd_recover_record(struct cdd_tree *tree, const struct cdd_recovery *res)
 {
-    int locked = 0;
-    memset(res, 0, sizeof *res);
-    /* A tree we never touched has nothing to recover: don't create state. */
-    int r = cdd_tree_lock(tree, lock_timeout, 0, &locked, res);
-    if (!r && res->found) {
-        struct cdd_jw *d = cdd_jw_new();
-        cdd_jw_object(d, NULL);
-        cdd_jw_str(d, "result", res->rolled_back ? "rolled back" : "completed");
-        cdd_jw_end(d);
-        cdd_log_append(tree, "recover", res->id, d);
-    }
-    return r;
+    if (!res->found || !cdd_tree_locked(tree))
+        return;
+    struct cdd_jw *d = cdd_jw_new();
+    cdd_jw_object(d, NULL);
+    cdd_jw_str(d, "result", res->rolled_back ? "rolled back" : "completed");
+    cdd_jw_end(d);
+    cdd_log_append(tree, "recover", res->id, d);
 }
