@@ -46,6 +46,7 @@ HEADERS = {
     "binfile.h": "binfmt",
     "bundle.h": "obtain",
     "catalog.h": "manifest",
+    "checks.h": "base",
     "compat.h": "base",
     "compat_attr.h": "base",
     "conv_ref.h": "verify",
