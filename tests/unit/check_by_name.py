@@ -5,12 +5,21 @@ check_by_name.py EXE [RUNNER...] (RUNNER: e.g. the Wine wrapper)."""
 
 import subprocess
 import sys
+import tempfile
 
 
 def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, timeout=300)
-    return p.returncode, p.stdout, p.stderr
+    # Output into files, not pipes: under Wine a server or service that the
+    # program's wine starts can inherit a pipe and hold it open long after
+    # the program exited (tests/wine/wine-run.sh.in), and reading a pipe to
+    # its end would wait for it; a file is complete when the program exits.
+    with tempfile.TemporaryFile() as o, tempfile.TemporaryFile() as e:
+        rc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
+                            timeout=120).returncode
+        o.seek(0)
+        e.seek(0)
+        return (rc, o.read().decode("utf-8", "replace"),
+                e.read().decode("utf-8", "replace"))
 
 
 def main(argv):

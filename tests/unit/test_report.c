@@ -41,7 +41,15 @@ static char *captured(void)
         return NULL;
     char *buf = calloc(1, 1 << 20);
     size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
-    (void)n;
+    /* stdout is a text stream: on Windows its newlines reach the file with
+     * CRs added. The JSON itself holds no raw CR (strings are escaped), so
+     * every CR in the file is the stream's and goes. */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != '\r')
+            buf[k++] = buf[i];
+    if (buf)
+        buf[k] = '\0';
     fclose(f);
     remove(out_path);
     return buf;
