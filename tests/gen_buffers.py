@@ -16,6 +16,11 @@ with the number of unannotated buffers left in it: the check
 skips them, prints them, and fails when one of them holds more than its
 count (a new buffer there is not let in). Nothing else is skipped.
 
+The same for growth: every array grows through cdd_grow / struct cdd_vec /
+struct cdd_sb (one bounded rule, src/core/strbuf.c); a `realloc(` anywhere
+else under src/ is a hand-written growth loop and fails the check, except in
+the files GROWTH_PENDING still lists, each with the calls left in it.
+
     gen_buffers.py [ROOT]          check ROOT/src (default: this checkout)
     gen_buffers.py --self-test     show the check fails on a planted buffer
 """
@@ -33,6 +38,52 @@ PENDING = {
     # count. Add nothing new; the mechanism stays for the next migration.
 }
 
+# The one file that may call realloc (the growth rule itself).
+GROWTH_HOME = "src/core/strbuf.c"
+# file -> hand-written realloc calls it may still hold (issue 22: being
+# moved onto cdd_grow / cdd_vec / cdd_sb). Lower a count as calls go; a
+# file whose count reaches 0 leaves the table.
+GROWTH_PENDING = {
+    "src/cli/cmd_env.c": 1,
+    "src/cli/shell.c": 1,
+    "src/core/checks.c": 1,
+    "src/core/fixes.c": 1,
+    "src/core/fsops.c": 1,
+    "src/core/jsonw.c": 1,
+    "src/core/ldcache.c": 1,
+    "src/core/archive/archive.c": 1,
+    "src/core/archive/extract.c": 2,
+    "src/core/archive/mcreate.c": 1,
+    "src/core/archive/zipcd.c": 1,
+    "src/core/binfmt/binrd.c": 1,
+    "src/core/doctor/doctor_scan.c": 7,
+    "src/core/manifest/catalog.c": 5,
+    "src/core/manifest/redistrib.c": 1,
+    "src/core/obtain/bundle.c": 2,
+    "src/core/obtain/fetch.c": 1,
+    "src/core/obtain/obtain.c": 1,
+    "src/core/platform/env_posix.c": 1,
+    "src/core/platform/env_win32.c": 1,
+    "src/core/platform/fsops_posix.c": 1,
+    "src/core/platform/fsops_win32.c": 2,
+    "src/core/platform/loader_posix.c": 3,
+    "src/core/platform/loader_win32.c": 2,
+    "src/core/tree/activation.c": 2,
+    "src/core/tree/idcache.c": 2,
+    "src/core/tree/install.c": 2,
+    "src/core/tree/journal.c": 3,
+    "src/core/tree/plan.c": 1,
+    "src/core/tree/tree.c": 4,
+    "src/core/tree/txn.c": 2,
+    "src/core/verify/barename.c": 1,
+    "src/core/verify/fit.c": 1,
+    "src/core/verify/treetrust.c": 2,
+    "src/core/verify/verified.c": 1,
+    "src/core/verify/verify.c": 2,
+    "src/core/verify/verify_load.c": 2,
+}
+REALLOC = re.compile(r"\brealloc\s*\(")
+
 # A declaration of a character array with a size: `char a[64]`,
 # `unsigned char h[20]`, `char x[8], y[N]`, `wchar_t buf[MAX_PATH + 1]`.
 # A pointer array (`char *names[8]`) is not a buffer of characters.
@@ -49,8 +100,9 @@ def strip_strings(line):
 
 
 def scan_file(path):
-    """(line number, text) of each unannotated buffer in one file."""
-    found = []
+    """(line number, text) of each unannotated buffer in one file, and of
+    each realloc call."""
+    found, grows = [], []
     in_comment = False
     with open(path, encoding="utf-8", errors="replace") as f:
         for no, raw in enumerate(f, 1):
@@ -75,19 +127,26 @@ def scan_file(path):
             code = "".join(out)
             if DECL.search(code) and not NOTE.search(line):
                 found.append((no, line.strip()))
-    return found
+            if REALLOC.search(code):
+                grows.append((no, line.strip()))
+    return found, grows
 
 
 def check(root):
     src = os.path.join(root, "src")
     bad, pending_seen, failures = [], {}, 0
+    grow_bad, grow_seen = [], {}
     for d, _, files in sorted(os.walk(src)):
         for name in sorted(files):
             if not name.endswith((".c", ".h")):
                 continue
             full = os.path.join(d, name)
             rel = os.path.relpath(full, root).replace(os.sep, "/")
-            hits = scan_file(full)
+            hits, grows = scan_file(full)
+            if rel in GROWTH_PENDING:
+                grow_seen[rel] = len(grows)
+            elif rel != GROWTH_HOME:
+                grow_bad += [(rel, no, text) for no, text in grows]
             if rel in PENDING:
                 pending_seen[rel] = len(hits)
                 continue
@@ -109,6 +168,28 @@ def check(root):
             print("PENDING %s: %d buffer(s) left, skipped%s"
                   % (rel, have, "" if have == allowed else
                      " (lower PENDING to %d)" % have))
+    for rel, no, text in grow_bad:
+        print("%s:%d: hand-written growth (realloc); use cdd_grow, struct "
+              "cdd_vec or struct cdd_sb (include/cdd/strbuf.h): %s"
+              % (rel, no, text))
+        failures += 1
+    for rel, allowed in sorted(GROWTH_PENDING.items()):
+        have = grow_seen.get(rel)
+        if have is None:
+            print("GROWTH_PENDING %s: no such file (drop it)" % rel)
+            failures += 1
+        elif have > allowed:
+            print("GROWTH_PENDING %s: %d realloc calls, more than the %d "
+                  "allowed" % (rel, have, allowed))
+            failures += 1
+        elif have < allowed:
+            print("GROWTH_PENDING %s: %d realloc calls left; lower its count "
+                  "to %d%s" % (rel, have, have,
+                               " (drop the row)" if not have else ""))
+            failures += 1
+    if GROWTH_PENDING:
+        print("GROWTH_PENDING: %d realloc calls left in %d files"
+              % (sum(GROWTH_PENDING.values()), len(GROWTH_PENDING)))
     if failures:
         print("gen.buffers: %d problem(s); use struct cdd_sb "
               "(include/cdd/strbuf.h) for names and paths, or annotate a "
@@ -135,16 +216,21 @@ def self_test():
         ("pointer array", "void f(void) { char *names[8]; }\n", 0),
         ("after a pointer", "void f(void) { char *p, q[8]; }\n", 1),
         ("parameter", "int f(const char *v, char out[64]);\n", 1),
+        ("growth by hand", "void f(int **v) { *v = realloc(*v, 8); }\n", 1),
+        ("growth in a comment", "/* realloc(p, n) */\nint x;\n", 0),
+        ("preallocate", "int cdd_file_preallocate(int f);\n", 0),
     ]
     failed = 0
     try:
         for label, text, want in cases:
             root = os.path.join(tmp, label.replace(" ", "_"))
             os.makedirs(os.path.join(root, "src", "core"))
-            for rel in PENDING:
+            for rel in list(PENDING) + list(GROWTH_PENDING):
                 p = os.path.join(root, rel)
                 os.makedirs(os.path.dirname(p), exist_ok=True)
-                open(p, "w").close()
+                with open(p, "w") as f:
+                    f.write("void *g(void *p) { return realloc(p, 1); }\n"
+                            * GROWTH_PENDING.get(rel, 0))
             with open(os.path.join(root, "src", "core", "x.c"), "w") as f:
                 f.write(text)
             r = subprocess.run([sys.executable, me, root],
@@ -155,6 +241,22 @@ def self_test():
             print("%s %s: exit %d, want %s" % ("ok  " if ok else "FAIL", label,
                                                r.returncode,
                                                "failure" if want else "0"))
+        # A file of GROWTH_PENDING may not gain a realloc call.
+        if GROWTH_PENDING:
+            root = os.path.join(tmp, "growth_pending_grows")
+            first = sorted(GROWTH_PENDING)[0]
+            for rel, n in GROWTH_PENDING.items():
+                p = os.path.join(root, rel)
+                os.makedirs(os.path.dirname(p), exist_ok=True)
+                with open(p, "w") as f:
+                    f.write("void *g(void *p) { return realloc(p, 1); }\n"
+                            * (n + (rel == first)))
+            r = subprocess.run([sys.executable, me, root],
+                               stdout=subprocess.PIPE, universal_newlines=True)
+            ok = r.returncode != 0 and "more than" in r.stdout
+            failed += not ok
+            print("%s growth-pending file gains a realloc: exit %d"
+                  % ("ok  " if ok else "FAIL", r.returncode))
         # A pending file may not gain buffers (while any are pending).
         root = os.path.join(tmp, "pending_grows")
         if not PENDING:

@@ -76,6 +76,21 @@ char *cdd_strndup(const char *s, size_t n);
 char *cdd_aprintf(size_t max, const char *what, const char *fmt, ...)
     CDD_PRINTF(3, 4);
 
+/* The one growth rule of the program (every array grows through it, no
+ * hand-written realloc loop elsewhere; tests/gen_buffers.py checks that).
+ * pp is the address of an array pointer (T **, passed as void *), *cap its
+ * capacity in items; afterwards it holds room for at least need items of
+ * size bytes, doubling, never more than max. cap may be NULL for an array
+ * kept exactly at its length (no capacity field): it is then resized to
+ * need items. Fails with CDD_E_TOOLONG naming what when need passes max,
+ * CDD_E_NOMEM when memory runs out; on failure *pp and *cap are as they
+ * were. */
+int cdd_grow(void *pp, size_t *cap, size_t need, size_t size, size_t max,
+             const char *what);
+/* The same for an array a (a T * lvalue): room for need items. */
+#define CDD_GROW(a, capp, need, max, what) \
+    cdd_grow(&(a), (capp), (need), sizeof *(a), (max), (what))
+
 /* An array of items of one size, up to max items. */
 struct cdd_vec {
     void *items;

@@ -246,29 +246,49 @@ void cdd_vec_init(struct cdd_vec *v, size_t size, size_t max,
     v->what = what;
 }
 
+int cdd_grow(void *pp, size_t *cap, size_t need, size_t size, size_t max,
+             const char *what)
+{
+    if (!what)
+        what = "items";
+    if (need > max)
+        return cdd_fail(CDD_E_TOOLONG, NULL, 0, "more than %zu %s", max,
+                        what);
+    size_t have = cap ? *cap : 0, want = need;
+    if (cap) {
+        if (need <= have)
+            return 0;
+        want = have ? have : 8;
+        while (want < need)
+            want = want > SIZE_MAX / 2 ? need : want * 2;
+        if (want > max)
+            want = max;
+    }
+    if (!want)
+        return 0;
+    if (size && want > SIZE_MAX / size)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0,
+                        "out of memory for the %s (%zu items)", what, want);
+    /* The pointer is read and written through memcpy: pp is any T **. */
+    void *old, *p;
+    memcpy(&old, pp, sizeof old);
+    p = realloc(old, want * size);
+    if (!p)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0,
+                        "out of memory for the %s (%zu items)", what, want);
+    memcpy(pp, &p, sizeof p);
+    if (cap)
+        *cap = want;
+    return 0;
+}
+
 int cdd_vec_reserve(struct cdd_vec *v, size_t n)
 {
     if (n > v->max || v->len > v->max - n)
         return cdd_fail(CDD_E_TOOLONG, NULL, 0, "more than %zu %s", v->max,
                         v->what ? v->what : "items");
-    size_t need = v->len + n;
-    if (need <= v->cap)
-        return 0;
-    size_t cap = v->cap ? v->cap : 8;
-    while (cap < need)
-        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-    if (cap > v->max)
-        cap = v->max;
-    if (v->size && cap > SIZE_MAX / v->size)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0,
-                        "out of memory for the %s (%zu items)", v->what, cap);
-    void *p = realloc(v->items, cap * v->size);
-    if (!p)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0,
-                        "out of memory for the %s (%zu items)", v->what, cap);
-    v->items = p;
-    v->cap = cap;
-    return 0;
+    return cdd_grow(&v->items, &v->cap, v->len + n, v->size, v->max,
+                    v->what);
 }
 
 int cdd_vec_push(struct cdd_vec *v, const void *item)

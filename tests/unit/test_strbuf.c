@@ -178,6 +178,43 @@ static void test_vec(void)
     cdd_vec_free(NULL);
 }
 
+/* cdd_grow on an array kept in a struct: doubling with a capacity field,
+ * exact without one, the bound named, and the array untouched on failure. */
+static void test_grow(void)
+{
+    long *a = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i < 40; i++) {
+        CHECK_INT(CDD_GROW(a, &cap, i + 1, 40, "toolkits"), 0);
+        a[i] = (long)i;
+    }
+    CHECK_INT(cap, 40);
+    long *before = a;
+    CHECK_INT(CDD_GROW(a, &cap, 41, 40, "toolkits"), CDD_E_TOOLONG);
+    CHECK(strstr(cdd_last_error()->msg, "more than 40 toolkits") != NULL);
+    CHECK(a == before);
+    CHECK_INT(cap, 40);
+    CHECK_INT(a[39], 39);
+    /* A size whose product overflows is out of memory, not a wrap. */
+    CHECK_INT(cdd_grow(&a, &cap, 41, (size_t)-1 / 8, (size_t)-1, "x"),
+              CDD_E_NOMEM);
+    CHECK(a == before);
+    free(a);
+
+    /* No capacity field: resized to exactly need items each time. */
+    char **v = NULL;
+    for (size_t i = 0; i < 3; i++) {
+        CHECK_INT(CDD_GROW(v, NULL, i + 1, 3, "names"), 0);
+        v[i] = NULL;
+    }
+    CHECK_INT(CDD_GROW(v, NULL, 4, 3, "names"), CDD_E_TOOLONG);
+    free(v);
+    /* Nothing asked, nothing allocated. */
+    int *z = NULL;
+    CHECK_INT(CDD_GROW(z, NULL, 0, 10, "x"), 0);
+    CHECK(z == NULL);
+}
+
 /* cdd_sb_catf: the first failure sticks, later pieces are dropped, the
  * content stays what fitted, and the error is read once at the end. */
 static void test_catf_sticky(void)
@@ -204,4 +241,4 @@ static void test_catf_sticky(void)
 TEST_MAIN(TEST(test_empty), TEST(test_growth), TEST(test_max_exact_then_over),
           TEST(test_printf), TEST(test_join), TEST(test_nul_bytes),
           TEST(test_bounds_of_platform), TEST(test_strdup), TEST(test_vec),
-          TEST(test_catf_sticky))
+          TEST(test_grow), TEST(test_catf_sticky))
