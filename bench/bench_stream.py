@@ -13,15 +13,22 @@ for the zip, the single-block tar.xz and a multi-block one (xz -T0 blocks:
 the threaded decoder decodes it while it arrives),
 
 each with a fresh cache and a fresh tree. Medians (min-max) in seconds and
-each as a multiple of curl's. Never a timed unit test.
+each as a multiple of curl's, and the CPU seconds (user + system) the
+install took. Never a timed unit test.
+
+--pin CPUS (e.g. 0,1) runs curl and the tool on those CPUs only and the
+server on the others: the server stands for the network, and pinning the
+whole bench (taskset around it) would make the two cores under test also
+send the 200 MB/s.
 
 usage: bench_stream.py BIN [--rate 50 --rate 200] [--scale 0.25]
                        [--xz-scale 0.05] [--xz-block-size 8MiB] [--rounds 3]
-                       [--work DIR] [--md FILE]
+                       [--work DIR] [--md FILE] [--pin CPUS]
 """
 import argparse
 import http.server
 import os
+import resource
 import shutil
 import socketserver
 import statistics
@@ -89,11 +96,29 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
 
-def timed(cmd, env=None):
+PIN = None  # the CPUs the timed programs run on (--pin), or None
+
+
+def pin_child():
+    if PIN:
+        os.sched_setaffinity(0, PIN)
+
+
+def cpu_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd, env=None, cpu=None):
+    """Wall seconds of cmd; its CPU seconds appended to the list cpu."""
+    c0 = cpu_children()
     t0 = time.perf_counter()
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, env=env)
+                       stderr=subprocess.PIPE, env=env,
+                       preexec_fn=pin_child if PIN else None)
     dt = time.perf_counter() - t0
+    if cpu is not None:
+        cpu.append(cpu_children() - c0)
     if p.returncode != 0:
         sys.exit("failed (%d): %s\n%s" % (p.returncode, " ".join(cmd),
                                           p.stderr.decode(errors="replace")))
@@ -123,7 +148,16 @@ def main():
     ap.add_argument("--work", default=None)
     ap.add_argument("--curl", default=shutil.which("curl"))
     ap.add_argument("--md", help="also write the table here")
+    ap.add_argument("--pin", help="CPUs for curl and the tool (e.g. 0,1); "
+                    "the server runs on the others")
     a = ap.parse_args()
+    global PIN
+    if a.pin:
+        PIN = {int(c) for c in a.pin.split(",")}
+        rest = set(os.sched_getaffinity(0)) - PIN
+        if not rest:
+            sys.exit("--pin %s leaves no CPU for the server" % a.pin)
+        os.sched_setaffinity(0, rest)
     a.bin = os.path.abspath(a.bin)
     a.rate = a.rate or [50.0, 200.0]
     if a.work is None:
@@ -163,6 +197,7 @@ def main():
         for rate in a.rate:
             srv.rate = rate * MB
             t = {"curl": [], "stream": [], "no-stream": []}
+            cpu = {"stream": [], "no-stream": []}
             for rnd in range(a.rounds):
                 for case in t:
                     if case == "curl":
@@ -179,24 +214,31 @@ def main():
                            "--quiet", "--cache-dir", os.path.join(d, "cache")]
                     if case == "no-stream":
                         cmd.append("--no-stream")
-                    t[case].append(timed(cmd, env))
+                    t[case].append(timed(cmd, env, cpu[case]))
                 print("%s @ %g MB/s round %d: %s" % (
                     name, rate, rnd + 1,
                     " ".join("%s %.2f" % (k, v[-1]) for k, v in t.items())),
                     flush=True)
             c = statistics.median(t["curl"])
-            rows.append((name, mb, rate, t, c))
+            rows.append((name, mb, rate, t, c, cpu))
     lines = ["| archive | MB | rate MB/s | curl -o /dev/null s | install "
-             "(streamed) s | x curl | install --no-stream s | x curl |",
-             "|---|---|---|---|---|---|---|---|"]
-    for name, mb, rate, t, c in rows:
+             "(streamed) s | x curl | CPU s | install --no-stream s | x curl "
+             "| CPU s |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, mb, rate, t, c, cpu in rows:
         s, n = statistics.median(t["stream"]), statistics.median(t["no-stream"])
-        lines.append("| %s | %.1f | %g | %s | %s | %.2fx | %s | %.2fx |" % (
-            name, mb, rate, med(t["curl"]), med(t["stream"]), s / c,
-            med(t["no-stream"]), n / c))
+        lines.append("| %s | %.1f | %g | %s | %s | %.2fx | %.2f | %s | %.2fx "
+                     "| %.2f |" % (
+                         name, mb, rate, med(t["curl"]), med(t["stream"]),
+                         s / c, statistics.median(cpu["stream"]),
+                         med(t["no-stream"]), n / c,
+                         statistics.median(cpu["no-stream"])))
     load = "%.2f %.2f %.2f" % os.getloadavg()
     out = "\n".join(lines) + "\n\n%d rounds, interleaved; load average at " \
-        "the end: %s; %d CPUs\n" % (a.rounds, load, os.cpu_count() or 1)
+        "the end: %s; %d CPUs%s\n" % (
+            a.rounds, load, os.cpu_count() or 1,
+            "; curl and the tool on CPUs %s, the server on the others" % a.pin
+            if a.pin else "")
     print(out)
     if a.md:
         with open(a.md, "w") as f:

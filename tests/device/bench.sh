@@ -12,6 +12,10 @@
 #   zip16  the zip look-alike at x1, --jobs 16, and the cgroup quota case
 #   zip2   the zip at x0.5 pinned to 2 cores, --jobs 2
 #   list   xz --list of every NVIDIA-looking .tar.xz on the machine
+#   cpu    the CPU's model, SHA extensions and OpenSSL's SHA-256 speed
+#   stream2  install while downloading (bench_stream.py), the zip at x0.25
+#          at 50 and 200 MB/s with curl and the tool on CPUs 0,1 and the
+#          local server on the other 14 (--pin): two cores under test
 #   all    every part above, in that order (default)
 # Outputs go to $OUT (or ./device-out): bench-<part>.md and bench.log.
 # The archives are generated once into $CDD_BENCH_WORK (/root/cdd-bench)
@@ -72,12 +76,24 @@ part_list() {
     ls /opt/wheels 2>/dev/null | head -20
 }
 
+part_cpu() {
+    echo "== cpu: $(grep -m1 'model name' /proc/cpuinfo)"
+    echo "   SHA extensions: $(grep -m1 -o -w -E 'sha_ni|sha' /proc/cpuinfo || echo none)"
+    openssl speed -seconds 2 -bytes 262144 -evp sha256 2>/dev/null | tail -1
+}
+part_stream2() {
+    echo "== stream2: $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    LD_LIBRARY_PATH=$C/lib PYTHONUNBUFFERED=1 python3 bench/bench_stream.py \
+        "$C/cudnn-deploy" --scale 0.25 --xz-scale 0 --rounds 5 --pin 0,1 \
+        --work "$W/stream" --md "$OUT/bench-stream2.md"
+}
+
 PARTS=${1:-all}
 [ "$PARTS" = all ] && PARTS="list xz16 xz2 zip16 zip2"
 for p in $PARTS; do
     case $p in
-    xz16 | xz2 | zip16 | zip2 | list) "part_$p" ;;
-    *) echo "unknown part $p (xz16 xz2 zip16 zip2 list all)"; exit 2 ;;
+    xz16 | xz2 | zip16 | zip2 | list | cpu | stream2) "part_$p" ;;
+    *) echo "unknown part $p (xz16 xz2 zip16 zip2 list cpu stream2 all)"; exit 2 ;;
     esac
 done
 echo "== done: $(date -u +%FT%TZ)"
