@@ -27,6 +27,14 @@
  * provisioning with a newer catalog than the binary's). */
 #define CDD_CATALOG_ENV "CUDNN_DEPLOY_CATALOG"
 
+/* Bounds of a catalog (passing one: CDD_E_TOOLONG naming it, never a
+ * cut). NVIDIA has published some 60 cuDNN releases, one
+ * redistrib_<label>.json each; CUDA majors are 1 to 99 ("cuda<major>"
+ * keys of facts.json); one archive name has been re-spun once so far. */
+#define CDD_CAT_MAX_RELEASES 1024   /* redistrib_*.json in one catalog */
+#define CDD_CAT_MAX_CUDA_MAJORS 99  /* variants of a release; drivers */
+#define CDD_CAT_MAX_DIGESTS 64      /* sha256s published for one name */
+
 /* One sha256 published for an archive's name: [0] is the one in NVIDIA's
  * current JSON; any others are earlier re-spins (facts.json "respins"). */
 struct cdd_cat_digest {

@@ -53,7 +53,10 @@ void cdd_redistrib_entry_clear(struct cdd_redistrib_entry *e);
 
 /* Every archive of one product in the file (the release catalog): each
  * platform's flat entry and each of its cuda<N> variants, in file order.
- * Same strictness as cdd_redistrib_parse for every entry. */
+ * Same strictness as cdd_redistrib_parse for every entry; more than
+ * CDD_REDISTRIB_MAX_ARCHIVES is CDD_E_TOOLONG (NVIDIA's files hold about
+ * ten: five platforms, two CUDA variants each). */
+#define CDD_REDISTRIB_MAX_ARCHIVES 1024
 struct cdd_redistrib_item {
     char *platform;          /* NVIDIA's name: "linux-sbsa", "windows-arm64" */
     char *variant;           /* "cuda12"; NULL for a flat entry */

@@ -11,6 +11,7 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 #include "fixture.h"
 #include "test.h"
 
@@ -284,6 +285,103 @@ static void test_long_keys_whole(void)
     cdd_fs_remove_tree(d);
 }
 
+#define ONE_ARCHIVE(v)                                                       \
+    "{\"cudnn\": {\"version\": \"" v "\", \"linux-sbsa\": {\"cuda12\": "     \
+    "{\"relative_path\": \"cudnn/linux-sbsa/cudnn-linux-sbsa-" v             \
+    "_cuda12-archive.tar.xz\", \"sha256\": \"" SHA_A "\"}}}}"
+
+/* A facts.json of the text in t under the one-release catalog in d. */
+static int load_facts(const char *d, struct cdd_sb *t, struct cdd_catalog **c)
+{
+    CHECK_INT(cdd_sb_error(t), 0);
+    CHECK_INT(fx_put(d, "facts.json", cdd_sb_str(t)), 0);
+    cdd_sb_free(t);
+    *c = NULL;
+    int r = cdd_catalog_load(d, c);
+    cdd_catalog_free(*c);
+    *c = NULL;
+    return r;
+}
+
+/* Each bound of a catalog (issue 22) taken at its maximum and refused one
+ * past it, cleanly: CDD_E_TOOLONG naming what and the file, no cut. */
+static void test_bounds_refused(void)
+{
+    const char *d = fx_scratch("bounds");
+    struct cdd_catalog *c = NULL;
+    struct cdd_sb t;
+    char name[64], text[512];
+    /* Releases: the maximum loads, one more is refused. */
+    for (int i = 0; i <= CDD_CAT_MAX_RELEASES; i++) {
+        snprintf(name, sizeof name, "redistrib_9.0.%d.json", i);
+        snprintf(text, sizeof text,
+                 "{\"cudnn\": {\"version\": \"9.0.%d.1\", \"linux-sbsa\": "
+                 "{\"cuda12\": {\"relative_path\": \"cudnn/linux-sbsa/"
+                 "cudnn-linux-sbsa-9.0.%d.1_cuda12-archive.tar.xz\", "
+                 "\"sha256\": \"" SHA_A "\"}}}}", i, i);
+        if (i == CDD_CAT_MAX_RELEASES) {
+            CHECK_INT(cdd_catalog_load(d, &c), 0);
+            CHECK(c && c->n == CDD_CAT_MAX_RELEASES);
+            cdd_catalog_free(c);
+            c = NULL;
+        }
+        CHECK_INT(fx_put(d, name, text), 0);
+    }
+    CHECK_INT(cdd_catalog_load(d, &c), CDD_E_TOOLONG);
+    CHECK(c == NULL);
+    CHECK_MSG(strstr(cdd_last_error()->msg, "more than 1024 releases") != NULL,
+              "%s", cdd_last_error()->msg);
+    CHECK(strstr(cdd_last_error()->path, "redistrib_9.0.") != NULL);
+    cdd_fs_remove_tree(d);
+
+    /* Facts under one release. */
+    d = fx_scratch("bounds-facts");
+    CHECK_INT(fx_put(d, "redistrib_9.8.0.json", ONE_ARCHIVE("9.8.0.87")), 0);
+    /* A CUDA variant key more than there are CUDA majors. */
+    for (int extra = 0; extra <= 1; extra++) {
+        cdd_sb_init(&t, (size_t)1 << 20, "facts");
+        cdd_sb_catf(&t, "{\"releases\": {\"9.8.0\": {\"layout\": \"cudnn9\"");
+        for (int i = 0; i < CDD_CAT_MAX_CUDA_MAJORS + extra; i++)
+            cdd_sb_catf(&t, ", \"cuda12\": {}");
+        cdd_sb_catf(&t, "}}}");
+        CHECK_INT(load_facts(d, &t, &c), extra ? CDD_E_TOOLONG : 0);
+    }
+    CHECK_MSG(strstr(cdd_last_error()->msg,
+                     "releases.9.8.0.cuda12: more than 99 CUDA variants") !=
+                  NULL,
+              "%s", cdd_last_error()->msg);
+    CHECK(strstr(cdd_last_error()->path, "facts.json") != NULL);
+    /* A driver entry more than there are CUDA majors. */
+    for (int extra = 0; extra <= 1; extra++) {
+        cdd_sb_init(&t, (size_t)1 << 20, "facts");
+        cdd_sb_catf(&t, "{\"drivers\": {");
+        for (int i = 0; i < CDD_CAT_MAX_CUDA_MAJORS + extra; i++)
+            cdd_sb_catf(&t, "%s\"cuda%d\": {\"linux\": \"1\"}", i ? ", " : "",
+                        i % 99 + 1);
+        cdd_sb_catf(&t, "}}");
+        CHECK_INT(load_facts(d, &t, &c), extra ? CDD_E_TOOLONG : 0);
+    }
+    CHECK_MSG(strstr(cdd_last_error()->msg, "more than 99 CUDA majors") !=
+                  NULL,
+              "%s", cdd_last_error()->msg);
+    /* Re-spun digests: with the published one, at most the maximum. */
+    for (int extra = 0; extra <= 1; extra++) {
+        cdd_sb_init(&t, (size_t)1 << 20, "facts");
+        cdd_sb_catf(&t, "{\"respins\": {\"cudnn/linux-sbsa/cudnn-linux-sbsa-"
+                        "9.8.0.87_cuda12-archive.tar.xz\": [");
+        for (int i = 0; i < CDD_CAT_MAX_DIGESTS - 1 + extra; i++)
+            cdd_sb_catf(&t, "%s{\"sha256\": \"%064d\", \"source\": \"t\"}",
+                        i ? ", " : "", i + 1);
+        cdd_sb_catf(&t, "]}}");
+        CHECK_INT(load_facts(d, &t, &c), extra ? CDD_E_TOOLONG : 0);
+    }
+    CHECK_MSG(strstr(cdd_last_error()->msg,
+                     "respins.cudnn/linux-sbsa/cudnn-linux-sbsa-9.8.0.87_"
+                     "cuda12-archive.tar.xz: more than 64 sha256s") != NULL,
+              "%s", cdd_last_error()->msg);
+    cdd_fs_remove_tree(d);
+}
+
 TEST_MAIN(TEST(test_builtin_parses), TEST(test_selection_matrix),
           TEST(test_versions), TEST(test_dir_catalog_and_respins),
-          TEST(test_long_keys_whole))
+          TEST(test_long_keys_whole), TEST(test_bounds_refused))

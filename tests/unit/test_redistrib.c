@@ -6,6 +6,7 @@
 #include "cdd/hash.h"
 #include "cdd/obtain.h"
 #include "cdd/redistrib.h"
+#include "cdd/strbuf.h"
 
 #include "test.h"
 
@@ -501,8 +502,40 @@ static void test_long_keys_whole(void)
               cdd_last_error()->msg);
 }
 
+/* One archive more than a redistrib JSON may list is refused, naming the
+ * bound and the entry (issue 22); the bound itself is taken. */
+static void test_archives_bound(void)
+{
+    for (int extra = 0; extra <= 1; extra++) {
+        struct cdd_sb t;
+        struct cdd_redistrib_list l;
+        cdd_sb_init(&t, (size_t)1 << 24, "test JSON");
+        cdd_sb_catf(&t, "{\"cudnn\": {\"version\": \"9.1.0\"");
+        for (int i = 0; i < CDD_REDISTRIB_MAX_ARCHIVES + extra; i++)
+            cdd_sb_catf(&t, ", \"p%04d\": {\"relative_path\": "
+                            "\"cudnn/p%04d/a.zip\", \"sha256\": \"%064d\"}",
+                        i, i, i + 1);
+        cdd_sb_catf(&t, "}}");
+        CHECK_INT(cdd_sb_error(&t), 0);
+        int r = cdd_redistrib_list_parse(cdd_sb_str(&t), cdd_sb_len(&t),
+                                         "r.json", "cudnn", &l);
+        if (!extra) {
+            CHECK_INT(r, 0);
+            CHECK_INT(l.n, CDD_REDISTRIB_MAX_ARCHIVES);
+            cdd_redistrib_list_clear(&l);
+        } else {
+            CHECK_INT(r, CDD_E_TOOLONG);
+            CHECK_STR(cdd_last_error()->path, "r.json");
+            CHECK_MSG(strstr(cdd_last_error()->msg,
+                             "cudnn.p1024: more than 1024 archives") != NULL,
+                      "%s", cdd_last_error()->msg);
+        }
+        cdd_sb_free(&t);
+    }
+}
+
 TEST_MAIN(TEST(test_nested_linux), TEST(test_nested_picks_variant),
           TEST(test_flat), TEST(test_flat_cuda12_only), TEST(test_nested_9),
           TEST(test_flat_other_file), TEST(test_bad_cases),
           TEST(test_not_json), TEST(test_error_line), TEST(test_mirror_url),
-          TEST(test_long_keys_whole))
+          TEST(test_long_keys_whole), TEST(test_archives_bound))

@@ -48,8 +48,10 @@
 #include <archive_entry.h>
 
 #include "cdd/error.h"
+#include "cdd/extract.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 #include "tarscan.h"
 #include "inflate_int.h"
 #include "xzmt_int.h"
@@ -170,35 +172,46 @@ static int setup_failed(struct archive *a, const char *path, const char *what)
 
 /* ---- names ---------------------------------------------------------------- */
 
-/* Encode a wide string as UTF-8 into b: UTF-16 where wchar_t has 16 bits
- * (Windows), UTF-32 otherwise. Returns 0, 1 when it is not Unicode (a lone
- * surrogate, a value beyond U+10FFFF), or CDD_E_NOMEM. */
+/* The code point at w[*i] (a UTF-16 pair where wchar_t has 16 bits,
+ * Windows; UTF-32 otherwise), *i moved past it; 0x110000 when it is not
+ * Unicode (a lone surrogate, a value beyond U+10FFFF). */
+static uint32_t wide_at(const wchar_t *w, size_t n, size_t *i)
+{
+    /* Through uint32_t: a negative 32-bit wchar_t becomes too large. */
+    uint32_t c = (uint32_t)w[(*i)++];
+    if (sizeof(wchar_t) == 2 && c >= 0xD800 && c <= 0xDBFF && *i < n &&
+        (uint32_t)w[*i] >= 0xDC00 && (uint32_t)w[*i] <= 0xDFFF)
+        return 0x10000 + ((c - 0xD800) << 10) + ((uint32_t)w[(*i)++] - 0xDC00);
+    if ((c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF)
+        return 0x110000;
+    return c;
+}
+
+/* Encode a wide string as UTF-8 into b. Returns 0, 1 when it is not
+ * Unicode, or a CDD_E_* code, recorded: CDD_E_TOOLONG for a name longer
+ * than all names of an archive may be (CDD_MAX_NAME_BYTES, its NUL
+ * counted as cdd_extract() counts it), CDD_E_NOMEM. */
 static int wide_to_utf8(const wchar_t *w, struct ubuf *b)
 {
-    size_t n = wcslen(w), o = 0;
+    size_t n = wcslen(w), o = 0, len = 0;
     char *s;
+    int r;
 
-    /* At most 4 bytes per unit: 3 for a BMP unit, 4 for a pair or a UTF-32
-     * value. */
-    if (n > (SIZE_MAX - 1) / 4)
-        return CDD_E_NOMEM;
-    if (b->cap < 4 * n + 1) {
-        if (!(s = realloc(b->s, 4 * n + 1)))
-            return CDD_E_NOMEM;
-        b->s = s;
-        b->cap = 4 * n + 1;
-    }
-    s = b->s;
-    for (size_t i = 0; i < n; i++) {
-        /* Through uint32_t: a negative 32-bit wchar_t becomes too large. */
-        uint32_t c = (uint32_t)w[i];
-        if (sizeof(wchar_t) == 2 && c >= 0xD800 && c <= 0xDBFF && i + 1 < n &&
-            (uint32_t)w[i + 1] >= 0xDC00 && (uint32_t)w[i + 1] <= 0xDFFF) {
-            c = 0x10000 + ((c - 0xD800) << 10) + ((uint32_t)w[i + 1] - 0xDC00);
-            i++;
-        } else if ((c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF) {
+    /* Measured first, so the buffer grows to the name, not a guess. */
+    for (size_t i = 0; i < n;) {
+        uint32_t c = wide_at(w, n, &i);
+        if (c > 0x10FFFF)
             return 1;
-        }
+        len += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+        if (len >= CDD_MAX_NAME_BYTES)
+            break; /* refused just below: no need to read on */
+    }
+    if ((r = cdd_grow(&b->s, &b->cap, len + 1, 1, CDD_MAX_NAME_BYTES,
+                      "bytes of an entry name")) < 0)
+        return r;
+    s = b->s;
+    for (size_t i = 0; i < n;) {
+        uint32_t c = wide_at(w, n, &i);
         if (c < 0x80) {
             s[o++] = (char)c;
         } else if (c < 0x800) {
@@ -246,7 +259,8 @@ static int entry_utf8(struct cdd_archive *ar, struct ubuf *b,
     if (w) {
         if ((r = wide_to_utf8(w, b)) < 0) {
             ar->failed = 1;
-            return cdd_fail(r, ar->path, 0, NULL);
+            /* The archive named, the rule's words kept. */
+            return cdd_fail(r, ar->path, 0, "%s", cdd_last_error()->msg);
         }
         if (r == 0) {
             *out = b->s;

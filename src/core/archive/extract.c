@@ -25,6 +25,7 @@
 #include "cdd/hash.h"
 #include "cdd/layout.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 #include "cdd/thread.h"
 #include "xpipe_int.h"
 
@@ -115,6 +116,13 @@ static const char *q(const char *name)
 static int nomem(struct xstate *x)
 {
     return cdd_fail(CDD_E_NOMEM, x->apath, 0, NULL);
+}
+
+/* A failure of the growth rule (cdd_grow), recorded again with the archive
+ * named and the rule's words kept. */
+static int at_archive(struct xstate *x, int r)
+{
+    return cdd_fail(r, x->apath, 0, "%s", cdd_last_error()->msg);
 }
 
 /* ---- the table ---------------------------------------------------------------- */
@@ -211,15 +219,11 @@ static int record_entry(struct xstate *x, const char *raw, const char *path,
             goto out;
         }
     }
-    if (x->n_recs == x->cap_recs) {
-        size_t n = x->cap_recs ? x->cap_recs * 2 : 64;
-        struct xrec *nr = realloc(x->recs, n * sizeof *nr);
-        if (!nr) {
-            r = nomem(x);
-            goto out;
-        }
-        x->recs = nr;
-        x->cap_recs = n;
+    /* One record per entry: the archive's bound is the container's. */
+    if ((r = CDD_GROW(x->recs, &x->cap_recs, x->n_recs + 1, CDD_MAX_ENTRIES,
+                      "entries")) < 0) {
+        r = at_archive(x, r);
+        goto out;
     }
     r = table_put(x, fold, idx, &s);
     fold = NULL;
@@ -597,14 +601,9 @@ static int add_task(struct xstate *x, const struct cdd_archive_entry *e,
                                : CDD_MAX_ENTRY_SIZE,
                            0)) < 0)
         return r;
-    if (x->n_tasks == x->cap_tasks) {
-        size_t n = x->cap_tasks ? x->cap_tasks * 2 : 64;
-        struct xtask *nt = realloc(x->tasks, n * sizeof *nt);
-        if (!nt)
-            return nomem(x);
-        x->tasks = nt;
-        x->cap_tasks = n;
-    }
+    if ((r = CDD_GROW(x->tasks, &x->cap_tasks, x->n_tasks + 1,
+                      CDD_MAX_ENTRIES, "entries")) < 0)
+        return at_archive(x, r);
     t = &x->tasks[x->n_tasks];
     memset(t, 0, sizeof *t);
     if (!(t->raw = strdup(e->path)))

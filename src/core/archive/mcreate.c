@@ -13,6 +13,7 @@
 #include "cdd/extract.h"
 #include "cdd/mcreate.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 
 struct seen {
     char *path; /* raw */
@@ -32,14 +33,10 @@ static int collect_end(void *ud, const struct cdd_xentry *e,
 {
     struct collect *c = ud;
     (void)f; /* discovery never writes */
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        struct seen *nv = realloc(c->v, cap * sizeof *nv);
-        if (!nv)
-            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-        c->v = nv;
-        c->cap = cap;
-    }
+    /* One per entry, as many as cdd_extract() takes. */
+    int r = CDD_GROW(c->v, &c->cap, c->n + 1, CDD_MAX_ENTRIES, "entries");
+    if (r < 0)
+        return r;
     struct seen *s = &c->v[c->n];
     memset(s, 0, sizeof *s);
     s->path = strdup(e->path);

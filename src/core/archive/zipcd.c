@@ -492,19 +492,12 @@ static enum cdd_entry_type type_of(uint16_t made_by, uint32_t ext,
 static int add_name(struct zctx *c, struct cdd_zipcd *z,
                     const unsigned char *name, size_t len, size_t *at)
 {
-    if (len + 1 > CDD_ZIPCD_MAX_NAME_BYTES - z->names_len)
-        return zfail(c, CDD_E_ARCHIVE, "zip: names longer than %u bytes in all",
-                        CDD_ZIPCD_MAX_NAME_BYTES);
-    if (z->names_len + len + 1 > z->names_cap) {
-        size_t cap = z->names_cap ? z->names_cap : 4096;
-        char *n;
-        while (cap < z->names_len + len + 1)
-            cap *= 2;
-        if (!(n = realloc(z->names, cap)))
-            return zfail(c, CDD_E_NOMEM, NULL);
-        z->names = n;
-        z->names_cap = cap;
-    }
+    /* The names' bound is the container's (len is under 64 KiB: no
+     * overflow). */
+    int r = cdd_grow(&z->names, &z->names_cap, z->names_len + len + 1, 1,
+                     CDD_ZIPCD_MAX_NAME_BYTES, "bytes of entry names in all");
+    if (r < 0)
+        return zfail(c, r, "zip: %s", cdd_last_error()->msg);
     memcpy(z->names + z->names_len, name, len);
     z->names[z->names_len + len] = '\0';
     *at = z->names_len;

@@ -76,6 +76,13 @@ static void variant_from_name(const char *name, int *major, int *minor,
         snprintf(buf, len, "cuda%d", ma);
 }
 
+/* A failure of the growth rule (cdd_grow) recorded again with the file
+ * named and the rule's words kept. */
+static int at_source(int r, const char *source)
+{
+    return cdd_fail(r, source, 0, "%s", cdd_last_error()->msg);
+}
+
 static int add_release(struct cdd_catalog *c, const char *text, size_t len,
                        const char *source, const char *stem)
 {
@@ -84,12 +91,11 @@ static int add_release(struct cdd_catalog *c, const char *text, size_t len,
     int r = cdd_redistrib_list_parse(text, len, source, "cudnn", &l);
     if (r)
         return r;
-    void *p = realloc(c->releases, (c->n + 1) * sizeof *c->releases);
-    if (!p) {
-        r = cdd_fail(CDD_E_NOMEM, source, 0, NULL);
+    if ((r = CDD_GROW(c->releases, NULL, c->n + 1, CDD_CAT_MAX_RELEASES,
+                      "releases in a catalog")) < 0) {
+        r = at_source(r, source);
         goto out;
     }
-    c->releases = p;
     rel = &c->releases[c->n++];
     memset(rel, 0, sizeof *rel);
     if (parse_version(l.version, rel->v) < 2) {
@@ -268,17 +274,16 @@ static int release_facts_at(const struct fctx *f, struct cdd_catalog *c,
         int major = atoi(it->string + 4);
         if (!(vjp = key_path(jp, it->string)))
             return cdd_last_error()->code;
-        void *p = NULL;
-        if (major <= 0 || major > 99)
+        if (major <= 0 || major > CDD_CAT_MAX_CUDA_MAJORS)
             r = fbad(f, vjp, "expected cuda<major>");
-        else if (!(p = realloc(rel->variants, (rel->n_variants + 1) *
-                                                  sizeof *rel->variants)))
-            r = cdd_fail(CDD_E_NOMEM, f->source, 0, NULL);
-        else {
-            rel->variants = p;
+        else if ((r = CDD_GROW(rel->variants, NULL, rel->n_variants + 1,
+                               CDD_CAT_MAX_CUDA_MAJORS,
+                               "CUDA variants of a release")) < 0)
+            r = cdd_fail(r, f->source, 0, "%s: %s", vjp,
+                         cdd_last_error()->msg);
+        else
             r = read_variant(f, it, vjp, major,
                              &rel->variants[rel->n_variants]);
-        }
         free(vjp);
         if (r)
             return r;
@@ -354,13 +359,14 @@ static int respins_at(const struct fctx *f, struct cdd_catalog *c,
                                    "it was published");
             if (cdd_cat_digest_index(a, g.sha256) >= 0)
                 continue;
-            void *p = realloc(a->digests, (a->n_digests + 1) * sizeof *a->digests);
-            if (!p || !(g.source = strdup(src))) {
-                if (p)
-                    a->digests = p;
+            int r = CDD_GROW(a->digests, NULL, a->n_digests + 1,
+                             CDD_CAT_MAX_DIGESTS,
+                             "sha256s published for one archive");
+            if (r < 0)
+                return cdd_fail(r, f->source, 0, "%s: %s", jp,
+                                cdd_last_error()->msg);
+            if (!(g.source = strdup(src)))
                 return cdd_fail(CDD_E_NOMEM, f->source, 0, NULL);
-            }
-            a->digests = p;
             a->digests[a->n_digests++] = g;
         }
     }
@@ -382,10 +388,10 @@ static int read_drivers(const struct fctx *f, struct cdd_catalog *c,
             free(jp);
             return r;
         }
-        void *p = realloc(c->drivers, (c->n_drivers + 1) * sizeof *c->drivers);
-        if (!p)
-            return cdd_fail(CDD_E_NOMEM, f->source, 0, NULL);
-        c->drivers = p;
+        int r = CDD_GROW(c->drivers, NULL, c->n_drivers + 1,
+                         CDD_CAT_MAX_CUDA_MAJORS, "CUDA majors in drivers");
+        if (r < 0)
+            return at_source(r, f->source);
         struct cdd_cat_driver *d = &c->drivers[c->n_drivers++];
         d->cuda_major = major;
         d->linux_min = cdd_strdup(fstr(it, "linux"));
@@ -457,6 +463,7 @@ static int redistrib_stem(const char *name, char *stem, size_t len)
 }
 
 struct dirlist {
+    const char *dir;
     char **names;
     size_t n;
 };
@@ -468,10 +475,11 @@ static int collect(void *ud, const char *name)
     if (!redistrib_stem(name, stem, sizeof stem) &&
         strcmp(name, "facts.json") != 0)
         return 0;
-    void *p = realloc(d->names, (d->n + 1) * sizeof *d->names);
-    if (!p)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    d->names = p;
+    /* The releases' bound, and facts.json. */
+    int r = CDD_GROW(d->names, NULL, d->n + 1, CDD_CAT_MAX_RELEASES + 1,
+                     "catalog files (redistrib_*.json, facts.json)");
+    if (r < 0)
+        return at_source(r, d->dir);
     if (!(d->names[d->n] = strdup(name)))
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     d->n++;
@@ -485,7 +493,7 @@ static int by_name(const void *a, const void *b)
 
 static int load_dir(struct cdd_catalog *c, const char *dir)
 {
-    struct dirlist d = {NULL, 0};
+    struct dirlist d = {dir, NULL, 0};
     char *facts = NULL;
     size_t facts_len = 0;
     char *facts_path = NULL;

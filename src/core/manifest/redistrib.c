@@ -233,12 +233,10 @@ static int list_add(const struct rctx *c, struct cdd_redistrib_list *l,
     struct cdd_redistrib_query q = {0};
     struct cdd_redistrib_item *it;
     int r;
-    if (l->n % 16 == 0) {
-        void *p = realloc(l->items, (l->n + 16) * sizeof *l->items);
-        if (!p)
-            return cdd_fail(CDD_E_NOMEM, c->source, 0, NULL);
-        l->items = p;
-    }
+    /* The list keeps no capacity: exact size (about ten items). */
+    if ((r = CDD_GROW(l->items, NULL, l->n + 1, CDD_REDISTRIB_MAX_ARCHIVES,
+                      "archives in one redistrib JSON")) < 0)
+        return cdd_fail(r, c->source, 0, "%s: %s", jp, cdd_last_error()->msg);
     it = &l->items[l->n];
     memset(it, 0, sizeof *it);
     if ((r = read_entry(c, e, jp, &q, &it->e)))

@@ -16,8 +16,20 @@
 #include "cdd/jsonw.h"
 #include "cdd/obtain.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 
 #define COPY_BUF (1u << 20)
+
+/* Bounds of a bundle (passing one: CDD_E_TOOLONG, never a cut). Its files:
+ * per manifest its archive, its optional components' (at most 16,
+ * manifest.c), the manifest itself and at most one index, for as many
+ * manifests as a command line gives (32, cli.h's lists) with room to spare.
+ * A manifest's URLs: at most one per JSON value (manifest.c takes 100,000)
+ * and the bundle's own, put first. */
+#define COMPONENTS_MAX 16u
+#define MANIFESTS_MAX 1024u
+#define FILES_MAX (MANIFESTS_MAX * (COMPONENTS_MAX + 3u))
+#define URLS_MAX (100000u + 1u)
 
 void cdd_bundle_result_clear(struct cdd_bundle_result *r)
 {
@@ -31,21 +43,21 @@ void cdd_bundle_result_clear(struct cdd_bundle_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* NULL: the failure is recorded. */
 static struct cdd_bundle_item *item_add(struct cdd_bundle_result *res,
                                         const char *what, const char *path)
 {
-    struct cdd_bundle_item *v = realloc(res->items,
-                                        (res->n + 1) * sizeof *v);
-    if (!v)
+    if (CDD_GROW(res->items, NULL, res->n + 1, FILES_MAX,
+                 "files in a bundle") < 0)
         return NULL;
-    res->items = v;
-    struct cdd_bundle_item *it = &v[res->n];
+    struct cdd_bundle_item *it = &res->items[res->n];
     memset(it, 0, sizeof *it);
     it->what = strdup(what);
     it->path = strdup(path);
     if (!it->what || !it->path) {
         free(it->what);
         free(it->path);
+        cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
         return NULL;
     }
     res->n++;
@@ -231,10 +243,11 @@ static int url_first(struct cdd_manifest *m, const char *url)
     for (size_t i = 0; i < m->archive.n_urls; i++)
         if (strcmp(m->archive.urls[i], url) == 0)
             return 0;
-    char **v = realloc(m->archive.urls, (m->archive.n_urls + 1) * sizeof *v);
-    if (!v)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    m->archive.urls = v;
+    int r = CDD_GROW(m->archive.urls, NULL, m->archive.n_urls + 1, URLS_MAX,
+                     "URLs of an archive");
+    if (r < 0)
+        return cdd_fail(r, m->source, 0, "%s", cdd_last_error()->msg);
+    char **v = m->archive.urls;
     memmove(v + 1, v, m->archive.n_urls * sizeof *v);
     if (!(v[0] = strdup(url))) {
         memmove(v, v + 1, m->archive.n_urls * sizeof *v);
@@ -276,7 +289,7 @@ static int bundle_archive(const struct cdd_bundle_opts *o,
         goto out;
     struct cdd_bundle_item *it = item_add(res, what, rel);
     if (!it) {
-        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        r = cdd_last_error()->code;
         goto out;
     }
     memcpy(it->sha256, got.fetch.sha256, CDD_SHA256_LEN);
@@ -310,7 +323,7 @@ static int write_text(const char *dir, const char *rel, const char *text,
                                            : CDD_E_NOMEM);
     free(dest);
     if (!r && !item_add(res, what, rel))
-        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        r = cdd_last_error()->code;
     return r;
 }
 

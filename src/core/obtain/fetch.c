@@ -13,6 +13,7 @@
 #include "cdd/fetch.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,15 +309,13 @@ static size_t on_body(char *buf, size_t size, size_t nmemb, void *ud)
     if (x->file) {
         r = cdd_file_write(x->file, buf, len);
     } else {
-        r = 0;
-        if (x->mem_len + len + 1 > x->mem_cap) {
-            size_t cap = (x->mem_len + len + 1) * 2;
-            char *p = realloc(x->mem, cap);
-            if (!p)
-                r = cdd_fail(CDD_E_NOMEM, x->url, 0, NULL);
-            else
-                x->mem = p, x->mem_cap = cap;
-        }
+        /* Bounded by the download's cap (checked above, as for a file),
+         * and its NUL. */
+        size_t max = x->cap < SIZE_MAX ? (size_t)x->cap + 1 : SIZE_MAX;
+        r = cdd_grow(&x->mem, &x->mem_cap, x->mem_len + len + 1, 1, max,
+                     "bytes of a download held in memory");
+        if (r < 0)
+            r = cdd_fail(r, x->url, 0, "%s", cdd_last_error()->msg);
         if (!r) {
             memcpy(x->mem + x->mem_len, buf, len);
             x->mem_len += len;

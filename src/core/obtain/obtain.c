@@ -16,6 +16,7 @@
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "cdd/redistrib.h"
+#include "cdd/strbuf.h"
 #include "cdd/thread.h"
 
 /* Real redistrib files are a few KB. */
@@ -59,10 +60,17 @@ char *cdd_mirror_url(const char *url, const char *mirror)
     return r;
 }
 
-/* A growing list of URLs without duplicates. */
+/* A growing list of URLs without duplicates, the sources of one archive:
+ * the --url entries (a command line gives at most 32), the manifest's (at
+ * most one per JSON value: manifest.c takes 100,000) and the redistrib
+ * index's. More is CDD_E_TOOLONG. */
+#define OPTION_URLS_MAX 1024u
+#define MANIFEST_URLS_MAX 100000u
+#define URLS_MAX (OPTION_URLS_MAX + MANIFEST_URLS_MAX + 1u)
+
 struct urls {
     char **v;
-    size_t n;
+    size_t n, cap;
 };
 
 static int urls_add(struct urls *u, char *url /* taken */)
@@ -75,12 +83,11 @@ static int urls_add(struct urls *u, char *url /* taken */)
             return 0;
         }
     }
-    char **v = realloc(u->v, (u->n + 1) * sizeof *v);
-    if (!v) {
+    int r = CDD_GROW(u->v, &u->cap, u->n + 1, URLS_MAX, "URLs of an archive");
+    if (r < 0) {
         free(url);
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        return r;
     }
-    u->v = v;
     u->v[u->n++] = url;
     return 0;
 }
