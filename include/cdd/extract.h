@@ -110,7 +110,9 @@ struct cdd_extract_opts {
  * checks must stay small too (peak RSS under 64 MiB whatever the archive;
  * real cuDNN archives have under 100 entries and 10 KB of names). A
  * manifest cannot list more files either (at most 100,000 JSON values, five
- * a file). Over them: CDD_E_ARCHIVE. */
+ * a file). Over them: CDD_E_ARCHIVE, except a zip whose central directory
+ * holds more than the name bound (CDD_E_TOOLONG, the container's; exit 3
+ * all the same). */
 #define CDD_MAX_ENTRIES 20000
 #define CDD_MAX_NAME_BYTES (4u * 1024u * 1024u)
 
