@@ -56,7 +56,6 @@ GROWTH_PENDING = {
     "src/core/archive/mcreate.c": 1,
     "src/core/archive/zipcd.c": 1,
     "src/core/binfmt/binrd.c": 1,
-    "src/core/doctor/doctor_scan.c": 7,
     "src/core/manifest/catalog.c": 5,
     "src/core/manifest/redistrib.c": 1,
     "src/core/obtain/bundle.c": 2,
