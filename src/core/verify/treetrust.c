@@ -15,9 +15,16 @@
 #include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/extract.h"
 #include "cdd/fix.h"
 #include "cdd/fsops.h"
+#include "cdd/strbuf.h"
 #include "verify_int.h"
+
+/* Folders examined: each library's (a manifest lists at most
+ * CDD_MAX_ENTRIES files) and every folder above one (a folder per '/' of a
+ * path: at most half its bytes). */
+#define TRUST_DIRS_MAX (CDD_MAX_ENTRIES + CDD_PATH_MAX_WIN32 / 2)
 
 /* Is d a root: "/" or "C:/"? */
 static int is_root(const char *d)
@@ -53,15 +60,12 @@ static const char *examine(struct vctx *c, const char *dir, int leaf,
         if (strcmp(c->trust_dir[i], dir) == 0)
             return c->trust_problem[i];
     char *problem = NULL, *copy = strdup(dir);
-    char **nd = realloc(c->trust_dir, (c->n_trust + 1) * sizeof *nd);
-    if (nd)
-        c->trust_dir = nd;
-    char **np = nd ? realloc(c->trust_problem,
-                             (c->n_trust + 1) * sizeof *np)
-                   : NULL;
-    if (np)
-        c->trust_problem = np;
-    if (!copy || !nd || !np || cdd_lib_dir_trust(dir, leaf, &problem, fix)) {
+    int gr = CDD_GROW(c->trust_dir, NULL, c->n_trust + 1, TRUST_DIRS_MAX,
+                      "folders to examine");
+    if (!gr)
+        gr = CDD_GROW(c->trust_problem, NULL, c->n_trust + 1, TRUST_DIRS_MAX,
+                      "folders to examine");
+    if (!copy || gr || cdd_lib_dir_trust(dir, leaf, &problem, fix)) {
         free(copy);
         free(problem);
         cdd_clear_error();
