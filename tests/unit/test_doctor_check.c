@@ -863,7 +863,7 @@ static void test_toolkit_and_target_unknown(void)
     teardown();
 }
 
-/* ---- bounds --------------------------------------------------------------- */
+/* ---- bounds ------------------------------------------------------------ */
 
 /* A detail that would pass CDD_DR_TEXT_MAX is refused, not cut: the scan
  * keeps that first failure (CDD_E_TOOLONG naming the doctor detail), and a

@@ -171,7 +171,7 @@ static void fix_libdir(struct cdd_dscan *c, struct cdd_sb *b,
         free(py);
     } else
         cdd_sb_catf(b, "add %s to LD_LIBRARY_PATH, or system-wide to "
-                         "/etc/ld.so.conf.d", n);
+                    "/etc/ld.so.conf.d", n);
     int fr = cdd_fixes_libdir(&c->fix, c->windows, dir);
     if (fr == CDD_E_NOMEM)
         cdd_dr_fail(c, fr);
@@ -225,8 +225,9 @@ static void entries_of(const struct cdd_dscan *c, const struct cdd_dr_plist *l,
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i].toolkit >= 0 && l->v[i].toolkit == t)
             cdd_sb_catf(b, "%s%s",
-                          cdd_sb_len(b) > start ? (c->sep == ';' ? ";" : ":") : "",
-                          l->v[i].dir);
+                        cdd_sb_len(b) > start ? (c->sep == ';' ? ";" : ":")
+                                              : "",
+                        l->v[i].dir);
 }
 
 static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
@@ -327,7 +328,7 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
                 cuda_label(&c->res->toolkits[groups[g]], &lab);
                 entries_of(c, l, groups[g], &dirs);
                 cdd_sb_catf(&label, "to use %s%s", cdd_sb_str(&lab),
-                                 want > 0 ? " (the target's)" : " instead");
+                            want > 0 ? " (the target's)" : " instead");
                 cdd_sb_catf(&d, "To use %s%s: ", cdd_sb_str(&lab),
                               want > 0 ? " (the target's)" : " instead");
                 fix_prepend(c, &d, l->var, cdd_sb_str(&dirs),
@@ -556,15 +557,17 @@ static void check_driver(struct cdd_dscan *c)
             continue;
         const char *min = cdd_cuda_min_driver(k->version.major, c->windows);
         cdd_sb_catf(&too_old, "%sCUDA %d.%d at %s (needs driver %s%s)",
-                      too_old.len ? ", " : "", k->version.major, k->version.minor,
-                      k->root, min ? ">= " : "newer", min ? min : "");
+                    too_old.len ? ", " : "", k->version.major,
+                    k->version.minor, k->root, min ? ">= " : "newer",
+                    min ? min : "");
     }
     if (too_old.len && st == CDD_CHECK_PASS)
         st = CDD_CHECK_WARN;
     DCHECK(c, "driver", st,
            "NVIDIA driver %s (%s) supports CUDA up to %s%s%s%s%s",
            *rel ? rel : "of unknown release", res->driver_path, drv,
-           target_note, too_old.len ? "; too old for " : "", cdd_sb_str(&too_old),
+           target_note, too_old.len ? "; too old for " : "",
+           cdd_sb_str(&too_old),
            too_old.len ? ": update the driver to use those" : "");
     cdd_dr_text_ok(c, &too_old);
     cdd_sb_free(&too_old);
