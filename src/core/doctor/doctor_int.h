@@ -83,11 +83,12 @@ extern const struct cdd_dr_pypkg cdd_dr_py_pkgs[CDD_DR_N_PYPKGS];
 #define CDD_DR_CONDA_MAX (CDD_DR_MAJORS * 2)
 #define CDD_DR_PY_MAX (CDD_DR_SITES_MAX * CDD_DR_N_PYPKGS * CDD_DR_MAJORS)
 /* Copies of cuDNN: each library name of each major in every folder looked
- * at (the two lists' entries, conda's two, the site folders' packages, the
- * target's). */
+ * at (the two lists' entries, the site folders' packages; conda's two, the
+ * target's, the loader's own folders and the ld.so cache's few entries of
+ * one name in the 64 more). */
 #define CDD_DR_NAMES_PER_DIR (CDD_DR_MAJORS * (1 + CDD_CUDNN_MAX_SUBS))
 #define CDD_DR_COPIES_MAX                                                      \
-    ((2 * CDD_DR_LIST_MAX + CDD_DR_SITES_MAX * CDD_DR_N_PYPKGS + 16) *        \
+    ((2 * CDD_DR_LIST_MAX + CDD_DR_SITES_MAX * CDD_DR_N_PYPKGS + 64) *        \
      CDD_DR_NAMES_PER_DIR)
 
 /* ---- the scan ------------------------------------------------------------ */

@@ -245,7 +245,7 @@ static void append_found_by(struct cdd_dscan *c, struct cdd_doctor_toolkit *k,
     char *fb = cdd_dr_text_ok(c, &b) ? cdd_sb_take(&b) : NULL;
     cdd_sb_free(&b);
     if (!fb) {
-        nomem(c); /* kept only when the text's own failure was not */
+        nomem(c); /* take's failure; a failed text's is kept already */
         return;
     }
     free(k->found_by);
