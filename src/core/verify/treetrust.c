@@ -21,10 +21,14 @@
 #include "cdd/strbuf.h"
 #include "verify_int.h"
 
-/* Folders examined: each library's (a manifest lists at most
- * CDD_MAX_ENTRIES files) and every folder above one (a folder per '/' of a
- * path: at most half its bytes). */
-#define TRUST_DIRS_MAX (CDD_MAX_ENTRIES + CDD_PATH_MAX_WIN32 / 2)
+/* Folders examined: the tree root's, each library's (a manifest lists at
+ * most CDD_MAX_ENTRIES files) and each folder a dependency of one resolves
+ * in (a folder the loader searches: an entry of LD_LIBRARY_PATH or of a
+ * RUNPATH, each list one string of at most 128 KiB, or a system folder),
+ * and every folder above one of those (one per '/' of a path: at most half
+ * its bytes). */
+#define TRUST_LEAVES_MAX (1 + CDD_MAX_ENTRIES + 2 * (128 * 1024 + 1) + 64)
+#define TRUST_DIRS_MAX ((size_t)TRUST_LEAVES_MAX * (CDD_PATH_MAX_WIN32 / 2))
 
 /* Is d a root: "/" or "C:/"? */
 static int is_root(const char *d)
