@@ -12,6 +12,7 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/jsonw.h"
+#include "cdd/strbuf.h"
 #include "cdd/sys.h"
 #include "cmds.h"
 #include "report.h"
@@ -19,24 +20,41 @@
 
 #define SAVED "_CUDNN_DEPLOY_SAVED_"
 
-/* A growing string; on out of memory it stays NULL-marked (failed). */
+/* A script: a line per setting envset.c writes (the library path, PATH,
+ * CUDA_PATH, CUDA_HOME), in the activation scripts with the lines that
+ * save and restore each, and a form note; a line is a rendered command
+ * (CDD_SHELL_TEXT_MAX). */
+#define ENV_LINES_MAX 32
+#define ENV_TEXT_MAX (ENV_LINES_MAX * (CDD_SHELL_TEXT_MAX + 1) + 4096)
+
+/* A growing string (cdd_grow, up to ENV_TEXT_MAX); its first failure
+ * sticks in failed and is read once, when the text is done. */
 struct text {
     char *s;
-    size_t n;
-    int failed;
+    size_t n, cap;
+    int failed; /* CDD_E_TOOLONG, CDD_E_NOMEM, 0 */
 };
 
 static void add(struct text *t, const char *s)
 {
     size_t k = strlen(s);
-    char *p = t->failed ? NULL : realloc(t->s, t->n + k + 1);
-    if (!p) {
-        t->failed = 1;
+    int rc = t->failed ? t->failed
+                       : cdd_grow(&t->s, &t->cap, t->n + k + 1, 1,
+                                  ENV_TEXT_MAX + 1, "bytes of the script");
+    if (rc) {
+        t->failed = rc;
         return;
     }
-    memcpy(p + t->n, s, k + 1);
-    t->s = p;
+    memcpy(t->s + t->n, s, k + 1);
     t->n += k;
+}
+
+/* t's first failure, recorded again when a later one replaced it. */
+static int text_error(const struct text *t)
+{
+    if (t->failed && cdd_last_error()->code != t->failed)
+        cdd_fail(t->failed, NULL, 0, NULL);
+    return t->failed;
 }
 
 /* pattern with every "{}" replaced by name (a variable name: letters,
@@ -48,7 +66,7 @@ static void addv(struct text *t, const char *pattern, const char *name)
         size_t n = q ? (size_t)(q - p) : strlen(p);
         char *piece = malloc(n + 1);
         if (!piece) {
-            t->failed = 1;
+            t->failed = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
             return;
         }
         memcpy(piece, p, n);
@@ -80,7 +98,7 @@ static int render_all(enum cdd_shell sh, const struct cdd_fixes *f,
         add(t, "\n");
         free(line);
     }
-    return t->failed ? cdd_fail(CDD_E_NOMEM, NULL, 0, NULL) : 0;
+    return text_error(t);
 }
 
 /* The variables as JSON: {"NAME": {"set"|"prepend": value}}. */
@@ -305,8 +323,7 @@ static int write_activation(const struct cdd_cmdline *cl,
         r = activation_texts(f, &as[i], &texts[2 * i], &texts[2 * i + 1]);
     }
     for (size_t i = 0; !r && i < 4; i++) {
-        if (texts[i].failed)
-            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        r = text_error(&texts[i]);
         files[i].path = paths[i];
         files[i].text = texts[i].s;
     }

@@ -32,31 +32,34 @@
 #include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/strbuf.h"
 #include "shell.h"
 
 /* ---- a growable string ---------------------------------------------------- */
 
+/* Grows through cdd_grow up to CDD_SHELL_TEXT_MAX (shell.h); the first
+ * failure sticks, so a text built from many pieces is checked once. */
 struct sbuf {
     char *s;
     size_t n, cap;
-    int failed;
+    int failed; /* the first failure (CDD_E_TOOLONG, CDD_E_NOMEM), 0 */
 };
 
 static void sb_addn(struct sbuf *b, const char *s, size_t n)
 {
     if (b->failed)
         return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->failed = 1;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
+    if (n > CDD_SHELL_TEXT_MAX - b->n) {
+        b->failed = cdd_fail(CDD_E_TOOLONG, NULL, 0,
+                             "shell command longer than %zu bytes",
+                             (size_t)CDD_SHELL_TEXT_MAX);
+        return;
+    }
+    int rc = cdd_grow(&b->s, &b->cap, b->n + n + 1, 1,
+                      CDD_SHELL_TEXT_MAX + 1, "bytes of a shell command");
+    if (rc) {
+        b->failed = rc;
+        return;
     }
     memcpy(b->s + b->n, s, n);
     b->n += n;
@@ -84,7 +87,9 @@ static char *sb_take(struct sbuf *b)
         sb_addn(b, "", 0); /* an empty string is a string too */
     if (b->failed) {
         free(b->s);
-        cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        /* The record may be a later one's: at least the code. */
+        if (cdd_last_error()->code != b->failed)
+            cdd_fail(b->failed, NULL, 0, NULL);
         return NULL;
     }
     return b->s;
@@ -619,8 +624,8 @@ static int render_cmd_var(struct sbuf *b, enum cdd_shell sh,
     if (ps.s)
         cmd_pct(b, sh, ps.s);
     sb_addc(b, '"');
-    if (ps.failed)
-        b->failed = 1;
+    if (ps.failed && !b->failed)
+        b->failed = ps.failed;
     free(ps.s);
     return 0;
 }

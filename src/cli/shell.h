@@ -10,6 +10,13 @@
 #define CDD_SHELL_H
 
 #include "cdd/fix.h"
+#include "cdd/strbuf.h"
+
+/* Most bytes of one rendered command: a value of a fix (a path list, at
+ * most CDD_TEXT_MAX bytes) quoted, each byte at most 4 (sh's '\''), and
+ * quoted again inside the line that appends it to a start-up file. More is
+ * CDD_E_TOOLONG, never a cut. */
+#define CDD_SHELL_TEXT_MAX (16 * (size_t)CDD_TEXT_MAX + 4096)
 
 enum cdd_shell {
     CDD_SHELL_SH = 0,

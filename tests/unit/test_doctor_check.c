@@ -863,10 +863,56 @@ static void test_toolkit_and_target_unknown(void)
     teardown();
 }
 
+/* ---- bounds ------------------------------------------------------------ */
+
+/* A detail that would pass CDD_DR_TEXT_MAX is refused, not cut: the scan
+ * keeps that first failure (CDD_E_TOOLONG naming the doctor detail), and a
+ * later one does not replace it. */
+static void test_detail_too_long(void)
+{
+    setup(0);
+    size_t n = CDD_DR_TEXT_MAX + 16;
+    char *dir = malloc(n + 1);
+    if (!dir)
+        abort();
+    memset(dir, 'a', n);
+    dir[0] = '/';
+    dir[n] = '\0';
+    int t = add_toolkit("/opt/cuda-12.4", 12, 4);
+    add_entry(&s.path, "PATH", dir, t);
+    free(dir);
+    cdd_doctor_check(&s);
+    CHECK_INT(s.err, CDD_E_TOOLONG);
+    CHECK_INT(s.err_save.info.code, CDD_E_TOOLONG);
+    CHECK_MSG(strstr(s.err_save.info.msg, "doctor detail") != NULL,
+              "first failure: %s", s.err_save.info.msg);
+    CHECK_INT(cdd_dr_fail(&s, cdd_fail(CDD_E_NOMEM, NULL, 0, "later")),
+              CDD_E_NOMEM);
+    CHECK_INT(s.err, CDD_E_TOOLONG);
+    CHECK(strstr(s.err_save.info.msg, "doctor detail") != NULL);
+    cdd_clear_error();
+    teardown();
+
+    /* Just under the bound: whole. */
+    setup(0);
+    struct cdd_sb b;
+    CDD_DR_TEXT_INIT(&b);
+    for (size_t i = 0; i < CDD_DR_TEXT_MAX / 64; i++)
+        cdd_sb_catf(&b, "%064d", 0);
+    CHECK(cdd_dr_text_ok(&s, &b));
+    cdd_sb_catf(&b, "%0*d", (int)(CDD_DR_TEXT_MAX % 64) + 1, 0);
+    CHECK(!cdd_dr_text_ok(&s, &b));
+    CHECK_INT(s.err, CDD_E_TOOLONG);
+    CHECK_INT(cdd_sb_len(&b), CDD_DR_TEXT_MAX / 64 * 64);
+    cdd_sb_free(&b);
+    cdd_clear_error();
+    teardown();
+}
+
 TEST_MAIN(TEST(test_two_cudas_on_path), TEST(test_two_cudas_target_windows),
           TEST(test_path_vs_libpath), TEST(test_toolkits_and_stale_vars),
           TEST(test_cudnn_path), TEST(test_driver), TEST(test_sub_libraries),
           TEST(test_search_copies), TEST(test_conda_shadow),
           TEST(test_python_copy), TEST(test_zlibwapi), TEST(test_vcruntime),
           TEST(test_target_shadowed), TEST(test_shadow_reference),
-          TEST(test_toolkit_and_target_unknown))
+          TEST(test_toolkit_and_target_unknown), TEST(test_detail_too_long))

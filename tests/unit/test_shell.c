@@ -12,6 +12,37 @@
 #include "shell.h"
 #include "test.h"
 
+/* A command of CDD_SHELL_TEXT_MAX bytes is whole; one byte more is
+ * refused with CDD_E_TOOLONG, not cut (also when it is the quoting that
+ * makes it longer). */
+static void test_bounds(void)
+{
+    size_t max = CDD_SHELL_TEXT_MAX;
+    char *v = malloc(max + 2);
+    if (!v)
+        abort();
+    memset(v, 'a', max + 1);
+    v[max] = '\0';
+    cdd_clear_error();
+    char *q = cdd_shell_quote(CDD_SHELL_SH, v);
+    CHECK(q != NULL);
+    CHECK_INT(q ? strlen(q) : 0, max);
+    free(q);
+    v[max] = 'a';
+    v[max + 1] = '\0';
+    CHECK(cdd_shell_quote(CDD_SHELL_SH, v) == NULL);
+    CHECK_INT(cdd_last_error()->code, CDD_E_TOOLONG);
+    CHECK(strstr(cdd_last_error()->msg, "shell command") != NULL);
+    /* Each ' becomes '\'' (4 bytes): a quarter of the bound is too much. */
+    memset(v, '\'', max / 4 + 1);
+    v[max / 4 + 1] = '\0';
+    cdd_clear_error();
+    CHECK(cdd_shell_quote(CDD_SHELL_SH, v) == NULL);
+    CHECK_INT(cdd_last_error()->code, CDD_E_TOOLONG);
+    cdd_clear_error();
+    free(v);
+}
+
 /* Render the only step of f for sh; the caller frees. */
 static char *render1(enum cdd_shell sh, const struct cdd_fixes *f)
 {
@@ -427,4 +458,5 @@ static void test_destination_refusals(void)
 TEST_MAIN(TEST(test_fix_list), TEST(test_names_and_detection),
           TEST(test_quote), TEST(test_set_and_prepend),
           TEST(test_write_and_run), TEST(test_refusals),
-          TEST(test_cmd_batch_form), TEST(test_destination_refusals))
+          TEST(test_cmd_batch_form), TEST(test_destination_refusals),
+          TEST(test_bounds))

@@ -65,6 +65,30 @@ void cdd_dscan_init(struct cdd_dscan *s, struct cdd_doctor_result *res,
     }
 }
 
+int cdd_dr_fail(struct cdd_dscan *c, int rc)
+{
+    if (!rc || c->err)
+        return rc;
+    c->err = rc;
+    /* The record may have been cleared since (the scan clears the failures
+     * it takes as findings): then at least the code. */
+    if (cdd_last_error()->code != rc)
+        cdd_fail(rc, NULL, 0, NULL);
+    cdd_error_save(&c->err_save);
+    return rc;
+}
+
+void cdd_dr_nomem(struct cdd_dscan *c)
+{
+    if (!c->err)
+        cdd_dr_fail(c, cdd_fail(CDD_E_NOMEM, NULL, 0, NULL));
+}
+
+int cdd_dr_text_ok(struct cdd_dscan *c, const struct cdd_sb *b)
+{
+    return !cdd_dr_fail(c, cdd_sb_error(b));
+}
+
 void cdd_doctor_result_clear(struct cdd_doctor_result *r)
 {
     if (!r)
@@ -98,9 +122,16 @@ int cdd_doctor(const struct cdd_doctor_opts *o, struct cdd_doctor_result *res)
     if (!s.err)
         cdd_doctor_fit(&s, o);
     int err = s.err;
+    struct cdd_errsave save = s.err_save;
+    memset(&s.err_save, 0, sizeof s.err_save);
     cdd_dscan_clear(&s);
     cdd_clear_error();
-    if (err)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    if (err) {
+        /* The first failure, as it was recorded (a detail too long, memory
+         * run out), not whatever came after it. */
+        cdd_error_restore(&save);
+        cdd_error_save_free(&save);
+        return err;
+    }
     return 0;
 }

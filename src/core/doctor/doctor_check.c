@@ -25,47 +25,25 @@
  * fix_libdir) goes with it. */
 #define DCHECK(c, name, st, ...)                                               \
     do {                                                                       \
-        if (cdd_checks_add(&(c)->res->checks, name, st, __VA_ARGS__))          \
-            (c)->err = CDD_E_NOMEM;                                            \
+        cdd_dr_fail((c), cdd_checks_add(&(c)->res->checks, name, st,          \
+                                        __VA_ARGS__));                         \
         cdd_checks_fix(&(c)->res->checks, &(c)->fix);                          \
     } while (0)
 
 static void nomem(struct cdd_dscan *c)
 {
-    c->err = CDD_E_NOMEM;
+    cdd_dr_nomem(c);
 }
 
-/* ---- a growing string ---------------------------------------------------- */
-
-void cdd_dr_sb_printf(struct cdd_sbuf *b, const char *fmt, ...) {
-    /* Over the bounded buffer: a detail lists a few paths per entry of a
-     * search list; past CDD_TEXT_MAX it is an error, not a cut. */
-    struct cdd_sb sb;
-    if (b->oom)
-        return;
-    cdd_sb_init(&sb, CDD_TEXT_MAX, "doctor detail");
-    sb.buf = b->s;
-    sb.len = b->n;
-    sb.cap = b->cap;
-    va_list ap;
-    va_start(ap, fmt);
-    if (cdd_sb_vaddf(&sb, fmt, ap))
-        b->oom = 1;
-    va_end(ap);
-    b->s = sb.buf;
-    b->n = sb.len;
-    b->cap = sb.cap;
-}
-
-const char *cdd_dr_sb_str(const struct cdd_sbuf *b)
+/* A call that recorded its failure returned none of its result (NULL):
+ * keep that failure (CDD_E_TOOLONG or CDD_E_NOMEM). */
+static void failed(struct cdd_dscan *c)
 {
-    return b->s ? b->s : "";
-}
-
-void cdd_dr_sb_free(struct cdd_sbuf *b)
-{
-    free(b->s);
-    memset(b, 0, sizeof *b);
+    int rc = cdd_last_error()->code;
+    if (rc)
+        cdd_dr_fail(c, rc);
+    else
+        cdd_dr_nomem(c);
 }
 
 /* ---- string helpers ------------------------------------------------------ */
@@ -150,35 +128,34 @@ static const char *ver_cudnn(const char *v)
 /* Put dirs (already joined with the host's separator) first in var: the
  * words here, the commands in c->fix (fix.h, the same as verify's), under
  * label (what this alternative achieves, NULL: the finding's only fix). */
-static void fix_prepend(struct cdd_dscan *c, struct cdd_sbuf *b,
+static void fix_prepend(struct cdd_dscan *c, struct cdd_sb *b,
                         const char *var, const char *dirs, const char *label)
 {
     char *n = native(c, dirs);
     if (!n)
         return;
-    cdd_dr_sb_printf(b, "put %s first on %s", n, var);
+    cdd_sb_catf(b, "put %s first on %s", n, var);
     cdd_fixes_label(&c->fix, label);
-    if (cdd_fixes_path_first(&c->fix, c->windows, var, dirs))
-        c->err = CDD_E_NOMEM;
+    cdd_dr_fail(c, cdd_fixes_path_first(&c->fix, c->windows, var, dirs));
     cdd_fixes_label(&c->fix, NULL);
     free(n);
 }
 
 /* As fix_prepend for one folder, which the list may not be able to hold
  * (fixes.c: a separator in it): then the words say why, and no command. */
-static void fix_prepend_one(struct cdd_dscan *c, struct cdd_sbuf *b,
+static void fix_prepend_one(struct cdd_dscan *c, struct cdd_sb *b,
                             const char *var, const char *dir)
 {
     const char *why = cdd_fix_list_entry_fault(var, dir, c->sep);
     if (why)
-        cdd_dr_sb_printf(b, "no command can put %s first on %s: %s", dir, var,
+        cdd_sb_catf(b, "no command can put %s first on %s: %s", dir, var,
                       why);
     else
         fix_prepend(c, b, var, dir, NULL);
 }
 
 /* Make the library folder dir reachable by the loader. */
-static void fix_libdir(struct cdd_dscan *c, struct cdd_sbuf *b,
+static void fix_libdir(struct cdd_dscan *c, struct cdd_sb *b,
                        const char *dir)
 {
     char *n = native(c, dir);
@@ -187,17 +164,17 @@ static void fix_libdir(struct cdd_dscan *c, struct cdd_sbuf *b,
     if (c->windows) {
         /* PATH alone misleads Python >= 3.8 (windll.h). */
         char *py = cdd_windll_python_fix(n);
-        cdd_dr_sb_printf(b, "put %s first on PATH for programs; %s", n,
+        cdd_sb_catf(b, "put %s first on PATH for programs; %s", n,
                       py ? py : "");
         if (!py)
-            b->oom = 1;
+            nomem(c);
         free(py);
     } else
-        cdd_dr_sb_printf(b, "add %s to LD_LIBRARY_PATH, or system-wide to "
-                         "/etc/ld.so.conf.d", n);
+        cdd_sb_catf(b, "add %s to LD_LIBRARY_PATH, or system-wide to "
+                    "/etc/ld.so.conf.d", n);
     int fr = cdd_fixes_libdir(&c->fix, c->windows, dir);
     if (fr == CDD_E_NOMEM)
-        c->err = CDD_E_NOMEM;
+        cdd_dr_fail(c, fr);
     else if (fr)
         cdd_clear_error(); /* no command can name dir: the finding stands */
     free(n);
@@ -207,17 +184,14 @@ static void fix_libdir(struct cdd_dscan *c, struct cdd_sbuf *b,
 
 /* The label into b (emptied first); returns its text. */
 static const char *cuda_label(const struct cdd_doctor_toolkit *k,
-                              struct cdd_sbuf *b)
+                              struct cdd_sb *b)
 {
-    if (b->s) {
-        b->n = 0;
-        b->s[0] = '\0';
-    }
+    cdd_sb_reset(b);
     if (k->version.known)
-        cdd_dr_sb_printf(b, "CUDA %d.%d", k->version.major, k->version.minor);
+        cdd_sb_catf(b, "CUDA %d.%d", k->version.major, k->version.minor);
     else
-        cdd_dr_sb_printf(b, "CUDA of unknown version at %s", k->root);
-    return cdd_dr_sb_str(b);
+        cdd_sb_catf(b, "CUDA of unknown version at %s", k->root);
+    return cdd_sb_str(b);
 }
 
 /* Toolkits of a list with different versions count as different CUDAs;
@@ -246,19 +220,24 @@ static int first_toolkit(const struct cdd_dr_plist *l)
 /* All the list's entries that belong to CUDAs like toolkit t, joined with
  * the host's separator (bin and libnvvp both, say). */
 static void entries_of(const struct cdd_dscan *c, const struct cdd_dr_plist *l,
-                       int t, struct cdd_sbuf *b) {
-    size_t start = b->n;
+                       int t, struct cdd_sb *b) {
+    size_t start = cdd_sb_len(b);
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i].toolkit >= 0 && l->v[i].toolkit == t)
-            cdd_dr_sb_printf(b, "%s%s",
-                          b->n > start ? (c->sep == ';' ? ";" : ":") : "",
-                          l->v[i].dir);
+            cdd_sb_catf(b, "%s%s",
+                        cdd_sb_len(b) > start ? (c->sep == ';' ? ";" : ":")
+                                              : "",
+                        l->v[i].dir);
 }
 
 static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
 {
     char name[64]; /* fixed: "path" and a variable name of the scan */
-    struct cdd_sbuf list = {0}, d = {0}, lab = {0}, first = {0};
+    struct cdd_sb list, d, lab, first;
+    CDD_DR_TEXT_INIT(&list);
+    CDD_DR_TEXT_INIT(&d);
+    CDD_DR_TEXT_INIT(&lab);
+    CDD_DR_TEXT_INIT(&first);
     int groups[16], n_groups = 0;
     snprintf(name, sizeof name, "path %s", l->var);
     if (!l->set) {
@@ -273,18 +252,17 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
         const struct cdd_dr_pentry *e = &l->v[i];
         if (e->toolkit < 0 && !e->cudnn)
             continue;
-        if (lab.s)
-            lab.s[lab.n = 0] = '\0';
+        cdd_sb_reset(&lab);
         if (e->toolkit >= 0)
             cuda_label(&c->res->toolkits[e->toolkit], &lab);
         /* The report keeps a detail to 2 KiB: the first entries matter. */
         if (++listed <= 10)
-            cdd_dr_sb_printf(&list, "%s#%zu %s (%s%s%s)", list.n ? ", " : "",
-                          i + 1, e->dir, cdd_dr_sb_str(&lab),
-                          lab.n && e->cudnn ? "; " : "",
+            cdd_sb_catf(&list, "%s#%zu %s (%s%s%s)", list.len ? ", " : "",
+                          i + 1, e->dir, cdd_sb_str(&lab),
+                          lab.len && e->cudnn ? "; " : "",
                           e->cudnn ? e->cudnn : "");
         else if (listed == 11)
-            cdd_dr_sb_printf(&list, ", ...");
+            cdd_sb_catf(&list, ", ...");
         if (e->toolkit < 0)
             continue;
         int seen = 0;
@@ -296,7 +274,7 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
     const char *what = is_lib       ? "libraries"
                        : c->windows ? "nvcc, tools and DLLs"
                                     : "nvcc and tools";
-    if (!list.n) {
+    if (!list.len) {
         DCHECK(c, name, CDD_CHECK_PASS, "no entry of %s holds CUDA or cuDNN",
                l->var);
     } else if (n_groups <= 1) {
@@ -304,26 +282,26 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
             cuda_label(&c->res->toolkits[groups[0]], &lab);
         DCHECK(c, name, CDD_CHECK_PASS,
                "entries holding CUDA or cuDNN, in order: %s%s%s%s",
-               cdd_dr_sb_str(&list), n_groups ? "; " : "",
-               n_groups ? cdd_dr_sb_str(&lab) : "",
+               cdd_sb_str(&list), n_groups ? "; " : "",
+               n_groups ? cdd_sb_str(&lab) : "",
                n_groups ? " comes first" : "");
     } else {
         const struct cdd_doctor_toolkit *t0 = &c->res->toolkits[groups[0]];
         cuda_label(t0, &first);
-        cdd_dr_sb_printf(&d,
+        cdd_sb_catf(&d,
                       "%d CUDA versions on %s: %s comes first (#%d), so "
                       "programs get its %s",
-                      n_groups, l->var, cdd_dr_sb_str(&first),
+                      n_groups, l->var, cdd_sb_str(&first),
                       is_lib ? t0->lib_path_pos : t0->path_pos, what);
         for (int g = 1; g < n_groups; g++) {
             const struct cdd_doctor_toolkit *tg =
                 &c->res->toolkits[groups[g]];
             cuda_label(tg, &lab);
-            cdd_dr_sb_printf(&d, "%s %s (#%d)", g == 1 ? ", not those of" : ",",
-                          cdd_dr_sb_str(&lab),
+            cdd_sb_catf(&d, "%s %s (#%d)", g == 1 ? ", not those of" : ",",
+                          cdd_sb_str(&lab),
                           is_lib ? tg->lib_path_pos : tg->path_pos);
         }
-        cdd_dr_sb_printf(&d, ". ");
+        cdd_sb_catf(&d, ". ");
         /* With a CUDA target, the fix is to put the target's first. */
         const struct cdd_target *t = c->t;
         int want = -1;
@@ -336,7 +314,7 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
                 want = g;
         }
         if (want == 0) {
-            cdd_dr_sb_printf(&d,
+            cdd_sb_catf(&d,
                           "The target's CUDA comes first, as it should; "
                           "remove the other CUDA's entries from %s to avoid "
                           "surprises. ",
@@ -344,33 +322,37 @@ static void check_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
         } else {
             for (int g = want > 0 ? want : 1;
                  g < (want > 0 ? want + 1 : n_groups); g++) {
-                struct cdd_sbuf dirs = {0}, label = {0};
+                struct cdd_sb dirs, label;
+                CDD_DR_TEXT_INIT(&dirs);
+                CDD_DR_TEXT_INIT(&label);
                 cuda_label(&c->res->toolkits[groups[g]], &lab);
                 entries_of(c, l, groups[g], &dirs);
-                cdd_dr_sb_printf(&label, "to use %s%s", cdd_dr_sb_str(&lab),
-                                 want > 0 ? " (the target's)" : " instead");
-                cdd_dr_sb_printf(&d, "To use %s%s: ", cdd_dr_sb_str(&lab),
+                cdd_sb_catf(&label, "to use %s%s", cdd_sb_str(&lab),
+                            want > 0 ? " (the target's)" : " instead");
+                cdd_sb_catf(&d, "To use %s%s: ", cdd_sb_str(&lab),
                               want > 0 ? " (the target's)" : " instead");
-                fix_prepend(c, &d, l->var, cdd_dr_sb_str(&dirs),
-                            cdd_dr_sb_str(&label));
-                cdd_dr_sb_printf(&d, ". ");
-                if (dirs.oom || label.oom)
-                    nomem(c);
-                cdd_dr_sb_free(&dirs);
-                cdd_dr_sb_free(&label);
+                fix_prepend(c, &d, l->var, cdd_sb_str(&dirs),
+                            cdd_sb_str(&label));
+                cdd_sb_catf(&d, ". ");
+                cdd_dr_text_ok(c, &dirs);
+                cdd_dr_text_ok(c, &label);
+                cdd_sb_free(&dirs);
+                cdd_sb_free(&label);
             }
-            cdd_dr_sb_printf(&d, "Or keep only one CUDA on %s. ", l->var);
+            cdd_sb_catf(&d, "Or keep only one CUDA on %s. ", l->var);
         }
-        cdd_dr_sb_printf(&d, "Entries holding CUDA or cuDNN, in order: %s",
-                      cdd_dr_sb_str(&list));
-        DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_dr_sb_str(&d));
+        cdd_sb_catf(&d, "Entries holding CUDA or cuDNN, in order: %s",
+                      cdd_sb_str(&list));
+        DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
     }
-    if (list.oom || d.oom || lab.oom || first.oom)
-        nomem(c);
-    cdd_dr_sb_free(&list);
-    cdd_dr_sb_free(&d);
-    cdd_dr_sb_free(&lab);
-    cdd_dr_sb_free(&first);
+    cdd_dr_text_ok(c, &list);
+    cdd_dr_text_ok(c, &d);
+    cdd_dr_text_ok(c, &lab);
+    cdd_dr_text_ok(c, &first);
+    cdd_sb_free(&list);
+    cdd_sb_free(&d);
+    cdd_sb_free(&lab);
+    cdd_sb_free(&first);
 }
 
 /* Linux: nvcc from one CUDA and libraries from another is a classic
@@ -380,32 +362,36 @@ static void check_path_vs_libpath(struct cdd_dscan *c)
     int a = first_toolkit(&c->path), b = first_toolkit(&c->libpath);
     if (c->windows || a < 0 || b < 0 || same_cuda(c, a, b))
         return;
-    struct cdd_sbuf d = {0}, sa = {0}, sb = {0};
+    struct cdd_sb d, sa, sb;
+    CDD_DR_TEXT_INIT(&d);
+    CDD_DR_TEXT_INIT(&sa);
+    CDD_DR_TEXT_INIT(&sb);
     const char *la = cuda_label(&c->res->toolkits[a], &sa);
     const char *lb = cuda_label(&c->res->toolkits[b], &sb);
     /* The libraries of PATH's first CUDA, so both agree. */
     const struct cdd_doctor_toolkit *k = &c->res->toolkits[a];
     char *lib = join(k->real, "lib64");
-    cdd_dr_sb_printf(&d,
+    cdd_sb_catf(&d,
                   "the first CUDA on PATH is %s but the first on "
                   "LD_LIBRARY_PATH is %s: programs are built with one and run "
                   "with the other's libraries. To use %s for both: ",
                   la, lb, la);
     fix_prepend(c, &d, "LD_LIBRARY_PATH", lib ? lib : k->real, NULL);
     DCHECK(c, "path PATH vs LD_LIBRARY_PATH", CDD_CHECK_WARN, "%s",
-           cdd_dr_sb_str(&d));
-    if (d.oom || sa.oom || sb.oom)
-        nomem(c);
+           cdd_sb_str(&d));
+    cdd_dr_text_ok(c, &d);
+    cdd_dr_text_ok(c, &sa);
+    cdd_dr_text_ok(c, &sb);
     free(lib);
-    cdd_dr_sb_free(&d);
-    cdd_dr_sb_free(&sa);
-    cdd_dr_sb_free(&sb);
+    cdd_sb_free(&d);
+    cdd_sb_free(&sa);
+    cdd_sb_free(&sb);
 }
 
 /* ---- checks: toolkits and driver ----------------------------------------- */
 
 /* The variables naming something wrong, in one detail. */
-static void describe_stale(const struct cdd_dscan *c, struct cdd_sbuf *b)
+static void describe_stale(const struct cdd_dscan *c, struct cdd_sb *b)
 {
     const char *unset = c->windows
                             ? "delete it (System Properties > Environment "
@@ -413,15 +399,15 @@ static void describe_stale(const struct cdd_dscan *c, struct cdd_sbuf *b)
                             : "unset it";
     for (size_t i = 0; i < c->n_stale; i++) {
         const struct cdd_dr_stale *s = &c->stale[i];
-        const char *sep = b->n ? "; " : "";
+        const char *sep = cdd_sb_len(b) ? "; " : "";
         if (s->kind == CDD_DR_STALE_NO_FOLDER) {
-            cdd_dr_sb_printf(b,
+            cdd_sb_catf(b,
                           "%s%s=%s names no folder: the CUDA it named was "
                           "uninstalled or moved; %s, or point it at an "
                           "installed toolkit",
                           sep, s->name, s->value, unset);
         } else if (s->kind == CDD_DR_STALE_HOME) {
-            cdd_dr_sb_printf(b,
+            cdd_sb_catf(b,
                           "%s%s=%s names no folder: build systems that "
                           "read it (PyTorch extensions, CMake) will fail; "
                           "point it at an installed toolkit or unset it",
@@ -430,7 +416,7 @@ static void describe_stale(const struct cdd_dscan *c, struct cdd_sbuf *b)
             const struct cdd_cuda_version *v =
                 &c->res->toolkits[s->toolkit].version;
             int maj = s->want_major, min = s->want_minor;
-            cdd_dr_sb_printf(b,
+            cdd_sb_catf(b,
                           "%s%s=%s is a CUDA %d.%d tree, not %d.%d: "
                           "`--cuda v%d.%d` and build tools that read it get "
                           "the wrong toolkit; point it at the CUDA %d.%d tree "
@@ -444,13 +430,13 @@ static void describe_stale(const struct cdd_dscan *c, struct cdd_sbuf *b)
 static void check_toolkits(struct cdd_dscan *c)
 {
     const struct cdd_doctor_result *res = c->res;
-    struct cdd_sbuf stale = {0};
+    struct cdd_sb stale;
+    CDD_DR_TEXT_INIT(&stale);
     describe_stale(c, &stale);
-    if (stale.n)
-        DCHECK(c, "env CUDA_PATH", CDD_CHECK_WARN, "%s", cdd_dr_sb_str(&stale));
-    if (stale.oom)
-        nomem(c);
-    cdd_dr_sb_free(&stale);
+    if (stale.len)
+        DCHECK(c, "env CUDA_PATH", CDD_CHECK_WARN, "%s", cdd_sb_str(&stale));
+    cdd_dr_text_ok(c, &stale);
+    cdd_sb_free(&stale);
     if (!res->n_toolkits) {
         DCHECK(c, "cuda", CDD_CHECK_SKIP,
                "no CUDA toolkit found (CUDA_PATH, CUDA_PATH_V*, CUDA_HOME "
@@ -468,7 +454,7 @@ static void check_toolkits(struct cdd_dscan *c)
         char *name = cdd_aprintf(CDD_TEXT_MAX, "check name", "cuda %s",
                                  k->root);
         if (!name) {
-            nomem(c);
+            failed(c);
             return;
         }
         if (k->path_pos)
@@ -539,7 +525,8 @@ static void check_driver(struct cdd_dscan *c)
     const char *rel = res->driver_release[0] ? res->driver_release : "";
     /* Which CUDAs can this driver run? The target's decides pass/fail;
      * other toolkits only warn. */
-    struct cdd_sbuf too_old = {0};
+    struct cdd_sb too_old;
+    CDD_DR_TEXT_INIT(&too_old);
     enum cdd_check_status st = CDD_CHECK_PASS;
     char target_note[300] = ""; /* fixed: numbers and a driver version */
     const struct cdd_target *t = c->t;
@@ -569,20 +556,21 @@ static void check_driver(struct cdd_dscan *c)
                                k->version.minor) != CDD_DRV_TOO_OLD)
             continue;
         const char *min = cdd_cuda_min_driver(k->version.major, c->windows);
-        cdd_dr_sb_printf(&too_old, "%sCUDA %d.%d at %s (needs driver %s%s)",
-                      too_old.n ? ", " : "", k->version.major, k->version.minor,
-                      k->root, min ? ">= " : "newer", min ? min : "");
+        cdd_sb_catf(&too_old, "%sCUDA %d.%d at %s (needs driver %s%s)",
+                    too_old.len ? ", " : "", k->version.major,
+                    k->version.minor, k->root, min ? ">= " : "newer",
+                    min ? min : "");
     }
-    if (too_old.n && st == CDD_CHECK_PASS)
+    if (too_old.len && st == CDD_CHECK_PASS)
         st = CDD_CHECK_WARN;
     DCHECK(c, "driver", st,
            "NVIDIA driver %s (%s) supports CUDA up to %s%s%s%s%s",
            *rel ? rel : "of unknown release", res->driver_path, drv,
-           target_note, too_old.n ? "; too old for " : "", cdd_dr_sb_str(&too_old),
-           too_old.n ? ": update the driver to use those" : "");
-    if (too_old.oom)
-        nomem(c);
-    cdd_dr_sb_free(&too_old);
+           target_note, too_old.len ? "; too old for " : "",
+           cdd_sb_str(&too_old),
+           too_old.len ? ": update the driver to use those" : "");
+    cdd_dr_text_ok(c, &too_old);
+    cdd_sb_free(&too_old);
 }
 
 /* ---- checks: cuDNN on the search path ------------------------------------ */
@@ -590,15 +578,15 @@ static void check_driver(struct cdd_dscan *c)
 /* ---- checks: cuDNN on the search path ------------------------------------ */
 
 static void describe_copies(const struct cdd_dscan *c, const int *idx, size_t n,
-                            struct cdd_sbuf *b)
+                            struct cdd_sb *b)
 {
     for (size_t i = 0; i < n; i++) {
         const struct cdd_doctor_copy *k = &c->res->copies[idx[i]];
         if (i == 8) {
-            cdd_dr_sb_printf(b, "; and %zu more", n - i);
+            cdd_sb_catf(b, "; and %zu more", n - i);
             break;
         }
-        cdd_dr_sb_printf(b, "%s%zu) %s (%s, %s)%s", i ? "; " : "", i + 1, k->path,
+        cdd_sb_catf(b, "%s%zu) %s (%s, %s)%s", i ? "; " : "", i + 1, k->path,
                       cdd_dr_ver_text(k->version), k->origin,
                       i == 0 ? " <- the loader picks this one" : "");
     }
@@ -614,7 +602,9 @@ static void check_subs(struct cdd_dscan *c, int m)
     char *wdir = cdd_dr_dir_of(c->res->copies[wi].real), name[128];
     char wver[32]; /* fixed: a version */
     snprintf(wver, sizeof wver, "%s", c->res->copies[wi].version);
-    struct cdd_sbuf bad = {0}, elsewhere = {0};
+    struct cdd_sb bad, elsewhere;
+    CDD_DR_TEXT_INIT(&bad);
+    CDD_DR_TEXT_INIT(&elsewhere);
     int n_subs = 0, n_bad = 0;
     snprintf(name, sizeof name, "cudnn %s sub-libraries", nm->main);
     for (int s = 0; s < CDD_CUDNN_MAX_SUBS && nm->subs[s]; s++) {
@@ -624,7 +614,7 @@ static void check_subs(struct cdd_dscan *c, int m)
             continue; /* only newer releases of the major ship it */
         n_subs++;
         if (first < 0) {
-            cdd_dr_sb_printf(&bad, "%s%s missing", bad.n ? "; " : "", nm->subs[s]);
+            cdd_sb_catf(&bad, "%s%s missing", bad.len ? "; " : "", nm->subs[s]);
             n_bad++;
             continue;
         }
@@ -632,11 +622,11 @@ static void check_subs(struct cdd_dscan *c, int m)
         char *kdir = cdd_dr_dir_of(k->real);
         int same_dir = kdir && wdir && cdd_dr_same_path(c, kdir, wdir);
         if (ver_same(k->version, wver) == 0) {
-            cdd_dr_sb_printf(&bad, "%s%s is %s (%s)", bad.n ? "; " : "",
+            cdd_sb_catf(&bad, "%s%s is %s (%s)", bad.len ? "; " : "",
                           nm->subs[s], k->version, k->path);
             n_bad++;
         } else if (!same_dir) {
-            cdd_dr_sb_printf(&elsewhere, "%s%s from %s", elsewhere.n ? "; " : "",
+            cdd_sb_catf(&elsewhere, "%s%s from %s", elsewhere.len ? "; " : "",
                           nm->subs[s], k->path);
         }
         free(kdir);
@@ -650,20 +640,20 @@ static void check_subs(struct cdd_dscan *c, int m)
                "the whole archive of one version into one folder (or remove "
                "the stray copies)",
                nm->main, cdd_dr_ver_text(w->version), w->path, n_bad, n_subs,
-               cdd_dr_sb_str(&bad));
-    else if (elsewhere.n)
+               cdd_sb_str(&bad));
+    else if (elsewhere.len)
         DCHECK(c, name, CDD_CHECK_WARN,
                "all %d have the winner's version, but some come from another "
                "folder than %s: %s; keep one cuDNN in one folder",
-               n_subs, wdir ? wdir : w->path, cdd_dr_sb_str(&elsewhere));
+               n_subs, wdir ? wdir : w->path, cdd_sb_str(&elsewhere));
     else
         DCHECK(c, name, CDD_CHECK_PASS,
                "all %d found beside the winner in %s, version %s", n_subs,
                wdir ? wdir : "?", cdd_dr_ver_text(w->version));
-    if (bad.oom || elsewhere.oom)
-        nomem(c);
-    cdd_dr_sb_free(&bad);
-    cdd_dr_sb_free(&elsewhere);
+    cdd_dr_text_ok(c, &bad);
+    cdd_dr_text_ok(c, &elsewhere);
+    cdd_sb_free(&bad);
+    cdd_sb_free(&elsewhere);
     free(wdir);
 }
 
@@ -678,7 +668,8 @@ static void check_search(struct cdd_dscan *c)
         if (!n)
             continue;
         any = 1;
-        struct cdd_sbuf d = {0};
+        struct cdd_sb d;
+        CDD_DR_TEXT_INIT(&d);
         int differ = 0;
         for (size_t i = 1; i < n; i++)
             if (ver_same(c->res->copies[idx[i]].version,
@@ -687,21 +678,21 @@ static void check_search(struct cdd_dscan *c)
         snprintf(name, sizeof name, "cudnn %s", nm->main);
         if (n == 1) {
             describe_copies(c, idx, n, &d);
-            DCHECK(c, name, CDD_CHECK_PASS, "one copy: %s", cdd_dr_sb_str(&d));
+            DCHECK(c, name, CDD_CHECK_PASS, "one copy: %s", cdd_sb_str(&d));
         } else {
-            cdd_dr_sb_printf(&d, "%zu copies in the loader's order: ", n);
+            cdd_sb_catf(&d, "%zu copies in the loader's order: ", n);
             describe_copies(c, idx, n, &d);
             if (differ) {
                 const struct cdd_doctor_copy *k = &c->res->copies[idx[1]];
                 char *dir = cdd_dr_dir_of(k->path);
-                cdd_dr_sb_printf(&d, ". Programs get %s; to get %s (%s) instead: ",
+                cdd_sb_catf(&d, ". Programs get %s; to get %s (%s) instead: ",
                               cdd_dr_ver_text(c->res->copies[idx[0]].version),
                               k->path, cdd_dr_ver_text(k->version));
                 fix_prepend_one(c, &d, c->lib->var, dir ? dir : k->path);
-                cdd_dr_sb_printf(&d, "; or remove the copies you do not want");
+                cdd_sb_catf(&d, "; or remove the copies you do not want");
                 free(dir);
             } else {
-                cdd_dr_sb_printf(&d,
+                cdd_sb_catf(&d,
                               ". All the same version: harmless, but "
                               "removing the extra copies avoids surprises at "
                               "the next upgrade");
@@ -709,11 +700,10 @@ static void check_search(struct cdd_dscan *c)
             /* Another copy is there and one wins over it: what programs
              * load depends on the order, so it is never folded away into
              * "checks passed" (issue 23), whatever the versions. */
-            DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_dr_sb_str(&d));
+            DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
         }
-        if (d.oom)
-            nomem(c);
-        cdd_dr_sb_free(&d);
+        cdd_dr_text_ok(c, &d);
+        cdd_sb_free(&d);
         check_subs(c, m);
     }
     if (!any)
@@ -855,7 +845,8 @@ static void check_python(struct cdd_dscan *c)
 static void check_cudnn_path(struct cdd_dscan *c)
 {
     const char *cp = c->cudnn_path, *libdir = c->cudnn_path_libdir;
-    struct cdd_sbuf d = {0};
+    struct cdd_sb d;
+    CDD_DR_TEXT_INIT(&d);
     int pos = c->cudnn_path_pos;
     if (!cp || !c->cudnn_path_abs)
         return;
@@ -867,14 +858,14 @@ static void check_cudnn_path(struct cdd_dscan *c)
         return;
     }
     if (c->windows)
-        cdd_dr_sb_printf(
+        cdd_sb_catf(
             &d,
             "CUDNN_PATH=%s is set, but the Windows DLL loader "
             "ignores it: programs find cuDNN's DLLs only in their own "
             "folder, the system folders and PATH. ",
             cp);
     else
-        cdd_dr_sb_printf(
+        cdd_sb_catf(
             &d,
             "CUDNN_PATH=%s is read by build systems (CMake's "
             "FindCUDNN, PyTorch's setup.py) but ignored by the dynamic "
@@ -882,22 +873,21 @@ static void check_cudnn_path(struct cdd_dscan *c)
             "LD_LIBRARY_PATH, /etc/ld.so.conf.d or a program's RPATH. ",
             cp);
     if (pos)
-        cdd_dr_sb_printf(&d, "Its %s is on %s (#%d), which is what counts.",
+        cdd_sb_catf(&d, "Its %s is on %s (#%d), which is what counts.",
                       libdir, c->lib->var, pos);
     else if (libdir) {
-        cdd_dr_sb_printf(&d, "Its %s is not on %s; fix: ", libdir, c->lib->var);
+        cdd_sb_catf(&d, "Its %s is not on %s; fix: ", libdir, c->lib->var);
         fix_libdir(c, &d, libdir);
-        cdd_dr_sb_printf(&d, ", or install cuDNN into the CUDA tree: "
+        cdd_sb_catf(&d, ", or install cuDNN into the CUDA tree: "
                           "`cudnn-deploy install --cuda vX.Y`");
     } else {
-        cdd_dr_sb_printf(&d, "It holds no %s or %s under bin, lib64 or lib.",
+        cdd_sb_catf(&d, "It holds no %s or %s under bin, lib64 or lib.",
                       c->names[0].main, c->names[1].main);
     }
     DCHECK(c, "env CUDNN_PATH", pos ? CDD_CHECK_PASS : CDD_CHECK_WARN, "%s",
-           cdd_dr_sb_str(&d));
-    if (d.oom)
-        nomem(c);
-    cdd_dr_sb_free(&d);
+           cdd_sb_str(&d));
+    cdd_dr_text_ok(c, &d);
+    cdd_sb_free(&d);
 }
 
 /* ---- checks: Windows dependencies ---------------------------------------- */
@@ -914,7 +904,7 @@ static void check_zlibwapi_for(struct cdd_dscan *c, int k, int major,
     char *name = cdd_aprintf(CDD_TEXT_MAX, "check name", "windows.zlibwapi %s",
                              label);
     if (!name) {
-        nomem(c);
+        failed(c);
         return;
     }
     if (found)
@@ -939,30 +929,32 @@ static void check_windows(struct cdd_dscan *c)
 {
     if (c->windows) {
         const char *sys = c->sysdir;
-        struct cdd_sbuf miss = {0}, all = {0};
+        struct cdd_sb miss, all;
+        CDD_DR_TEXT_INIT(&miss);
+        CDD_DR_TEXT_INIT(&all);
         for (size_t i = 0; sys && i < CDD_DR_N_VCRT; i++) {
             if (c->vc_missing[i])
-                cdd_dr_sb_printf(&miss, "%s%s", miss.n ? ", " : "",
+                cdd_sb_catf(&miss, "%s%s", miss.len ? ", " : "",
                               cdd_msvc_runtime[i]);
-            cdd_dr_sb_printf(&all, "%s%s", all.n ? ", " : "",
+            cdd_sb_catf(&all, "%s%s", all.len ? ", " : "",
                           cdd_msvc_runtime[i]);
         }
-        if (sys && miss.n)
+        if (sys && miss.len)
             DCHECK(c, "windows.vcruntime", CDD_CHECK_FAIL,
                    "%s missing from %s: cuDNN's DLLs need the Visual C++ "
                    "runtime and fail to load with error 126 without it. "
                    "Fix: install %s "
                    "(https://aka.ms/vs/17/release/vc_redist.x64.exe)",
-                   cdd_dr_sb_str(&miss), sys,
+                   cdd_sb_str(&miss), sys,
                    cdd_dependency_hint("msvcp140.dll"));
         else if (sys)
             DCHECK(c, "windows.vcruntime", CDD_CHECK_PASS,
-                   "the Visual C++ runtime (%s) is in %s", cdd_dr_sb_str(&all),
+                   "the Visual C++ runtime (%s) is in %s", cdd_sb_str(&all),
                    sys);
-        if (miss.oom || all.oom)
-            nomem(c);
-        cdd_dr_sb_free(&miss);
-        cdd_dr_sb_free(&all);
+        cdd_dr_text_ok(c, &miss);
+        cdd_dr_text_ok(c, &all);
+        cdd_sb_free(&miss);
+        cdd_sb_free(&all);
         for (int m = 0; m < CDD_DR_MAJORS; m++)
             if (c->winner[m] >= 0)
                 check_zlibwapi_for(c, c->winner[m], c->names[m].major,
@@ -981,33 +973,34 @@ static void check_windows(struct cdd_dscan *c)
 static void check_target(struct cdd_dscan *c)
 {
     const struct cdd_target *t = c->t;
-    struct cdd_sbuf d = {0};
+    struct cdd_sb d;
+    CDD_DR_TEXT_INIT(&d);
     enum cdd_check_status st = CDD_CHECK_PASS;
     if (t->kind == CDD_TARGET_CUDA && t->version.known) {
-        cdd_dr_sb_printf(&d, "CUDA %d.%d", t->version.major, t->version.minor);
+        cdd_sb_catf(&d, "CUDA %d.%d", t->version.major, t->version.minor);
         if (t->version.patch >= 0)
-            cdd_dr_sb_printf(&d, ".%d", t->version.patch);
-        cdd_dr_sb_printf(&d, " tree (from %s) at %s, from %s", t->version.source,
+            cdd_sb_catf(&d, ".%d", t->version.patch);
+        cdd_sb_catf(&d, " tree (from %s) at %s, from %s", t->version.source,
                       t->root, t->how);
     } else if (t->kind == CDD_TARGET_CUDA) {
         st = CDD_CHECK_WARN;
-        cdd_dr_sb_printf(&d,
+        cdd_sb_catf(&d,
                       "CUDA tree at %s (from %s) of unknown version: no "
                       "version.json, version.txt or include/cuda.h; reinstall "
                       "the toolkit or check the folder",
                       t->root, t->how);
     } else {
-        cdd_dr_sb_printf(&d, "prefix %s (from %s)", t->root, t->how);
+        cdd_sb_catf(&d, "prefix %s (from %s)", t->root, t->how);
     }
     if (c->rc)
-        cdd_dr_sb_printf(&d, "; %s %s (%s) installed by cudnn-deploy at %s",
+        cdd_sb_catf(&d, "; %s %s (%s) installed by cudnn-deploy at %s",
                       c->rc->product ? c->rc->product : "cuDNN",
                       c->rc->version ? c->rc->version : "?",
                       c->rc->platform ? c->rc->platform : "?",
                       c->rc->installed_at ? c->rc->installed_at : "?");
     else if (c->rc_bad) {
         st = CDD_CHECK_WARN;
-        cdd_dr_sb_printf(&d,
+        cdd_sb_catf(&d,
                       "; its receipt (.cudnn-deploy/receipt.json) cannot be "
                       "read: run `cudnn-deploy status` on it");
     } else {
@@ -1015,24 +1008,24 @@ static void check_target(struct cdd_dscan *c)
         for (int m = 0; m < CDD_DR_MAJORS; m++)
             if (c->t_copy[m] >= 0) {
                 const struct cdd_doctor_copy *k = &c->res->copies[c->t_copy[m]];
-                cdd_dr_sb_printf(&d, "%s%s %s", any ? ", " : "; holds ", k->name,
+                cdd_sb_catf(&d, "%s%s %s", any ? ", " : "; holds ", k->name,
                               cdd_dr_ver_text(k->version));
                 any = 1;
             }
-        cdd_dr_sb_printf(&d, "%s",
+        cdd_sb_catf(&d, "%s",
                       any ? " not installed by cudnn-deploy"
                           : "; no cuDNN in it yet");
     }
-    DCHECK(c, "target", st, "%s", cdd_dr_sb_str(&d));
-    if (d.oom)
-        nomem(c);
-    cdd_dr_sb_free(&d);
+    DCHECK(c, "target", st, "%s", cdd_sb_str(&d));
+    cdd_dr_text_ok(c, &d);
+    cdd_sb_free(&d);
 }
 
 /* Is the target's library folder where the loader looks? */
 static void check_target_search(struct cdd_dscan *c)
 {
-    struct cdd_sbuf d = {0};
+    struct cdd_sb d;
+    CDD_DR_TEXT_INIT(&d);
     if (!c->t_windows != !c->windows) {
         DCHECK(c, "target.search", CDD_CHECK_SKIP,
                "a %s tree: its search path is that of the machine it will "
@@ -1054,7 +1047,7 @@ static void check_target_search(struct cdd_dscan *c)
                c->windows ? "a system or application folder"
                           : "the ld.so cache: /etc/ld.so.conf.d");
     else {
-        cdd_dr_sb_printf(
+        cdd_sb_catf(
             &d,
             "%s is not on the loader's search path: programs that "
             "load cuDNN%s by name (PyTorch, TensorFlow) will not find "
@@ -1062,11 +1055,10 @@ static void check_target_search(struct cdd_dscan *c)
             c->t_libdir,
             c->t->kind == CDD_TARGET_CUDA ? " or CUDA libraries" : "");
         fix_libdir(c, &d, c->t_libdir);
-        DCHECK(c, "target.search", CDD_CHECK_WARN, "%s", cdd_dr_sb_str(&d));
+        DCHECK(c, "target.search", CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
     }
-    if (d.oom)
-        nomem(c);
-    cdd_dr_sb_free(&d);
+    cdd_dr_text_ok(c, &d);
+    cdd_sb_free(&d);
 }
 
 /* Does the loader pick the target's cuDNN, or another copy before it? */
@@ -1080,7 +1072,8 @@ static void check_target_shadow(struct cdd_dscan *c)
         const struct cdd_doctor_copy *ours = &c->res->copies[c->t_copy[m]];
         const char *by = c->rc ? " (installed by cudnn-deploy)" : "";
         char name[128]; /* fixed: a check word and a name of the facts table */
-        struct cdd_sbuf d = {0};
+        struct cdd_sb d;
+        CDD_DR_TEXT_INIT(&d);
         snprintf(name, sizeof name, "target.shadow %s", ours->name);
         int w = c->winner[m];
         if (w < 0) {
@@ -1100,18 +1093,17 @@ static void check_target_shadow(struct cdd_dscan *c)
                             "folder is searched (not a loadable library for "
                             "this machine?)"
                           : ", which is not on the search path";
-            cdd_dr_sb_printf(&d,
+            cdd_sb_catf(&d,
                           "the loader picks %s (%s, %s), not the target's "
                           "%s (%s)%s%s: programs get that copy. Fix: ",
                           win->path, cdd_dr_ver_text(win->version), win->origin,
                           ours->path, cdd_dr_ver_text(ours->version), by, off);
             fix_prepend_one(c, &d, c->lib->var, c->t_libdir);
-            cdd_dr_sb_printf(&d, ", or remove %s", win->path);
-            DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_dr_sb_str(&d));
+            cdd_sb_catf(&d, ", or remove %s", win->path);
+            DCHECK(c, name, CDD_CHECK_WARN, "%s", cdd_sb_str(&d));
         }
-        if (d.oom)
-            nomem(c);
-        cdd_dr_sb_free(&d);
+        cdd_dr_text_ok(c, &d);
+        cdd_sb_free(&d);
     }
 }
 

@@ -64,19 +64,18 @@ static void fit_copies(struct cdd_dscan *c, const struct cdd_doctor_opts *o)
     struct cdd_fatbin_info *code = malloc(sizeof *code);
     struct cdd_doctor_result *res = c->res;
     if (!code) {
-        c->err = CDD_E_NOMEM;
+        cdd_dr_nomem(c);
         return;
     }
     if (!g) {
-        if (cdd_fit_gpus_probe(&probed))
-            c->err = CDD_E_NOMEM;
+        cdd_dr_fail(c, cdd_fit_gpus_probe(&probed));
         g = &probed;
     }
     if (!g->n) {
         /* Once for the host, not once per copy. */
-        if (cdd_fit_check(&(struct cdd_fit_query){.gpus = g}, "fit",
-                          &res->checks, &(struct cdd_fit_result){0}))
-            c->err = CDD_E_NOMEM;
+        cdd_dr_fail(c, cdd_fit_check(&(struct cdd_fit_query){.gpus = g},
+                                     "fit", &res->checks,
+                                     &(struct cdd_fit_result){0}));
         goto out;
     }
     for (size_t k = 0; !c->err && k < res->n_copies; k++) {
@@ -103,13 +102,11 @@ static void fit_copies(struct cdd_dscan *c, const struct cdd_doctor_opts *o)
         char *name = malloc(nl);
         struct cdd_fit_result fres;
         if (!name) {
-            c->err = CDD_E_NOMEM;
+            cdd_dr_nomem(c);
             break;
         }
         snprintf(name, nl, "fit %s", cp->path);
-        if (cdd_fit_check(&q, name, &res->checks, &fres))
-            c->err = CDD_E_NOMEM;
-        else
+        if (!cdd_dr_fail(c, cdd_fit_check(&q, name, &res->checks, &fres)))
             cdd_fit_result_clear(&fres);
         free(name);
     }
@@ -129,14 +126,14 @@ static void barename_envs(struct cdd_dscan *c)
         size_t wl = strlen(p->site) + strlen(p->origin) + 40;
         char *where = malloc(wl);
         if (!where) {
-            c->err = CDD_E_NOMEM;
+            cdd_dr_nomem(c);
             break;
         }
         snprintf(where, wl, "the Python environment %s (%s)", p->site,
                  p->origin);
-        if (cdd_bare_check(cp->path, c->names[p->m].major, NULL, where,
-                           "python.barename", &c->res->checks))
-            c->err = CDD_E_NOMEM;
+        cdd_dr_fail(c, cdd_bare_check(cp->path, c->names[p->m].major, NULL,
+                                      where, "python.barename",
+                                      &c->res->checks));
         cdd_clear_error();
         free(where);
     }

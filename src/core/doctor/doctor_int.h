@@ -16,8 +16,10 @@
 #include "cdd/compat_attr.h"
 #include "cdd/cudnn_facts.h"
 #include "cdd/doctor.h"
+#include "cdd/error.h"
 #include "cdd/fix.h"
 #include "cdd/receipt.h"
+#include "cdd/strbuf.h"
 
 /* ---- tables (doctor.c) --------------------------------------------------- */
 
@@ -49,17 +51,45 @@ extern const struct cdd_dr_pypkg cdd_dr_py_pkgs[CDD_DR_N_PYPKGS];
  * cdd_msvc_runtime (docs/windows.md). */
 #define CDD_DR_N_VCRT CDD_MSVC_RUNTIME_N
 
-/* ---- a growing string, for details of any length (doctor_check.c) -------- */
+/* ---- details and bounds (doctor.c, doctor_scan.c) ------------------------ */
 
-struct cdd_sbuf {
-    char *s;
-    size_t n, cap;
-    int oom;
-};
+/* A check's detail is built piecewise in a struct cdd_sb (cdd/strbuf.h) of
+ * at most CDD_DR_TEXT_MAX bytes with cdd_sb_catf: the first failure sticks
+ * in the buffer and is read once, when the text is done (cdd_dr_text_ok).
+ * The bound is the report's for one detail (cdd_checks_add): a part of a
+ * detail cannot be longer than the detail. */
+#define CDD_DR_TEXT_MAX CDD_TEXT_MAX
+#define CDD_DR_TEXT_INIT(sb) cdd_sb_init((sb), CDD_DR_TEXT_MAX, "doctor detail")
 
-void cdd_dr_sb_printf(struct cdd_sbuf *b, const char *fmt, ...) CDD_PRINTF(2, 3);
-const char *cdd_dr_sb_str(const struct cdd_sbuf *b);
-void cdd_dr_sb_free(struct cdd_sbuf *b);
+/* Bounds of what the scan holds, from the bounds of what it reads. One
+ * environment variable holds at most 128 KiB (Linux: MAX_ARG_STRLEN;
+ * Windows: 32767 UTF-16 units, under 98 KiB of UTF-8), so a search list
+ * (PATH, LD_LIBRARY_PATH, PYTHONPATH) has at most that many + 1 entries. */
+#define CDD_DR_VAR_MAX ((size_t)128 * 1024)
+#define CDD_DR_LIST_MAX (CDD_DR_VAR_MAX + 1)
+/* CUDA variables looked at (CUDA_PATH, CUDA_PATH_Vx_y, CUDA_HOME): one per
+ * CUDA release, a few hundred at most even counting stale ones. */
+#define CDD_DR_CUDA_VARS_MAX 4096
+/* Toolkits, and variables naming something wrong: one per entry of PATH
+ * and LD_LIBRARY_PATH, per CUDA variable, per default folder. */
+#define CDD_DR_TOOLKITS_MAX (2 * CDD_DR_LIST_MAX + CDD_DR_CUDA_VARS_MAX + 64)
+#define CDD_DR_STALE_MAX CDD_DR_CUDA_VARS_MAX
+/* Python site folders: PYTHONPATH's entries, and the interpreter's,
+ * the user's and the virtual environment's own few. */
+#define CDD_DR_SITES_MAX (CDD_DR_LIST_MAX + 64)
+/* conda's copies: a main library per major in each of its two folders
+ * (lib, Library/bin); Python packages' copies: one per major in each
+ * package folder of each site folder. */
+#define CDD_DR_CONDA_MAX (CDD_DR_MAJORS * 2)
+#define CDD_DR_PY_MAX (CDD_DR_SITES_MAX * CDD_DR_N_PYPKGS * CDD_DR_MAJORS)
+/* Copies of cuDNN: each library name of each major in every folder looked
+ * at (the two lists' entries, the site folders' packages; conda's two, the
+ * target's, the loader's own folders and the ld.so cache's few entries of
+ * one name in the 64 more). */
+#define CDD_DR_NAMES_PER_DIR (CDD_DR_MAJORS * (1 + CDD_CUDNN_MAX_SUBS))
+#define CDD_DR_COPIES_MAX                                                      \
+    ((2 * CDD_DR_LIST_MAX + CDD_DR_SITES_MAX * CDD_DR_N_PYPKGS + 64) *        \
+     CDD_DR_NAMES_PER_DIR)
 
 /* ---- the scan ------------------------------------------------------------ */
 
@@ -131,7 +161,9 @@ struct cdd_dscan {
                                       checks */
     struct cdd_fixes fix;    /* the fix the check being written carries
                                 (DCHECK hands it over) */
-    int err;                 /* CDD_E_NOMEM once seen */
+    int err;                 /* the first failure (CDD_E_NOMEM,
+                                CDD_E_TOOLONG), 0 */
+    struct cdd_errsave err_save; /* its record (cdd_dr_fail) */
     int windows;             /* host */
     char sep;                /* list separator of PATH on this host */
     struct cdd_dr_names names[CDD_DR_MAJORS];
@@ -193,6 +225,16 @@ void cdd_doctor_check(struct cdd_dscan *s);
 /* doctor_fit.c: the fit and bare-name checks (they read files: the
  * catalog, device code, the loader's search path), after the others. */
 void cdd_doctor_fit(struct cdd_dscan *s, const struct cdd_doctor_opts *o);
+
+/* doctor.c: keep the scan's first failure: c->err gets rc and the thread's
+ * record of it is saved, unless an earlier one is kept already (later ones
+ * are dropped). rc 0 does nothing. Returns rc. */
+int cdd_dr_fail(struct cdd_dscan *c, int rc);
+/* cdd_dr_fail for memory that ran out where nothing recorded it. */
+void cdd_dr_nomem(struct cdd_dscan *c);
+/* Done building text b: 1 when it is whole, else 0 with its first failure
+ * kept (cdd_dr_fail). */
+int cdd_dr_text_ok(struct cdd_dscan *c, const struct cdd_sb *b);
 
 /* ---- helpers both phases use (strings only, no filesystem access) ------- */
 

@@ -34,7 +34,7 @@
 
 static void nomem(struct cdd_dscan *c)
 {
-    c->err = CDD_E_NOMEM;
+    cdd_dr_nomem(c);
 }
 
 /* ---- small file helpers -------------------------------------------------- */
@@ -187,14 +187,15 @@ static void plist_load(struct cdd_dscan *c, struct cdd_dr_plist *l,
         /* Empty entries and ones with $ORIGIN-style tokens name no fixed
          * folder; they still count for positions. */
         char *abs = dir[0] && !strchr(dir, '$') ? cdd_absolute_path(dir) : NULL;
-        struct cdd_dr_pentry *v = realloc(l->v, (l->n + 1) * sizeof *v);
-        if (!v) {
+        int gr = CDD_GROW(l->v, NULL, l->n + 1, CDD_DR_LIST_MAX,
+                          "entries of a search list");
+        if (gr) {
             free(abs);
             free(dir);
-            nomem(c);
+            cdd_dr_fail(c, gr);
             return;
         }
-        l->v = v;
+        struct cdd_dr_pentry *v = l->v;
         memset(&v[l->n], 0, sizeof v[l->n]);
         v[l->n].toolkit = -1;
         v[l->n].dir = abs ? abs : dir;
@@ -214,39 +215,41 @@ static void plist_load(struct cdd_dscan *c, struct cdd_dr_plist *l,
 static void append_found_by(struct cdd_dscan *c, struct cdd_doctor_toolkit *k,
                             const char *how, const char *root)
 {
-    struct cdd_sbuf b = {0}, ib = {0};
+    struct cdd_sb b, ib;
+    CDD_DR_TEXT_INIT(&b);
+    CDD_DR_TEXT_INIT(&ib);
     if (cdd_dr_same_path(c, root, k->root) ||
         cdd_dr_same_path(c, root, k->real))
-        cdd_dr_sb_printf(&ib, "%s", how);
+        cdd_sb_catf(&ib, "%s", how);
     else
-        cdd_dr_sb_printf(&ib, "%s (%s)", how, root);
-    if (ib.oom) {
-        nomem(c);
-        cdd_dr_sb_free(&ib);
+        cdd_sb_catf(&ib, "%s (%s)", how, root);
+    if (!cdd_dr_text_ok(c, &ib)) {
+        cdd_sb_free(&ib);
         return;
     }
-    const char *item = cdd_dr_sb_str(&ib);
+    const char *item = cdd_sb_str(&ib);
     /* Each way once ("PATH" is also inside "CUDA_PATH": whole items). */
     for (const char *p = k->found_by; p && *p;) {
         size_t len = strcspn(p, ",");
         if (len == strlen(item) && !strncmp(p, item, len)) {
-            cdd_dr_sb_free(&ib);
+            cdd_sb_free(&ib);
             return;
         }
         p += len;
         while (*p == ',' || *p == ' ')
             p++;
     }
-    cdd_dr_sb_printf(&b, "%s%s%s", k->found_by ? k->found_by : "",
-                  k->found_by ? ", " : "", item);
-    cdd_dr_sb_free(&ib);
-    if (b.oom) {
-        nomem(c);
-        cdd_dr_sb_free(&b);
+    cdd_sb_catf(&b, "%s%s%s", k->found_by ? k->found_by : "",
+                k->found_by ? ", " : "", item);
+    cdd_sb_free(&ib);
+    char *fb = cdd_dr_text_ok(c, &b) ? cdd_sb_take(&b) : NULL;
+    cdd_sb_free(&b);
+    if (!fb) {
+        nomem(c); /* take's failure; a failed text's is kept already */
         return;
     }
     free(k->found_by);
-    k->found_by = b.s;
+    k->found_by = fb;
 }
 
 /* Add (or find) the toolkit at root. Index, or -1 when root is no folder. */
@@ -267,14 +270,13 @@ static int toolkit_add(struct cdd_dscan *c, const char *root, const char *how)
             idx = (int)i;
             goto out;
         }
-    struct cdd_doctor_toolkit *v =
-        realloc(res->toolkits, (res->n_toolkits + 1) * sizeof *v);
-    if (!v) {
-        nomem(c);
+    int gr = CDD_GROW(res->toolkits, NULL, res->n_toolkits + 1,
+                      CDD_DR_TOOLKITS_MAX, "CUDA toolkits found");
+    if (gr) {
+        cdd_dr_fail(c, gr);
         goto out;
     }
-    res->toolkits = v;
-    struct cdd_doctor_toolkit *k = &v[res->n_toolkits];
+    struct cdd_doctor_toolkit *k = &res->toolkits[res->n_toolkits];
     memset(k, 0, sizeof *k);
     k->root = abs;
     k->real = real;
@@ -347,14 +349,13 @@ static void stale_add(struct cdd_dscan *c, enum cdd_dr_stale_kind kind,
                       const char *name, const char *value, int maj, int min,
                       int toolkit)
 {
-    struct cdd_dr_stale *v =
-        realloc(c->stale, (c->n_stale + 1) * sizeof *v);
-    if (!v) {
-        nomem(c);
+    int gr = CDD_GROW(c->stale, NULL, c->n_stale + 1, CDD_DR_STALE_MAX,
+                      "CUDA variables naming something wrong");
+    if (gr) {
+        cdd_dr_fail(c, gr);
         return;
     }
-    c->stale = v;
-    struct cdd_dr_stale *s = &v[c->n_stale];
+    struct cdd_dr_stale *s = &c->stale[c->n_stale];
     memset(s, 0, sizeof *s);
     s->kind = kind;
     s->want_major = maj;
@@ -453,15 +454,14 @@ static int copy_add(struct cdd_dscan *c, const char *name, const char *path,
         free(real);
         return idx;
     }
-    struct cdd_doctor_copy *v =
-        realloc(res->copies, (res->n_copies + 1) * sizeof *v);
-    if (!v) {
+    int gr = CDD_GROW(res->copies, NULL, res->n_copies + 1,
+                      CDD_DR_COPIES_MAX, "copies of cuDNN found");
+    if (gr) {
         free(real);
-        nomem(c);
+        cdd_dr_fail(c, gr);
         return -1;
     }
-    res->copies = v;
-    struct cdd_doctor_copy *k = &v[res->n_copies];
+    struct cdd_doctor_copy *k = &res->copies[res->n_copies];
     memset(k, 0, sizeof *k);
     k->name = strdup(name);
     k->path = strdup(path);
@@ -548,7 +548,8 @@ static void scan_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
                     *pos = (int)i + 1;
             }
         }
-        struct cdd_sbuf b = {0};
+        struct cdd_sb b;
+        CDD_DR_TEXT_INIT(&b);
         for (int m = 0; m < CDD_DR_MAJORS; m++) {
             const struct cdd_dr_names *nm = &c->names[m];
             for (int s = -1; s < 8; s++) {
@@ -564,19 +565,19 @@ static void scan_list(struct cdd_dscan *c, struct cdd_dr_plist *l, int is_lib)
                         if (real)
                             read_version(p, real, nm->major, ver, sizeof ver,
                                          &from);
-                        cdd_dr_sb_printf(&b, "%s%s %s", b.n ? ", " : "", name,
-                                      real ? cdd_dr_ver_text(ver) : "");
+                        cdd_sb_catf(&b, "%s%s %s", b.len ? ", " : "", name,
+                                    real ? cdd_dr_ver_text(ver) : "");
                         free(real);
-                    } else if (!b.n) {
-                        cdd_dr_sb_printf(&b, "cuDNN %d sub-libraries", nm->major);
+                    } else if (!b.len) {
+                        cdd_sb_catf(&b, "cuDNN %d sub-libraries", nm->major);
                     }
                 }
                 free(p);
             }
         }
-        if (b.oom)
-            nomem(c);
-        e->cudnn = b.s;
+        /* NULL: no cuDNN here. */
+        e->cudnn = cdd_dr_text_ok(c, &b) && b.len ? cdd_sb_take(&b) : NULL;
+        cdd_sb_free(&b);
     }
 }
 
@@ -647,13 +648,14 @@ static void scan_conda(struct cdd_dscan *c)
                 char *pdir_real = pdir ? real_or_abs(pdir) : NULL;
                 int k = copy_add(c, c->names[m].main, p, c->names[m].major,
                                  CDD_COPY_CONDA, "CONDA_PREFIX", 0, 1);
-                struct cdd_dr_conda *v =
-                    k >= 0 ? realloc(c->conda, (c->n_conda + 1) * sizeof *v)
-                           : NULL;
-                if (k >= 0 && !v) {
-                    nomem(c);
-                } else if (v) {
-                    c->conda = v;
+                int gr = k < 0 ? 0
+                               : CDD_GROW(c->conda, NULL, c->n_conda + 1,
+                                          CDD_DR_CONDA_MAX,
+                                          "conda copies of cuDNN");
+                if (gr) {
+                    cdd_dr_fail(c, gr);
+                } else if (k >= 0) {
+                    struct cdd_dr_conda *v = c->conda;
                     v[c->n_conda].m = m;
                     v[c->n_conda].k = k;
                     v[c->n_conda].path = p;
@@ -686,14 +688,14 @@ struct pyscan {
 static void py_add(struct cdd_dscan *c, int m, int k, size_t pkg,
                    const char *site, const char *origin, char *dir)
 {
-    struct cdd_dr_py *v = realloc(c->py, (c->n_py + 1) * sizeof *v);
-    if (!v) {
+    int gr = CDD_GROW(c->py, NULL, c->n_py + 1, CDD_DR_PY_MAX,
+                      "Python package copies of cuDNN");
+    if (gr) {
         free(dir);
-        nomem(c);
+        cdd_dr_fail(c, gr);
         return;
     }
-    c->py = v;
-    struct cdd_dr_py *e = &v[c->n_py];
+    struct cdd_dr_py *e = &c->py[c->n_py];
     e->m = m;
     e->k = k;
     e->pkg = pkg;
@@ -724,14 +726,14 @@ static int on_site(void *ud, const char *site, const char *origin)
             free(real);
             return 0;
         }
-    char **v = realloc(ps->seen, (ps->n_seen + 1) * sizeof *v);
-    if (!v) {
+    int gr = CDD_GROW(ps->seen, NULL, ps->n_seen + 1, CDD_DR_SITES_MAX,
+                      "Python site folders");
+    if (gr) {
         free(real);
-        nomem(c);
+        cdd_dr_fail(c, gr);
         return 0;
     }
-    ps->seen = v;
-    v[ps->n_seen++] = real;
+    ps->seen[ps->n_seen++] = real;
     for (size_t pk = 0; pk < CDD_DR_N_PYPKGS; pk++)
         for (int m = 0; m < CDD_DR_MAJORS; m++) {
             char *dir = join(site, cdd_dr_py_pkgs[pk].sub);
@@ -957,4 +959,5 @@ void cdd_dscan_clear(struct cdd_dscan *c)
     c->conda = NULL;
     c->py = NULL;
     c->rc = NULL;
+    cdd_error_save_free(&c->err_save);
 }

@@ -14,6 +14,7 @@
 #include "cdd/loader.h"
 #include "cdd/manifest.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 
 static char *dir_of(const char *path)
 {
@@ -287,21 +288,22 @@ static int same_version(const char *a, const char *b)
     return parts >= 3;
 }
 
-/* "a, b, c" */
+/* "a, b, c": names of a major's sub-libraries, each a file name. */
 struct namelist {
     char *s;
 };
 
-static void list_add(struct namelist *l, const char *name, int *oom)
+#define BARE_LIST_MAX (CDD_CUDNN_MAX_SUBS * (CDD_NAME_MAX + 2))
+
+static int list_add(struct namelist *l, const char *name)
 {
-    size_t n = l->s ? strlen(l->s) : 0;
-    char *p = realloc(l->s, n + strlen(name) + 3);
-    if (!p) {
-        *oom = 1;
-        return;
-    }
-    snprintf(p + n, strlen(name) + 3, "%s%s", n ? ", " : "", name);
-    l->s = p;
+    size_t n = l->s ? strlen(l->s) : 0, k = strlen(name) + 3;
+    int rc = cdd_grow(&l->s, NULL, n + k, 1, BARE_LIST_MAX + 1,
+                      "bytes of a list of sub-libraries");
+    if (rc)
+        return rc;
+    snprintf(l->s + n, k, "%s%s", n ? ", " : "", name);
+    return 0;
 }
 
 int cdd_bare_check(const char *main_lib, int major, const char *version,
@@ -348,13 +350,13 @@ int cdd_bare_check(const char *main_lib, int major, const char *version,
                               !strchr(h.real + strlen(own_real) + 1, '/')));
         if (!h.path) {
             if (have)
-                list_add(&nowhere, name, &oom);
+                r = list_add(&nowhere, name);
         } else if (own) {
-            list_add(&owned, name, &oom);
+            r = list_add(&owned, name);
             if (!own_how)
                 own_how = h.how;
         } else if (version && h.version && same_version(version, h.version)) {
-            list_add(&same, name, &oom);
+            r = list_add(&same, name);
         } else {
             r = cdd_checks_add(
                 out, check, CDD_CHECK_WARN,

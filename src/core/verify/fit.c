@@ -31,12 +31,17 @@ static char *dup_or_null(const char *s, int *oom)
 
 /* ---- the GPUs ------------------------------------------------------------ */
 
+/* GPUs compared: the driver's devices (a host has a few dozen at most; the
+ * driver API counts them in an int, the probe takes its word) or the
+ * --gpu-cc values a command line names. More is refused, not cut. */
+#define FIT_GPUS_MAX 4096
+
 static int gpus_push(struct cdd_fit_gpus *g, int cc, const char *name)
 {
-    struct cdd_fit_gpu *v = realloc(g->v, (g->n + 1) * sizeof *v);
-    if (!v)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    g->v = v;
+    int rc = CDD_GROW(g->v, NULL, g->n + 1, FIT_GPUS_MAX, "GPUs to compare");
+    if (rc)
+        return rc;
+    struct cdd_fit_gpu *v = g->v;
     v[g->n].cc = cc;
     v[g->n].name = NULL;
     if (name && *name && !(v[g->n].name = strdup(name)))

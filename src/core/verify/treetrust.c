@@ -15,9 +15,20 @@
 #include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/extract.h"
 #include "cdd/fix.h"
 #include "cdd/fsops.h"
+#include "cdd/strbuf.h"
 #include "verify_int.h"
+
+/* Folders examined: the tree root's, each library's (a manifest lists at
+ * most CDD_MAX_ENTRIES files) and each folder a dependency of one resolves
+ * in (a folder the loader searches: an entry of LD_LIBRARY_PATH or of a
+ * RUNPATH, each list one string of at most 128 KiB, or a system folder),
+ * and every folder above one of those (one per '/' of a path: at most half
+ * its bytes). */
+#define TRUST_LEAVES_MAX (1 + CDD_MAX_ENTRIES + 2 * (128 * 1024 + 1) + 64)
+#define TRUST_DIRS_MAX ((size_t)TRUST_LEAVES_MAX * (CDD_PATH_MAX_WIN32 / 2))
 
 /* Is d a root: "/" or "C:/"? */
 static int is_root(const char *d)
@@ -53,15 +64,12 @@ static const char *examine(struct vctx *c, const char *dir, int leaf,
         if (strcmp(c->trust_dir[i], dir) == 0)
             return c->trust_problem[i];
     char *problem = NULL, *copy = strdup(dir);
-    char **nd = realloc(c->trust_dir, (c->n_trust + 1) * sizeof *nd);
-    if (nd)
-        c->trust_dir = nd;
-    char **np = nd ? realloc(c->trust_problem,
-                             (c->n_trust + 1) * sizeof *np)
-                   : NULL;
-    if (np)
-        c->trust_problem = np;
-    if (!copy || !nd || !np || cdd_lib_dir_trust(dir, leaf, &problem, fix)) {
+    int gr = CDD_GROW(c->trust_dir, NULL, c->n_trust + 1, TRUST_DIRS_MAX,
+                      "folders to examine");
+    if (!gr)
+        gr = CDD_GROW(c->trust_problem, NULL, c->n_trust + 1, TRUST_DIRS_MAX,
+                      "folders to examine");
+    if (!copy || gr || cdd_lib_dir_trust(dir, leaf, &problem, fix)) {
         free(copy);
         free(problem);
         cdd_clear_error();

@@ -7,6 +7,7 @@
 
 #include "cdd/error.h"
 #include "cdd/state.h"
+#include "cdd/strbuf.h"
 #include "cdd/tree.h"
 #include "cdd/verified.h"
 
@@ -32,31 +33,38 @@ static const char *outcome_of(uint64_t pass, uint64_t warn, uint64_t fail)
     return fail ? "fail" : warn ? "warn" : pass ? "pass" : "skip";
 }
 
-static struct cdd_vlayer *layer_of(struct cdd_verified *v, const char *name,
-                                   size_t n)
+/* The layers a record counts: a layer's entry is one of these. */
+static const char *const known_layers[] = {"files", "load", "gpu", "bench"};
+#define LAYERS_MAX (sizeof known_layers / sizeof *known_layers)
+
+/* *out: the record's entry of layer name (n bytes), added when new. */
+static int layer_of(struct cdd_verified *v, const char *name, size_t n,
+                    struct cdd_vlayer **out)
 {
     for (size_t i = 0; i < v->n_layers; i++)
         if (strlen(v->layers[i].name) == n &&
-            memcmp(v->layers[i].name, name, n) == 0)
-            return &v->layers[i];
-    struct cdd_vlayer *ls = realloc(v->layers,
-                                    (v->n_layers + 1) * sizeof *ls);
-    if (!ls)
-        return NULL;
-    v->layers = ls;
-    struct cdd_vlayer *l = &ls[v->n_layers];
+            memcmp(v->layers[i].name, name, n) == 0) {
+            *out = &v->layers[i];
+            return 0;
+        }
+    int rc = CDD_GROW(v->layers, NULL, v->n_layers + 1, LAYERS_MAX,
+                      "verify layers");
+    if (rc)
+        return rc;
+    struct cdd_vlayer *l = &v->layers[v->n_layers];
     memset(l, 0, sizeof *l);
     if (!(l->name = dup_n(name, n)))
-        return NULL;
+        return nomem();
     v->n_layers++;
-    return l;
+    *out = l;
+    return 0;
 }
 
 static int known_layer(const char *name, size_t n)
 {
-    static const char *const layers[] = {"files", "load", "gpu", "bench"};
-    for (size_t i = 0; i < sizeof layers / sizeof *layers; i++)
-        if (strlen(layers[i]) == n && memcmp(layers[i], name, n) == 0)
+    for (size_t i = 0; i < LAYERS_MAX; i++)
+        if (strlen(known_layers[i]) == n &&
+            memcmp(known_layers[i], name, n) == 0)
             return 1;
     return 0;
 }
@@ -89,11 +97,9 @@ int cdd_verified_make(const struct cdd_checks *checks, const char *level,
         size_t n = strcspn(c->name, ". ");
         if (!known_layer(c->name, n))
             continue; /* a check outside the four layers: not recorded */
-        struct cdd_vlayer *l = layer_of(v, c->name, n);
-        if (!l) {
-            r = nomem();
+        struct cdd_vlayer *l = NULL;
+        if ((r = layer_of(v, c->name, n, &l)) != 0)
             break;
-        }
         switch (c->status) {
         case CDD_CHECK_PASS: l->passed++; pass++; break;
         case CDD_CHECK_WARN: l->warned++; warn++; break;

@@ -94,12 +94,12 @@ static void check_strays(struct vctx *c, char **known, size_t n_known)
         int seen = 0;
         for (size_t k = 0; k < n_dirs && !seen; k++)
             seen = strcmp(dirs[k], d) == 0;
-        char **nd = seen ? NULL : realloc(dirs, (n_dirs + 1) * sizeof *dirs);
-        if (nd) {
-            dirs = nd;
+        /* A folder per installed file at most. */
+        if (!seen && CDD_GROW(dirs, NULL, n_dirs + 1, n_known,
+                              "folders of installed files") == 0) {
             dirs[n_dirs++] = d;
         } else {
-            free(d);
+            free(d); /* seen, or no memory: that folder is not looked at */
         }
     }
     size_t total = 0;
@@ -187,13 +187,21 @@ out:
 
 /* Remember a tree path the files layer found missing or changed: the load
  * layer never loads it. */
+/* At most one per file the files layer checks: the receipt's, else the
+ * manifest's. */
+static size_t changed_max(const struct vctx *c)
+{
+    return c->rc ? c->rc->n_files : c->m->n_files;
+}
+
 static void note_changed(struct vctx *c, const char *rel)
 {
-    char **v = realloc(c->changed, (c->n_changed + 1) * sizeof *v);
-    if (!v)
+    if (CDD_GROW(c->changed, NULL, c->n_changed + 1, changed_max(c),
+                 "changed files") != 0) {
+        cdd_clear_error();
         return; /* the library is still hashed before it is loaded */
-    c->changed = v;
-    if ((v[c->n_changed] = strdup(rel)) != NULL)
+    }
+    if ((c->changed[c->n_changed] = strdup(rel)) != NULL)
         c->n_changed++;
 }
 

@@ -13,6 +13,7 @@
 #include "cdd/compat_attr.h"
 #include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
+#include "cdd/extract.h"
 #include "loaddiag.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
@@ -376,14 +377,24 @@ static void ldep_clear(struct ldep *d)
     memset(d, 0, sizeof *d);
 }
 
+/* A library's dependencies: its DT_NEEDED or import entries, and its
+ * delay-load ones (binfile.h bounds each list). */
+#define LDEP_BESIDE_MAX (2 * (size_t)CDD_BIN_MAX_NEEDED)
+/* Libraries preloaded from the tree: those of every library verify loads
+ * (one per manifest file at most). */
+#define TREE_DEPS_MAX ((size_t)CDD_MAX_ENTRIES * LDEP_BESIDE_MAX)
+
 static void ldep_beside(struct ldep *d, const char *path)
 {
-    char **v = realloc(d->beside, (d->n_beside + 1) * sizeof *v);
-    if (v) {
-        d->beside = v;
-        if ((v[d->n_beside] = strdup(path)) != NULL)
-            d->n_beside++;
+    /* Not kept (no memory): the load that needs it fails in the loader's
+     * words, which say what is missing. */
+    if (CDD_GROW(d->beside, NULL, d->n_beside + 1, LDEP_BESIDE_MAX,
+                 "dependencies found beside a library") != 0) {
+        cdd_clear_error();
+        return;
     }
+    if ((d->beside[d->n_beside] = strdup(path)) != NULL)
+        d->n_beside++;
 }
 
 /* A receipt file that is not one of the libraries verify loads (an
@@ -881,11 +892,11 @@ static void load_one(struct vctx *c, size_t i, char **needs,
     }
     for (size_t k = 0; k < ld->n_beside; k++) {
         struct cdd_lib *h = NULL;
-        struct cdd_lib **v = realloc(c->tree_deps,
-                                     (c->n_tree_deps + 1) * sizeof *v);
-        if (!v)
+        if (CDD_GROW(c->tree_deps, NULL, c->n_tree_deps + 1, TREE_DEPS_MAX,
+                     "libraries preloaded from the tree") != 0) {
+            cdd_clear_error(); /* the load below says what is missing */
             break;
-        c->tree_deps = v;
+        }
         /* A failure here shows again, in the loader's words, below. */
         if (cdd_lib_open(ld->beside[k], &h) == 0)
             c->tree_deps[c->n_tree_deps++] = h;
