@@ -56,6 +56,8 @@ one() {
             timeout $((end - $(date +%s) + 5)) python3 -m unittest "$id" \
             >"$W/res/$id.out" 2>&1); then
         echo "$id" >>"$W/passed"
+    elif [ "$(date +%s)" -ge "$end" ]; then
+        echo "$id" >>"$W/cut" # still running at the deadline
     else
         echo "$id" >>"$W/failed"
     fi
@@ -69,14 +71,18 @@ bad=$(grep -l 'ERROR SUMMARY: [1-9]' "$W"/logs/vg.*.log 2>/dev/null | wc -l)
 errs=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$W"/logs/vg.*.log 2>/dev/null |
     awk '{s += $1} END {print s + 0}')
 lost=$(grep -h 'definitely lost:' "$W"/logs/vg.*.log 2>/dev/null | grep -v ' 0 bytes' | wc -l)
+count() { # script, list
+    if [ -f "$W/$2" ]; then grep -c "^$1\." "$W/$2" || true; else echo 0; fi
+}
 {
     echo "valgrind memcheck on $(nproc) CPUs, $JOBS at a time, $(($(date +%s) - t0)) s: $*"
     for s in "$@"; do
-        echo "$s: $(grep -c "^$s\." "$W/ids") tests, $(grep -c "^$s\." "$W/passed" 2>/dev/null || true) passed, $(grep -c "^$s\." "$W/failed" 2>/dev/null || true) failed, $(grep -c "^$s\." "$W/notrun" 2>/dev/null || true) not run (deadline)"
+        echo "$s: $(count "$s" ids) tests, $(count "$s" passed) passed, $(count "$s" failed) failed, $(count "$s" cut) cut at the deadline, $(count "$s" notrun) not started"
     done
     echo "$procs memcheck processes, $errs errors in $bad of them, $lost with definite leaks"
     [ -s "$W/failed" ] && { echo "failed:"; cat "$W/failed"; }
-    [ -s "$W/notrun" ] && { echo "not run:"; cat "$W/notrun"; }
+    [ -s "$W/cut" ] && { echo "cut at the deadline:"; cat "$W/cut"; }
+    [ -s "$W/notrun" ] && { echo "not started:"; cat "$W/notrun"; }
 } | tee "$OUT/valgrind-summary.txt"
 {
     grep -l 'ERROR SUMMARY: [1-9]' "$W"/logs/vg.*.log 2>/dev/null | head -10 | while read -r f; do
