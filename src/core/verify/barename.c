@@ -317,7 +317,12 @@ int cdd_bare_check(const char *main_lib, int major, const char *version,
     int r = 0, oom = 0;
     if (!own_dir)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    if (cdd_fs_realpath(own_dir, &own_real) != 0) {
+    /* A folder that cannot be resolved is not ours to compare with; memory
+     * running out is not an answer about the folder (exit 4). */
+    int rr = cdd_fs_realpath(own_dir, &own_real);
+    if (rr == CDD_E_NOMEM)
+        oom = 1;
+    else if (rr != 0) {
         cdd_clear_error();
         own_real = NULL;
     }
@@ -335,7 +340,13 @@ int cdd_bare_check(const char *main_lib, int major, const char *version,
             break;
         }
         snprintf(check, cl, "%s %s", prefix, name);
-        int have = cdd_fs_realpath(beside, &beside_real) == 0;
+        int rb = cdd_fs_realpath(beside, &beside_real), have = rb == 0;
+        if (rb == CDD_E_NOMEM) {
+            free(check);
+            free(beside);
+            r = rb;
+            break;
+        }
         cdd_clear_error();
         if ((r = cdd_bare_resolve(main_lib, name, &h)) != 0) {
             free(check);

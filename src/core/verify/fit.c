@@ -107,6 +107,8 @@ int cdd_fit_gpus_probe(struct cdd_fit_gpus *g)
 
 void cdd_fit_gpus_clear(struct cdd_fit_gpus *g)
 {
+    if (!g) /* like free(): a list never allocated */
+        return;
     for (size_t i = 0; i < g->n; i++)
         free(g->v[i].name);
     free(g->v);

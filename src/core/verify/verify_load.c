@@ -794,21 +794,26 @@ static int needs_name(const char *needs, const char *name)
     return 0;
 }
 
-static size_t *load_order(struct vctx *c, char **needs)
+/* The order in *out (n_libs indexes), or CDD_E_NOMEM: an order worked out
+ * without every library's needs would load by another rule than the one
+ * verify states, so running out of memory fails the layer (exit 4). */
+static int load_order(struct vctx *c, char **needs, size_t **out)
 {
     size_t n = c->n_libs, *order = calloc(n ? n : 1, sizeof *order);
     int *done = calloc(n ? n : 1, sizeof *done);
     size_t k = 0;
+    *out = NULL;
     if (!order || !done) {
         free(order);
         free(done);
-        return NULL;
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     }
     for (size_t i = 0; i < n; i++) {
         struct cdd_bininfo bi;
         const char *path = c->libs[i].copy;
+        int pr = 0;
         memset(&bi, 0, sizeof bi);
-        if (path && cdd_bin_parse_file(path, &bi) == 0) {
+        if (path && (pr = cdd_bin_parse_file(path, &bi)) == 0) {
             size_t len = 1;
             for (size_t j = 0; j < bi.n_needed; j++)
                 len += strlen(bi.needed[j]) + 1;
@@ -818,9 +823,18 @@ static size_t *load_order(struct vctx *c, char **needs)
                     strcat(needs[i], bi.needed[j]);
                     strcat(needs[i], "\n");
                 }
+            } else {
+                pr = CDD_E_NOMEM;
             }
         }
         cdd_bininfo_clear(&bi);
+        /* A copy that does not parse is said by its own checks; memory
+         * running out is not a finding about the library. */
+        if (pr == CDD_E_NOMEM) {
+            free(order);
+            free(done);
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        }
     }
     cdd_clear_error();
     while (k < n) {
@@ -849,7 +863,8 @@ static size_t *load_order(struct vctx *c, char **needs)
                 }
     }
     free(done);
-    return order;
+    *out = order;
+    return 0;
 }
 
 /* Load one proven copy, after what it needs; or say why not. */
@@ -971,8 +986,10 @@ int cdd_verify_load_layer(struct vctx *c)
                    : "",
                want != cdd_host_machine() ? ")" : "");
     } else {
-        size_t *order = load_order(c, needs);
-        for (size_t k = 0; order && k < c->n_libs; k++) {
+        size_t *order = NULL;
+        if ((r = load_order(c, needs, &order)) < 0)
+            goto out;
+        for (size_t k = 0; k < c->n_libs; k++) {
             size_t i = order[k];
             if (file_exists(c, c->libs[i].installed) || c->libs[i].copy)
                 load_one(c, i, needs, &ld[i], missing[i]);
