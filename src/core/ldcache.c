@@ -151,6 +151,9 @@ static int scan_table(const unsigned char *buf, size_t len, const char *name,
         if (val[0] != '/')
             continue;
         int r = result_add(res, val);
+        if (r == CDD_E_TOOLONG)
+            return cdd_fail(r, name, 0, "ld.so cache: more than %u paths for %s",
+                            (unsigned)CDD_LDCACHE_MAX_PATHS, soname);
         if (r)
             return r;
     }
