@@ -22,6 +22,12 @@ enum cdd_check_status {
 };
 #define CDD_CHECK_N_STATUS 4
 
+/* Checks in one list: verify makes a few per manifest entry (an archive has
+ * at most CDD_MAX_ENTRIES, 20000: extract.h) and per copy or dependency it
+ * finds, doctor a few per folder it looks at. Past this cdd_checks_add
+ * fails with CDD_E_TOOLONG, and the list is incomplete. */
+#define CDD_CHECKS_MAX 100000
+
 struct cdd_check {
     char *name;     /* "files", "load.search libcudnn.so.8", "gpu.conv" */
     enum cdd_check_status status;
@@ -42,7 +48,8 @@ struct cdd_checks {
 /* "pass", "warn", "fail", "skip"; "?" for a value outside the enum. */
 const char *cdd_check_status_name(enum cdd_check_status s);
 /* Append a check (printf-style detail, bounded by CDD_TEXT_MAX). 0, or
- * CDD_E_NOMEM (c->nomem set) / the bound's error, recorded. */
+ * CDD_E_NOMEM (c->nomem set) / CDD_E_TOOLONG (the detail past
+ * CDD_TEXT_MAX, the list past CDD_CHECKS_MAX), recorded. */
 int cdd_checks_add(struct cdd_checks *c, const char *name,
                    enum cdd_check_status st, const char *fmt, ...)
     CDD_PRINTF(4, 5);

@@ -27,6 +27,10 @@ enum cdd_fix_kind {
 enum cdd_fix_scope { CDD_FIX_SESSION = 0, CDD_FIX_USER, CDD_FIX_SYSTEM };
 
 #define CDD_FIX_ARGS_MAX 6
+/* Steps in one fix list: a finding's fix is a few steps per alternative
+ * (envset.c: four for one tree); a list that gathers them (cdd_fixes_append)
+ * stays far below this. Past it an append fails with CDD_E_TOOLONG. */
+#define CDD_FIX_STEPS_MAX 1024
 
 struct cdd_fix {
     enum cdd_fix_kind kind;
@@ -48,7 +52,8 @@ struct cdd_fixes {
     const char *label;  /* given to new steps (cdd_fixes_label) */
 };
 
-/* Append one step to the current alternative; 0 or CDD_E_NOMEM (fixes.c). */
+/* Append one step to the current alternative; 0, CDD_E_NOMEM, or
+ * CDD_E_TOOLONG past CDD_FIX_STEPS_MAX (fixes.c). */
 int cdd_fixes_set(struct cdd_fixes *f, enum cdd_fix_scope scope,
                   const char *var, const char *value);
 /* entry: one folder; CDD_E_TARGET, with the reason, when the list cannot

@@ -62,7 +62,8 @@ void cdd_jw_null(struct cdd_jw *w, const char *key);
 void cdd_jw_doc(struct cdd_jw *w, const char *key, struct cdd_jw *doc);
 
 /* The text (malloc'd, NUL-terminated) in *out; 0, or CDD_E_NOMEM / CDD_E_IO
- * (an unbalanced document: a bug of the caller) recorded with cdd_fail().
+ * (an unbalanced document: a bug of the caller) / CDD_E_TOOLONG (a
+ * CDD_JW_MANIFEST text past 64 MiB) recorded with cdd_fail().
  * Frees w in every case. */
 int cdd_jw_finish(struct cdd_jw *w, enum cdd_jw_style style, char **out);
 /* Drop an unfinished writer (NULL is fine). */

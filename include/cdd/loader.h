@@ -53,7 +53,8 @@ int cdd_driver_library_path(char **out);
  * `soname` (e.g. "libcuda.so.1"), in the loader's search order, so that the
  * first one is the winner and the rest are copies it shadows; duplicates (the
  * same path reached twice) are listed once. *paths is a malloc'd array of
- * malloc'd absolute paths, free with cdd_lib_paths_free(); *n may be 0. */
+ * malloc'd absolute paths, free with cdd_lib_paths_free(); *n may be 0.
+ * More than CDD_LIB_COPIES_MAX copies is CDD_E_TOOLONG, never a cut list. */
 int cdd_lib_find_all(const char *soname, char ***paths, size_t *n);
 
 /* Where the platform loader, loading abs_path as cdd_lib_open() does, finds
@@ -71,6 +72,11 @@ int cdd_lib_dep_find(const char *abs_path, const char *name, char **out,
  * 3.8+): malloc'd into *out, NULL when none. POSIX: PATH holds no libraries
  * for the loader: CDD_E_NOTSUP. */
 int cdd_lib_find_on_path(const char *name, char **out);
+
+/* Most copies of one library a search lists: one per folder of the search
+ * order (PATH, LD_LIBRARY_PATH, the ld.so cache's entries for it, the
+ * defaults), a few on real machines. */
+#define CDD_LIB_COPIES_MAX 4096
 
 /* Free what cdd_lib_find_all() returned. Accepts NULL. */
 void cdd_lib_paths_free(char **paths, size_t n);

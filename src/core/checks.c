@@ -34,16 +34,11 @@ int cdd_checks_add(struct cdd_checks *c, const char *name,
         c->nomem |= r == CDD_E_NOMEM;
         return r;
     }
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 32;
-        struct cdd_check *v = realloc(c->v, cap * sizeof *v);
-        if (!v) {
-            cdd_sb_free(&detail);
-            c->nomem = 1;
-            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-        }
-        c->v = v;
-        c->cap = cap;
+    r = CDD_GROW(c->v, &c->cap, c->n + 1, CDD_CHECKS_MAX, "checks");
+    if (r) {
+        cdd_sb_free(&detail);
+        c->nomem |= r == CDD_E_NOMEM;
+        return r;
     }
     struct cdd_check *k = &c->v[c->n];
     k->name = cdd_strdup(name);

@@ -5,6 +5,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fix.h"
+#include "cdd/strbuf.h"
 
 static void fix_free(struct cdd_fix *x)
 {
@@ -16,26 +17,25 @@ static void fix_free(struct cdd_fix *x)
     memset(x, 0, sizeof *x);
 }
 
-/* A new zeroed step at the end of f, in the current alternative. */
-static struct cdd_fix *fix_push(struct cdd_fixes *f, enum cdd_fix_kind kind,
-                                enum cdd_fix_scope scope)
+/* A new zeroed step at the end of f, in the current alternative, in *out.
+ * CDD_E_TOOLONG past CDD_FIX_STEPS_MAX, CDD_E_NOMEM; recorded. */
+static int fix_push(struct cdd_fixes *f, enum cdd_fix_kind kind,
+                    enum cdd_fix_scope scope, struct cdd_fix **out)
 {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 4;
-        struct cdd_fix *v = realloc(f->v, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        f->v = v;
-        f->cap = cap;
-    }
+    *out = NULL;
+    int r = CDD_GROW(f->v, &f->cap, f->n + 1, CDD_FIX_STEPS_MAX,
+                     "steps in one fix");
+    if (r)
+        return r;
     struct cdd_fix *x = &f->v[f->n];
     memset(x, 0, sizeof *x);
     x->kind = kind;
     x->scope = scope;
     x->alt = f->alt;
     if (f->label && !(x->label = strdup(f->label)))
-        return NULL;
-    return x;
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    *out = x;
+    return 0;
 }
 
 /* Fill the strings of the step just pushed; on failure drop it. */
@@ -55,9 +55,10 @@ static int fix_commit(struct cdd_fixes *f, struct cdd_fix *x, const char *name,
 int cdd_fixes_set(struct cdd_fixes *f, enum cdd_fix_scope scope,
                   const char *var, const char *value)
 {
-    struct cdd_fix *x = fix_push(f, CDD_FIX_SET, scope);
-    if (!x)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    struct cdd_fix *x;
+    int r = fix_push(f, CDD_FIX_SET, scope, &x);
+    if (r)
+        return r;
     return fix_commit(f, x, var, value ? value : "");
 }
 
@@ -127,9 +128,10 @@ const char *cdd_fix_ldconf_fault(const char *dir)
 static int prepend_joined(struct cdd_fixes *f, enum cdd_fix_scope scope,
                           const char *var, const char *entries, char sep)
 {
-    struct cdd_fix *x = fix_push(f, CDD_FIX_PREPEND, scope);
-    if (!x)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    struct cdd_fix *x;
+    int r = fix_push(f, CDD_FIX_PREPEND, scope, &x);
+    if (r)
+        return r;
     x->sep = sep;
     return fix_commit(f, x, var, entries ? entries : "");
 }
@@ -141,9 +143,10 @@ int cdd_fixes_prepend(struct cdd_fixes *f, enum cdd_fix_scope scope,
     if (why)
         return cdd_fail(CDD_E_TARGET, NULL, 0, "%s cannot go on %s: %s",
                         entry ? entry : "", var, why);
-    struct cdd_fix *x = fix_push(f, CDD_FIX_PREPEND, scope);
-    if (!x)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    struct cdd_fix *x;
+    int r = fix_push(f, CDD_FIX_PREPEND, scope, &x);
+    if (r)
+        return r;
     x->sep = sep;
     return fix_commit(f, x, var, entry ? entry : "");
 }
@@ -151,9 +154,10 @@ int cdd_fixes_prepend(struct cdd_fixes *f, enum cdd_fix_scope scope,
 int cdd_fixes_write(struct cdd_fixes *f, enum cdd_fix_scope scope,
                     const char *path, const char *text)
 {
-    struct cdd_fix *x = fix_push(f, CDD_FIX_WRITE, scope);
-    if (!x)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    struct cdd_fix *x;
+    int r = fix_push(f, CDD_FIX_WRITE, scope, &x);
+    if (r)
+        return r;
     return fix_commit(f, x, path, text ? text : "");
 }
 
@@ -167,9 +171,10 @@ int cdd_fixes_run(struct cdd_fixes *f, enum cdd_fix_scope scope,
         return cdd_fail(CDD_E_USAGE, NULL, 0,
                         "a fix runs one program with at most %d arguments",
                         CDD_FIX_ARGS_MAX);
-    struct cdd_fix *x = fix_push(f, CDD_FIX_RUN, scope);
-    if (!x)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    struct cdd_fix *x;
+    int r = fix_push(f, CDD_FIX_RUN, scope, &x);
+    if (r)
+        return r;
     for (size_t i = 1; i < n; i++) {
         if (!(x->args[i - 1] = strdup(argv[i]))) {
             fix_free(x);

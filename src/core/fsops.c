@@ -2,12 +2,14 @@
  * fsops_posix.c / fsops_win32.c, so each platform file holds what differs
  * and nothing else: removing a tree, writing a small file atomically,
  * reading a small file whole, waiting for the tree's lock. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/strbuf.h"
 #include "cdd/sys.h"
 
 struct rm_ctx {
@@ -82,6 +84,9 @@ out:
     return r;
 }
 
+/* Bytes read_all asks for at a time (at least). */
+#define READ_CHUNK 65536
+
 int cdd_rfile_read_all(struct cdd_rfile *f, const char *shown, size_t max,
                        char **out, size_t *len)
 {
@@ -89,18 +94,20 @@ int cdd_rfile_read_all(struct cdd_rfile *f, const char *shown, size_t max,
     size_t used = 0, cap = 0;
     int r = 0;
     *out = NULL;
+    /* Room for max bytes, one more to see that the file is larger, and the
+     * NUL: the bound of the buffer is the caller's bound of the file. */
+    if (max > SIZE_MAX - 2)
+        max = SIZE_MAX - 2;
     for (;;) {
-        if (cap - used < 65536) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                r = cdd_fail(CDD_E_NOMEM, shown, 0, NULL);
+        if (cap - used < READ_CHUNK + 1) {
+            size_t want = max + 1 - used < READ_CHUNK ? max + 1
+                                                      : used + READ_CHUNK;
+            r = cdd_grow(&buf, &cap, want + 1, 1, max + 2, "file contents");
+            if (r)
                 goto out;
-            }
-            buf = nb;
         }
         size_t got = 0;
-        r = cdd_rfile_read(f, buf + used, cap - used, &got);
+        r = cdd_rfile_read(f, buf + used, cap - 1 - used, &got);
         if (r)
             goto out;
         if (got == 0)

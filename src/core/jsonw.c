@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "cdd/error.h"
+#include "cdd/strbuf.h"
 
 /* Deeper than any document the tool writes (the manifest nests four). */
 #define JW_DEPTH 16
@@ -159,31 +160,20 @@ void cdd_jw_doc(struct cdd_jw *w, const char *key, struct cdd_jw *doc)
 
 /* ---- the manifest layout -------------------------------------------------- */
 
+/* The most bytes a manifest-style text may hold: four times what the
+ * manifest reader takes (16 MiB, manifest.c), room for an SBOM of the largest
+ * archive. A document past it fails with CDD_E_TOOLONG, never cut. */
+#define MANIFEST_TEXT_MAX ((size_t)64 << 20)
+
 struct sbuf {
-    char *p;
-    size_t len, cap;
-    int nomem;
+    struct cdd_sb sb;
+    int err; /* the first failure (sticky), recorded */
 };
 
 static void sb_add(struct sbuf *b, const char *s, size_t n)
 {
-    if (b->nomem)
-        return;
-    if (b->cap - b->len <= n) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->len <= n)
-            cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (!np) {
-            b->nomem = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
+    if (!b->err)
+        b->err = cdd_sb_add(&b->sb, s, n);
 }
 
 static void sb_puts(struct sbuf *b, const char *s)
@@ -196,7 +186,8 @@ static void sb_leaf(struct sbuf *b, const cJSON *v)
 {
     char *t = cJSON_PrintUnformatted(v);
     if (!t) {
-        b->nomem = 1;
+        if (!b->err)
+            b->err = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
         return;
     }
     sb_puts(b, t);
@@ -207,7 +198,8 @@ static void sb_key(struct sbuf *b, const char *key)
 {
     cJSON *k = cJSON_CreateStringReference(key);
     if (!k) {
-        b->nomem = 1;
+        if (!b->err)
+            b->err = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
         return;
     }
     sb_leaf(b, k);
@@ -249,16 +241,18 @@ static void sb_value(struct sbuf *b, const cJSON *v, int depth, int one_line)
     sb_puts(b, obj ? "}" : "]");
 }
 
-static char *manifest_text(const cJSON *root)
+/* root as manifest-style text in *out; 0 or the error, recorded. */
+static int manifest_text(const cJSON *root, char **out)
 {
-    struct sbuf b = {NULL, 0, 0, 0};
+    struct sbuf b;
+    cdd_sb_init(&b.sb, MANIFEST_TEXT_MAX, "JSON document");
+    b.err = 0;
     sb_value(&b, root, 0, 0);
     sb_puts(&b, "\n");
-    if (b.nomem) {
-        free(b.p);
-        return NULL;
-    }
-    return b.p;
+    if (!b.err && !(*out = cdd_sb_take(&b.sb)))
+        b.err = CDD_E_NOMEM; /* recorded by cdd_sb_take */
+    cdd_sb_free(&b.sb);
+    return b.err;
 }
 
 /* cJSON's text into a malloc'd copy (cJSON may allocate with its own
@@ -300,10 +294,10 @@ int cdd_jw_finish(struct cdd_jw *w, enum cdd_jw_style style, char **out)
         *out = own_copy(cJSON_Print(w->root), 1);
         break;
     case CDD_JW_MANIFEST:
-        *out = manifest_text(w->root);
+        r = manifest_text(w->root, out);
         break;
     }
-    if (!*out)
+    if (!r && !*out)
         r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
 out:
     cdd_jw_free(w);

@@ -19,6 +19,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/strbuf.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -103,19 +104,16 @@ struct result {
     size_t n, cap;
 };
 
+/* 0, or CDD_E_TOOLONG past CDD_LDCACHE_MAX_PATHS / CDD_E_NOMEM, recorded. */
 static int result_add(struct result *r, const char *s)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 4;
-        char **v = realloc(r->v, cap * sizeof *v);
-        if (!v)
-            return CDD_E_NOMEM;
-        r->v = v;
-        r->cap = cap;
-    }
-    char *d = strdup(s);
+    int rc = CDD_GROW(r->v, &r->cap, r->n + 1, CDD_LDCACHE_MAX_PATHS,
+                      "ld.so cache paths for one soname");
+    if (rc)
+        return rc;
+    char *d = cdd_strdup(s);
     if (!d)
-        return CDD_E_NOMEM;
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     r->v[r->n++] = d;
     return 0;
 }
@@ -152,8 +150,12 @@ static int scan_table(const unsigned char *buf, size_t len, const char *name,
          * the loader could open, and must never reach a load call. */
         if (val[0] != '/')
             continue;
-        if (result_add(res, val))
-            return cdd_fail(CDD_E_NOMEM, name, 0, NULL);
+        int r = result_add(res, val);
+        if (r == CDD_E_TOOLONG)
+            return cdd_fail(r, name, 0, "ld.so cache: more than %u paths for %s",
+                            (unsigned)CDD_LDCACHE_MAX_PATHS, soname);
+        if (r)
+            return r;
     }
     return 0;
 }

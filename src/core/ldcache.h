@@ -23,13 +23,18 @@
 
 /* Largest cache file we read; real ones are tens to hundreds of KiB. */
 #define CDD_LDCACHE_MAX_SIZE (64u << 20)
+/* Most paths one soname may have: ldconfig lists a library once per folder
+ * and glibc-hwcaps subdirectory holding it, a handful on real systems. A
+ * cache listing more is refused (CDD_E_TOOLONG), not cut. */
+#define CDD_LDCACHE_MAX_PATHS 4096
 
 /* Every path the cache at cache_path lists for soname (x86-64 entries, cache
  * order: the loader takes the first whose hwcaps the CPU supports, and
  * entries for glibc-hwcaps subdirectories come first). *paths is a malloc'd
  * array of malloc'd strings, free with cdd_ldcache_free(); *n is 0 when the
  * cache has no entry. Errors: CDD_E_NOTFOUND (no cache file), CDD_E_CORRUPT
- * (not a cache, or malformed), CDD_E_IO, CDD_E_NOMEM. */
+ * (not a cache, or malformed), CDD_E_TOOLONG (more than
+ * CDD_LDCACHE_MAX_PATHS paths), CDD_E_IO, CDD_E_NOMEM. */
 int cdd_ldcache_lookup(const char *cache_path, const char *soname,
                        char ***paths, size_t *n);
 

@@ -3,7 +3,8 @@
  * counts kept while adding, a detail written whole (paths, quotes, long
  * text) and refused past its bound without a half-added check, a fix
  * moved onto the check added last (and merged into one it already has),
- * and clearing. Runs on every platform. */
+ * the list and a fix refused past their bounds (CDD_CHECKS_MAX,
+ * CDD_FIX_STEPS_MAX) with the entries kept, and clearing. Runs on every platform. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,60 @@ static void test_detail_bound(void)
     cdd_checks_clear(&c);
 }
 
+/* The list holds CDD_CHECKS_MAX checks; one more is CDD_E_TOOLONG naming
+ * the checks, and leaves the list as it was (nothing cut, nothing half). */
+static void test_list_bound(void)
+{
+    struct cdd_checks c = {0};
+    int bad = 0;
+    for (size_t i = 0; i < CDD_CHECKS_MAX && !bad; i++)
+        bad = cdd_checks_add(&c, "x", CDD_CHECK_PASS, "%zu", i) != 0;
+    CHECK_INT(bad, 0);
+    CHECK_INT(c.n, CDD_CHECKS_MAX);
+    cdd_clear_error();
+    CHECK_INT(cdd_checks_add(&c, "x", CDD_CHECK_FAIL, "one more"),
+              CDD_E_TOOLONG);
+    CHECK_INT(cdd_last_error()->code, CDD_E_TOOLONG);
+    CHECK(strstr(cdd_last_error()->msg, "checks") != NULL);
+    CHECK_INT(c.n, CDD_CHECKS_MAX);
+    CHECK_INT(c.n_fail, 0);
+    CHECK_INT(c.nomem, 0);
+    char last[32];
+    snprintf(last, sizeof last, "%d", CDD_CHECKS_MAX - 1);
+    CHECK_STR(c.v[CDD_CHECKS_MAX - 1].detail, last);
+    cdd_clear_error();
+    cdd_checks_clear(&c);
+}
+
+/* A fix list holds CDD_FIX_STEPS_MAX steps; one more is CDD_E_TOOLONG, the
+ * steps already there kept whole. */
+static void test_fix_steps_bound(void)
+{
+    struct cdd_fixes f = {0};
+    int bad = 0;
+    for (size_t i = 0; i < CDD_FIX_STEPS_MAX && !bad; i++)
+        bad = cdd_fixes_set(&f, CDD_FIX_SESSION, "V", "1") != 0;
+    CHECK_INT(bad, 0);
+    CHECK_INT(f.n, CDD_FIX_STEPS_MAX);
+    cdd_clear_error();
+    CHECK_INT(cdd_fixes_set(&f, CDD_FIX_SESSION, "W", "2"), CDD_E_TOOLONG);
+    CHECK(strstr(cdd_last_error()->msg, "steps") != NULL);
+    const char *argv[] = {"ldconfig", NULL};
+    CHECK_INT(cdd_fixes_run(&f, CDD_FIX_SYSTEM, argv), CDD_E_TOOLONG);
+    CHECK_INT(cdd_fixes_prepend(&f, CDD_FIX_SESSION, "PATH", "/b", ':'),
+              CDD_E_TOOLONG);
+    CHECK_INT(f.n, CDD_FIX_STEPS_MAX);
+    CHECK_STR(f.v[f.n - 1].name, "V");
+    /* Appending a list to a full one fails the same way. */
+    struct cdd_fixes g = {0};
+    CHECK_INT(cdd_fixes_set(&g, CDD_FIX_SESSION, "X", "3"), 0);
+    CHECK_INT(cdd_fixes_append(&f, &g), CDD_E_TOOLONG);
+    CHECK_INT(f.n, CDD_FIX_STEPS_MAX);
+    cdd_clear_error();
+    cdd_fixes_clear(&g);
+    cdd_fixes_clear(&f);
+}
+
 static void test_fix_moves_to_last_check(void)
 {
     struct cdd_checks c = {0};
@@ -166,5 +221,6 @@ static void test_clear_is_safe(void)
 }
 
 TEST_MAIN(TEST(test_status_names), TEST(test_add_counts_and_order),
-          TEST(test_many), TEST(test_detail_bound),
+          TEST(test_many), TEST(test_detail_bound), TEST(test_list_bound),
+          TEST(test_fix_steps_bound),
           TEST(test_fix_moves_to_last_check), TEST(test_clear_is_safe))

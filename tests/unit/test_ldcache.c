@@ -421,8 +421,54 @@ static void test_system_cache(void)
 #endif
 }
 
+/* A soname listed CDD_LDCACHE_MAX_PATHS times comes whole; once more is
+ * CDD_E_TOOLONG (refused, never a cut list), with nothing returned. */
+static void test_paths_bound(void)
+{
+    size_t n = CDD_LDCACHE_MAX_PATHS + 1;
+    struct ent *e = calloc(n, sizeof *e);
+    char (*vals)[48] = calloc(n, sizeof *vals);
+    CHECK(e && vals);
+    if (!e || !vals) {
+        free(e);
+        free(vals);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        snprintf(vals[i], sizeof vals[i], "/opt/l%zu/libmany.so.1", i);
+        e[i].flags = X8664;
+        e[i].key = "libmany.so.1";
+        e[i].val = vals[i];
+    }
+    for (int over = 0; over <= 1; over++) {
+        struct img m = {0};
+        add_new_table(&m, e, n - 1 + (size_t)over);
+        char **p = NULL;
+        size_t got = 0;
+        cdd_clear_error();
+        int r = lookup(m.b, m.len, "libmany.so.1", &p, &got);
+        if (!over) {
+            CHECK_INT(r, 0);
+            CHECK_INT(got, CDD_LDCACHE_MAX_PATHS);
+            if (got == CDD_LDCACHE_MAX_PATHS)
+                CHECK_STR(p[got - 1], vals[got - 1]);
+        } else {
+            CHECK_INT(r, CDD_E_TOOLONG);
+            CHECK_INT(cdd_last_error()->code, CDD_E_TOOLONG);
+            CHECK(p == NULL);
+            CHECK_INT(got, 0);
+        }
+        cdd_ldcache_free(p, got);
+        cdd_clear_error();
+        free(m.b);
+    }
+    free(e);
+    free(vals);
+}
+
 TEST_MAIN(TEST(test_new_format), TEST(test_compat_format),
           TEST(test_old_format), TEST(test_not_a_cache), TEST(test_truncated),
           TEST(test_huge_counts), TEST(test_bad_offsets),
-          TEST(test_bad_strings), TEST(test_random_mutations), TEST(test_file),
+          TEST(test_bad_strings), TEST(test_random_mutations),
+          TEST(test_paths_bound), TEST(test_file),
           TEST(test_system_cache))

@@ -217,16 +217,11 @@ int cdd_strvec_push(struct cdd_binrd *r, struct cdd_strvec *sv, char *s)
     if (sv->n >= sv->max)
         return cdd_binrd_corrupt(r, "more than %llu %s",
                                  (unsigned long long)sv->max, sv->what);
-    if (sv->n == sv->cap) {
-        size_t cap = sv->cap ? sv->cap * 2 : 16;
-        if (cap > sv->max)
-            cap = sv->max;
-        char **v = realloc(sv->v, cap * sizeof *v);
-        if (!v)
-            return cdd_fail(CDD_E_NOMEM, r->path, 0, NULL);
-        sv->v = v;
-        sv->cap = cap;
-    }
+    /* Past the bound the binary is malformed (above); below it the one
+     * growth rule applies. */
+    int rc = CDD_GROW(sv->v, &sv->cap, sv->n + 1, sv->max, sv->what);
+    if (rc)
+        return rc;
     sv->v[sv->n++] = s;
     return 0;
 }

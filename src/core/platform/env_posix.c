@@ -135,16 +135,10 @@ static int glob_dirs(const char *dir, const char *prefix, const char *tail,
         if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 ||
             strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 8;
-            char **v = realloc(names, nc * sizeof *v);
-            if (!v) {
-                r = cdd_fail(CDD_E_NOMEM, dir, 0, NULL);
-                goto out;
-            }
-            names = v;
-            cap = nc;
-        }
+        r = CDD_GROW(names, &cap, n + 1, CDD_ENV_GLOB_MAX,
+                     "folders matching one wildcard");
+        if (r)
+            goto out;
         if (!(names[n] = strdup(e->d_name))) {
             r = cdd_fail(CDD_E_NOMEM, dir, 0, NULL);
             goto out;

@@ -294,16 +294,10 @@ static int glob_dirs(const char *dir, const char *prefix, const char *tail,
         if (!(fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) ||
             wcscmp(fd.cFileName, L".") == 0 || wcscmp(fd.cFileName, L"..") == 0)
             continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 8;
-            char **v = realloc(names, nc * sizeof *v);
-            if (!v) {
-                r = cdd_fail(CDD_E_NOMEM, dir, 0, NULL);
-                goto out;
-            }
-            names = v;
-            cap = nc;
-        }
+        r = CDD_GROW(names, &cap, n + 1, CDD_ENV_GLOB_MAX,
+                     "folders matching one wildcard");
+        if (r)
+            goto out;
         if (!(names[n] = cdd_utf8_from_w(fd.cFileName, -1))) {
             cdd_clear_error();
             continue;

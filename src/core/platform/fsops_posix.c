@@ -480,16 +480,24 @@ int cdd_fs_mkdir(const char *path)
     return 0;
 }
 
-static int append_str(char **buf, const char *s)
+/* The most bytes mkdirs' list of created folders can need for a path of len
+ * bytes: every prefix ending before a separator (at most len / 2 + 1 of
+ * them), each with its newline, and the NUL. */
+#define CREATED_LIST_MAX(len) (((len) / 2 + 1) * ((len) + 1) + 1)
+
+/* Append s and a newline to the list *buf (max bytes at most); 0, or
+ * CDD_E_TOOLONG / CDD_E_NOMEM recorded, *buf unchanged. */
+static int append_str(char **buf, const char *s, size_t max)
 {
     size_t old = *buf ? strlen(*buf) : 0, add = strlen(s);
-    char *n = realloc(*buf, old + add + 2);
-    if (!n)
-        return -1;
+    int r = cdd_grow(buf, NULL, old + add + 2, 1, max,
+                     "list of created folders");
+    if (r)
+        return r;
+    char *n = *buf;
     memcpy(n + old, s, add);
     n[old + add] = '\n';
     n[old + add + 1] = '\0';
-    *buf = n;
     return 0;
 }
 
@@ -519,10 +527,9 @@ int cdd_fs_mkdirs(const char *path, char **created)
             r = cdd_fs_mkdir(p);
             if (r)
                 goto out;
-            if (created && append_str(created, p) != 0) {
-                r = cdd_fail(CDD_E_NOMEM, p, 0, NULL);
+            if (created &&
+                (r = append_str(created, p, CREATED_LIST_MAX(len))) != 0)
                 goto out;
-            }
         } else if (!S_ISDIR(sb.st_mode)) {
             r = cdd_fail(CDD_E_IO, p, ENOTDIR, "exists and is not a folder");
             goto out;

@@ -774,16 +774,24 @@ out:
     return r;
 }
 
-static int append_str(char **buf, const char *s)
+/* The most bytes mkdirs' list of created folders can need for a path of len
+ * bytes: every prefix ending before a separator (at most len / 2 + 1 of
+ * them), each with its newline, and the NUL. */
+#define CREATED_LIST_MAX(len) (((len) / 2 + 1) * ((len) + 1) + 1)
+
+/* Append s and a newline to the list *buf (max bytes at most); 0, or
+ * CDD_E_TOOLONG / CDD_E_NOMEM recorded, *buf unchanged. */
+static int append_str(char **buf, const char *s, size_t max)
 {
     size_t old = *buf ? strlen(*buf) : 0, add = strlen(s);
-    char *n = realloc(*buf, old + add + 2);
-    if (!n)
-        return -1;
+    int r = cdd_grow(buf, NULL, old + add + 2, 1, max,
+                     "list of created folders");
+    if (r)
+        return r;
+    char *n = *buf;
     memcpy(n + old, s, add);
     n[old + add] = '\n';
     n[old + add + 1] = '\0';
-    *buf = n;
     return 0;
 }
 
@@ -837,10 +845,9 @@ int cdd_fs_mkdirs(const char *path, char **created)
             r = cdd_fs_mkdir(p);
             if (r)
                 goto out;
-            if (created && append_str(created, p) != 0) {
-                r = cdd_fail(CDD_E_NOMEM, p, 0, NULL);
+            if (created &&
+                (r = append_str(created, p, CREATED_LIST_MAX(len))) != 0)
                 goto out;
-            }
         } else if (st.type != CDD_FT_DIR && st.type != CDD_FT_SYMLINK) {
             r = cdd_fail(CDD_E_IO, p, 0, "exists and is not a folder");
             goto out;
@@ -1127,6 +1134,10 @@ static wchar_t *final_path_nt(HANDLE h)
  * sized from the first call's answer, and asked for again when the name grew
  * in between (a rename); where the call itself cannot give the name, the
  * handle's NT object name stands in (final_path_nt). */
+/* UTF-16 units a resolved path may take with its terminator: the 32767 of a
+ * \\?\ path, the longest Windows gives. */
+#define FINAL_PATH_MAX_W 32768
+
 static char *final_path(HANDLE h, const char *shown)
 {
     wchar_t *fw = NULL;
@@ -1134,13 +1145,11 @@ static char *final_path(HANDLE h, const char *shown)
     DWORD need = GetFinalPathNameByHandleW(h, NULL, 0, VOLUME_NAME_DOS);
     DWORD e = need ? 0 : GetLastError();
     for (int tries = 0; need && tries < 4; tries++) {
-        wchar_t *nw = realloc(fw, ((size_t)need + 1) * sizeof *fw);
-        if (!nw) {
+        if (CDD_GROW(fw, NULL, (size_t)need + 1, FINAL_PATH_MAX_W,
+                     "resolved path")) {
             free(fw);
-            cdd_fail(CDD_E_NOMEM, shown, 0, NULL);
             return NULL;
         }
-        fw = nw;
         DWORD got = GetFinalPathNameByHandleW(h, fw, need + 1, VOLUME_NAME_DOS);
         if (got && got <= need) { /* the length without the terminator */
             ok = 1;

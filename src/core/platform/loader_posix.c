@@ -20,6 +20,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fix.h"
+#include "cdd/strbuf.h"
 #include "ldcache.h"
 
 #include <dlfcn.h>
@@ -143,7 +144,7 @@ void cdd_lib_close(struct cdd_lib *l)
 
 struct found {
     char **v;
-    size_t n, cap;
+    size_t n, cap, dev_cap, ino_cap;
     dev_t *dev;
     ino_t *ino;
     int first_only;
@@ -181,22 +182,14 @@ static int consider(struct found *f, const char *path)
     for (size_t i = 0; i < f->n; i++)
         if (f->dev[i] == st.st_dev && f->ino[i] == st.st_ino)
             return 0;
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 4;
-        char **v = realloc(f->v, cap * sizeof *v);
-        if (!v)
-            return CDD_E_NOMEM;
-        f->v = v;
-        dev_t *d = realloc(f->dev, cap * sizeof *d);
-        if (!d)
-            return CDD_E_NOMEM;
-        f->dev = d;
-        ino_t *in = realloc(f->ino, cap * sizeof *in);
-        if (!in)
-            return CDD_E_NOMEM;
-        f->ino = in;
-        f->cap = cap;
-    }
+    size_t need = f->n + 1;
+    int r = CDD_GROW(f->v, &f->cap, need, CDD_LIB_COPIES_MAX, "copies");
+    if (!r)
+        r = CDD_GROW(f->dev, &f->dev_cap, need, CDD_LIB_COPIES_MAX, "copies");
+    if (!r)
+        r = CDD_GROW(f->ino, &f->ino_cap, need, CDD_LIB_COPIES_MAX, "copies");
+    if (r)
+        return r;
     if (!(f->v[f->n] = strdup(path)))
         return CDD_E_NOMEM;
     f->dev[f->n] = st.st_dev;
@@ -274,6 +267,16 @@ static int search_cache(struct found *f, const char *soname)
     return r;
 }
 
+/* The search's failure r, recorded for the library name. */
+static int search_fail(int r, const char *name)
+{
+    if (r == CDD_E_TOOLONG)
+        return cdd_fail(r, name, 0,
+                        "more than %d copies on the loader's search order",
+                        CDD_LIB_COPIES_MAX);
+    return cdd_fail(r, name, 0, NULL);
+}
+
 static int search(const char *soname, int driver, int first_only,
                   char ***paths, size_t *n)
 {
@@ -299,7 +302,7 @@ static int search(const char *soname, int driver, int first_only,
     free(f.ino);
     if (r) {
         cdd_lib_paths_free(f.v, f.n);
-        return cdd_fail(r, soname, 0, NULL);
+        return search_fail(r, soname);
     }
     *paths = f.v;
     *n = f.n;

@@ -161,7 +161,7 @@ static void fixed_dirs(struct dirs *d, int with_cwd)
 
 struct found {
     char **v;
-    size_t n, cap;
+    size_t n, cap, id_cap;
     BY_HANDLE_FILE_INFORMATION *id;
     int first_only;
 };
@@ -208,21 +208,13 @@ static int consider(struct found *f, const char *dir, const char *name)
             free(p);
             return 0;
         }
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 4;
-        char **v = realloc(f->v, cap * sizeof *v);
-        if (!v) {
-            free(p);
-            return CDD_E_NOMEM;
-        }
-        f->v = v;
-        BY_HANDLE_FILE_INFORMATION *id = realloc(f->id, cap * sizeof *id);
-        if (!id) {
-            free(p);
-            return CDD_E_NOMEM;
-        }
-        f->id = id;
-        f->cap = cap;
+    int r = CDD_GROW(f->v, &f->cap, f->n + 1, CDD_LIB_COPIES_MAX, "copies");
+    if (!r)
+        r = CDD_GROW(f->id, &f->id_cap, f->n + 1, CDD_LIB_COPIES_MAX,
+                     "copies");
+    if (r) {
+        free(p);
+        return r;
     }
     /* The core's own path style: '/' separators throughout. */
     for (char *s = p; *s; s++)
@@ -272,6 +264,16 @@ static int search_path_var(struct found *f, const char *name)
     }
 }
 
+/* The search's failure r, recorded for the library name. */
+static int search_fail(int r, const char *name)
+{
+    if (r == CDD_E_TOOLONG)
+        return cdd_fail(r, name, 0,
+                        "more than %d copies on the loader's search order",
+                        CDD_LIB_COPIES_MAX);
+    return cdd_fail(r, name, 0, NULL);
+}
+
 static int search(const char *name, int first_only, char ***paths, size_t *n)
 {
     struct found f = {0};
@@ -293,7 +295,7 @@ static int search(const char *name, int first_only, char ***paths, size_t *n)
     free(f.id);
     if (r) {
         cdd_lib_paths_free(f.v, f.n);
-        return cdd_fail(r, name, 0, NULL);
+        return search_fail(r, name);
     }
     *paths = f.v;
     *n = f.n;
@@ -391,7 +393,7 @@ int cdd_lib_dep_find(const char *abs_path, const char *name, char **out,
     }
     free(f.v);
     dirs_free(&where);
-    return r ? cdd_fail(r, name, 0, NULL) : 0;
+    return r ? search_fail(r, name) : 0;
 }
 
 int cdd_lib_find_on_path(const char *name, char **out)
@@ -402,7 +404,7 @@ int cdd_lib_find_on_path(const char *name, char **out)
     free(f.id);
     *out = f.n ? f.v[0] : NULL;
     free(f.v);
-    return r ? cdd_fail(r, name, 0, NULL) : 0;
+    return r ? search_fail(r, name) : 0;
 }
 
 /* ---- loading ------------------------------------------------------------ */
