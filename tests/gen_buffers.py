@@ -44,13 +44,6 @@ GROWTH_HOME = "src/core/strbuf.c"
 # moved onto cdd_grow / cdd_vec / cdd_sb). Lower a count as calls go; a
 # file whose count reaches 0 leaves the table.
 GROWTH_PENDING = {
-    "src/core/tree/activation.c": 2,
-    "src/core/tree/idcache.c": 2,
-    "src/core/tree/install.c": 2,
-    "src/core/tree/journal.c": 3,
-    "src/core/tree/plan.c": 1,
-    "src/core/tree/tree.c": 4,
-    "src/core/tree/txn.c": 2,
 }
 REALLOC = re.compile(r"\brealloc\s*\(")
 

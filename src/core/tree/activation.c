@@ -9,10 +9,12 @@
 
 #include "cdd/envset.h"
 #include "cdd/error.h"
+#include "cdd/extract.h"
 #include "cdd/hash.h"
 #include "cdd/jsonw.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
+#include "cdd/strbuf.h"
 #include "cdd/txn.h"
 #include "plan_int.h"
 
@@ -61,7 +63,7 @@ static int plan_files(struct cdd_tree *tree, struct cdd_receipt *rc,
                             "cudnn-deploy wrote; move it away first",
                             files[i].path);
         if (!(it = cdd_plan_add(plan, files[i].path)))
-            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            return cdd_last_error()->code;
         it->role = CDD_ROLE_ACTIVATION;
         it->size = strlen(files[i].text);
         memcpy(it->sha256, sha, CDD_SHA256_LEN);
@@ -116,11 +118,13 @@ static int add_dir(struct cdd_receipt *rc, const char *d)
     for (size_t i = 0; i < rc->n_created_dirs; i++)
         if (strcmp(rc->created_dirs[i], d) == 0)
             return 0;
-    char **v = realloc(rc->created_dirs, (rc->n_created_dirs + 1) * sizeof *v);
-    if (!v)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    rc->created_dirs = v;
-    if (!(v[rc->n_created_dirs] = strdup(d)))
+    /* A created folder is a prefix of an entry: no more of them than
+     * entries in a package. */
+    int r = CDD_GROW(rc->created_dirs, NULL, rc->n_created_dirs + 1,
+                     CDD_MAX_ENTRIES, "receipt folders");
+    if (r)
+        return r;
+    if (!(rc->created_dirs[rc->n_created_dirs] = strdup(d)))
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     rc->n_created_dirs++;
     return 0;
@@ -152,11 +156,10 @@ static int receipt_with(struct cdd_tree *tree, struct cdd_receipt *rc,
     size_t add = 0;
     for (size_t i = 0; i < plan->n; i++)
         add += !listed(rc, plan->items[i].path);
-    struct cdd_rfile_entry *v = realloc(rc->files,
-                                        (rc->n_files + add + 1) * sizeof *v);
-    if (!v)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    rc->files = v;
+    int r0 = CDD_GROW(rc->files, NULL, rc->n_files + add + 1,
+                      CDD_MAX_ENTRIES, "receipt files");
+    if (r0)
+        return r0;
     for (size_t i = 0; i < plan->n; i++) {
         const struct cdd_plan_item *it = &plan->items[i];
         struct cdd_rfile_entry *f = listed(rc, it->path);

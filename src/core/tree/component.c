@@ -76,7 +76,7 @@ static int sink_entry(void *ud, const struct cdd_xentry *e)
     }
     struct cdd_plan_item *it = cdd_plan_add(c->plan, dest);
     if (!it) {
-        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        r = cdd_last_error()->code;
         goto out;
     }
     it->role = CDD_ROLE_RUNTIME;

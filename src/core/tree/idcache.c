@@ -18,6 +18,7 @@
 #include "cdd/archive.h"
 #include "cdd/error.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 #include "cdd/sys.h"
 #include "cdd/tree.h"
 
@@ -57,15 +58,11 @@ int cdd_idcache_put(struct cdd_idcache *c, const struct cdd_idrec *rec)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     struct cdd_idrec *slot = (struct cdd_idrec *)cdd_idcache_find(c, p);
     if (!slot) {
-        if (c->n == c->cap) {
-            size_t cap = c->cap ? 2 * c->cap : 64;
-            struct cdd_idrec *v = realloc(c->files, cap * sizeof *v);
-            if (!v) {
-                free(p);
-                return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-            }
-            c->files = v;
-            c->cap = cap;
+        int r = CDD_GROW(c->files, &c->cap, c->n + 1, IDCACHE_MAX_FILES,
+                         "identity cache files");
+        if (r) {
+            free(p);
+            return r;
         }
         slot = &c->files[c->n++];
         memset(slot, 0, sizeof *slot);
@@ -201,46 +198,32 @@ int cdd_idcache_load(struct cdd_tree *t, struct cdd_idcache *c)
     return 0;
 }
 
-static int put_rec(char **buf, size_t *len, size_t *cap, char tag,
-                   const struct cdd_idrec *r)
+static int put_rec(struct cdd_sb *sb, char tag, const struct cdd_idrec *r)
 {
     char hex[CDD_SHA256_HEX]; /* fixed: sha256 hex */
     cdd_hex_encode(r->sha256, CDD_SHA256_LEN, hex);
-    size_t need = 200 + (r->path ? strlen(r->path) : 0);
-    if (*len + need > *cap) {
-        size_t nc = (*cap + need) * 2;
-        char *nb = realloc(*buf, nc);
-        if (!nb)
-            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-        *buf = nb;
-        *cap = nc;
-    }
-    int n = snprintf(*buf + *len, *cap - *len,
-                     "%c %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64
-                     " %" PRId64 " %" PRId64 "%s%s\n",
-                     tag, hex, r->id.dev, r->id.ino, r->id.size,
-                     r->id.mtime_ns, r->id.ctime_ns, r->seen_ns,
-                     r->path ? " " : "", r->path ? r->path : "");
-    if (n < 0 || (size_t)n >= *cap - *len)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    *len += (size_t)n;
-    return 0;
+    return cdd_sb_addf(sb,
+                       "%c %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64
+                       " %" PRId64 " %" PRId64 "%s%s\n",
+                       tag, hex, r->id.dev, r->id.ino, r->id.size,
+                       r->id.mtime_ns, r->id.ctime_ns, r->seen_ns,
+                       r->path ? " " : "", r->path ? r->path : "");
 }
 
 int cdd_idcache_save(struct cdd_tree *t, const struct cdd_idcache *c)
 {
-    size_t cap = 256, len = 0;
-    char *buf = malloc(cap);
-    int r = buf ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    if (!r)
-        len = (size_t)snprintf(buf, cap, "%s\n", IDCACHE_MAGIC);
+    /* The bound the load applies: what is written can be read back. */
+    struct cdd_sb sb;
+    cdd_sb_init(&sb, CDD_IDCACHE_MAX_BYTES, "identity cache");
+    int r = cdd_sb_addf(&sb, "%s\n", IDCACHE_MAGIC);
     if (!r && c->archive.valid)
-        r = put_rec(&buf, &len, &cap, 'a', &c->archive);
+        r = put_rec(&sb, 'a', &c->archive);
     for (size_t i = 0; !r && i < c->n; i++)
         if (c->files[i].valid)
-            r = put_rec(&buf, &len, &cap, 'f', &c->files[i]);
+            r = put_rec(&sb, 'f', &c->files[i]);
     if (!r)
-        r = cdd_tree_write_atomic(t, CDD_IDCACHE_FILE, buf, len);
-    free(buf);
+        r = cdd_tree_write_atomic(t, CDD_IDCACHE_FILE, cdd_sb_str(&sb),
+                                  cdd_sb_len(&sb));
+    cdd_sb_free(&sb);
     return r;
 }

@@ -21,6 +21,7 @@
 #include "cdd/profile.h"
 #include "cdd/receipt.h"
 #include "cdd/state.h"
+#include "cdd/strbuf.h"
 #include "cdd/thread.h"
 #include "cdd/tree.h"
 #include "treecheck.h"
@@ -113,7 +114,7 @@ static int plan_entry(struct inst *c, const struct cdd_xentry *e,
     }
     struct cdd_plan_item *it = cdd_plan_add(&c->res->plan, dest);
     if (!it) {
-        r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        r = cdd_last_error()->code;
         goto out;
     }
     it->role = e->role;
@@ -526,7 +527,7 @@ static int plan_against_tree(struct inst *c, const struct cdd_receipt *prev)
             continue;
         struct cdd_plan_item *it = cdd_plan_add(p, f->path);
         if (!it)
-            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            return cdd_last_error()->code;
         it->role = f->role;
         it->action = CDD_ACT_REMOVE;
         it->is_symlink = f->is_symlink;
@@ -538,16 +539,17 @@ static int plan_against_tree(struct inst *c, const struct cdd_receipt *prev)
     return 0;
 }
 
-static int strv_add(char ***v, size_t *n, const char *s)
+/* Add s to a receipt list once; a list holds paths of one package, so no
+ * more than CDD_MAX_ENTRIES of them. */
+static int strv_add(char ***v, size_t *n, const char *s, const char *what)
 {
     for (size_t i = 0; i < *n; i++)
         if (strcmp((*v)[i], s) == 0)
             return 0;
-    char **nv = realloc(*v, (*n + 1) * sizeof *nv);
-    if (!nv)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    *v = nv;
-    if (!(nv[*n] = strdup(s)))
+    int r = cdd_grow(v, NULL, *n + 1, sizeof **v, CDD_MAX_ENTRIES, what);
+    if (r)
+        return r;
+    if (!((*v)[*n] = strdup(s)))
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     (*n)++;
     return 0;
@@ -558,14 +560,17 @@ static int backup_add(struct cdd_receipt *rc, const char *path,
                       const struct cdd_jprev *pv)
 {
     size_t n = rc->n_backed_up;
-    int r = strv_add(&rc->backed_up, &rc->n_backed_up, path);
+    int r = strv_add(&rc->backed_up, &rc->n_backed_up, path,
+                     "receipt backups");
     if (r || rc->n_backed_up == n)
         return r;
-    struct cdd_jprev *v =
-        realloc(rc->backed_up_prev, rc->n_backed_up * sizeof *v);
-    if (!v)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    rc->backed_up_prev = v;
+    if ((r = CDD_GROW(rc->backed_up_prev, NULL, rc->n_backed_up,
+                      CDD_MAX_ENTRIES, "receipt backups"))) {
+        free(rc->backed_up[n]);
+        rc->n_backed_up = n;
+        return r;
+    }
+    struct cdd_jprev *v = rc->backed_up_prev;
     memset(&v[n], 0, sizeof v[n]);
     return pv ? (cdd_jprev_copy(&v[n], pv) ? cdd_fail(CDD_E_NOMEM, 0, 0, 0)
                                            : 0)
@@ -586,7 +591,8 @@ static int note_missing_dirs(struct inst *c, const char *rel,
         struct cdd_stat st;
         r = cdd_tree_lstat(c->tree, d, &st);
         if (!r && st.type == CDD_FT_NONE)
-            r = strv_add(&rc->created_dirs, &rc->n_created_dirs, d);
+            r = strv_add(&rc->created_dirs, &rc->n_created_dirs, d,
+                         "receipt folders");
         *s = '/';
     }
     free(d);
@@ -1040,7 +1046,7 @@ static int plan_from_receipt(struct inst *c, const struct cdd_receipt *prev)
         const struct cdd_rfile_entry *f = &prev->files[i];
         struct cdd_plan_item *it = cdd_plan_add(&c->res->plan, f->path);
         if (!it)
-            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            return cdd_last_error()->code;
         it->role = f->role;
         it->action = CDD_ACT_UNCHANGED;
         it->is_symlink = f->is_symlink;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/extract.h"
 #include "cdd/journal.h"
 #include "cdd/pathsafe.h"
 #include "cdd/state.h"
@@ -18,6 +19,13 @@ static int nomem(void)
     return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
 }
 
+
+/* One transaction replaces one package by another: each entry of either is
+ * placed, deleted or (a folder) removed once, with room for the scripts
+ * and folders around them. */
+#define JOURNAL_MAX_OPS (4 * (size_t)CDD_MAX_ENTRIES)
+/* The folders it makes are prefixes of the entries it places. */
+#define JOURNAL_MAX_MDIRS ((size_t)CDD_MAX_ENTRIES)
 
 static int has_prefix(const char *s, const char *prefix)
 {
@@ -157,14 +165,10 @@ void cdd_journal_clear(struct cdd_journal *j)
 int cdd_journal_push(struct cdd_journal *j, char type, const char *src,
                      const char *dest, const struct cdd_jprev *prev)
 {
-    if (j->nops == j->cap) {
-        size_t cap = j->cap ? j->cap * 2 : 32;
-        struct cdd_jop *ops = realloc(j->ops, cap * sizeof *ops);
-        if (!ops)
-            return nomem();
-        j->ops = ops;
-        j->cap = cap;
-    }
+    int r = CDD_GROW(j->ops, &j->cap, j->nops + 1, JOURNAL_MAX_OPS,
+                     "journal records");
+    if (r)
+        return r;
     struct cdd_jop *op = &j->ops[j->nops];
     memset(op, 0, sizeof *op);
     op->type = type;
@@ -192,18 +196,16 @@ int cdd_journal_add_mdir(struct cdd_journal *j, const char *dir)
     for (size_t i = 0; i < j->n_mdirs; i++)
         if (strcmp(j->mdirs[i], dir) == 0)
             return 0;
-    if (j->n_mdirs == j->cap_mdirs) {
-        size_t cap = j->cap_mdirs ? j->cap_mdirs * 2 : 16;
-        char **v = realloc(j->mdirs, cap * sizeof *v);
-        if (!v)
-            return nomem();
-        j->mdirs = v;
-        size_t *ln = realloc(j->mdir_lines, cap * sizeof *ln);
-        if (!ln)
-            return nomem();
-        j->mdir_lines = ln;
-        j->cap_mdirs = cap;
-    }
+    /* Two arrays of one length: lines kept exactly at the names' capacity. */
+    size_t cap = j->cap_mdirs;
+    int r = CDD_GROW(j->mdirs, &cap, j->n_mdirs + 1, JOURNAL_MAX_MDIRS,
+                     "journal folders");
+    if (!r && cap != j->cap_mdirs)
+        r = CDD_GROW(j->mdir_lines, NULL, cap, JOURNAL_MAX_MDIRS,
+                     "journal folders");
+    if (r)
+        return r;
+    j->cap_mdirs = cap;
     if (!(j->mdirs[j->n_mdirs] = cdd_strdup(dir)))
         return nomem();
     j->mdir_lines[j->n_mdirs] = 0;

@@ -7,6 +7,7 @@
 
 #include "cdd/deploy.h"
 #include "cdd/error.h"
+#include "cdd/extract.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
@@ -45,18 +46,15 @@ void cdd_plan_clear(struct cdd_plan *p)
 
 struct cdd_plan_item *cdd_plan_add(struct cdd_plan *p, const char *path)
 {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        struct cdd_plan_item *n = realloc(p->items, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        p->items = n;
-        p->cap = cap;
-    }
+    if (CDD_GROW(p->items, &p->cap, p->n + 1, CDD_PLAN_MAX_ITEMS,
+                 "plan items"))
+        return NULL;
     struct cdd_plan_item *it = &p->items[p->n];
     memset(it, 0, sizeof *it);
-    if (!(it->path = strdup(path)))
+    if (!(it->path = strdup(path))) {
+        cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
         return NULL;
+    }
     p->n++;
     return it;
 }

@@ -50,7 +50,7 @@ int cdd_status(struct cdd_tree *tree, int full_hash, int jobs,
     for (size_t i = 0; !r && i < rc->n_files; i++) {
         struct cdd_plan_item *it = cdd_plan_add(&res->plan, rc->files[i].path);
         if (!it) {
-            r = cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            r = cdd_last_error()->code;
             break;
         }
         it->role = rc->files[i].role;

@@ -21,6 +21,7 @@
 
 #include "cdd/env.h"
 #include "cdd/error.h"
+#include "cdd/extract.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
 #include "cdd/state.h"
@@ -29,6 +30,15 @@
 
 #define MAX_LINKS 40
 #define MAX_DEPTH 256
+/* Components still to walk: the caller's path and up to MAX_LINKS link
+ * targets, each a path of at most CDD_PATH_MAX bytes ("a/" per component). */
+#define MAX_PENDING ((MAX_LINKS + 1) * ((size_t)CDD_PATH_MAX / 2 + 1))
+/* Folders one walk creates: at most MAX_DEPTH paths, '\n'-separated. */
+#define MAX_CREATED ((MAX_DEPTH + 1) * ((size_t)CDD_PATH_MAX + 1) + 1)
+/* Names listed in one folder to remove it: cudnn-deploy removes what it
+ * wrote (a package's staging, its state folder), never more entries than a
+ * package holds. */
+#define MAX_LISTED ((size_t)CDD_MAX_ENTRIES)
 
 struct cdd_tree {
     char *given;               /* the root as named by the user */
@@ -310,18 +320,14 @@ struct pending {
 static int pending_push(struct pending *q, const char *s, size_t n,
                         size_t orig_end)
 {
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 16;
-        char **it = realloc(q->items, cap * sizeof *it);
-        if (!it)
-            return nomem();
-        q->items = it;
-        size_t *oe = realloc(q->orig_end, cap * sizeof *oe);
-        if (!oe)
-            return nomem();
-        q->orig_end = oe;
-        q->cap = cap;
-    }
+    /* Two arrays of one length: ends kept exactly at the items' capacity. */
+    size_t cap = q->cap;
+    int r = CDD_GROW(q->items, &cap, q->n + 1, MAX_PENDING, "path components");
+    if (!r && cap != q->cap)
+        r = CDD_GROW(q->orig_end, NULL, cap, MAX_PENDING, "path components");
+    if (r)
+        return r;
+    q->cap = cap;
     if (!(q->items[q->n] = cdd_strndup(s, n)))
         return nomem();
     q->orig_end[q->n++] = orig_end;
@@ -459,9 +465,10 @@ struct walk_out {
 static int add_created(char **list, const char *s, size_t n)
 {
     size_t old = *list ? strlen(*list) : 0;
-    char *p = realloc(*list, old + n + 2);
-    if (!p)
-        return nomem();
+    int r = CDD_GROW(*list, NULL, old + n + 2, MAX_CREATED, "created folders");
+    if (r)
+        return r;
+    char *p = *list;
     memcpy(p + old, s, n);
     p[old + n] = '\n';
     p[old + n + 1] = '\0';
@@ -959,14 +966,9 @@ struct names {
 static int collect(void *ud, const char *name)
 {
     struct names *l = ud;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return nomem();
-        l->v = v;
-        l->cap = cap;
-    }
+    int r = CDD_GROW(l->v, &l->cap, l->n + 1, MAX_LISTED, "folder entries");
+    if (r)
+        return r;
     if (!(l->v[l->n] = cdd_strndup(name, strlen(name))))
         return nomem();
     l->n++;

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "cdd/error.h"
+#include "cdd/extract.h"
 #include "cdd/fsops.h"
 #include "cdd/journal.h"
 #include "cdd/pathsafe.h"
@@ -56,6 +57,10 @@
 #include "cdd/sys.h"
 
 #define JOURNAL_MAX ((size_t)256 << 20)
+/* Paths one transaction names (dests, sources, their folders, the
+ * expectations on dests): its journal holds at most 4 records per entry of
+ * a package (journal.c), each naming a dest and maybe a source. */
+#define TXN_MAX_PATHS (8 * (size_t)CDD_MAX_ENTRIES)
 #define STAGE_DIR_PREFIX CDD_STATE_DIR "/" CDD_STAGE_PREFIX
 #define BACKUP_PREFIX CDD_BACKUP_DIR "/"
 
@@ -154,14 +159,10 @@ static int strset_add(struct strset *s, const char *k, int *added)
     size_t *slot = strset_find(s, k);
     if (*slot)
         return 0;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        char **items = realloc(s->items, cap * sizeof *items);
-        if (!items)
-            return nomem();
-        s->items = items;
-        s->cap = cap;
-    }
+    int r = CDD_GROW(s->items, &s->cap, s->n + 1, TXN_MAX_PATHS,
+                     "transaction paths");
+    if (r)
+        return r;
     if (!(s->items[s->n] = cdd_strdup(k)))
         return nomem();
     *slot = ++s->n;
@@ -486,11 +487,11 @@ int cdd_txn_rmdir(struct cdd_txn *t, const char *dir_rel)
 int cdd_txn_expect(struct cdd_txn *t, const char *dest_rel,
                    const struct cdd_jprev *prev)
 {
-    struct expect *e = realloc(t->exp, (t->n_exp + 1) * sizeof *e);
-    if (!e)
-        return nomem();
-    t->exp = e;
-    e = &t->exp[t->n_exp];
+    int r = CDD_GROW(t->exp, NULL, t->n_exp + 1, TXN_MAX_PATHS,
+                     "transaction expectations");
+    if (r)
+        return r;
+    struct expect *e = &t->exp[t->n_exp];
     memset(e, 0, sizeof *e);
     if (!(e->dest = cdd_strdup(dest_rel)) || cdd_jprev_copy(&e->prev, prev)) {
         free(e->dest);

@@ -126,7 +126,7 @@ static int plan_uninstall(struct cdd_tree *root, const struct cdd_receipt *rc,
             /* It was there, identical, before the install: it stays. */
             struct cdd_plan_item *it = cdd_plan_add(plan, f->path);
             if (!it)
-                return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+                return cdd_last_error()->code;
             it->role = f->role;
             it->action = CDD_ACT_UNCHANGED;
             continue;
@@ -137,7 +137,7 @@ static int plan_uninstall(struct cdd_tree *root, const struct cdd_receipt *rc,
         struct cdd_plan_item *it = cdd_plan_add(plan, f->path);
         if (!it) {
             free(detail);
-            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            return cdd_last_error()->code;
         }
         it->role = f->role;
         it->detail = detail;
@@ -160,7 +160,7 @@ static int plan_uninstall(struct cdd_tree *root, const struct cdd_receipt *rc,
             continue;
         struct cdd_plan_item *it = cdd_plan_find(plan, path, 0);
         if (!it && !(it = cdd_plan_add(plan, path)))
-            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+            return cdd_last_error()->code;
         if (it->action != CDD_ACT_MODIFIED)
             it->action = CDD_ACT_RESTORE;
     }
