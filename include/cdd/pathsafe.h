@@ -18,7 +18,9 @@
  * invisible and bidirectional formatting characters (names that look like
  * other names), look-alikes of '/', '\\', ':' and the fullwidth ASCII block
  * (Windows' "best fit" conversion turns them into the real characters),
- * components longer than 255 bytes and paths longer than 1024 bytes.
+ * components longer than CDD_NAME_MAX (255) bytes and paths longer than
+ * CDD_PATH_MAX_POSIX (4095) bytes, on every OS (an archive is the same file
+ * wherever it is read).
  *
  * A single trailing '/' (directory entries in archives) is accepted when
  * allow_trailing_slash is set. Returns 1 when safe, 0 when not; *why then

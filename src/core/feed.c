@@ -139,21 +139,35 @@ void cdd_feed_complete(struct cdd_feed *f, const struct cdd_finfo *fi)
     cdd_mutex_unlock(f->mu);
 }
 
+/* Record that reading must stop: the first failure's error e is kept
+ * (handed on: freed with the feed; a later one is dropped), why replaces
+ * the reason when not NULL, a feed still PENDING becomes pending_to, and
+ * every waiter wakes to see it. */
+static void record_failure(struct cdd_feed *f, struct cdd_errsave *e,
+                           const char *why, enum cdd_feed_state pending_to,
+                           int abandon)
+{
+    cdd_mutex_lock(f->mu);
+    if (!f->failed) {
+        f->err = *e;
+        f->failed = 1;
+    } else {
+        cdd_error_save_free(e);
+    }
+    if (why)
+        f->why = why;
+    f->abandoned |= abandon;
+    if (f->state == CDD_FEED_PENDING)
+        f->state = pending_to;
+    cdd_cond_broadcast(f->cv);
+    cdd_mutex_unlock(f->mu);
+}
+
 void cdd_feed_fail(struct cdd_feed *f)
 {
     struct cdd_errsave e;
     cdd_error_save(&e);
-    cdd_mutex_lock(f->mu);
-    if (!f->failed) {
-        f->err = e; /* handed on: freed with the feed */
-        f->failed = 1;
-    } else {
-        cdd_error_save_free(&e);
-    }
-    if (f->state == CDD_FEED_PENDING)
-        f->state = CDD_FEED_FAILED;
-    cdd_cond_broadcast(f->cv);
-    cdd_mutex_unlock(f->mu);
+    record_failure(f, &e, NULL, CDD_FEED_FAILED, 0);
 }
 
 static void stop_reading(struct cdd_feed *f, const char *why,
@@ -166,19 +180,7 @@ static void stop_reading(struct cdd_feed *f, const char *why,
     /* The writer's own last error stays its own. */
     (void)cdd_error_restore(&keep);
     cdd_error_save_free(&keep);
-    cdd_mutex_lock(f->mu);
-    if (!f->failed) {
-        f->err = e; /* handed on: freed with the feed */
-        f->failed = 1;
-    } else {
-        cdd_error_save_free(&e);
-    }
-    f->why = why;
-    f->abandoned |= abandon;
-    if (f->state == CDD_FEED_PENDING)
-        f->state = pending_to;
-    cdd_cond_broadcast(f->cv);
-    cdd_mutex_unlock(f->mu);
+    record_failure(f, &e, why, pending_to, abandon);
 }
 
 void cdd_feed_abandon(struct cdd_feed *f, const char *why)

@@ -7,14 +7,23 @@
 
 #include "casefold.h"
 #include "cdd/error.h"
+#include "cdd/strbuf.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PATH_BYTES 1024
-#define MAX_COMPONENT_BYTES 255
+/* The bound on an archive entry's whole name (issue 18): POSIX's path limit
+ * on every OS, Windows included. An archive is the same file whichever OS
+ * reads it, so its names get one bound; Windows could hold longer paths
+ * (CDD_PATH_MAX_WIN32), but an archive whose names pass 4095 bytes could not
+ * be unpacked on Linux and is refused everywhere. Each component is bounded
+ * by CDD_NAME_MAX. The messages below spell out both numbers. */
+#define MAX_PATH_BYTES CDD_PATH_MAX_POSIX
+#define MAX_COMPONENT_BYTES CDD_NAME_MAX
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* ---- UTF-8 ---------------------------------------------------------------- */
 
@@ -155,7 +164,7 @@ static const char *check_component(const char *comp, size_t len)
     if (len == 2 && comp[0] == '.' && comp[1] == '.')
         return "contains '..'";
     if (len > MAX_COMPONENT_BYTES)
-        return "component longer than 255 bytes";
+        return "component longer than " STR(CDD_NAME_MAX) " bytes";
     if (comp[len - 1] == '.')
         return "component ends with '.' (Windows drops it)";
     if (comp[len - 1] == ' ')
@@ -189,7 +198,9 @@ int cdd_path_is_safe(const char *path, int allow_trailing_slash,
         return unsafe(why, "empty name");
     len = strlen(path);
     if (len > MAX_PATH_BYTES)
-        return unsafe(why, "path longer than 1024 bytes");
+        return unsafe(why, "path longer than " STR(CDD_PATH_MAX_POSIX)
+                           " bytes (the bound of an archive entry's name on "
+                           "every OS)");
 
     /* The shape of the start first, so the message says what was meant. */
     if ((s[0] == '/' || s[0] == '\\') && (s[1] == '/' || s[1] == '\\'))

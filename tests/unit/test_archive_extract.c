@@ -834,9 +834,10 @@ static void test_unsafe_names(void)
 /* Issue 18 from the attacker's side: the bounds on a name, in a tar (pax
  * names) and a zip. One component of 255 bytes is a name like any other (a
  * listed file of that name is extracted); 256 bytes is refused, and the
- * message names the entry whole, not cut. A whole entry name of 1024 bytes
- * (the bound of pathsafe.c) is taken as safe and gets as far as the
- * manifest check (it is not listed); 1025 is refused as too long. */
+ * message names the entry whole, not cut. A whole entry name of 4095 bytes
+ * (CDD_PATH_MAX_POSIX, the bound of pathsafe.c on every OS) is taken as
+ * safe and gets as far as the manifest check (it is not listed); 4096 is
+ * refused as too long. */
 static char *repeat(char c, size_t n)
 {
     char *s = malloc(n + 1);
@@ -924,14 +925,14 @@ static void test_name_bounds(void)
                   "the message does not name \"%s\" whole", full);
         free(full);
 
-        /* A whole name of 1024 bytes passes the name check (and is then
-         * not in the manifest); 1025 bytes is refused for its length. */
+        /* A whole name of 4095 bytes passes the name check (and is then
+         * not in the manifest); 4096 bytes is refused for its length. */
         static const struct {
             size_t len;
             int want;
             const char *msg;
-        } paths[] = {{1024, CDD_E_ARCHIVE, "not in the manifest"},
-                     {1025, CDD_E_UNSAFE, "path longer than 1024 bytes"}};
+        } paths[] = {{4095, CDD_E_ARCHIVE, "not in the manifest"},
+                     {4096, CDD_E_UNSAFE, "path longer than 4095 bytes"}};
         for (size_t k = 0; k < 2; k++) {
             full = path_of(top, paths[k].len);
             ents[n_good] = (struct aent){full, 'f', HDR, 0};

@@ -253,31 +253,71 @@ static int read_headers(struct pe *p, struct cdd_bininfo *out)
     return check_trailer(p, symtab, nsyms);
 }
 
-static int read_imports(struct pe *p, struct cdd_bininfo *out)
+/* The two import tables differ in their directory, the size of a
+ * descriptor and where its name and end mark lie. */
+struct import_kind {
+    int dir;              /* DIR_IMPORT or DIR_DELAY_IMPORT */
+    unsigned size;        /* bytes of one descriptor */
+    int delay;            /* delay-load: attributes at 0, name at 4 */
+    const char *what;     /* one descriptor, in messages */
+    const char *set_what; /* the whole list, for its bound */
+};
+
+static const struct import_kind IMPORTS = {DIR_IMPORT, 20, 0,
+                                           "import descriptor",
+                                           "import descriptors"};
+static const struct import_kind DELAY_IMPORTS = {
+    DIR_DELAY_IMPORT, 32, 1, "delay-load descriptor",
+    "delay-load import descriptors"};
+
+/* The DLL names of one import table, in order. */
+static int read_import_table(struct pe *p, const struct import_kind *k,
+                             char ***names, size_t *n_names)
 {
-    struct cdd_strvec v = {NULL, 0, 0, CDD_BIN_MAX_NEEDED,
-                           "import descriptors"};
+    struct cdd_strvec v = {NULL, 0, 0, CDD_BIN_MAX_NEEDED, k->set_what};
     int rc = 0;
-    for (uint64_t i = 0; p->dir_rva[DIR_IMPORT]; i++) {
-        unsigned char d[20]; /* fixed: bytes of a PE structure */
+    for (uint64_t i = 0; p->dir_rva[k->dir]; i++) {
+        unsigned char d[32]; /* fixed: bytes of a PE structure */
         char *s = NULL;
-        uint64_t rva = p->dir_rva[DIR_IMPORT] + 20 * i, off, end;
+        uint64_t rva = p->dir_rva[k->dir] + (uint64_t)k->size * i, off, end;
+        uint64_t name;
         /* The loader ignores the directory size and walks to an empty
          * descriptor; so do we, bounded by the table's section. */
-        if (map_rva(p, rva, 20, &off, &end)) {
-            rc = cdd_binrd_corrupt(p->r, "import descriptor %llu (RVA "
-                                   "0x%llx) is not in any section's file "
-                                   "data: table without terminator?",
+        if (map_rva(p, rva, k->size, &off, &end)) {
+            rc = cdd_binrd_corrupt(p->r, "%s %llu (RVA 0x%llx) is not in "
+                                   "any section's file data: table without "
+                                   "terminator?", k->what,
                                    (unsigned long long)i,
                                    (unsigned long long)rva);
             break;
         }
-        if ((rc = cdd_binrd_read(p->r, off, d, 20, "import descriptor")))
+        if ((rc = cdd_binrd_read(p->r, off, d, k->size, k->what)))
             break;
-        uint32_t name = ld32(d + 12), iat = ld32(d + 16);
-        if (name == 0 || iat == 0) /* as the loader decides the end */
-            break;
-        if ((rc = rva_str(p, name, "import descriptor", &s)) ||
+        if (!k->delay) {
+            uint32_t iat = ld32(d + 16);
+            name = ld32(d + 12);
+            if (name == 0 || iat == 0) /* as the loader decides the end */
+                break;
+        } else {
+            uint32_t attrs = ld32(d);
+            name = ld32(d + 4);
+            if (name == 0)
+                break;
+            /* Visual C++ 6 wrote virtual addresses; attribute bit 0 marks
+             * the RVA form every later linker writes. */
+            if (!(attrs & 1)) {
+                if (name < p->image_base ||
+                    name - p->image_base > 0xffffffffu) {
+                    rc = cdd_binrd_corrupt(p->r, "%s %llu: name address "
+                                           "0x%llx is outside the image",
+                                           k->what, (unsigned long long)i,
+                                           (unsigned long long)name);
+                    break;
+                }
+                name -= p->image_base;
+            }
+        }
+        if ((rc = rva_str(p, name, k->what, &s)) ||
             (rc = cdd_strvec_push(p->r, &v, s)))
             break;
     }
@@ -285,57 +325,20 @@ static int read_imports(struct pe *p, struct cdd_bininfo *out)
         cdd_strvec_free(&v);
         return rc;
     }
-    out->needed = v.v;
-    out->n_needed = v.n;
+    *names = v.v;
+    *n_names = v.n;
     return 0;
+}
+
+static int read_imports(struct pe *p, struct cdd_bininfo *out)
+{
+    return read_import_table(p, &IMPORTS, &out->needed, &out->n_needed);
 }
 
 static int read_delay_imports(struct pe *p, struct cdd_bininfo *out)
 {
-    struct cdd_strvec v = {NULL, 0, 0, CDD_BIN_MAX_NEEDED,
-                           "delay-load import descriptors"};
-    int rc = 0;
-    for (uint64_t i = 0; p->dir_rva[DIR_DELAY_IMPORT]; i++) {
-        unsigned char d[32]; /* fixed: bytes of a PE structure */
-        char *s = NULL;
-        uint64_t rva = p->dir_rva[DIR_DELAY_IMPORT] + 32 * i, off, end;
-        if (map_rva(p, rva, 32, &off, &end)) {
-            rc = cdd_binrd_corrupt(p->r, "delay-load descriptor %llu (RVA "
-                                   "0x%llx) is not in any section's file "
-                                   "data: table without terminator?",
-                                   (unsigned long long)i,
-                                   (unsigned long long)rva);
-            break;
-        }
-        if ((rc = cdd_binrd_read(p->r, off, d, 32, "delay-load descriptor")))
-            break;
-        uint32_t attrs = ld32(d);
-        uint64_t name = ld32(d + 4);
-        if (name == 0)
-            break;
-        /* Visual C++ 6 wrote virtual addresses; attribute bit 0 marks the
-         * RVA form every later linker writes. */
-        if (!(attrs & 1)) {
-            if (name < p->image_base || name - p->image_base > 0xffffffffu) {
-                rc = cdd_binrd_corrupt(p->r, "delay-load descriptor %llu: "
-                                       "name address 0x%llx is outside the "
-                                       "image", (unsigned long long)i,
-                                       (unsigned long long)name);
-                break;
-            }
-            name -= p->image_base;
-        }
-        if ((rc = rva_str(p, name, "delay-load descriptor", &s)) ||
-            (rc = cdd_strvec_push(p->r, &v, s)))
-            break;
-    }
-    if (rc) {
-        cdd_strvec_free(&v);
-        return rc;
-    }
-    out->delay_needed = v.v;
-    out->n_delay_needed = v.n;
-    return 0;
+    return read_import_table(p, &DELAY_IMPORTS, &out->delay_needed,
+                             &out->n_delay_needed);
 }
 
 /* Export names lie together; reading their whole span once beats fetching
