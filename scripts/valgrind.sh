@@ -12,42 +12,112 @@
 #   scripts/valgrind.sh                 all unit tests and e2e scripts
 #   VALGRIND_E2E="test_install test_hostile" scripts/valgrind.sh
 #   VALGRIND_UNIT=none / VALGRIND_E2E=none   skip a half
+#
+# In parallel (issue 18; docs/reliability.md "The long campaigns in
+# parallel"):
+#   VALGRIND_JOBS=N     run N tasks at a time (a unit test, an e2e script,
+#                       or a part of one), each with its own CDD_TEST_TMP
+#   VALGRIND_SPLIT=N    split each e2e script named into N parts by test id
+#                       (`Class.test_method`, dealt round-robin; each part is
+#                       `python3 tests/e2e/SCRIPT.py ID...`), so that one
+#                       long script (test_tamper, test_parallel, test_kill)
+#                       uses N processes: VALGRIND_SPLIT=16 VALGRIND_JOBS=16
+#   VALGRIND_DEADLINE=S start no task after S seconds; those not started
+#                       are listed (and the run is not counted as complete)
+# Elsewhere (the device host, which has no valgrind and cannot build):
+#   VALGRIND_BIN=PATH   the valgrind to run, e.g. a copy unpacked from
+#                       Debian's package (scripts/prepare-campaign.sh); a
+#                       relocated valgrind also needs VALGRIND_LIB=DIR, the
+#                       folder holding memcheck-amd64-linux, the
+#                       vgpreload_*.so and default.supp (Debian:
+#                       usr/libexec/valgrind)
+#   VALGRIND_NOBUILD=1  use $VALGRIND_BUILD as it is (built elsewhere)
 set -u
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+
+# One task (the script runs itself per task, N at a time, through xargs):
+# unit:NAME, e2e:SCRIPT, or e2e:SCRIPT:K (part K of $VALGRIND_SPLIT).
+if [ "${1:-}" = --one ]; then
+    task=$2
+    name=$(echo "$task" | tr ':' '.')
+    if [ -n "$VG_DEADLINE_AT" ] && [ "$(date +%s)" -ge "$VG_DEADLINE_AT" ]; then
+        : >"$VG_LOGS/$name.notstarted"
+        exit 0
+    fi
+    rm -rf "$VG_TMP/$name"
+    case $task in
+    unit:*)
+        n=${task#unit:}
+        # shellcheck disable=SC2086
+        CDD_TEST_TMP="$VG_TMP/$name" nice -n 10 $VG_CMD "$VG_ROOT/tests/$n" \
+            >"$VG_LOGS/$name.out" 2>&1 || : >"$VG_LOGS/$name.failed" ;;
+    e2e:*:*)
+        s=${task#e2e:}; k=${s#*:}; s=${s%%:*}
+        ids=$(awk -v k="$k" -v n="$VG_SPLIT" '(NR - 1) % n == k' "$VG_LOGS/$s.ids")
+        [ -n "$ids" ] || exit 0
+        # No CDD_TEST_GROUP: a part holds several classes, whose tests'
+        # folders then keep the class in their path.
+        # shellcheck disable=SC2086
+        CDD_BIN=$VG_WRAPPER CDD_EXE=$VG_ROOT/cudnn-deploy CDD_FAULT_BUILD=ON \
+            CDD_TEST_TMP="$VG_TMP/$name" PYTHONDONTWRITEBYTECODE=1 \
+            nice -n 10 python3 "tests/e2e/$s.py" $ids \
+            >"$VG_LOGS/$name.out" 2>&1 || : >"$VG_LOGS/$name.failed" ;;
+    e2e:*)
+        s=${task#e2e:}
+        CDD_BIN=$VG_WRAPPER CDD_EXE=$VG_ROOT/cudnn-deploy CDD_FAULT_BUILD=ON \
+            CDD_TEST_TMP="$VG_TMP/$name" CDD_TEST_GROUP=$s PYTHONDONTWRITEBYTECODE=1 \
+            nice -n 10 python3 "tests/e2e/$s.py" \
+            >"$VG_LOGS/$name.out" 2>&1 || : >"$VG_LOGS/$name.failed" ;;
+    esac
+    : >"$VG_LOGS/$name.done"
+    echo "valgrind: $name done"
+    exit 0
+fi
+
 build=${VALGRIND_BUILD:-build-valgrind}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
-command -v valgrind >/dev/null 2>&1 || {
-    echo "valgrind: not installed (scripts/install-deps.sh installs it)" >&2
+vgjobs=${VALGRIND_JOBS:-1}
+split=${VALGRIND_SPLIT:-0}
+valgrind=${VALGRIND_BIN:-valgrind}
+command -v "$valgrind" >/dev/null 2>&1 || {
+    echo "valgrind: $valgrind not found (scripts/install-deps.sh installs it;" \
+         "VALGRIND_BIN names another)" >&2
     exit 1
 }
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCDD_FAULT_INJECTION=ON >/dev/null || exit 1
-cmake --build "$build" -j "$jobs" >/dev/null || exit 1
+if [ "${VALGRIND_NOBUILD:-0}" = 1 ]; then
+    [ -x "$build/cudnn-deploy" ] || {
+        echo "valgrind: VALGRIND_NOBUILD=1 but no $build/cudnn-deploy" >&2; exit 1; }
+else
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCDD_FAULT_INJECTION=ON >/dev/null || exit 1
+    cmake --build "$build" -j "$jobs" >/dev/null || exit 1
+fi
 root=$(cd "$build" && pwd)
 logs=$root/valgrind
 tmp=$root/valgrind-tmp
 rm -rf "$logs" "$tmp"
 mkdir -p "$logs" "$tmp"
-vg="valgrind --tool=memcheck --error-exitcode=86 --leak-check=full
+valgrind=$(command -v "$valgrind")
+vg="$valgrind --tool=memcheck --error-exitcode=86 --leak-check=full
     --show-leak-kinds=definite --errors-for-leak-kinds=definite
     --child-silent-after-fork=yes --num-callers=30 --log-file=$logs/vg.%p.log"
 wrapper=$root/vg-cudnn-deploy
 cat >"$wrapper" <<WRAP
 #!/bin/sh
+${VALGRIND_LIB:+VALGRIND_LIB=$VALGRIND_LIB; export VALGRIND_LIB}
 exec $(echo $vg) "$root/cudnn-deploy" "\$@"
 WRAP
 chmod +x "$wrapper"
 
-failed=""
 start=$(date +%s)
+deadline_at=
+[ -z "${VALGRIND_DEADLINE:-}" ] || deadline_at=$((start + VALGRIND_DEADLINE))
+tasks=$logs/tasks
+: >"$tasks"
 if [ "${VALGRIND_UNIT:-all}" != none ]; then
     for t in "$root"/tests/test_*; do
         [ -x "$t" ] || continue
-        n=$(basename "$t")
-        # shellcheck disable=SC2086
-        if ! CDD_TEST_TMP="$tmp/unit" nice -n 10 $vg "$t" >"$logs/$n.out" 2>&1; then
-            failed="$failed unit.$n"
-        fi
-        echo "valgrind: unit.$n done"
+        echo "unit:$(basename "$t")" >>"$tasks"
     done
 fi
 if [ "${VALGRIND_E2E:-all}" != none ]; then
@@ -57,23 +127,52 @@ if [ "${VALGRIND_E2E:-all}" != none ]; then
     fi
     for s in $scripts; do
         case $s in test_windows_*) continue ;; esac
-        if ! CDD_BIN=$wrapper CDD_EXE=$root/cudnn-deploy CDD_FAULT_BUILD=ON \
-            CDD_TEST_TMP="$tmp/e2e" CDD_TEST_GROUP=$s PYTHONDONTWRITEBYTECODE=1 \
-            nice -n 10 python3 "tests/e2e/$s.py" >"$logs/$s.out" 2>&1; then
-            failed="$failed e2e.$s"
+        if [ "$split" -gt 1 ]; then
+            # The script's test ids, as unittest's loader finds them.
+            CDD_BIN=$wrapper PYTHONDONTWRITEBYTECODE=1 python3 - "$s" \
+                >"$logs/$s.ids" <<'PY' || { echo "valgrind: cannot list $s" >&2; exit 1; }
+import sys, unittest
+sys.path.insert(0, "tests/e2e")
+mod = __import__(sys.argv[1])
+def ids(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from ids(t)
+        else:
+            yield t.id().split(".", 1)[1]
+for i in ids(unittest.defaultTestLoader.loadTestsFromModule(mod)):
+    print(i)
+PY
+            echo "valgrind: e2e.$s: $(wc -l <"$logs/$s.ids") tests in $split parts"
+            k=0
+            while [ "$k" -lt "$split" ]; do
+                echo "e2e:$s:$k" >>"$tasks"; k=$((k + 1))
+            done
+        else
+            echo "e2e:$s" >>"$tasks"
         fi
-        echo "valgrind: e2e.$s done"
     done
 fi
+VG_CMD=$(echo $vg) VG_ROOT=$root VG_LOGS=$logs VG_TMP=$tmp VG_WRAPPER=$wrapper \
+VG_SPLIT=$split VG_DEADLINE_AT=$deadline_at
+export VG_CMD VG_ROOT VG_LOGS VG_TMP VG_WRAPPER VG_SPLIT VG_DEADLINE_AT
+[ -z "${VALGRIND_LIB:-}" ] || export VALGRIND_LIB
+xargs -r -P "$vgjobs" -n 1 sh "$self" --one <"$tasks"
 end=$(date +%s)
+
+names() { for f in "$logs"/*."$1"; do [ -e "$f" ] && basename "$f" ".$1"; done; }
+failed=$(names failed | tr '\n' ' ')
+notstarted=$(names notstarted | tr '\n' ' ')
 procs=$(ls "$logs"/vg.*.log 2>/dev/null | wc -l)
 # "ERROR SUMMARY: N errors": the processes with N > 0.
 bad=$(grep -l 'ERROR SUMMARY: [1-9]' "$logs"/vg.*.log 2>/dev/null | wc -l)
 errs=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$logs"/vg.*.log 2>/dev/null |
     awk '{s += $1} END {print s + 0}')
 echo "---- valgrind memcheck: $procs processes, $errs errors in $bad of them," \
-     "$((end - start)) s ----"
-[ -z "$failed" ] || echo "scripts that failed under valgrind:$failed (outputs in $logs)"
+     "$((end - start)) s, $(wc -l <"$tasks") tasks, $vgjobs at a time ----"
+[ -z "$failed" ] || echo "tasks that failed under valgrind: $failed(outputs in $logs)"
+[ -z "$notstarted" ] ||
+    echo "CUT by VALGRIND_DEADLINE=$VALGRIND_DEADLINE s, not started: $notstarted"
 if [ "$bad" -gt 0 ]; then
     grep -l 'ERROR SUMMARY: [1-9]' "$logs"/vg.*.log | head -5 | while read -r f; do
         echo "== $f"; sed -n '/Invalid\|uninitialised\|definitely lost/,+12p' "$f" | head -40

@@ -38,6 +38,13 @@ Figures: one line per category; --json FILE writes them for
 docs/reliability.md. Exit 0 when no trial failed.
 
     python3 tests/torture/torture.py --bin build/cudnn-deploy [--fast]
+
+The malloc sweep in parallel (issue 18; it needs no strace):
+    torture.py --only malloc --workers 16 --malloc-stride 3 --malloc-offset 0 \
+        --deadline 540 --json malloc.json
+--workers N runs its trials N at a time; --deadline SECONDS starts none
+after that, and the figures name the Ns not reached (exit 0 unless a trial
+failed). tests/device/campaign.sh runs it on the device.
 """
 
 import argparse
@@ -107,6 +114,7 @@ class Stats(object):
         self.failures = []
         self.notes = []
         self.skipped = None
+        self.cut = False
         self.seconds = 0.0
 
     def fail(self, what, why):
@@ -129,7 +137,10 @@ class Campaign(object):
         self.rng = random.Random(args.seed)
         self.n = 0
         self._ref = {}
+        self._mref = {}
         self._points = {}
+        self.t0 = time.time()
+        self.deadline = None
         # Trials run in RAM where there is room (kills and faults test the
         # logic of journal and recovery, not the disk).
         shm = "/dev/shm"
@@ -193,10 +204,11 @@ class Campaign(object):
             self.templates[scen] = ws.dir
         return self.templates[scen]
 
-    def fresh(self, scen, root=None):
-        """A copy of scen's template; returns (folder, tree)."""
+    def fresh(self, scen, root=None, name=None):
+        """A copy of scen's template; returns (folder, tree). name: the
+        folder's name (default t<count>)."""
         self.n += 1
-        d = os.path.join(root or self.trial_root, "t%d" % self.n)
+        d = os.path.join(root or self.trial_root, name or "t%d" % self.n)
         shutil.rmtree(d, ignore_errors=True)
         shutil.copytree(self.template(scen), d, symlinks=True)
         return d, os.path.join(d, "tree")
@@ -210,15 +222,23 @@ class Campaign(object):
         return {p: v for p, v in snap.items()
                 if p != "tree" and not p.startswith("tree/")}
 
-    def reference(self, scen):
-        """(before, after) comparable states of scen and its argv's trace."""
-        if scen not in self._ref:
+    def reference(self, scen, trace=True):
+        """(before, after) comparable states of scen and its argv's trace
+        (None when made with trace=False: a plain run, no strace, for the
+        categories that only compare states, such as malloc)."""
+        if scen not in self._ref or (trace and self._ref[scen][2] is None):
             from cddtest import comparable_state
+            if scen in self._ref:
+                self.discard(self._ref[scen][3])
             folder, tree = self.fresh(scen)
             before = comparable_state(tree)
-            trace = os.path.join(self.work, "ref-%s.trace" % scen)
-            r = self.run(self.argv(scen, tree), strace=["-o", trace,
-                                                        "-e", TRACE_SET])
+            if trace:
+                trace = os.path.join(self.work, "ref-%s.trace" % scen)
+                r = self.run(self.argv(scen, tree), strace=["-o", trace,
+                                                            "-e", TRACE_SET])
+            else:
+                trace = None
+                r = self.run(self.argv(scen, tree))
             if r[0] != 0:
                 raise RuntimeError("%s: the clean run failed: %s" % (scen, r[2]))
             after = comparable_state(tree)
@@ -256,7 +276,7 @@ class Campaign(object):
     def verdict(self, scen, tree, folder, outside):
         """'before', 'after', or a description of what is wrong."""
         from cddtest import comparable_state, diff_snapshots, leftovers
-        before, after, _ = self.reference(scen)
+        before, after, _ = self.reference(scen, trace=False)
         got = comparable_state(tree)
         v = "before" if got == before else "after" if got == after else None
         if v is None:
@@ -458,7 +478,8 @@ class Campaign(object):
         """(rc, stdout, stderr, allocations counted, allocations failed,
         what the run left in its TMPDIR) of scen --json with the shim
         failing allocation n (0: count only)."""
-        out = os.path.join(self.work, "failmalloc.out")
+        # One per process: --workers runs several trials at once.
+        out = os.path.join(self.work, "failmalloc.%d.out" % os.getpid())
         if os.path.exists(out):
             os.unlink(out)
         tmp = os.path.join(os.path.dirname(tree), "tmpdir")
@@ -510,6 +531,32 @@ class Campaign(object):
         self.discard(folder)
         return rc, counted, exact, before, after, self.check_states(out)
 
+    def malloc_ns(self, scen, total):
+        """The Ns of scen's trials (all, --malloc-n, a stride or a sample)."""
+        ns = list(range(1, total + 1))
+        if self.a.malloc_n:
+            # Only the Ns named for this command (scen:N or N for all).
+            ns = sorted(set(int(v.split(":")[-1]) for v in self.a.malloc_n.split(",")
+                            if v.split(":")[0] in (scen, v)))
+        elif self.a.malloc_stride:
+            # Every k-th from offset+1: deterministic, and k runs with
+            # offsets 0..k-1 together try every N.
+            k, off = self.a.malloc_stride, self.a.malloc_offset
+            ns = ns[off::k]
+        elif self.a.max_malloc and len(ns) > self.a.max_malloc:
+            k = -(-len(ns) // self.a.max_malloc)
+            # Every k-th, shifted by the seed so that runs differ.
+            ns = ns[self.a.seed % k::k]
+        if self.a.fast and scen == "install" and not self.a.malloc_n:
+            # Every N of a window in the archive's entries, wider than
+            # the allocations of one entry (17-41 on linux_mini), so
+            # that each entry-step allocation class is hit at least
+            # once: the plan's destination path of an entry once exited
+            # 3 with an empty message (docs/reliability.md).
+            lo = total // 5
+            ns = sorted(set(ns) | set(range(lo, min(lo + 45, total + 1))))
+        return ns
+
     def cat_malloc(self, st):
         """The N-th heap allocation fails (ENOMEM), for every N of an
         install, an uninstall and a verify of the small archive (--fast:
@@ -517,147 +564,194 @@ class Campaign(object):
         exit as a clean run (the allocation was not needed, or was worked
         around) or exit 4 with one message, "out of memory"; the tree before
         (after a recover where a journal was left), or after on exit 0;
-        verify leaves the tree exactly as it was, every byte."""
-        from cddtest import IGNORE_LOCK, VERIFIED, comparable_state, snapshot
+        verify leaves the tree exactly as it was, every byte.
+
+        --workers N runs the trials N at a time (forked processes, each with
+        its own trial folders and shim output); everything they compare
+        with (the templates, the clean runs under the shim, the before and
+        after states) is made here first, without strace. --deadline stops
+        starting trials once that many seconds have passed."""
         why = self.shim_problem()
         if why:
             st.skipped = why
             return
+        jobs, per = [], {}
         for scen in self.MALLOC_SCENARIOS:
-            rc0, total, exact, before, after, checks0 = self.malloc_reference(scen)
+            ref = self.malloc_reference(scen)
+            rc0, total = ref[0], ref[1]
             if scen != "verify" and rc0 != 0:
                 st.fail(scen, "the clean run under the shim exited %d" % rc0)
                 continue
-            ns = list(range(1, total + 1))
-            if self.a.malloc_n:
-                # Only the Ns named for this command (scen:N or N for all).
-                ns = sorted(set(int(v.split(":")[-1]) for v in self.a.malloc_n.split(",")
-                                if v.split(":")[0] in (scen, v)))
-            elif self.a.malloc_stride:
-                # Every k-th from offset+1: deterministic, and k runs with
-                # offsets 0..k-1 together try every N.
-                k, off = self.a.malloc_stride, self.a.malloc_offset
-                ns = ns[off::k]
-            elif self.a.max_malloc and len(ns) > self.a.max_malloc:
-                k = -(-len(ns) // self.a.max_malloc)
-                # Every k-th, shifted by the seed so that runs differ.
-                ns = ns[self.a.seed % k::k]
-            if self.a.fast and scen == "install" and not self.a.malloc_n:
-                # Every N of a window in the archive's entries, wider than
-                # the allocations of one entry (17-41 on linux_mini), so
-                # that each entry-step allocation class is hit at least
-                # once: the plan's destination path of an entry once exited
-                # 3 with an empty message (docs/reliability.md).
-                lo = total // 5
-                ns = sorted(set(ns) | set(range(lo, min(lo + 45, total + 1))))
-            tally, recovered, unfailed, in_check, report_lost = {}, 0, 0, 0, 0
-            for n in ns:
-                what = "%s, allocation #%d of %d fails" % (scen, n, total)
-                folder, tree = self.fresh(scen)
-                outside = self.outside(folder)
+            # The before/after states verdict() compares with (a plain run,
+            # no strace), made before any worker starts.
+            if scen != "verify":
+                self.reference(scen, trace=False)
+            self._mref[scen] = ref
+            ns = self.malloc_ns(scen, total)
+            per[scen] = {"total": total, "rc0": rc0, "ns": ns, "tally": {},
+                         "recovered": 0, "unfailed": 0, "in_check": 0,
+                         "report_lost": 0, "ran": 0, "cut": []}
+            jobs += [(scen, n) for n in ns]
+        self.deadline = (self.t0 + self.a.deadline) if self.a.deadline else None
+        workers = max(1, self.a.workers)
+        if workers == 1 or len(jobs) < 2:
+            results = map(self.malloc_trial, jobs)
+            pool = None
+        else:
+            import multiprocessing
+            global _CAMPAIGN
+            _CAMPAIGN = self
+            pool = multiprocessing.get_context("fork").Pool(
+                workers, initializer=_malloc_worker_init)
+            results = pool.imap(_malloc_worker_trial, jobs, chunksize=1)
+        try:
+            for (scen, n), res in zip(jobs, results):
+                p = per[scen]
+                if res is None:          # not started: past --deadline
+                    p["cut"].append(n)
+                    continue
                 st.trials += 1
-                try:
-                    bt = os.path.join(self.a.malloc_bt, "%s.%d.bt" % (scen, n)) \
-                        if self.a.malloc_bt else None
-                    rc, out, err, _, failed, left = self.malloc_run(scen, tree, n, bt)
-                except subprocess.TimeoutExpired:
-                    st.fail(what, "no exit after 120 s")
-                    continue
-                tally[rc] = tally.get(rc, 0) + 1
-                if failed == 0:
-                    unfailed += 1   # this run made fewer allocations
-                lines = [l for l in err.splitlines() if l.strip()]
-                if rc < 0:
-                    st.fail(what, "killed by signal %d: %s" % (-rc, err.strip()[-300:]))
-                    continue
-                if left:
-                    st.fail(what, "exit %d, left in TMPDIR: %s" % (rc, left))
-                    continue
-                if rc == 4:
-                    oom = [l for l in lines if "out of memory" in l
-                           or "Cannot allocate memory" in l]
-                    errs = [l for l in lines if l.startswith("cudnn-deploy: error")]
-                    # The JSON document is left out when it lost a part for
-                    # lack of memory; when printed, it names the code.
-                    code = error_code(out) if out.strip() else "NOMEM"
-                    if len(oom) != 1 or len(errs) > 1 or code != "NOMEM":
-                        st.fail(what, "exit 4 (%s) without exactly one 'out of memory' "
-                                "message: %s" % (code, " | ".join(lines[-5:])))
-                        continue
-                elif rc != rc0:
-                    st.fail(what, "exit %d (a clean run exits %d; out of memory "
-                            "is 4): %s" % (rc, rc0, " | ".join(lines[-5:])))
-                    continue
-                if scen == "verify":
-                    if rc == rc0:
-                        # The same exit must mean the same findings, unless
-                        # the check that differs names the cause.
-                        got = self.check_states(out)
-                        diff = [k for k in set(got) | set(checks0)
-                                if got.get(k, ("-",))[0] != checks0.get(k, ("-",))[0]]
-                        unnamed = [k for k in diff if "out of memory" not in
-                                   got.get(k, ("", ""))[1]]
-                        if unnamed:
-                            st.fail(what, "exit %d as a clean run, but the checks "
-                                    "differ: %s" % (rc, "; ".join(
-                                        "%s %s -> %s" % (k, checks0.get(k, ("-",))[0],
-                                                         got.get(k, ("-", ""))) for k in
-                                        sorted(unnamed)[:3])))
-                            continue
-                        in_check += bool(diff)
-                    if snapshot(tree, ignore=IGNORE_LOCK) != exact:
-                        st.fail(what, "verify changed the tree")
-                        continue
-                    rec = os.path.join(tree, VERIFIED)
-                    if os.path.lexists(rec):
-                        try:
-                            with open(rec, "rb") as fh:
-                                json.loads(fh.read())
-                        except (OSError, ValueError) as e:
-                            st.fail(what, "verify left a broken record: %s" % e)
-                            continue
-                    if self.outside(folder) != outside:
-                        st.fail(what, "verify changed the outside of the tree")
-                        continue
-                    self.discard(folder)
-                    continue
-                v = self.verdict(scen, tree, folder, outside)
-                if rc == 4 and "report is incomplete" in err:
-                    # The command ran to its end; what failed was the JSON
-                    # document about it (and it said so): either state.
-                    report_lost += 1
-                    if v not in ("before", "after"):
-                        st.fail(what, "report lost, tree %s" % v)
-                        continue
-                elif rc == 4 and v != "before":
-                    j = os.path.join(tree, ".cudnn-deploy", "journal")
-                    if not os.path.exists(j):
-                        st.fail(what, "exit 4, no journal left, tree %s" % v)
-                        continue
-                    rrc, _, rerr = self.recover(tree)
-                    v = self.verdict(scen, tree, folder, outside)
-                    if rrc != 0 or v != "before":
-                        st.fail(what, "exit 4 left a journal; recover exit %d, "
-                                "tree %s: %s" % (rrc, v, rerr.strip()[-300:]))
-                        continue
-                    recovered += 1
-                elif rc == 0 and v != "after":
-                    st.fail(what, "exit 0 but the tree is %s" % v)
-                    continue
-                self.discard(folder)
+                p["ran"] += 1
+                rc, fail, flags = res
+                if rc is not None:
+                    p["tally"][rc] = p["tally"].get(rc, 0) + 1
+                for f in flags:
+                    p[f] += 1
+                if fail:
+                    st.fail(*fail)
+        finally:
+            if pool is not None:
+                pool.close()
+                pool.join()
+        for scen in self.MALLOC_SCENARIOS:
+            if scen not in per:
+                continue
+            p = per[scen]
             st.notes.append("%s: %d allocations (clean exit %d; spared: %s), %d trials: exits %s%s%s"
-                            % (scen, total, rc0, ("only from " + self.a.only_from)
+                            % (scen, p["total"], p["rc0"], ("only from " + self.a.only_from)
                                if self.a.only_from else self.a.spare or "none",
-                               len(ns), ", ".join(
-                                "%d: %d" % kv for kv in sorted(tally.items())),
-                               "; %d completed by recover" % recovered if recovered else "",
-                               "; %d where the run made fewer allocations" % unfailed
-                               if unfailed else "") +
-                            ("; %d reported in a check ('out of memory')" % in_check
-                             if in_check else "") +
+                               p["ran"], ", ".join(
+                                "%d: %d" % kv for kv in sorted(p["tally"].items()))
+                               or "none",
+                               "; %d completed by recover" % p["recovered"]
+                               if p["recovered"] else "",
+                               "; %d where the run made fewer allocations" % p["unfailed"]
+                               if p["unfailed"] else "") +
+                            ("; %d reported in a check ('out of memory')" % p["in_check"]
+                             if p["in_check"] else "") +
                             ("; %d with the --json report incomplete (exit 4, said so)"
-                             % report_lost if report_lost else ""))
+                             % p["report_lost"] if p["report_lost"] else ""))
+            if p["cut"]:
+                st.cut = True
+                st.notes.append("%s: CUT by --deadline %d s: %d of %d trials not "
+                                "started, N = %s" % (scen, self.a.deadline,
+                                                     len(p["cut"]), len(p["ns"]),
+                                                     runs_of(p["cut"], p["ns"])))
 
+    def malloc_trial(self, job):
+        """One malloc trial: None when not started (past the deadline), else
+        (exit code or None, (what, why) of a failure or None, counters to
+        add: names of the flags in cat_malloc's per-command figures)."""
+        if self.deadline is not None and time.time() >= self.deadline:
+            return None
+        scen, n = job
+        try:
+            return self._malloc_trial(scen, n)
+        except Exception as e:  # the harness, not the binary: say so
+            return (None, ("%s, allocation #%d" % (scen, n),
+                           "harness: %s: %s" % (type(e).__name__, e)), ())
+
+    def _malloc_trial(self, scen, n):
+        from cddtest import IGNORE_LOCK, VERIFIED, snapshot
+        rc0, total, exact, before, after, checks0 = self._mref[scen]
+        what = "%s, allocation #%d of %d fails" % (scen, n, total)
+        # The same path length in every process and with or without
+        # --workers (paths are allocations too): w<7 digits>/m<7 digits>.
+        root = self.trial_root if _CAMPAIGN is self else \
+            os.path.join(self.trial_root, "w%07d" % 0)
+        folder, tree = self.fresh(scen, root=root, name="m%07d" % n)
+        outside = self.outside(folder)
+        flags = []
+        try:
+            bt = os.path.join(self.a.malloc_bt, "%s.%d.bt" % (scen, n)) \
+                if self.a.malloc_bt else None
+            rc, out, err, _, failed, left = self.malloc_run(scen, tree, n, bt)
+        except subprocess.TimeoutExpired:
+            return (None, (what, "no exit after 120 s"), ())
+        if failed == 0:
+            flags.append("unfailed")   # this run made fewer allocations
+        lines = [l for l in err.splitlines() if l.strip()]
+
+        def fail(why):
+            return (rc, (what, why), flags)
+        if rc < 0:
+            return fail("killed by signal %d: %s" % (-rc, err.strip()[-300:]))
+        if left:
+            return fail("exit %d, left in TMPDIR: %s" % (rc, left))
+        if rc == 4:
+            oom = [l for l in lines if "out of memory" in l
+                   or "Cannot allocate memory" in l]
+            errs = [l for l in lines if l.startswith("cudnn-deploy: error")]
+            # The JSON document is left out when it lost a part for
+            # lack of memory; when printed, it names the code.
+            code = error_code(out) if out.strip() else "NOMEM"
+            if len(oom) != 1 or len(errs) > 1 or code != "NOMEM":
+                return fail("exit 4 (%s) without exactly one 'out of memory' "
+                            "message: %s" % (code, " | ".join(lines[-5:])))
+        elif rc != rc0:
+            return fail("exit %d (a clean run exits %d; out of memory "
+                        "is 4): %s" % (rc, rc0, " | ".join(lines[-5:])))
+        if scen == "verify":
+            if rc == rc0:
+                # The same exit must mean the same findings, unless
+                # the check that differs names the cause.
+                got = self.check_states(out)
+                diff = [k for k in set(got) | set(checks0)
+                        if got.get(k, ("-",))[0] != checks0.get(k, ("-",))[0]]
+                unnamed = [k for k in diff if "out of memory" not in
+                           got.get(k, ("", ""))[1]]
+                if unnamed:
+                    return fail("exit %d as a clean run, but the checks "
+                                "differ: %s" % (rc, "; ".join(
+                                    "%s %s -> %s" % (k, checks0.get(k, ("-",))[0],
+                                                     got.get(k, ("-", ""))) for k in
+                                    sorted(unnamed)[:3])))
+                if diff:
+                    flags.append("in_check")
+            if snapshot(tree, ignore=IGNORE_LOCK) != exact:
+                return fail("verify changed the tree")
+            rec = os.path.join(tree, VERIFIED)
+            if os.path.lexists(rec):
+                try:
+                    with open(rec, "rb") as fh:
+                        json.loads(fh.read())
+                except (OSError, ValueError) as e:
+                    return fail("verify left a broken record: %s" % e)
+            if self.outside(folder) != outside:
+                return fail("verify changed the outside of the tree")
+            self.discard(folder)
+            return (rc, None, flags)
+        v = self.verdict(scen, tree, folder, outside)
+        if rc == 4 and "report is incomplete" in err:
+            # The command ran to its end; what failed was the JSON
+            # document about it (and it said so): either state.
+            flags.append("report_lost")
+            if v not in ("before", "after"):
+                return fail("report lost, tree %s" % v)
+        elif rc == 4 and v != "before":
+            j = os.path.join(tree, ".cudnn-deploy", "journal")
+            if not os.path.exists(j):
+                return fail("exit 4, no journal left, tree %s" % v)
+            rrc, _, rerr = self.recover(tree)
+            v = self.verdict(scen, tree, folder, outside)
+            if rrc != 0 or v != "before":
+                return fail("exit 4 left a journal; recover exit %d, "
+                            "tree %s: %s" % (rrc, v, rerr.strip()[-300:]))
+            flags.append("recovered")
+        elif rc == 0 and v != "after":
+            return fail("exit 0 but the tree is %s" % v)
+        self.discard(folder)
+        return (rc, None, flags)
 
     # -- real full file systems ------------------------------------------
 
@@ -991,6 +1085,41 @@ class Campaign(object):
                                          res.commits))
 
 
+# --workers: the campaign the pool's processes inherit (fork), each with
+# its own trial folder (fresh() numbers folders per process).
+_CAMPAIGN = None
+
+
+def _malloc_worker_init():
+    c = _CAMPAIGN
+    c.trial_root = os.path.join(c.trial_root, "w%07d" % os.getpid())
+    os.makedirs(c.trial_root, exist_ok=True)
+
+
+def _malloc_worker_trial(job):
+    return _CAMPAIGN.malloc_trial(job)
+
+
+def runs_of(cut, ns):
+    """The Ns of cut (a subset of the sorted ns) as runs of consecutive
+    members of ns: "1201-1797 every 3, 1803"."""
+    pos = {n: i for i, n in enumerate(ns)}
+    idx = sorted(pos[n] for n in cut)
+    parts, i = [], 0
+    while i < len(idx):
+        j = i
+        while j + 1 < len(idx) and idx[j + 1] == idx[j] + 1:
+            j += 1
+        a, b = ns[idx[i]], ns[idx[j]]
+        if a == b:
+            parts.append("%d" % a)
+        else:
+            step = ns[idx[i] + 1] - a
+            parts.append("%d-%d%s" % (a, b, " every %d" % step if step != 1 else ""))
+        i = j + 1
+    return ", ".join(parts)
+
+
 def unmount_under(folder):
     """Unmount what an interrupted earlier run left mounted in folder."""
     try:
@@ -1044,6 +1173,12 @@ def main():
     ap.add_argument("--malloc-stride", type=int, default=0,
                     help="malloc trials: every K-th N from --malloc-offset + 1")
     ap.add_argument("--malloc-offset", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=1,
+                    help="malloc trials: run N at a time (processes; default 1)")
+    ap.add_argument("--deadline", type=float, default=0,
+                    help="malloc trials: start none after SECONDS from the "
+                         "start; the figures say what was cut (exit 0 unless "
+                         "a trial failed)")
     ap.add_argument("--malloc-bt", default=None,
                     help="malloc trials: write each failed allocation's "
                          "backtrace to DIR/COMMAND.N.bt")
@@ -1114,15 +1249,22 @@ def main():
     ran = [s for s in results if not s.skipped]
     trials = sum(s.trials for s in ran)
     failures = sum(len(s.failures) for s in ran)
-    print("torture: %d trials, %d failures (%s build: %s)" % (
-        trials, failures, "fast" if a.fast else "full", a.bin))
+    cut = [s.name for s in ran if s.cut]
+    print("torture: %d trials, %d failures (%s build: %s)%s" % (
+        trials, failures, "fast" if a.fast else "full", a.bin,
+        "; CUT by --deadline %g s in %s (not every trial ran)"
+        % (a.deadline, ", ".join(cut)) if cut else ""))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"binary": a.bin, "fast": a.fast, "seed": a.seed,
+                       "workers": a.workers, "deadline": a.deadline,
+                       "malloc_stride": a.malloc_stride,
+                       "malloc_offset": a.malloc_offset,
                        "categories": [{"name": s.name, "what": s.what,
                                        "trials": s.trials,
                                        "failures": len(s.failures),
-                                       "skipped": s.skipped, "notes": s.notes,
+                                       "skipped": s.skipped, "cut": s.cut,
+                                       "notes": s.notes,
                                        "failed": s.failures[:100],
                                        "seconds": round(s.seconds, 1)}
                                       for s in results]}, f, indent=1)

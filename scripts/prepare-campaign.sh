@@ -1,0 +1,39 @@
+#!/bin/sh
+# Run HERE (the build machine) before issue 18's long campaigns on the
+# device host, which has python3 and a C runtime but neither valgrind,
+# strace, libarchive nor cJSON, and cannot build: tests/device/prepare.sh
+# (the release binary, .device/lib), then
+#   .device/failmalloc.so                 the malloc shim (tests/shim/)
+#   .device/build-valgrind/cudnn-deploy   the test build (fault hook on) the
+#                                         e2e scripts run under memcheck
+#   .device/valgrind/bin/valgrind{,.bin}  Debian's valgrind launcher, and of
+#   .device/valgrind/libexec/             its tools only memcheck for amd64:
+#       memcheck-amd64-linux, vgpreload_core-amd64-linux.so,
+#       vgpreload_memcheck-amd64-linux.so, default.supp  (VALGRIND_LIB)
+# strace is not carried: neither the malloc sweep nor test_tamper,
+# test_parallel, test_kill use it (torture.py's strace categories and
+# test_identity do). Then, on the device: tests/device/campaign.sh.
+set -eu
+cd "$(dirname "$0")/.."
+sh tests/device/prepare.sh >/dev/null
+D=.device
+cc -O2 -shared -fPIC -o "$D/failmalloc.so" tests/shim/failmalloc.c -ldl
+cmake -S . -B build-valgrind -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCDD_FAULT_INJECTION=ON >/dev/null
+cmake --build build-valgrind -j "$(nproc)" --target cudnn-deploy >/dev/null
+mkdir -p "$D/build-valgrind"
+cp build-valgrind/cudnn-deploy "$D/build-valgrind/"
+V=$D/valgrind
+rm -rf "$V" && mkdir -p "$V/bin" "$V/libexec" "$V/debs"
+(cd "$V/debs" && apt-get download -q valgrind >/dev/null 2>&1)
+dpkg -x "$V"/debs/valgrind_*.deb "$V/unpacked"
+cp "$V/unpacked/usr/bin/valgrind" "$V/unpacked/usr/bin/valgrind.bin" "$V/bin/"
+for f in memcheck-amd64-linux vgpreload_core-amd64-linux.so \
+         vgpreload_memcheck-amd64-linux.so default.supp; do
+    cp "$V/unpacked/usr/libexec/valgrind/$f" "$V/libexec/"
+done
+rm -rf "$V/debs" "$V/unpacked"
+# The carried tree is limited to 64 MiB in all.
+du -sh "$V" "$D"
+kb=$(du -sk "$D" | cut -f1)
+[ "$kb" -lt 60000 ] || { echo "prepare-campaign: .device is ${kb} KiB, over 60 MiB" >&2; exit 1; }

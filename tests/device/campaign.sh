@@ -1,0 +1,94 @@
+#!/bin/bash
+# Run ON THE DEVICE HOST from the repository root, after
+# scripts/prepare-campaign.sh ran on the build machine and .device/ was
+# carried over: one slice of issue 18's long campaigns, all cores, within
+# one command's 10 minutes. A summary goes to $OUT (or ./device-out).
+#
+#   tests/device/campaign.sh malloc STRIDE OFFSET DEADLINE [WORKERS]
+#       torture.py --only malloc --malloc-stride STRIDE --malloc-offset
+#       OFFSET --deadline DEADLINE --workers WORKERS (default: nproc) on the
+#       release binary; STRIDE runs with OFFSET 0..STRIDE-1 together try
+#       every N. Writes $OUT/malloc-S-O.{log,json}.
+#   tests/device/campaign.sh valgrind SCRIPT DEADLINE [JOBS]
+#       scripts/valgrind.sh on one e2e script (test_tamper, test_parallel,
+#       test_kill, ...) split by test id into 4 x JOBS parts
+#       (VALGRIND_SPLIT overrides), JOBS (default: nproc) at a time, no part
+#       started after DEADLINE s, and everything stopped at DEADLINE + 60 s
+#       (CAMPAIGN_HARD overrides). Writes $OUT/valgrind-SCRIPT.log, the
+#       outputs of the parts that failed and the memcheck logs with errors.
+# Both print "cut" when the deadline left trials or parts out, and exit
+# non-zero only for a real failure (or a part killed at the hard limit).
+set -u
+ROOT=$(pwd)
+CARRY=$ROOT/.device
+OUT=${OUT:-$ROOT/device-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$CARRY/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export CDD_TEST_TMP=${CDD_TEST_TMP:-/root/cdd-campaign}
+usage() { sed -n '7,18p' "$0" >&2; exit 2; }
+kind=${1:-}; [ $# -gt 0 ] && shift
+case $kind in
+malloc)
+    [ $# -ge 3 ] || usage
+    stride=$1 offset=$2 deadline=$3 workers=${4:-$(nproc)}
+    base=$OUT/malloc-$stride-$offset
+    echo "== malloc sweep: stride $stride, offset $offset, deadline $deadline s," \
+         "$workers workers on $(nproc) cores" | tee "$base.log"
+    start=$(date +%s)
+    python3 tests/torture/torture.py --bin "$CARRY/cudnn-deploy" \
+        --shim "$CARRY/failmalloc.so" --only malloc --workers "$workers" \
+        --malloc-stride "$stride" --malloc-offset "$offset" \
+        --deadline "$deadline" --json "$base.json" \
+        --work "$CDD_TEST_TMP/torture-$stride-$offset" >>"$base.log" 2>&1
+    rc=$?
+    echo "== exit $rc after $(( $(date +%s) - start )) s" >>"$base.log"
+    cat "$base.log"
+    exit $rc ;;
+valgrind)
+    [ $# -ge 2 ] || usage
+    script=$1 deadline=$2 jobs=${3:-$(nproc)}
+    split=${VALGRIND_SPLIT:-$((4 * jobs))}
+    hard=${CAMPAIGN_HARD:-$((deadline + 60))}
+    build=$CARRY/build-valgrind
+    log=$OUT/valgrind-$script.log
+    echo "== valgrind over $script: $split parts, $jobs at a time, deadline" \
+         "$deadline s, stopped at $hard s" | tee "$log"
+    start=$(date +%s)
+    VALGRIND_BIN=$CARRY/valgrind/bin/valgrind VALGRIND_LIB=$CARRY/valgrind/libexec \
+    VALGRIND_BUILD=$build VALGRIND_NOBUILD=1 VALGRIND_UNIT=none \
+    VALGRIND_E2E=$script VALGRIND_SPLIT=$split VALGRIND_JOBS=$jobs \
+    VALGRIND_DEADLINE=$deadline \
+        timeout -s TERM -k 10 "$hard" sh scripts/valgrind.sh >>"$log" 2>&1
+    rc=$?
+    logs=$build/valgrind
+    # The summary from the logs themselves (valgrind.sh's own is lost when
+    # the hard limit stops it).
+    total=$(wc -l <"$logs/tasks")
+    done_=$(ls "$logs"/*.done 2>/dev/null | wc -l)
+    cut=$(ls "$logs"/*.notstarted 2>/dev/null | wc -l)
+    failed=$(ls "$logs"/*.failed 2>/dev/null | xargs -r -n1 basename | sed 's/\.failed$//' | tr '\n' ' ')
+    killed=$((total - done_ - cut))
+    procs=$(ls "$logs"/vg.*.log 2>/dev/null | wc -l)
+    finished=$(grep -l 'ERROR SUMMARY:' "$logs"/vg.*.log 2>/dev/null | wc -l)
+    bad=$(grep -l 'ERROR SUMMARY: [1-9]' "$logs"/vg.*.log 2>/dev/null | wc -l)
+    errs=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$logs"/vg.*.log 2>/dev/null |
+        awk '{s += $1} END {print s + 0}')
+    tests=$(wc -l <"$logs/$script.ids" 2>/dev/null || echo "?")
+    ran=$(cat "$logs"/*.out 2>/dev/null | sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in.*/\1/p' |
+        awk '{s += $1} END {print s + 0}')
+    {
+        echo "== valgrind.sh exit $rc after $(( $(date +%s) - start )) s"
+        echo "summary: $script: $ran of $tests tests ran in $done_ of $total parts" \
+             "($cut not started: deadline; $killed stopped at the hard limit);" \
+             "$procs memcheck processes ($finished finished), $errs errors in $bad"
+        [ -z "$failed" ] || echo "parts that failed: $failed"
+        [ "$cut" -eq 0 ] || echo "CUT: the deadline left $cut parts out"
+    } | tee -a "$log"
+    mkdir -p "$OUT/valgrind-$script"
+    for f in $failed; do cp "$logs/$f.out" "$OUT/valgrind-$script/"; done
+    grep -l 'ERROR SUMMARY: [1-9]' "$logs"/vg.*.log 2>/dev/null | head -20 |
+        xargs -r cp -t "$OUT/valgrind-$script/"
+    cp "$logs/tasks" "$logs/$script.ids" "$OUT/valgrind-$script/" 2>/dev/null
+    [ "$bad" -eq 0 ] && [ -z "$failed" ] && [ "$killed" -eq 0 ] ;;
+*) usage ;;
+esac
