@@ -17,7 +17,7 @@
 
 /* ---- the reference ------------------------------------------------------ */
 
-#define REF_MAX_PATH 1024
+#define REF_MAX_PATH 4095 /* whole name, on every OS (pathsafe.h) */
 #define REF_MAX_COMPONENT 255
 
 /* The invisible and bidirectional formatting characters, and the
