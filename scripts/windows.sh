@@ -116,6 +116,14 @@ run_tests() {
     # would inherit that test's output pipe and ctest would wait for it.
     WINEPREFIX=$BUILD/wineprefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
     export WINEPREFIX WINEDEBUG WINEDLLOVERRIDES
+    # A server left from an earlier run may hold a test's pipe or leave at
+    # its next pause: stop it, then start one that stays until the end
+    # (`-p`: no linger limit). wine-run.sh leaves a running server as it is.
+    mkdir -p "$WINEPREFIX"
+    wineserver -k 2>/dev/null || true
+    wineserver -w 2>/dev/null || true
+    wineserver -p </dev/null >/dev/null 2>&1 ||
+        die "cannot start the Wine server (see docs/windows.md)"
     "$BUILD/wine/wine-run.sh" cmd /c exit </dev/null >/dev/null 2>&1 ||
         die "Wine cannot start (see docs/windows.md)"
     rc=0

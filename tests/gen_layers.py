@@ -86,7 +86,6 @@ HEADERS = {
     "sys.h": "base",
     "thread.h": "base",
     "tree.h": "tree",
-    "txn.h": "tree",
     "verified.h": "verify",
     "verify.h": "verify",
     "windll.h": "base",

@@ -51,18 +51,20 @@ void cdd_target_clear(struct cdd_target *t);
 /* The platform whose layout a tree has, by what is in it when nothing
  * records it (a receipt does): Windows for lib/x64, bin/nvcc.exe, a cuDNN
  * DLL in bin or a conda Library folder; Linux for lib64, targets/
- * x86_64-linux, bin/nvcc or a cuDNN .so in lib. 0 and *out when the signs
- * agree, -1 when there are none or both kinds. */
-int cdd_target_layout_platform(const struct cdd_target *t,
-                               enum cdd_platform *out);
+ * x86_64-linux, bin/nvcc or a cuDNN .so in lib, looked at through the
+ * tree's handle. 0 and *out when the signs agree, -1 when there are none or
+ * both kinds. */
+int cdd_target_layout_platform(struct cdd_tree *tree, enum cdd_platform *out);
 
 /* The layout an archive of manifest m gets in target t, decided from the
  * tree, never from the host. A Windows CUDA tree takes cuDNN's DLLs where
  * its own cudart64_*.dll lives: bin/x64 (CUDA 13's toolkit) or bin (CUDA 12
  * and older); a tree with neither gets its CUDA major's default (bin/x64
  * from CUDA 13 on, else bin). *why (static text) says which rule decided,
- * for the report. Other targets: cdd_layout_select. */
+ * for the report. Other targets: cdd_layout_select. The tree (t's, opened)
+ * is read through its handle. */
 enum cdd_layout_id cdd_target_choose_layout(const struct cdd_target *t,
+                                            struct cdd_tree *tree,
                                             const struct cdd_manifest *m,
                                             const char **why);
 

@@ -14,7 +14,6 @@
 #include "cdd/obtain.h"
 #include "cdd/journal.h"
 #include "cdd/tree.h"
-#include "cdd/txn.h"
 
 enum cdd_action {
     CDD_ACT_NEW = 0,  /* not in the tree yet */
@@ -113,6 +112,24 @@ struct cdd_install_opts {
     int platform_given;
     enum cdd_platform platform;
 };
+
+/* What the recovery that follows taking the lock found and did. */
+struct cdd_recovery {
+    int found;       /* an interrupted transaction (or a stray stage) */
+    int rolled_back; /* it was undone (else finished) */
+    char *id;        /* its id, malloc'd */
+};
+void cdd_recovery_clear(struct cdd_recovery *r);
+
+/* Lock the tree for a change (cdd_tree_lock: access check, state folder,
+ * lock) and, once held, finish or undo an interrupted transaction into
+ * *rec (may be NULL; set also when the recovery fails). Taking the lock
+ * and recovering are one step for every caller (the dispatcher's write
+ * open, install, activation), so that nothing changes a tree that holds
+ * a journal. The lock already held by this handle: 0, *locked 1, no second
+ * recovery (the first ran under the same lock). treelock.c. */
+int cdd_txn_lock(struct cdd_tree *tree, double timeout_s, int create_state,
+                 int *locked, struct cdd_recovery *rec);
 
 struct cdd_receipt;
 struct cdd_install_result {

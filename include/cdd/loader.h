@@ -81,6 +81,10 @@ int cdd_lib_find_on_path(const char *name, char **out);
 /* Free what cdd_lib_find_all() returned. Accepts NULL. */
 void cdd_lib_paths_free(char **paths, size_t n);
 
+/* The platform searches' failure r, recorded for the library name (a list
+ * past CDD_LIB_COPIES_MAX says so); returns r. */
+int cdd_lib_search_fail(int r, const char *name);
+
 /* ---- proven copies (issue 18) --------------------------------------------
  * verify loads only bytes it has hashed: each library is copied, hashed
  * while copying, into a fresh private folder and the copy is loaded. */

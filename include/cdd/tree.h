@@ -2,7 +2,8 @@
  * with its root_fd and lock_fd is the model): the root folder resolved once
  * (it may itself be a link, /usr/local/cuda -> cuda-11.6), its handle, the
  * state folder (.cudnn-deploy, a real folder, never a link) and the lock
- * (recovering an interrupted transaction is txn.h's, on this handle).
+ * (recovering an interrupted transaction is the transaction layer's,
+ * src/core/tree/txn.h, on this handle).
  *
  * Every filesystem operation on the tree goes through here with a path
  * relative to the root, '/'-separated, and is resolved beneath the root
@@ -56,7 +57,7 @@ int cdd_tree_check_access(struct cdd_tree *t);
  * *locked, when not NULL, says whether the lock is held. A state folder
  * this call created is removed again if the lock fails. Already held: 0,
  * nothing done. An interrupted transaction is not looked at here: that is
- * the transaction layer's (cdd_txn_lock in txn.h runs this, then
+ * the transaction layer's (cdd_txn_lock in deploy.h runs this, then
  * cdd_txn_recover), so that the tree never calls up into txn. */
 int cdd_tree_lock(struct cdd_tree *t, double timeout_s, int create_state,
                   int *locked);

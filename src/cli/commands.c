@@ -12,7 +12,6 @@
 #include "cdd/manifest.h"
 #include "cdd/sys.h"
 #include "cdd/tree.h"
-#include "cdd/txn.h"
 #include "cli.h"
 #include "cmds.h"
 #include "report.h"

@@ -7,6 +7,7 @@
 #include "cdd/cudatree.h"
 #include "cdd/error.h"
 #include "cdd/layout.h"
+#include "cdd/tree.h"
 #include "fixture.h"
 #include "test.h"
 
@@ -330,10 +331,11 @@ static void layout_platform(void)
         }
         for (size_t k = 0; k < 2 && rows[i].files[k]; k++)
             CHECK_INT(fx_put(root, rows[i].files[k], "x"), 0);
-        struct cdd_target t = {0};
-        t.root = (char *)root; /* the fixture keeps it; t is not freed */
+        struct cdd_tree *tree = NULL;
+        CHECK_INT(cdd_tree_open(root, &tree), 0);
         enum cdd_platform got = CDD_PLATFORM_COUNT;
-        int r = cdd_target_layout_platform(&t, &got);
+        int r = cdd_target_layout_platform(tree, &got);
+        cdd_tree_close(tree);
         if (rows[i].want < 0)
             CHECK_MSG(r == -1, "%s: %d", rows[i].name, r);
         else
@@ -349,11 +351,12 @@ static void layout_platform(void)
     mkdir(p, 0755);
     snprintf(q, sizeof q, "%s/lib64", root);
     CHECK(symlink("targets/x86_64-linux/lib", q) == 0);
-    struct cdd_target t = {0};
-    t.root = (char *)root; /* the fixture keeps it; t is not freed */
+    struct cdd_tree *tree = NULL;
+    CHECK_INT(cdd_tree_open(root, &tree), 0);
     enum cdd_platform got;
-    CHECK_INT(cdd_target_layout_platform(&t, &got), 0);
+    CHECK_INT(cdd_target_layout_platform(tree, &got), 0);
     CHECK_INT(got, CDD_PLATFORM_LINUX_X86_64);
+    cdd_tree_close(tree);
 }
 
 static void platforms(void)
@@ -443,13 +446,16 @@ static void choose_layout(void)
         if (rows[i].cudart)
             CHECK_INT(fx_put(root, rows[i].cudart, "MZ"), 0);
         struct cdd_target t = {0};
-        t.root = (char *)root; /* the fixture keeps it; t is not freed */
         t.kind = CDD_TARGET_CUDA;
         t.version.known = 1;
         t.version.major = rows[i].tree_major;
         const char *why = NULL;
-        CHECK_MSG(cdd_target_choose_layout(&t, &m, &why) == rows[i].want,
+        struct cdd_tree *tree = NULL;
+        CHECK_INT(cdd_tree_open(root, &tree), 0);
+        CHECK_MSG(cdd_target_choose_layout(&t, tree, &m, &why) ==
+                      rows[i].want,
                   "%s", rows[i].name);
+        cdd_tree_close(tree);
         CHECK(why != NULL);
         if (!rows[i].cudart)
             CHECK_MSG(why && strstr(why, "default"), "%s: %s", rows[i].name,
@@ -458,13 +464,16 @@ static void choose_layout(void)
     /* Linux and prefixes: the platform's layout, whatever is in the tree. */
     struct cdd_target t = {0};
     const char *why;
-    t.root = (char *)"/nonexistent";
+    struct cdd_tree *empty = NULL;
+    CHECK_INT(cdd_tree_open(fx_scratch("linux-any"), &empty), 0);
     m.platform = CDD_PLATFORM_LINUX_SBSA;
-    CHECK_INT(cdd_target_choose_layout(&t, &m, &why), CDD_LAYOUT_CUDA_LINUX);
+    CHECK_INT(cdd_target_choose_layout(&t, empty, &m, &why),
+              CDD_LAYOUT_CUDA_LINUX);
     t.kind = CDD_TARGET_PREFIX;
     m.platform = CDD_PLATFORM_WINDOWS_ARM64;
-    CHECK_INT(cdd_target_choose_layout(&t, &m, &why),
+    CHECK_INT(cdd_target_choose_layout(&t, empty, &m, &why),
               CDD_LAYOUT_PREFIX_WINDOWS);
+    cdd_tree_close(empty);
     /* A foreign machine only with --platform naming the archive's. */
     CHECK_INT(cdd_target_check_platform(cdd_platform_host(), 0,
                                         CDD_PLATFORM_COUNT), 0);

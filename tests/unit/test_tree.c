@@ -20,11 +20,12 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "cdd/deploy.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/state.h"
 #include "cdd/tree.h"
-#include "cdd/txn.h"
+#include "txn.h"
 #include "fixture.h"
 #include "test.h"
 

@@ -10,11 +10,12 @@
 
 #include <windows.h>
 
+#include "cdd/deploy.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/state.h"
 #include "cdd/tree.h"
-#include "cdd/txn.h"
+#include "txn.h"
 #include "fixture.h"
 #include "test.h"
 #include "win32_int.h"

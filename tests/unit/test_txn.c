@@ -25,7 +25,7 @@
 #include "cdd/fsops.h"
 #include "cdd/state.h"
 #include "cdd/tree.h"
-#include "cdd/txn.h"
+#include "txn.h"
 #include "cdd/sys.h"
 #include "test.h"
 

@@ -859,13 +859,13 @@ static void target_prepare(struct cdd_dscan *c)
         c->rc_bad = 1;
         cdd_clear_error();
     }
-    cdd_tree_close(tree);
     if (c->rc && cdd_platform_parse(c->rc->platform, &plat) != 0)
         plat = cdd_platform_host();
     /* No receipt: the tree's own layout says which platform it serves (a
      * Windows tree examined from Linux has no lib64 to advise). */
-    if (!c->rc && cdd_target_layout_platform(t, &plat) != 0)
+    if (!c->rc && (!tree || cdd_target_layout_platform(tree, &plat) != 0))
         plat = cdd_platform_host();
+    cdd_tree_close(tree);
     cdd_clear_error();
     c->t_windows = cdd_platform_is_windows(plat);
     cdd_dr_names_fill(c->t_names, c->t_windows);

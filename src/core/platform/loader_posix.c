@@ -267,16 +267,6 @@ static int search_cache(struct found *f, const char *soname)
     return r;
 }
 
-/* The search's failure r, recorded for the library name. */
-static int search_fail(int r, const char *name)
-{
-    if (r == CDD_E_TOOLONG)
-        return cdd_fail(r, name, 0,
-                        "more than %d copies on the loader's search order",
-                        CDD_LIB_COPIES_MAX);
-    return cdd_fail(r, name, 0, NULL);
-}
-
 static int search(const char *soname, int driver, int first_only,
                   char ***paths, size_t *n)
 {
@@ -302,7 +292,7 @@ static int search(const char *soname, int driver, int first_only,
     free(f.ino);
     if (r) {
         cdd_lib_paths_free(f.v, f.n);
-        return search_fail(r, soname);
+        return cdd_lib_search_fail(r, soname);
     }
     *paths = f.v;
     *n = f.n;

@@ -264,16 +264,6 @@ static int search_path_var(struct found *f, const char *name)
     }
 }
 
-/* The search's failure r, recorded for the library name. */
-static int search_fail(int r, const char *name)
-{
-    if (r == CDD_E_TOOLONG)
-        return cdd_fail(r, name, 0,
-                        "more than %d copies on the loader's search order",
-                        CDD_LIB_COPIES_MAX);
-    return cdd_fail(r, name, 0, NULL);
-}
-
 static int search(const char *name, int first_only, char ***paths, size_t *n)
 {
     struct found f = {0};
@@ -295,7 +285,7 @@ static int search(const char *name, int first_only, char ***paths, size_t *n)
     free(f.id);
     if (r) {
         cdd_lib_paths_free(f.v, f.n);
-        return search_fail(r, name);
+        return cdd_lib_search_fail(r, name);
     }
     *paths = f.v;
     *n = f.n;
@@ -393,7 +383,7 @@ int cdd_lib_dep_find(const char *abs_path, const char *name, char **out,
     }
     free(f.v);
     dirs_free(&where);
-    return r ? search_fail(r, name) : 0;
+    return r ? cdd_lib_search_fail(r, name) : 0;
 }
 
 int cdd_lib_find_on_path(const char *name, char **out)
@@ -404,7 +394,7 @@ int cdd_lib_find_on_path(const char *name, char **out)
     free(f.id);
     *out = f.n ? f.v[0] : NULL;
     free(f.v);
-    return r ? search_fail(r, name) : 0;
+    return r ? cdd_lib_search_fail(r, name) : 0;
 }
 
 /* ---- loading ------------------------------------------------------------ */

@@ -15,7 +15,7 @@
 #include "cdd/pathsafe.h"
 #include "cdd/receipt.h"
 #include "cdd/strbuf.h"
-#include "cdd/txn.h"
+#include "txn.h"
 #include "plan_int.h"
 
 static int sha_text(const char *text, uint8_t out[CDD_SHA256_LEN])

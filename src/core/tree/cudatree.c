@@ -305,22 +305,20 @@ int cdd_target_open(const struct cdd_target_spec *spec,
     return r;
 }
 
-static int present(const char *root, const char *rel, int want_dir)
+/* Is rel in the tree, as a folder (want_dir) or a file? Looked at through
+ * the tree's handle, never by a path joined onto its root. */
+static int present(struct cdd_tree *tree, const char *rel, int want_dir)
 {
     struct cdd_stat st;
-    char *p = cdd_path_join(root, rel);
-    int r = p ? cdd_fs_lstat(p, &st) : -1;
-    free(p);
-    if (r)
+    if (cdd_tree_lstat(tree, rel, &st) != 0)
         return 0;
-    /* a link that resolves counts as what it names (lib64 -> targets/...) */
+    /* a link counts as what it names (lib64 -> targets/...) */
     if (st.type == CDD_FT_SYMLINK)
         return 1;
     return want_dir ? st.type == CDD_FT_DIR : st.type == CDD_FT_FILE;
 }
 
-int cdd_target_layout_platform(const struct cdd_target *t,
-                               enum cdd_platform *out)
+int cdd_target_layout_platform(struct cdd_tree *tree, enum cdd_platform *out)
 {
     static const struct {
         const char *rel;
@@ -334,14 +332,14 @@ int cdd_target_layout_platform(const struct cdd_target *t,
                {"targets/aarch64-linux", 1}};
     int w = 0, l = 0;
     for (size_t i = 0; i < sizeof win / sizeof win[0]; i++)
-        w += present(t->root, win[i].rel, win[i].dir);
+        w += present(tree, win[i].rel, win[i].dir);
     for (size_t i = 0; i < sizeof lin / sizeof lin[0]; i++)
-        l += present(t->root, lin[i].rel, lin[i].dir);
+        l += present(tree, lin[i].rel, lin[i].dir);
     /* NVIDIA's AArch64 toolkits keep their libraries under targets/
      * sbsa-linux (server) or targets/aarch64-linux (Jetson), lib64 linking
      * there as x86-64's does into targets/x86_64-linux. */
-    int sbsa = present(t->root, "targets/sbsa-linux", 1),
-        jetson = present(t->root, "targets/aarch64-linux", 1);
+    int sbsa = present(tree, "targets/sbsa-linux", 1),
+        jetson = present(tree, "targets/aarch64-linux", 1);
     cdd_clear_error();
     if (!w == !l)
         return -1;
@@ -385,20 +383,19 @@ static int note_cudart(void *ud, const char *name)
     return 0;
 }
 
-/* Does root/rel hold a cudart64_*.dll? A folder that cannot be listed
- * holds none we can see. */
-static int has_cudart(const char *root, const char *rel)
+/* Does the tree's folder rel hold a cudart64_*.dll? A folder that cannot be
+ * listed holds none we can see. */
+static int has_cudart(struct cdd_tree *tree, const char *rel)
 {
     struct cudart_seen s = {0};
-    char *dir = cdd_path_join(root, rel);
-    if (dir && present(root, rel, 1))
-        (void)cdd_fs_list(dir, note_cudart, &s);
-    free(dir);
+    if (present(tree, rel, 1))
+        (void)cdd_tree_list(tree, rel, note_cudart, &s);
     cdd_clear_error();
     return s.found;
 }
 
 enum cdd_layout_id cdd_target_choose_layout(const struct cdd_target *t,
+                                            struct cdd_tree *tree,
                                             const struct cdd_manifest *m,
                                             const char **why)
 {
@@ -408,12 +405,12 @@ enum cdd_layout_id cdd_target_choose_layout(const struct cdd_target *t,
     if (id != CDD_LAYOUT_CUDA_WINDOWS)
         return id;
     /* bin/x64 first: a CUDA 13 tree may keep a few tools in bin too. */
-    if (has_cudart(t->root, "bin/x64")) {
+    if (has_cudart(tree, "bin/x64")) {
         *why = "the tree's own cudart64_*.dll is in bin\\x64 (CUDA 13's "
                "layout): cuDNN's DLLs go beside it";
         return CDD_LAYOUT_CUDA_WINDOWS_X64;
     }
-    if (has_cudart(t->root, "bin")) {
+    if (has_cudart(tree, "bin")) {
         *why = "the tree's own cudart64_*.dll is in bin: cuDNN's DLLs go "
                "beside it";
         return CDD_LAYOUT_CUDA_WINDOWS;

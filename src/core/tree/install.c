@@ -25,7 +25,7 @@
 #include "cdd/thread.h"
 #include "cdd/tree.h"
 #include "treecheck.h"
-#include "cdd/txn.h"
+#include "txn.h"
 #include "component_int.h"
 #include "plan_int.h"
 
@@ -1070,7 +1070,8 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     c.o = o;
     c.res = res;
     c.tree = o->tree;
-    c.layout = cdd_target_choose_layout(o->target, o->m, &res->layout_why);
+    c.layout = cdd_target_choose_layout(o->target, o->tree, o->m,
+                                       &res->layout_why);
     c.jobs = o->jobs > 0 ? o->jobs : cdd_cpu_count();
     res->layout = c.layout;
 

@@ -53,7 +53,7 @@
 #include "cdd/state.h"
 #include "cdd/strbuf.h"
 #include "cdd/tree.h"
-#include "cdd/txn.h"
+#include "txn.h"
 #include "cdd/sys.h"
 
 #define JOURNAL_MAX ((size_t)256 << 20)

@@ -1,12 +1,13 @@
 /* Taking a tree's lock for a change, and the recovery that must follow it
- * (txn.h, cdd_txn_lock): the tree (tree.c) only locks, the transaction
+ * (deploy.h, cdd_txn_lock): the tree (tree.c) only locks, the transaction
  * engine (txn.c) only recovers; this file joins the two, so that each
  * dependency points one way (txn -> tree, never tree -> txn). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/deploy.h"
 #include "cdd/tree.h"
-#include "cdd/txn.h"
+#include "txn.h"
 
 void cdd_recovery_clear(struct cdd_recovery *r)
 {

@@ -15,7 +15,7 @@
 #include "cdd/receipt.h"
 #include "cdd/state.h"
 #include "cdd/tree.h"
-#include "cdd/txn.h"
+#include "txn.h"
 #include "plan_int.h"
 
 void cdd_uninstall_result_clear(struct cdd_uninstall_result *r)

@@ -12,7 +12,9 @@
  *
  * All paths given to this interface are tree paths (relative to the root,
  * '/'-separated), resolved beneath the root by the tree (tree.h); the
- * journal's format is journal.h's. */
+ * journal's format is journal.h's. The tree stage's own header: the CLI and
+ * the stages above take the lock with its recovery through deploy.h
+ * (cdd_txn_lock) and change trees only through install and uninstall. */
 #ifndef CDD_TXN_H
 #define CDD_TXN_H
 
@@ -91,23 +93,5 @@ void cdd_txn_abort(struct cdd_txn *t);
  * (cdd_txn_lock calls it). */
 int cdd_txn_recover(struct cdd_tree *tree, int *found, int *rolled_back,
                     char **id);
-
-/* What the recovery that follows taking the lock found and did. */
-struct cdd_recovery {
-    int found;       /* an interrupted transaction (or a stray stage) */
-    int rolled_back; /* it was undone (else finished) */
-    char *id;        /* its id, malloc'd */
-};
-void cdd_recovery_clear(struct cdd_recovery *r);
-
-/* Lock the tree for a change (cdd_tree_lock: access check, state folder,
- * lock) and, once held, finish or undo an interrupted transaction into
- * *rec (may be NULL; set also when the recovery fails). Taking the lock
- * and recovering are one step for every caller (the dispatcher's write
- * open, install, activation), so that nothing changes a tree that holds
- * a journal. The lock already held by this handle: 0, *locked 1, no second
- * recovery (the first ran under the same lock). treelock.c. */
-int cdd_txn_lock(struct cdd_tree *tree, double timeout_s, int create_state,
-                 int *locked, struct cdd_recovery *rec);
 
 #endif
