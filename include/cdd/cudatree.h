@@ -37,8 +37,10 @@ int cdd_target_version_differs(const struct cdd_target *t);
  * exist and be a directory (else CDD_E_NOTFOUND, naming where it looked and
  * why: "CUDA_PATH_V11_6 is not set and /usr/local/cuda-11.6 does not exist").
  * Reads the version of a CUDA tree. Environment is read through cdd_getenv.
- * The tree is opened for that and closed again: a command that goes on to
- * work on the tree uses cdd_target_open and keeps the handle in *tree
+ * cdd_target_resolve opens the tree's root only for that (cdd_tree_open_root:
+ * its state folder is not looked at) and closes it again: a command that
+ * goes on to work on the tree uses cdd_target_open and keeps the handle in
+ * *tree
  * (cdd_tree_open's errors; out->root still names the tree then, so the
  * report can; cdd_target_clear out either way). */
 struct cdd_tree;

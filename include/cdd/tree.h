@@ -37,6 +37,11 @@ struct cdd_tree;
  * absent (a link or folder: CDD_E_STATE naming it). Takes no lock; the lock
  * file is later opened by name inside the state folder held here. */
 int cdd_tree_open(const char *root, struct cdd_tree **out);
+/* The root only, for a command that reads the tree's own files and none of
+ * ours (its CUDA version: doctor, releases), so that tampered state does not
+ * stop it from looking: the state folder is not opened, and any call that
+ * would read or lock it refuses (CDD_E_STATE). */
+int cdd_tree_open_root(const char *root, struct cdd_tree **out);
 /* Release the lock (if taken) and every handle. Accepts NULL. */
 void cdd_tree_close(struct cdd_tree *t);
 /* The canonical absolute path of the root (for messages, and for loading a

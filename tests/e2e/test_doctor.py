@@ -16,6 +16,7 @@ may still add copies; assertions only ever look for what the test made).
 
 import os
 import re
+import shutil
 import struct
 import sys
 import unittest
@@ -455,6 +456,37 @@ class Target(DoctorCase):
         _, ck = self.doctor("--cuda-root", ws.tree)
         self.assertIn("installed by cudnn-deploy", ck["target"][1])
         self.assertIn("8.5.0", ck["target"][1])
+
+    def test_tampered_state_is_a_finding_not_a_refusal(self):
+        # doctor opens the tree's root alone to read its version, so a
+        # state folder it cannot trust is reported (target: fail, why and
+        # the way on) with every other check still made, tree untouched.
+        ws = self.workspace()
+        self.install(ws, cddtest.FIX.linux)
+        state = os.path.join(ws.tree, cddtest.STATE)
+        elsewhere = os.path.join(self.dir, "elsewhere")
+        shutil.copytree(state, elsewhere, symlinks=True)
+        shutil.rmtree(state)
+        os.symlink(elsewhere, state)
+        before = ws.snap(ignore=())
+        res, ck = self.doctor("--cuda-root", ws.tree, expect=EXIT_CHECK)
+        status, detail = ck["target"]
+        self.assertEqual(status, "fail", detail)
+        self.assertIn("cannot be trusted", detail)
+        self.assertIn("a link is not accepted", detail)
+        self.assertIn("cudnn-deploy status", detail)
+        self.assertIn("target.search", " ".join(ck))
+        self.assertSameTree(before, ws.snap(ignore=()))
+        # A receipt that is a folder: the same, naming the receipt.
+        os.unlink(state)
+        shutil.copytree(elsewhere, state, symlinks=True)
+        receipt = os.path.join(ws.tree, cddtest.RECEIPT)
+        os.unlink(receipt)
+        os.mkdir(receipt)
+        res, ck = self.doctor("--cuda-root", ws.tree, expect=EXIT_CHECK)
+        status, detail = ck["target"]
+        self.assertEqual(status, "fail", detail)
+        self.assertIn("receipt.json", detail)
 
     def test_missing_target(self):
         res = self.cdd_json("doctor", "--cuda-root",

@@ -998,11 +998,20 @@ static void check_target(struct cdd_dscan *c)
                       c->rc->version ? c->rc->version : "?",
                       c->rc->platform ? c->rc->platform : "?",
                       c->rc->installed_at ? c->rc->installed_at : "?");
-    else if (c->rc_bad) {
+    else if (c->rc_bad && c->rc_state) {
+        /* Every command that reads or changes the tree refuses it so. */
+        st = CDD_CHECK_FAIL;
+        cdd_sb_catf(&d,
+                      "; its state folder (.cudnn-deploy) cannot be trusted: "
+                      "%s; no command reads or changes this tree until it "
+                      "is put right (see `cudnn-deploy status`)",
+                      c->rc_why ? c->rc_why : "(the reason: out of memory)");
+    } else if (c->rc_bad) {
         st = CDD_CHECK_WARN;
         cdd_sb_catf(&d,
                       "; its receipt (.cudnn-deploy/receipt.json) cannot be "
-                      "read: run `cudnn-deploy status` on it");
+                      "read: %s; run `cudnn-deploy status` on it",
+                      c->rc_why ? c->rc_why : "(the reason: out of memory)");
     } else {
         int any = 0;
         for (int m = 0; m < CDD_DR_MAJORS; m++)

@@ -198,6 +198,8 @@ struct cdd_dscan {
     const struct cdd_target *t;
     struct cdd_receipt *rc;
     int rc_bad;              /* a receipt exists but could not be read */
+    int rc_state;            /* ... because the state folder is tampered */
+    char *rc_why;            /* why, one line (malloc'd; NULL: no memory) */
     int t_windows;           /* the target's platform (receipt, else its
                                 layout, else host) */
     char *t_libdir, *t_libdir_real;

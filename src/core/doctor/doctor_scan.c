@@ -854,11 +854,23 @@ static void target_prepare(struct cdd_dscan *c)
     /* The receipt is read through the tree (tree.h): beneath its root,
      * no link followed in .cudnn-deploy. */
     struct cdd_tree *tree = NULL;
-    if (cdd_tree_open(t->root, &tree) != 0 ||
-        cdd_receipt_load(tree, &c->rc) != 0) {
+    int r = cdd_tree_open(t->root, &tree);
+    if (!r)
+        r = cdd_receipt_load(tree, &c->rc);
+    if (r == CDD_E_NOMEM) {
+        nomem(c);
+    } else if (r) {
+        /* Tampered state (a link, a folder where a file belongs) or a
+         * receipt that is not one: said as a finding, and the rest of the
+         * tree still looked at through its root alone. */
         c->rc_bad = 1;
-        cdd_clear_error();
+        c->rc_state = r == CDD_E_STATE;
+        c->rc_why = cdd_error_text();
+        cdd_tree_close(tree);
+        tree = NULL;
+        (void)cdd_tree_open_root(t->root, &tree);
     }
+    cdd_clear_error();
     if (c->rc && cdd_platform_parse(c->rc->platform, &plat) != 0)
         plat = cdd_platform_host();
     /* No receipt: the tree's own layout says which platform it serves (a
@@ -952,6 +964,8 @@ void cdd_dscan_clear(struct cdd_dscan *c)
         free(c->zlib_target[m].found);
     }
     cdd_receipt_free(c->rc);
+    free(c->rc_why);
+    c->rc_why = NULL;
     free(c->t_libdir);
     free(c->t_libdir_real);
     c->path.v = c->libpath.v = NULL;

@@ -206,11 +206,18 @@ static char *strip_trailing_sep(char *p)
     return p;
 }
 
+static int target_open(const struct cdd_target_spec *spec,
+                       struct cdd_target *out, struct cdd_tree **tree,
+                       int root_only);
+
 int cdd_target_resolve(const struct cdd_target_spec *spec,
                        struct cdd_target *out)
 {
     struct cdd_tree *tree = NULL;
-    int r = cdd_target_open(spec, out, &tree);
+    /* The root only: what is resolved here reads no state of ours, so that
+     * a command that diagnoses (doctor) still looks at a tree whose state
+     * folder cannot be trusted, and says so itself. */
+    int r = target_open(spec, out, &tree, 1);
     cdd_tree_close(tree);
     if (r)
         cdd_target_clear(out);
@@ -219,6 +226,13 @@ int cdd_target_resolve(const struct cdd_target_spec *spec,
 
 int cdd_target_open(const struct cdd_target_spec *spec,
                     struct cdd_target *out, struct cdd_tree **tree)
+{
+    return target_open(spec, out, tree, 0);
+}
+
+static int target_open(const struct cdd_target_spec *spec,
+                       struct cdd_target *out, struct cdd_tree **tree,
+                       int root_only)
 {
     int given = !!spec->cuda + !!spec->cuda_root + !!spec->prefix;
     int r = 0;
@@ -293,7 +307,8 @@ int cdd_target_open(const struct cdd_target_spec *spec,
     /* The tree, opened once here (the command keeps it): its version is
      * read through it, never through a path string. */
     *tree = NULL;
-    if (!r && (r = cdd_tree_open(out->root, tree)) != 0)
+    if (!r && (r = root_only ? cdd_tree_open_root(out->root, tree)
+                             : cdd_tree_open(out->root, tree)) != 0)
         return r; /* out still names it, for the report */
     if (!r && out->kind == CDD_TARGET_CUDA)
         r = cdd_cuda_version_read(*tree, &out->version);

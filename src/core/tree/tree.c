@@ -47,6 +47,7 @@ struct cdd_tree {
     struct cdd_dir *state;     /* .cudnn-deploy, NULL when missing */
     struct cdd_lock *lock;
     int access_checked;
+    int root_only;             /* cdd_tree_open_root: state never read */
 };
 
 static int nomem(void)
@@ -193,9 +194,20 @@ static int check_state_files(struct cdd_tree *t)
     return r;
 }
 
+/* A handle of cdd_tree_open_root reads no state: asked to, it refuses (a
+ * caller's mistake, named as such, never state read unchecked). */
+static int root_only_refusal(struct cdd_tree *t)
+{
+    return cdd_fail(CDD_E_STATE, t->real, 0,
+                    "opened for its own files only: %s is not read through "
+                    "this handle", CDD_STATE_DIR);
+}
+
 static int open_state(struct cdd_tree *t)
 {
     struct cdd_stat st;
+    if (t->root_only)
+        return root_only_refusal(t);
     char *abs = cdd_tree_abs(t, CDD_STATE_DIR);
     int r = abs ? cdd_dir_lstat(t->root, CDD_STATE_DIR, &st) : nomem();
     if (!r && st.type == CDD_FT_DIR)
@@ -216,7 +228,7 @@ static int open_state(struct cdd_tree *t)
     return r;
 }
 
-int cdd_tree_open(const char *root, struct cdd_tree **out)
+static int tree_open(const char *root, int root_only, struct cdd_tree **out)
 {
     struct cdd_tree *t = calloc(1, sizeof *t);
     int r;
@@ -225,8 +237,9 @@ int cdd_tree_open(const char *root, struct cdd_tree **out)
         free(t);
         return nomem();
     }
+    t->root_only = root_only;
     r = cdd_dir_open_path(root, &t->root, &t->real);
-    if (!r)
+    if (!r && !root_only)
         r = open_state(t);
     if (r) {
         cdd_tree_close(t);
@@ -234,6 +247,16 @@ int cdd_tree_open(const char *root, struct cdd_tree **out)
     }
     *out = t;
     return 0;
+}
+
+int cdd_tree_open(const char *root, struct cdd_tree **out)
+{
+    return tree_open(root, 0, out);
+}
+
+int cdd_tree_open_root(const char *root, struct cdd_tree **out)
+{
+    return tree_open(root, 1, out);
 }
 
 void cdd_tree_close(struct cdd_tree *t)
@@ -488,6 +511,8 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
     memset(o, 0, sizeof *o);
     if (!rel_shape_ok(rel))
         return bad_path(t, rel);
+    if (state && t->root_only)
+        return root_only_refusal(t);
     w.t = t;
     w.dirs[0] = t->root;
 
