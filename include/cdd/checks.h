@@ -43,13 +43,17 @@ struct cdd_checks {
      * or could not be done): the list is incomplete, and the command must
      * say out of memory rather than report it (malloc trials). */
     int nomem;
+    /* A check was refused past a bound (its detail past CDD_TEXT_MAX, the
+     * list past CDD_CHECKS_MAX): the list is incomplete too, and a command
+     * that answers with it says so (CDD_E_TOOLONG) instead. */
+    int toolong;
 };
 
 /* "pass", "warn", "fail", "skip"; "?" for a value outside the enum. */
 const char *cdd_check_status_name(enum cdd_check_status s);
 /* Append a check (printf-style detail, bounded by CDD_TEXT_MAX). 0, or
- * CDD_E_NOMEM (c->nomem set) / CDD_E_TOOLONG (the detail past
- * CDD_TEXT_MAX, the list past CDD_CHECKS_MAX), recorded. */
+ * CDD_E_NOMEM (c->nomem set) / CDD_E_TOOLONG (c->toolong set: the detail
+ * past CDD_TEXT_MAX, the list past CDD_CHECKS_MAX), recorded. */
 int cdd_checks_add(struct cdd_checks *c, const char *name,
                    enum cdd_check_status st, const char *fmt, ...)
     CDD_PRINTF(4, 5);

@@ -32,12 +32,14 @@ int cdd_checks_add(struct cdd_checks *c, const char *name,
          * without it (the malloc trials found checks silently missing). */
         cdd_sb_free(&detail);
         c->nomem |= r == CDD_E_NOMEM;
+        c->toolong |= r == CDD_E_TOOLONG;
         return r;
     }
     r = CDD_GROW(c->v, &c->cap, c->n + 1, CDD_CHECKS_MAX, "checks");
     if (r) {
         cdd_sb_free(&detail);
         c->nomem |= r == CDD_E_NOMEM;
+        c->toolong |= r == CDD_E_TOOLONG;
         return r;
     }
     struct cdd_check *k = &c->v[c->n];

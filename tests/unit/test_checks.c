@@ -92,6 +92,7 @@ static void test_detail_bound(void)
     CHECK_INT(cdd_checks_add(&c, "path", CDD_CHECK_WARN, "%s", big), 0);
     CHECK_INT(c.n, 1);
     CHECK_INT(strlen(c.v[0].detail), n);
+    CHECK_INT(c.toolong, 0);
     free(big);
 
     size_t over = CDD_TEXT_MAX + 16;
@@ -102,11 +103,14 @@ static void test_detail_bound(void)
         huge[over] = '\0';
         cdd_clear_error();
         int r = cdd_checks_add(&c, "path", CDD_CHECK_FAIL, "%s", huge);
-        CHECK(r != 0);
+        CHECK_INT(r, CDD_E_TOOLONG);
         CHECK_INT(cdd_last_error()->code, r);
-        /* Nothing recorded, nothing counted. */
+        /* Nothing recorded, nothing counted; the list says it is
+         * incomplete. */
         CHECK_INT(c.n, 1);
         CHECK_INT(c.n_fail, 0);
+        CHECK_INT(c.toolong, 1);
+        CHECK_INT(c.nomem, 0);
         cdd_clear_error();
         free(huge);
     }
@@ -131,6 +135,7 @@ static void test_list_bound(void)
     CHECK_INT(c.n, CDD_CHECKS_MAX);
     CHECK_INT(c.n_fail, 0);
     CHECK_INT(c.nomem, 0);
+    CHECK_INT(c.toolong, 1);
     char last[32];
     snprintf(last, sizeof last, "%d", CDD_CHECKS_MAX - 1);
     CHECK_STR(c.v[CDD_CHECKS_MAX - 1].detail, last);

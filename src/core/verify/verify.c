@@ -474,5 +474,10 @@ out:
     if (!r && res->checks.nomem)
         r = cdd_fail(CDD_E_NOMEM, NULL, 0, "out of memory while verifying: "
                                           "the checks are incomplete");
+    else if (!r && res->checks.toolong)
+        r = cdd_fail(CDD_E_TOOLONG, NULL, 0,
+                     "a check did not fit (more than %d checks, or a detail "
+                     "longer than %zu bytes): the checks are incomplete",
+                     CDD_CHECKS_MAX, (size_t)CDD_TEXT_MAX);
     return r;
 }
