@@ -98,16 +98,113 @@ def wine_prefix_ready():
     _wine_ready.append(True)
 
 
+def _proc_line(pid):
+    """pid, state, age and command line of a process, from /proc."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            st = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            args = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        with open("/proc/uptime") as f:
+            up = float(f.read().split()[0])
+        age = up - int(st[19]) / os.sysconf("SC_CLK_TCK")
+        return "pid %d ppid %s state %s age %.0f s: %s" % (
+            pid, st[1], st[0], age, args.strip()[:300])
+    except (OSError, IndexError, ValueError):
+        return "pid %d (gone)" % pid
+
+
+def _threads(pid):
+    """Each thread of pid: its state and where it waits in the kernel."""
+    out = []
+    try:
+        tids = sorted(int(t) for t in os.listdir("/proc/%d/task" % pid))
+    except OSError:
+        return out
+    for tid in tids[:64]:
+        try:
+            with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            with open("/proc/%d/task/%d/wchan" % (pid, tid)) as f:
+                wchan = f.read().strip() or "-"
+        except (OSError, IndexError):
+            continue
+        out.append("  thread %d state %s wchan %s" % (tid, state, wchan))
+    return out
+
+
+class CommandTimeout(subprocess.TimeoutExpired):
+    """A command past its limit, with what timeout_report saw."""
+
+    def __init__(self, cmd, timeout, report):
+        super().__init__(cmd, timeout)
+        self.report = report
+
+    def __str__(self):
+        return "%s\n%s" % (super().__str__(), self.report)
+
+
+def timeout_report(p):
+    """What a command that ran past its limit was doing, before it is
+    killed (issue 18's Wine stall): the process and its threads, and every
+    process holding its output pipes (a Wine server or service started by
+    it inherits them, and the caller then waits for the pipe, not for the
+    command)."""
+    lines = ["still running: " + _proc_line(p.pid)] + _threads(p.pid)
+    pipes = {}
+    for name, f in (("stdout", p.stdout), ("stderr", p.stderr)):
+        if f is not None:
+            pipes["pipe:[%d]" % os.fstat(f.fileno()).st_ino] = name
+    holders = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            fds = os.listdir("/proc/%s/fd" % d)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                link = os.readlink("/proc/%s/fd/%s" % (d, fd))
+            except OSError:
+                continue
+            if link in pipes:
+                holders.setdefault(int(d), set()).add(pipes[link])
+    for pid in sorted(holders):
+        lines.append("holds its %s: %s" % ("+".join(sorted(holders[pid])),
+                                           _proc_line(pid)))
+    return "\n".join(lines)
+
+
 def run(args, env=None, expect=None, timeout=DEFAULT_TIMEOUT, cwd=None):
     """Run cudnn-deploy with args; returns Result(rc, out, err) (also a
-    3-tuple). expect: an exit code (or a tuple of them) to assert."""
+    3-tuple). expect: an exit code (or a tuple of them) to assert. Past the
+    limit: CommandTimeout (a subprocess.TimeoutExpired), its message saying
+    what was still running and who held the output (timeout_report)."""
     wine_prefix_ready()
     cmd = [BIN] + [str(a) for a in args]
-    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, env=clean_env(env),
-                       timeout=timeout, cwd=cwd)
-    res = Result(p.returncode, p.stdout.decode("utf-8", "replace"),
-                 p.stderr.decode("utf-8", "replace"))
+    with subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=clean_env(env), cwd=cwd) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                report = timeout_report(p)
+            except OSError as e:
+                report = "(no report: %s)" % e
+            p.kill()
+            # Not communicate(): a process that inherited the pipes would
+            # keep it waiting; our ends are closed instead.
+            p.stdout.close()
+            p.stderr.close()
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+            raise CommandTimeout(cmd, timeout, report) from None
+    res = Result(p.returncode, out.decode("utf-8", "replace"),
+                 err.decode("utf-8", "replace"))
     if expect is not None:
         ok = res.rc in expect if isinstance(expect, tuple) else res.rc == expect
         if not ok:
