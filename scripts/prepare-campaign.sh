@@ -10,6 +10,10 @@
 #   .device/valgrind/libexec/             its tools only memcheck for amd64:
 #       memcheck-amd64-linux, vgpreload_core-amd64-linux.so,
 #       vgpreload_memcheck-amd64-linux.so, default.supp  (VALGRIND_LIB)
+#   .device/valgrind/client.tar.xz        Debian's ld.so, the test build's
+#                                         libraries with Debian's libc, and
+#                                         the debug files of ld.so and libc
+#                                         beside them
 # strace is not carried: neither the malloc sweep nor test_tamper,
 # test_parallel, test_kill use it (torture.py's strace categories and
 # test_identity do). Then, on the device: tests/device/campaign.sh.
@@ -33,6 +37,30 @@ for f in memcheck-amd64-linux vgpreload_core-amd64-linux.so \
     cp "$V/unpacked/usr/libexec/valgrind/$f" "$V/libexec/"
 done
 rm -rf "$V/debs" "$V/unpacked"
+# The client's own C library. The device host's ld.so (Ubuntu 24.04) is
+# stripped, and memcheck cannot start a program without the dynamic
+# linker's symbols; Debian's are in libc6-dbg. So the test build runs there
+# on Debian's dynamic linker, started explicitly (`ld-linux-x86-64.so.2
+# --library-path LIBS cudnn-deploy`, scripts/valgrind.sh's VALGRIND_LDSO),
+# with the whole closure of its libraries from here (Debian's libc must not
+# meet Ubuntu's libraries) and the debug files of ld.so and libc, found by
+# its .gnu_debuglink name beside each. About 20 MB as .tar.xz.
+S=$(mktemp -d)
+mkdir -p "$S/lib"
+ldso=$(readlink -f /lib64/ld-linux-x86-64.so.2)
+cp "$ldso" "$S/ld-linux-x86-64.so.2"
+ldd "$D/build-valgrind/cudnn-deploy" | awk '/=>/ {print $3}' |
+    while read -r f; do cp -L "$f" "$S/lib/"; done
+# Each debug file beside its object under its .gnu_debuglink name (the
+# build id's tail), where memcheck looks first.
+for f in "$S/ld-linux-x86-64.so.2" "$S/lib/libc.so.6"; do
+    id=$(readelf -n "$f" | sed -n 's/.*Build ID: //p')
+    dbg=/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug
+    [ -f "$dbg" ] || { echo "prepare-campaign: no $dbg (apt-get install libc6-dbg)" >&2; exit 1; }
+    cp "$dbg" "$(dirname "$f")/"
+done
+tar -C "$S" -cJf "$V/client.tar.xz" .
+rm -rf "$S"
 # The carried tree is limited to 64 MiB in all.
 du -sh "$V" "$D"
 kb=$(du -sk "$D" | cut -f1)

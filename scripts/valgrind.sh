@@ -32,6 +32,10 @@
 #                       vgpreload_*.so and default.supp (Debian:
 #                       usr/libexec/valgrind)
 #   VALGRIND_NOBUILD=1  use $VALGRIND_BUILD as it is (built elsewhere)
+#   VALGRIND_LDSO=PATH  start the binary on that dynamic linker, with
+#                       VALGRIND_CLIENT_LIBS=DIR its libraries (a host whose
+#                       own ld.so is stripped: prepare-campaign.sh's client,
+#                       the debug files beside the objects)
 set -u
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 
@@ -102,10 +106,18 @@ vg="$valgrind --tool=memcheck --error-exitcode=86 --leak-check=full
     --show-leak-kinds=definite --errors-for-leak-kinds=definite
     --child-silent-after-fork=yes --num-callers=30 --log-file=$logs/vg.%p.log"
 wrapper=$root/vg-cudnn-deploy
+# VALGRIND_LDSO (with VALGRIND_CLIENT_LIBS): start the binary on that
+# dynamic linker, its libraries from that folder first (then the caller's
+# LD_LIBRARY_PATH, which tests set for what the tool loads); memcheck finds
+# their debug files beside them (prepare-campaign.sh's client).
+client="\"$root/cudnn-deploy\""
+if [ -n "${VALGRIND_LDSO:-}" ]; then
+    client="\"$VALGRIND_LDSO\" --library-path \"$VALGRIND_CLIENT_LIBS\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\" $client"
+fi
 cat >"$wrapper" <<WRAP
 #!/bin/sh
 ${VALGRIND_LIB:+VALGRIND_LIB=$VALGRIND_LIB; export VALGRIND_LIB}
-exec $(echo $vg) "$root/cudnn-deploy" "\$@"
+exec $(echo $vg) $client "\$@"
 WRAP
 chmod +x "$wrapper"
 

@@ -323,7 +323,7 @@ static int parse_double(const struct cdd_option *o, const char *v, double *out)
 
 static int parse_whole(const struct cdd_option *o, const char *v, long *out)
 {
-    double d;
+    double d = 0; /* set by parse_double on success (gcc -O3 cannot tell) */
     int r = parse_double(o, v, &d);
     if (r)
         return r;

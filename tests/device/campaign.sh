@@ -53,6 +53,17 @@ valgrind)
     log=$OUT/valgrind-$script.log
     echo "== valgrind over $script: $split parts, $jobs at a time, deadline" \
          "$deadline s, stopped at $hard s" | tee "$log"
+    # The client's C library: Debian's ld.so, libc and their debug files
+    # (prepare-campaign.sh), since this host's own ld.so is stripped.
+    client=$CARRY/valgrind/client
+    if [ -f "$CARRY/valgrind/client.tar.xz" ] && [ ! -d "$client" ]; then
+        mkdir -p "$client" && tar -C "$client" -xJf "$CARRY/valgrind/client.tar.xz"
+    fi
+    if [ -d "$client" ]; then
+        export VALGRIND_LDSO=$client/ld-linux-x86-64.so.2
+        export VALGRIND_CLIENT_LIBS=$client/lib
+        echo "client on Debian's dynamic linker ($client)" | tee -a "$log"
+    fi
     start=$(date +%s)
     VALGRIND_BIN=$CARRY/valgrind/bin/valgrind VALGRIND_LIB=$CARRY/valgrind/libexec \
     VALGRIND_BUILD=$build VALGRIND_NOBUILD=1 VALGRIND_UNIT=none \
