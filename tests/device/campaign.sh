@@ -15,7 +15,10 @@
 #       (VALGRIND_SPLIT overrides), JOBS (default: nproc) at a time, no part
 #       started after DEADLINE s, and everything stopped at DEADLINE + 60 s
 #       (CAMPAIGN_HARD overrides). Writes $OUT/valgrind-SCRIPT.log, the
-#       outputs of the parts that failed and the memcheck logs with errors.
+#       outputs of the parts that failed and $OUT/valgrind-SCRIPT.errors
+#       (each process with errors: its test, command and errors' frames).
+#       Two scripts at once need two builds: CAMPAIGN_BUILD=DIR (a copy
+#       of .device/build-valgrind) for the second.
 # Both print "cut" when the deadline left trials or parts out, and exit
 # non-zero only for a real failure (or a part killed at the hard limit).
 set -u
@@ -25,7 +28,7 @@ OUT=${OUT:-$ROOT/device-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$CARRY/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export CDD_TEST_TMP=${CDD_TEST_TMP:-/root/cdd-campaign}
-usage() { sed -n '7,18p' "$0" >&2; exit 2; }
+usage() { sed -n '7,23p' "$0" >&2; exit 2; }
 kind=${1:-}; [ $# -gt 0 ] && shift
 case $kind in
 malloc)
@@ -49,7 +52,7 @@ valgrind)
     script=$1 deadline=$2 jobs=${3:-$(nproc)}
     split=${VALGRIND_SPLIT:-$((4 * jobs))}
     hard=${CAMPAIGN_HARD:-$((deadline + 60))}
-    build=$CARRY/build-valgrind
+    build=${CAMPAIGN_BUILD:-$CARRY/build-valgrind}
     log=$OUT/valgrind-$script.log
     echo "== valgrind over $script: $split parts, $jobs at a time, deadline" \
          "$deadline s, stopped at $hard s" | tee "$log"
@@ -95,11 +98,21 @@ valgrind)
         [ -z "$failed" ] || echo "parts that failed: $failed"
         [ "$cut" -eq 0 ] || echo "CUT: the deadline left $cut parts out"
     } | tee -a "$log"
+    # Every process with errors in one file (only a few files come back
+    # from the device): the test its tree belongs to, whether a fault was
+    # injected, and each error's kind with its first frames.
+    for f in $(grep -l 'ERROR SUMMARY: [1-9]' "$logs"/vg.*.log 2>/dev/null); do
+        echo "== $(basename "$f"): $(sed -n 's|.*/cdd-e2e-[^/]*/\([^/]*/[^/]*\)/.*|\1|p' "$f" | head -1)"
+        sed -n 's/^==[0-9]*== Command: .*\/cudnn-deploy \([a-z-]*\).*/command: \1/p' "$f" | head -1
+        awk '/^==[0-9]+== [A-Z0-9(]/ && !/Memcheck|Copyright|Using Valgrind|Command:|Parent PID|HEAP SUMMARY|in use at exit|total heap usage|LEAK SUMMARY|lost:|reachable:|suppressed:|ERROR SUMMARY|For lists|Reachable blocks|To see them|rerun with/ {
+                 sub(/^==[0-9]+== /, ""); print "  " $0; n = 6; next }
+             n > 0 && /(at|by) 0x/ { sub(/^==[0-9]+== +/, ""); print "      " $0; n--; next }
+             { n = 0 }' "$f"
+    done >"$OUT/valgrind-$script.errors"
+    [ -s "$OUT/valgrind-$script.errors" ] &&
+        echo "errors by process: $OUT/valgrind-$script.errors" | tee -a "$log"
     mkdir -p "$OUT/valgrind-$script"
     for f in $failed; do cp "$logs/$f.out" "$OUT/valgrind-$script/"; done
-    grep -l 'ERROR SUMMARY: [1-9]' "$logs"/vg.*.log 2>/dev/null | head -20 |
-        xargs -r cp -t "$OUT/valgrind-$script/"
-    cp "$logs/tasks" "$logs/$script.ids" "$OUT/valgrind-$script/" 2>/dev/null
     [ "$bad" -eq 0 ] && [ -z "$failed" ] && [ "$killed" -eq 0 ] ;;
 *) usage ;;
 esac
