@@ -1218,6 +1218,14 @@ static int lock_held_state(struct cdd_tree *t, double timeout_s,
      * create or lock a file elsewhere. */
     if (!r)
         r = cdd_lock_acquire_at(t->state, "lock", timeout_s, NULL, &t->lock);
+    /* The folder held was removed before the lock file could be made in it
+     * (an emptying uninstall ran between our open and this lock: a removed
+     * folder takes no new name): start again from the names, as when the
+     * lock file went away while we waited. */
+    if (r && r != CDD_E_STATE && cdd_dir_removed(t->state)) {
+        cdd_clear_error();
+        return 1;
+    }
     if (r)
         return r;
     struct cdd_stat now;
