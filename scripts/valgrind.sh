@@ -177,8 +177,8 @@ PY
     done
 fi
 VG_CMD=$(echo $vg $leaks) VG_ROOT=$root VG_LOGS=$logs VG_TMP=$tmp VG_WRAPPER=$wrapper \
-VG_SPLIT=$split VG_DEADLINE_AT=$deadline_at
-export VG_CMD VG_ROOT VG_LOGS VG_TMP VG_WRAPPER VG_SPLIT VG_DEADLINE_AT
+VG_DEADLINE_AT=$deadline_at
+export VG_CMD VG_ROOT VG_LOGS VG_TMP VG_WRAPPER VG_DEADLINE_AT
 [ -z "${VALGRIND_LIB:-}" ] || export VALGRIND_LIB
 xargs -r -P "$vgjobs" -n 1 sh "$self" --one <"$tasks"
 end=$(date +%s)

@@ -99,8 +99,8 @@ valgrind)
         [ "$cut" -eq 0 ] || echo "CUT: the deadline left $cut parts out"
     } | tee -a "$log"
     # Every process with errors in one file (only a few files come back
-    # from the device): the test its tree belongs to, whether a fault was
-    # injected, and each error's kind with its first frames.
+    # from the device): the test its tree belongs to, the command, and each
+    # error's kind with its first frames.
     for f in $(grep -l 'ERROR SUMMARY: [1-9]' "$logs"/vg.*.log 2>/dev/null); do
         echo "== $(basename "$f"): $(sed -n 's|.*/cdd-e2e-[^/]*/\([^/]*/[^/]*\)/.*|\1|p' "$f" | head -1)"
         sed -n 's/^==[0-9]*== Command: .*\/cudnn-deploy \([a-z-]*\).*/command: \1/p' "$f" | head -1

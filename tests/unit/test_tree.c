@@ -520,7 +520,45 @@ static void test_lock_through_swapped_state(void)
     CHECK(lstat(out_lock, &sb) != 0 && errno == ENOENT);
 }
 
+/* The state folder opened, then removed by an emptying uninstall before the
+ * lock is taken (a removed folder takes no new lock file): the lock starts
+ * again from the names. A command that does not create state then takes
+ * nothing (the tree has none), one that does makes a fresh folder and locks
+ * it. The clean-clone run's racing installs and uninstalls once failed here
+ * with "cannot open lock file" (exit 4). */
+static void test_lock_in_removed_state(void)
+{
+    struct cdd_tree *t = NULL;
+    struct stat sb;
+    int locked = -1;
+    char tree[1100], st[1200], lock[1300];
+    snprintf(tree, sizeof tree, "%s/emptied", scratch);
+    snprintf(st, sizeof st, "%s/" CDD_STATE_DIR, tree);
+    snprintf(lock, sizeof lock, "%s/" CDD_LOCK_FILE, tree);
+    sh("rm -rf '%s'%s", tree, "");
+    sh("mkdir -p '%s'%s", st, "");
+    CHECK_INT(cdd_tree_open(tree, &t), 0);
+    CHECK(cdd_tree_has_state(t));
+    CHECK(rmdir(st) == 0);
+    CHECK_INT(cdd_tree_lock(t, 0, 0, &locked), 0);
+    CHECK_INT(locked, 0);
+    CHECK(!cdd_tree_locked(t));
+    CHECK(lstat(st, &sb) != 0 && errno == ENOENT);
+    cdd_tree_close(t);
+
+    sh("mkdir -p '%s'%s", st, "");
+    CHECK_INT(cdd_tree_open(tree, &t), 0);
+    CHECK(rmdir(st) == 0);
+    locked = -1;
+    CHECK_INT(cdd_tree_lock(t, 0, 1, &locked), 0);
+    CHECK_INT(locked, 1);
+    CHECK(cdd_tree_locked(t));
+    CHECK(lstat(lock, &sb) == 0 && S_ISREG(sb.st_mode));
+    cdd_tree_close(t);
+}
+
 TEST_MAIN(TEST(test_setup), TEST(test_lstat_positions), TEST(test_canon),
           TEST(test_writes), TEST(test_root_and_state),
-          TEST(test_lock_through_swapped_state), TEST(test_find_case),
+          TEST(test_lock_through_swapped_state),
+          TEST(test_lock_in_removed_state), TEST(test_find_case),
           TEST(test_cleanup))
