@@ -84,6 +84,7 @@ HEADERS = {
     "state.h": "base",
     "strbuf.h": "base",
     "sys.h": "base",
+    "isolate.h": "base",
     "thread.h": "base",
     "tree.h": "tree",
     "verified.h": "verify",

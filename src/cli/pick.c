@@ -30,7 +30,6 @@ static int driver_bad(const char *d)
 
 int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_fit_host *mc)
 {
-    struct cdd_gpu_env *g = NULL;
     memset(mc, 0, sizeof *mc);
     for (size_t i = 0; i < ob->gpu_cc.n; i++) {
         int cc = cdd_cat_cc_parse(ob->gpu_cc.v[i]);
@@ -49,41 +48,43 @@ int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_fit_host *mc)
     }
     if (mc->gpus_given && mc->has_driver)
         return 0;
-    /* Read-only: the driver's version and each device's compute
-     * capability; nothing runs on the GPU. */
-    if (cdd_gpu_env_open(NULL, &g)) {
-        cdd_clear_error();
+    /* Read-only, and in a process of its own (fit.h): the driver's version
+     * and each device's compute capability; nothing runs on the GPU. */
+    struct cdd_fit_gpus fg;
+    memset(&fg, 0, sizeof fg);
+    fg.given = mc->gpus_given;
+    int r = cdd_fit_gpus_probe(&fg);
+    if (r) {
+        cdd_fit_gpus_clear(&fg);
+        return r;
+    }
+    static const char no_driver[] = "no NVIDIA driver";
+    if (!fg.driver && fg.note &&
+        strncmp(fg.note, no_driver, sizeof no_driver - 1) == 0) {
         snprintf(mc->note, sizeof mc->note,
                  "no NVIDIA driver found: %s%s%snot checked (--gpu-cc, "
                  "--driver to say them)",
                  mc->gpus_given ? "" : "GPUs", mc->gpus_given || mc->has_driver ? "" : " and ",
                  mc->has_driver ? "" : "driver ");
+        cdd_fit_gpus_clear(&fg);
         return 0;
     }
-    const struct cdd_gpu_info *gi = cdd_gpu_env_info(g);
-    if (!mc->has_driver && gi->driver_release[0]) {
-        snprintf(mc->driver, sizeof mc->driver, "%s", gi->driver_release);
+    if (!mc->has_driver && fg.driver && strlen(fg.driver) < sizeof mc->driver) {
+        memcpy(mc->driver, fg.driver, strlen(fg.driver) + 1);
         mc->has_driver = 1;
         mc->driver_probed = 1;
     }
-    if (!mc->gpus_given) {
-        int count = 1;
-        for (int i = 0; i < count && mc->n_cc < CDD_MACHINE_MAX_GPUS; i++) {
-            if (cdd_gpu_env_device(g, i)) {
-                cdd_clear_error();
-                if (i == 0)
-                    snprintf(mc->note, sizeof mc->note,
-                             "the driver reports no usable GPU: GPUs not "
-                             "checked (--gpu-cc to say them)");
-                break;
-            }
-            gi = cdd_gpu_env_info(g);
-            count = gi->device_count;
-            mc->cc[mc->n_cc++] = gi->cc_major * 10 + gi->cc_minor;
-            mc->gpus_probed = 1;
-        }
+    for (size_t i = 0; !mc->gpus_given && i < fg.n &&
+                       mc->n_cc < CDD_MACHINE_MAX_GPUS; i++) {
+        mc->cc[mc->n_cc++] = fg.v[i].cc;
+        mc->gpus_probed = 1;
     }
-    cdd_gpu_env_close(g);
+    if (!mc->gpus_given && !mc->n_cc)
+        snprintf(mc->note, sizeof mc->note, "%s: GPUs not checked (--gpu-cc "
+                 "to say them)", fg.note && strstr(fg.note, "crashed")
+                     ? "the NVIDIA driver crashed while listing the GPUs"
+                     : "the driver reports no usable GPU");
+    cdd_fit_gpus_clear(&fg);
     return 0;
 }
 

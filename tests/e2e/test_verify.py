@@ -20,6 +20,7 @@ code and by the name, status and detail of the checks in --json.
 """
 
 import os
+import signal
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,7 @@ ALL_LIBS = [MAIN] + SUBS
 KNOBS = ("LD_LIBRARY_PATH", "CUDNN_DEPLOY_DRIVER_LIB", "FAKE_CUDNN_VERSION",
          "FAKE_CUDNN_CUDART", "FAKE_CUDNN_CONV_CORRUPT",
          "FAKE_CUDNN_CREATE_STATUS", "FAKE_CUDNN_FAIL_ALGO",
+         "FAKE_CUDNN_CONV_CRASH", "FAKE_CUDA_INIT_CRASH",
          "FAKE_CUDA_DRIVER_VERSION", "FAKE_CUDA_NO_DEVICE",
          "FAKE_CUDA_INIT_ERROR", "FAKE_CUDA_OOM", "FAKE_CUDA_CC",
          "FAKE_CUDA_EVENT_SPEEDUP", "CUDNN_DEPLOY_TEST_BENCH")
@@ -452,6 +454,41 @@ class Gpu(VerifyCase):
         self.check(j.doc, "gpu.driver", "pass")
         self.assertNoFail(j.doc, but=("gpu.conv",))
 
+    def test_cudnn_that_crashes_is_a_finding(self):
+        """cuDNN dying in the convolution (SIGSEGV) is a failing gpu.conv
+        saying how the process running it ended; verify itself survives
+        with the checks made before the crash, and the results sent
+        before it (the driver's version)."""
+        j = self.verify(self.tree, env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
+                                        "FAKE_CUDNN_CONV_CRASH": "1"},
+                        expect=EXIT_CHECK)
+        self.check(j.doc, "gpu.driver", "pass", "CUDA 11.8")
+        self.check(j.doc, "gpu.device", "pass", "device 0 of")
+        self.check(j.doc, "gpu.arch")
+        self.check(j.doc, "gpu.conv", "fail", "killed by signal %d"
+                   % signal.SIGSEGV, "SIGSEGV", "convolution check",
+                   "crashed")
+        self.assertEqual(j.doc.get("driver_cuda_version"), 11080)
+        self.assertNoFail(j.doc, but=("gpu.conv",))
+        # The human report too: one line for the crash, and the verdict.
+        res = run(["verify", "--cuda-root", self.tree],
+                  env=env_with(CUDNN_DEPLOY_DRIVER_LIB=self.driver,
+                               FAKE_CUDNN_CONV_CRASH="1"), expect=EXIT_CHECK)
+        self.assertRegex(res.err, r"(?m)^  fail  gpu.conv: the process running "
+                                  r"the GPU checks was killed by signal")
+
+    def test_driver_that_crashes_in_cuinit_is_a_finding(self):
+        """A driver that dies in cuInit: the GPU fit probe and the gpu layer
+        each run it apart; gpu.device fails saying so, nothing else does."""
+        j = self.verify(self.tree, env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
+                                        "FAKE_CUDA_INIT_CRASH": "1"},
+                        expect=EXIT_CHECK)
+        self.check(j.doc, "gpu.driver", "pass")
+        self.check(j.doc, "gpu.device", "fail", "signal %d" % signal.SIGSEGV,
+                   "cuInit")
+        self.assertEqual(self.checks(j.doc, "gpu.conv"), [])
+        self.assertNoFail(j.doc, but=("gpu.device",))
+
     def test_cudart_of_another_cuda_major(self):
         j = self.verify(self.tree, env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
                                         "FAKE_CUDNN_CUDART": "12010"},
@@ -700,6 +737,19 @@ class InstallAndLevels(VerifyCase):
         # A later verify reaches the same verdict from the receipt alone.
         j2 = self.verify(tree, expect=EXIT_CHECK)
         self.check(j2.doc, "files", "pass")
+
+    def test_install_whose_cudnn_crashes_in_verify(self):
+        """install's closing verify runs the GPU checks apart too: a cuDNN
+        that crashes there leaves the install done and recorded, exit 1
+        with the crash as the finding, not a dead process."""
+        tree, j = self.install_fake(
+            verify=True, expect=EXIT_CHECK,
+            env=env_with(CUDNN_DEPLOY_DRIVER_LIB=fakecudnn.fake_driver(),
+                         FAKE_CUDNN_CONV_CRASH="1"))
+        self.assertIs(j.doc["changed"], True)
+        self.check(j.doc, "gpu.conv", "fail", "killed by signal")
+        self.assertTrue(os.path.isfile(os.path.join(tree, cddtest.RECEIPT)))
+        run(["status", "--cuda-root", tree], env=env_with(), expect=EXIT_OK)
 
     def test_level_files_and_strays(self):
         tree, _ = self.install_fake()

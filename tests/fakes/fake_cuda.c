@@ -12,6 +12,7 @@
  *   FAKE_CUDA_DRIVER_VERSION  cuDriverGetVersion's answer (default 11080)
  *   FAKE_CUDA_NO_DEVICE=1     cuInit returns CUDA_ERROR_NO_DEVICE
  *   FAKE_CUDA_INIT_ERROR=N    cuInit returns N
+ *   FAKE_CUDA_INIT_CRASH=1    cuInit dies of SIGSEGV (a broken driver)
  *   FAKE_CUDA_OOM=1           cuMemAlloc_v2 returns CUDA_ERROR_OUT_OF_MEMORY
  *   FAKE_CUDA_CC=M.N          the device's compute capability (default 9.0,
  *                             an H200's)
@@ -22,6 +23,7 @@
  * Test hooks: fake_cuda_live_allocs(), fake_cuda_retain_count(),
  * fake_cuda_misuse(). */
 #define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +116,8 @@ API CUresult cuInit(unsigned int flags)
         return E_INVALID_VALUE;
     if (env_int("FAKE_CUDA_NO_DEVICE", 0))
         return E_NO_DEVICE;
+    if (env_int("FAKE_CUDA_INIT_CRASH", 0))
+        raise(SIGSEGV);
     int e = env_int("FAKE_CUDA_INIT_ERROR", 0);
     if (e)
         return e;

@@ -17,6 +17,8 @@
  *
  * Environment knobs, read at each call:
  *   FAKE_CUDNN_CONV_CORRUPT=1   perturb one output element
+ *   FAKE_CUDNN_CONV_CRASH=1     cudnnConvolutionForward dies of SIGSEGV (a
+ *                               cuDNN that does not fit the driver)
  *   FAKE_CUDNN_CREATE_STATUS=N  cudnnCreate returns N
  *   FAKE_CUDNN_FAIL_ALGO=A      cudnnConvolutionForward(algo A) returns
  *                               CUDNN_STATUS_NOT_SUPPORTED
@@ -27,6 +29,7 @@
  * every algorithm query (cuDNN 7-era exports), so callers must fall back.
  * Test hooks: fake_cudnn_last_math(), fake_cudnn_last_algo(). */
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,6 +431,8 @@ API cudnnStatus_t cudnnConvolutionForward(
         return S_NOT_SUPPORTED;
     if (env_int("FAKE_CUDNN_FAIL_ALGO", -1) == algo)
         return S_NOT_SUPPORTED;
+    if (env_int("FAKE_CUDNN_CONV_CRASH", 0))
+        raise(SIGSEGV);
     if (ws_size < workspace_of(algo) || (workspace_of(algo) && !ws))
         return S_BAD_PARAM;
     last_math = cd->math;

@@ -5,6 +5,7 @@
 #include "cdd/fit.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "cdd/compat_attr.h"
 #include "cdd/error.h"
 #include "cdd/gpu.h"
+#include "cdd/isolate.h"
 #include "cdd/strbuf.h"
 
 /* ---- a growing text ------------------------------------------------------ */
@@ -71,7 +73,8 @@ static int set_note(struct cdd_fit_gpus *g, const char *what, const char *why)
     return 0;
 }
 
-int cdd_fit_gpus_probe(struct cdd_fit_gpus *g)
+/* The probe itself, in whichever process runs it. */
+static int probe_here(struct cdd_fit_gpus *g)
 {
     struct cdd_gpu_env *e = NULL;
     int r = 0;
@@ -102,6 +105,108 @@ int cdd_fit_gpus_probe(struct cdd_fit_gpus *g)
         r = gpus_push(g, gi->cc_major * 10 + gi->cc_minor, gi->device_name);
     }
     cdd_gpu_env_close(e);
+    return r;
+}
+
+/* The probe runs the driver's cuInit, so it runs apart (isolate.h): a
+ * driver that crashes there becomes the note, not the death of the
+ * command, and this process never initialises CUDA itself (a GPU layer
+ * forked after that could not use the driver). The child sends 'd' the
+ * driver's release, 'n' the note, 'g' each GPU (its cc in 4 bytes, then
+ * its name) and 'e' at the end. */
+#define PROBE_MAX ((size_t)FIT_GPUS_MAX * (CDD_NAME_MAX + 16) + 65536)
+
+static int probe_child(struct cdd_child *ch, void *arg)
+{
+    const struct cdd_fit_gpus *asked = arg;
+    struct cdd_fit_gpus t;
+    memset(&t, 0, sizeof t);
+    t.given = asked->given;
+    int r = probe_here(&t);
+    if (!r && t.driver)
+        r = cdd_child_send_rec(ch, 'd', t.driver, strlen(t.driver));
+    if (!r && t.note)
+        r = cdd_child_send_rec(ch, 'n', t.note, strlen(t.note));
+    for (size_t i = 0; !r && i < t.n; i++) {
+        char rec[4 + CDD_NAME_MAX]; /* fixed: a cc and a device name */
+        size_t nl = t.v[i].name ? strlen(t.v[i].name) : 0;
+        if (nl > CDD_NAME_MAX)
+            nl = CDD_NAME_MAX; /* the driver's names are under 256 bytes */
+        int32_t cc = t.v[i].cc;
+        memcpy(rec, &cc, 4);
+        if (nl)
+            memcpy(rec + 4, t.v[i].name, nl);
+        r = cdd_child_send_rec(ch, 'g', rec, 4 + nl);
+    }
+    if (!r)
+        r = cdd_child_send_rec(ch, 'e', NULL, 0);
+    cdd_fit_gpus_clear(&t);
+    return r;
+}
+
+static int take_text(char **dst, const char *p, size_t n)
+{
+    char *s = cdd_strndup(p, n);
+    if (!s)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    free(*dst);
+    *dst = s;
+    return 0;
+}
+
+int cdd_fit_gpus_probe(struct cdd_fit_gpus *g)
+{
+    struct cdd_isolated iso;
+    int r = cdd_run_isolated(probe_child, g, PROBE_MAX, &iso);
+    if (r) {
+        if (cdd_last_error()->code != CDD_E_NOMEM) {
+            char *why = cdd_strdup(cdd_last_error()->msg);
+            cdd_clear_error();
+            r = set_note(g, "the GPUs could not be listed", why ? why : "");
+            free(why);
+        }
+        cdd_isolated_free(&iso);
+        return r;
+    }
+    size_t pos = 0, n = 0;
+    const char *p = NULL;
+    char type = 0;
+    int ended = 0, bad = 0;
+    while (!r && !bad && !ended &&
+           cdd_isolated_next(&iso, &pos, &type, &p, &n)) {
+        if (memchr(p, '\0', n) && type != 'g')
+            bad = 1;
+        else if (type == 'd' && !g->driver)
+            r = take_text(&g->driver, p, n);
+        else if (type == 'd')
+            ;
+        else if (type == 'n')
+            r = take_text(&g->note, p, n);
+        else if (type == 'g' && n >= 4 && n <= 4 + CDD_NAME_MAX && !g->given) {
+            char name[CDD_NAME_MAX + 1]; /* fixed: a device name */
+            int32_t cc;
+            memcpy(&cc, p, 4);
+            memcpy(name, p + 4, n - 4);
+            name[n - 4] = '\0';
+            if (cc < 0 || cc > 10000 || memchr(p + 4, '\0', n - 4))
+                bad = 1;
+            else
+                r = gpus_push(g, cc, name);
+        } else if (type == 'e' && n == 0)
+            ended = 1;
+        else
+            bad = 1;
+    }
+    if (!r && (bad || !ended || !cdd_isolated_ok(&iso))) {
+        char how[96], why[128]; /* fixed: cdd_isolated_how's words */
+        snprintf(why, sizeof why, "the process listing them %s",
+                 cdd_isolated_how(&iso, how, sizeof how));
+        r = set_note(g, bad ? "the GPU listing came back malformed"
+                            : "the NVIDIA driver crashed while listing the "
+                              "GPUs (cuInit, device queries)",
+                     why);
+    }
+    cdd_isolated_free(&iso);
     return r;
 }
 

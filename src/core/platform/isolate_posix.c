@@ -1,0 +1,149 @@
+/* Code that may crash, run in a forked child (isolate.h). No exec: the
+ * child is this process with everything already loaded and proven; it
+ * writes what fn sends into a pipe and leaves with _exit (no atexit
+ * handlers, no stdio buffers flushed twice). Called with no other thread
+ * running (verify's threads have all been joined by then). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cdd/error.h"
+#include "cdd/isolate.h"
+
+struct cdd_child {
+    int fd;
+};
+
+int cdd_child_send(struct cdd_child *ch, const void *p, size_t n)
+{
+    const char *b = p;
+    while (n) {
+        ssize_t w = write(ch->fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return cdd_fail_errno(NULL, errno, "cannot send to the parent");
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Read everything the child sends, up to max; past it, kill the child. */
+static int collect(int fd, pid_t pid, size_t max, struct cdd_isolated *res)
+{
+    char buf[16384]; /* fixed: a read's chunk */
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return cdd_fail_errno(NULL, errno, "cannot read from the child "
+                                               "process");
+        if (n == 0)
+            return 0;
+        if (cdd_sb_len(&res->out) + (size_t)n > max) {
+            res->over = 1;
+            kill(pid, SIGKILL);
+            return 0;
+        }
+        int r = cdd_sb_add(&res->out, buf, (size_t)n);
+        if (r) {
+            kill(pid, SIGKILL);
+            return r;
+        }
+    }
+}
+
+int cdd_run_isolated(int (*fn)(struct cdd_child *ch, void *arg), void *arg,
+                     size_t max, struct cdd_isolated *res)
+{
+    int p[2];
+    memset(res, 0, sizeof *res);
+    cdd_sb_init(&res->out, max, "what the child process sent");
+    res->isolated = 1;
+    if (pipe(p) != 0)
+        return cdd_fail_errno(NULL, errno, "cannot make a pipe for the "
+                                           "child process");
+    /* Flushed now, or the child's copy of a half-written stdio buffer
+     * could reach the output too (it leaves by _exit, but be sure). */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(p[0]);
+        close(p[1]);
+        if (e == ENOMEM || e == EAGAIN)
+            return cdd_fail(CDD_E_NOMEM, NULL, e, "cannot start a child "
+                                                 "process: out of memory (or "
+                                                 "the process limit reached)");
+        return cdd_fail_errno(NULL, e, "cannot start a child process");
+    }
+    if (pid == 0) {
+        struct cdd_child ch = {p[1]};
+        close(p[0]);
+        int r = fn(&ch, arg);
+        _exit(r ? 1 : 0);
+    }
+    close(p[1]);
+    int r = collect(p[0], pid, max, res);
+    close(p[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) {
+            if (!r)
+                r = cdd_fail_errno(NULL, errno, "cannot wait for the child "
+                                                "process");
+            return r;
+        }
+    }
+    if (WIFSIGNALED(st)) {
+        res->signaled = 1;
+        res->code = WTERMSIG(st);
+    } else {
+        res->code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+    }
+    return r;
+}
+
+int cdd_isolated_ok(const struct cdd_isolated *res)
+{
+    return !res->signaled && !res->over && res->code == 0;
+}
+
+static const char *signal_words(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV, a segmentation fault";
+    case SIGBUS: return "SIGBUS, a bus error";
+    case SIGILL: return "SIGILL, an illegal instruction";
+    case SIGFPE: return "SIGFPE, an arithmetic fault";
+    case SIGABRT: return "SIGABRT, an abort";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    default: return "a signal";
+    }
+}
+
+const char *cdd_isolated_how(const struct cdd_isolated *res, char *buf,
+                             size_t n)
+{
+    if (res->over)
+        snprintf(buf, n, "sent more than its bound and was stopped");
+    else if (res->signaled)
+        snprintf(buf, n, "was killed by signal %d (%s)", res->code,
+                 signal_words(res->code));
+    else
+        snprintf(buf, n, "exited with status %d", res->code);
+    return buf;
+}
+
+void cdd_isolated_free(struct cdd_isolated *res)
+{
+    cdd_sb_free(&res->out);
+}

@@ -1,0 +1,235 @@
+/* The GPU layer run apart (isolate.h): the driver and cuDNN's GPU code run
+ * in a child process, which sends each check and the results it has so far
+ * as every stage begins; the parent adds them to its own report. A child
+ * that crashes, or ends without its closing record, leaves the checks it
+ * had sent and one failing check named after the stage it was in, saying
+ * how it ended. Where the platform runs fn in-process (Windows), the layer
+ * has written into c->res itself and the records are not read back. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdd/error.h"
+#include "cdd/isolate.h"
+#include "verify_int.h"
+
+/* The results the layer fills besides its checks (plain data: the parent
+ * and the child are the same program, so the layout is the same). */
+struct gpu_wire {
+    int have_gpu;
+    struct cdd_gpu_info gpu;
+    int conv_ran;
+    struct cdd_gpu_conv_result conv;
+    int bench_ran;
+    struct cdd_gpu_bench_result bench;
+    int bench_math_ran[CDD_BENCH_N_MATH];
+    struct cdd_gpu_bench_result bench_math[CDD_BENCH_N_MATH];
+    int nomem, toolong;
+};
+
+/* The layer makes about ten checks, each at most CDD_TEXT_MAX. */
+#define APART_MAX (24 * (size_t)CDD_TEXT_MAX)
+
+enum { REC_CHECK = 'c', REC_RESULT = 'r', REC_STAGE = 's', REC_END = 'e' };
+
+struct apart {
+    struct vctx *c;
+    int bench;
+    const char *driver;
+    const char *why_none;
+};
+
+/* ---- the child ----------------------------------------------------------- */
+
+static int send_check(struct cdd_child *ch, const struct cdd_check *k)
+{
+    struct cdd_sb sb;
+    unsigned char st = (unsigned char)k->status;
+    cdd_sb_init(&sb, APART_MAX, "a check sent to the parent");
+    int r = cdd_sb_add(&sb, &st, 1);
+    if (!r)
+        r = cdd_sb_add(&sb, k->name, strlen(k->name) + 1);
+    if (!r)
+        r = cdd_sb_adds(&sb, k->detail ? k->detail : "");
+    if (!r)
+        r = cdd_child_send_rec(ch, REC_CHECK, cdd_sb_str(&sb), cdd_sb_len(&sb));
+    cdd_sb_free(&sb);
+    return r;
+}
+
+/* The checks not sent yet, then the results so far. */
+static int send_progress(struct vctx *c)
+{
+    const struct cdd_checks *ck = &c->res->checks;
+    const struct cdd_verify_result *res = c->res;
+    for (; c->n_sent < ck->n; c->n_sent++)
+        if (send_check(c->child, &ck->v[c->n_sent]) != 0)
+            return -1;
+    struct gpu_wire w;
+    memset(&w, 0, sizeof w);
+    w.have_gpu = res->have_gpu;
+    w.gpu = res->gpu;
+    w.conv_ran = res->conv_ran;
+    w.conv = res->conv;
+    w.bench_ran = res->bench_ran;
+    w.bench = res->bench;
+    memcpy(w.bench_math_ran, res->bench_math_ran, sizeof w.bench_math_ran);
+    memcpy(w.bench_math, res->bench_math, sizeof w.bench_math);
+    w.nomem = ck->nomem;
+    w.toolong = ck->toolong;
+    return cdd_child_send_rec(c->child, REC_RESULT, &w, sizeof w);
+}
+
+void cdd_verify_gpu_stage(struct vctx *c, const char *stage)
+{
+    if (!c->child)
+        return;
+    if (send_progress(c) == 0)
+        (void)cdd_child_send_rec(c->child, REC_STAGE, stage, strlen(stage));
+    cdd_clear_error(); /* a parent gone: the layer goes on, unheard */
+}
+
+static int child_main(struct cdd_child *ch, void *arg)
+{
+    struct apart *a = arg;
+    struct vctx *c = a->c;
+    c->child = ch;
+    c->n_sent = c->res->checks.n; /* the parent has those */
+    cdd_verify_gpu_layer(c, a->bench, a->driver, a->why_none);
+    int r = send_progress(c);
+    if (!r)
+        r = cdd_child_send_rec(ch, REC_END, NULL, 0);
+    c->child = NULL;
+    return r;
+}
+
+/* ---- the parent ---------------------------------------------------------- */
+
+static const char *stage_doing(const char *stage)
+{
+    if (!stage)
+        return "starting";
+    if (strcmp(stage, "gpu.driver") == 0)
+        return "loading the NVIDIA driver";
+    if (strcmp(stage, "gpu.device") == 0)
+        return "initialising the driver (cuInit) and opening device 0";
+    if (strcmp(stage, "gpu.arch") == 0)
+        return "reading the libraries' GPU code";
+    if (strcmp(stage, "gpu.conv") == 0)
+        return "running the convolution check in cuDNN";
+    return "running the benchmark in cuDNN";
+}
+
+static void add_check(struct vctx *c, const char *p, size_t n, int *bad)
+{
+    const char *name = n > 1 ? memchr(p + 1, '\0', n - 1) : NULL;
+    if (!name || (unsigned char)p[0] >= CDD_CHECK_N_STATUS || name == p + 1 ||
+        memchr(name + 1, '\0', n - (size_t)(name + 1 - p))) {
+        *bad = 1;
+        return;
+    }
+    /* The detail runs to the record's end: copied out to end it. */
+    size_t dl = n - (size_t)(name + 1 - p);
+    char *detail = cdd_strndup(name + 1, dl);
+    if (!detail) {
+        c->res->checks.nomem = 1;
+        cdd_clear_error();
+        return;
+    }
+    if (VCHECK(c, p + 1, (enum cdd_check_status)(unsigned char)p[0], "%s",
+               detail) != 0)
+        cdd_clear_error();
+    free(detail);
+}
+
+static void take_results(struct vctx *c, const struct gpu_wire *w)
+{
+    struct cdd_verify_result *res = c->res;
+    res->have_gpu = w->have_gpu;
+    res->gpu = w->gpu;
+    /* Strings from another process end inside their arrays. */
+    res->gpu.driver_path[sizeof res->gpu.driver_path - 1] = '\0';
+    res->gpu.driver_release[sizeof res->gpu.driver_release - 1] = '\0';
+    res->gpu.device_name[sizeof res->gpu.device_name - 1] = '\0';
+    res->conv_ran = w->conv_ran;
+    res->conv = w->conv;
+    res->bench_ran = w->bench_ran;
+    res->bench = w->bench;
+    memcpy(res->bench_math_ran, w->bench_math_ran, sizeof w->bench_math_ran);
+    memcpy(res->bench_math, w->bench_math, sizeof w->bench_math);
+    if (w->nomem)
+        res->checks.nomem = 1;
+    if (w->toolong)
+        res->checks.toolong = 1;
+}
+
+void cdd_verify_gpu_apart(struct vctx *c, int bench, const char *driver,
+                          const char *why_none)
+{
+    struct apart a = {c, bench, driver, why_none};
+    struct cdd_isolated iso;
+    if (!driver || !c->host_can_load) { /* no driver code runs: no need */
+        cdd_verify_gpu_layer(c, bench, driver, why_none);
+        return;
+    }
+    if (cdd_run_isolated(child_main, &a, APART_MAX, &iso) != 0) {
+        if (cdd_last_error()->code == CDD_E_NOMEM)
+            c->res->checks.nomem = 1;
+        else
+            VCHECK(c, "gpu", CDD_CHECK_FAIL, "the GPU checks could not be "
+                   "started in a process of their own: %s",
+                   cdd_last_error()->msg);
+        cdd_clear_error();
+        cdd_isolated_free(&iso);
+        return;
+    }
+    if (!iso.isolated) { /* the layer ran here and wrote c->res itself */
+        cdd_isolated_free(&iso);
+        return;
+    }
+    size_t pos = 0, n = 0;
+    const char *p = NULL, *stage = NULL;
+    size_t stage_len = 0;
+    char type = 0;
+    int ended = 0, bad = 0, have_w = 0;
+    struct gpu_wire w;
+    while (!bad && cdd_isolated_next(&iso, &pos, &type, &p, &n)) {
+        if (ended)
+            bad = 1;
+        else if (type == REC_CHECK)
+            add_check(c, p, n, &bad);
+        else if (type == REC_RESULT && n == sizeof w) {
+            memcpy(&w, p, sizeof w);
+            have_w = 1;
+        } else if (type == REC_STAGE && n > 0 && n <= CDD_NAME_MAX &&
+                   !memchr(p, '\0', n)) {
+            stage = p;
+            stage_len = n;
+        } else if (type == REC_END && n == 0)
+            ended = 1;
+        else
+            bad = 1;
+    }
+    if (have_w)
+        take_results(c, &w);
+    char name[CDD_NAME_MAX + 1] = "gpu"; /* fixed: a stage's check name */
+    if (stage)
+        snprintf(name, sizeof name, "%.*s", (int)stage_len, stage);
+    char how[96]; /* fixed: cdd_isolated_how's words */
+    cdd_isolated_how(&iso, how, sizeof how);
+    if (bad)
+        VCHECK(c, name, CDD_CHECK_FAIL, "the process running the GPU checks "
+               "sent a malformed record (it %s): the driver or cuDNN "
+               "overwrote its memory", how);
+    else if (!ended || !cdd_isolated_ok(&iso))
+        VCHECK(c, name, CDD_CHECK_FAIL, "the process running the GPU checks "
+               "%s while %s: the NVIDIA driver or cuDNN crashed there (the "
+               "checks above it are what it found before). verify runs them "
+               "apart, so cudnn-deploy and this report survive it; a program "
+               "using this cuDNN here would crash the same way. Usual causes: "
+               "a cuDNN build that does not fit this driver or GPU (see "
+               "gpu.driver and gpu.arch), or a broken driver install "
+               "(nvidia-smi should list the GPU)", how,
+               stage_doing(stage ? name : NULL));
+    cdd_isolated_free(&iso);
+}
