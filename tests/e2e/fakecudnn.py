@@ -276,6 +276,38 @@ def archive(variant="ok"):
     return _once(("archive", variant), make)
 
 
+def planted_dependency(name, marker):
+    """A library an attacker plants where the loader would find a
+    dependency (libcublasLt.so.11): soname name, and the ELF constructor of
+    fake_planted.c appending to marker when anything loads it. Returns the
+    folder it is in."""
+    import hashlib
+    key = hashlib.sha256((name + marker).encode()).hexdigest()[:16]
+
+    def make():
+        d = _build_dir("planted-dep-" + key)
+        # The stub's one export too, so that a library needing it loads.
+        cc_shared(os.path.join(d, name), ["fake_planted.c"], name,
+                  ['MARKER_PATH="%s"' % marker,
+                   "CHECK_SYMBOL=fake_cublaslt_stub_fn"])
+        return d
+    return _once(("planted-dep", name, marker), make)
+
+
+def failmalloc_shim():
+    """tests/shim/failmalloc.c built as an LD_PRELOAD shim (glibc only),
+    or None where it cannot be built."""
+    def make():
+        d = _build_dir("shim")
+        out = os.path.join(d, "failmalloc.so")
+        src = os.path.join(HERE, "..", "shim", "failmalloc.c")
+        p = subprocess.run([CC, "-O2", "-shared", "-fPIC", "-o", out, src,
+                            "-ldl"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        return out if p.returncode == 0 else None
+    return _once("failmalloc", make)
+
+
 def planted_library(name, marker, size=None):
     """What an attacker plants for libcudnn[_<sub>].so.8.5.0 (name
     "libcudnn" or "libcudnn_ops_infer"): the same soname and check symbol,

@@ -1060,6 +1060,54 @@ class StrictModes(VerifyCase):
                         env={"LD_LIBRARY_PATH": loose})
         self.check(j.doc, "load.open " + lib, "pass")
 
+    def test_untrusted_dependency_refused_when_memory_runs_out(self):
+        """Fail closed: with the N-th allocation failing (failmalloc, for N
+        spread over all of one verify's allocations), a dependency that the
+        loader would take from a world-writable folder is never loaded (its
+        planted constructor never runs), and each run ends in a verdict or
+        out of memory, not a crash. Then, with the folder made safe, the
+        same planted library does load: the marker can appear."""
+        shim = fakecudnn.failmalloc_shim()
+        with open(cddtest.BIN, "rb") as f:
+            sanitized = b"AddressSanitizer" in f.read()
+        if not shim or sanitized or not sys.platform.startswith("linux"):
+            self.skipTest("needs glibc's malloc and an unsanitized build")
+        tree, _ = self.install_fake("missing_dep")
+        marker = os.path.join(self.scratch("marker"), "ran")
+        loose = fakecudnn.planted_dependency(fakecudnn.MISSING_DEP, marker)
+        os.chmod(loose, 0o777)
+        count = os.path.join(self.scratch("count"), "out")
+        args = ["verify", "--cuda-root", tree, "--level", "load"]
+        env = {"LD_LIBRARY_PATH": loose, "LD_PRELOAD": shim,
+               "TMPDIR": self.scratch("tmp")}
+        self.verify(tree, "--level", "load", expect=EXIT_OK,
+                    env=dict(env, CDD_FAILMALLOC="count",
+                             CDD_FAILMALLOC_OUT=count))
+        with open(count) as f:
+            total = int(f.read().split()[1])
+        self.assertGreater(total, 100)
+        # About 400 trials in make test; CDD_FAILMALLOC_ALL=1 (by hand)
+        # fails every one of them in turn.
+        step = 1 if os.environ.get("CDD_FAILMALLOC_ALL") else max(1, total // 400)
+        seen = {}
+        for n in range(1, total + 1, step):
+            r = run(args, env=env_with(CDD_FAILMALLOC=str(n), **env))
+            seen[r.rc] = seen.get(r.rc, 0) + 1
+            self.assertIn(r.rc, (EXIT_OK, EXIT_CHECK, EXIT_ENV),
+                          "allocation %d: exit %d\n%s" % (n, r.rc, r.err))
+            self.assertFalse(os.path.exists(marker),
+                             "allocation %d failing: the planted dependency "
+                             "was loaded\n%s" % (n, r.err))
+        sys.stderr.write("\n  %d allocations, every %dth failed: exits %r\n"
+                         % (total, step, seen))
+        self.assertGreater(seen.get(EXIT_ENV, 0), 0)
+        os.chmod(loose, 0o755)
+        self.verify(tree, "--level", "load", expect=EXIT_OK,
+                    env={"LD_LIBRARY_PATH": loose})
+        self.assertTrue(os.path.exists(marker),
+                        "a trusted folder's library did not load: the "
+                        "marker proves nothing")
+
 
 if __name__ == "__main__":
     cddtest.main()

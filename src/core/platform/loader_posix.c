@@ -96,7 +96,15 @@ int cdd_lib_open(const char *abs_path, struct cdd_lib **out)
         /* Keep the loader's own words: they name the missing dependency or
          * the wrong ELF class, which is what the user needs. */
         const char *m = dlerror();
-        int r = cdd_fail(CDD_E_CHECK, abs_path, 0, "%s",
+        /* ld.so out of memory ("cannot allocate symbol search list:
+         * Cannot allocate memory"; "cannot create shared object
+         * descriptor", which only a failed allocation says): no finding
+         * about the library. */
+        int nomem = m && (strstr(m, strerror(ENOMEM)) != NULL ||
+                          strstr(m, "cannot create shared object "
+                                    "descriptor") != NULL);
+        int r = cdd_fail(nomem ? CDD_E_NOMEM : CDD_E_CHECK, abs_path,
+                         nomem ? ENOMEM : 0, "%s",
                          m ? m : "dlopen failed without a message");
         free(l->path);
         free(l);

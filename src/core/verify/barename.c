@@ -225,8 +225,15 @@ int cdd_bare_resolve(const char *loader, const char *name,
     if (!origin)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     if (cdd_bin_parse_file(loader, &bi) != 0) {
+        /* Unreadable: searched as a library without RPATH/RUNPATH. No
+         * memory to read it: the answer would be wrong, not just poorer. */
+        int nomem = cdd_last_error()->code == CDD_E_NOMEM;
         cdd_clear_error();
         memset(&bi, 0, sizeof bi);
+        if (nomem) {
+            free(origin);
+            return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        }
     }
     if (bi.rpath && !bi.runpath)
         found = search_list(bi.rpath, origin, name, "DT_RPATH", h);

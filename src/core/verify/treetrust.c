@@ -54,6 +54,10 @@ static int up(char *d)
     return 1;
 }
 
+/* A folder that could not be examined is refused as one that others can
+ * write would be (fail closed), never cached. */
+static const char NOT_EXAMINED[] = "not examined (out of memory)";
+
 /* The cached verdict on one folder; fix (may be NULL) gets its commands
  * the first time it is examined. */
 static const char *examine(struct vctx *c, const char *dir, int leaf,
@@ -70,10 +74,13 @@ static const char *examine(struct vctx *c, const char *dir, int leaf,
         gr = CDD_GROW(c->trust_problem, NULL, c->n_trust + 1, TRUST_DIRS_MAX,
                       "folders to examine");
     if (!copy || gr || cdd_lib_dir_trust(dir, leaf, &problem, fix)) {
+        /* Not examined (no memory, or past the bound): not trusted either,
+         * and the whole answer is out of memory (checks.nomem). */
         free(copy);
         free(problem);
         cdd_clear_error();
-        return NULL;
+        c->res->checks.nomem = 1;
+        return NOT_EXAMINED;
     }
     c->trust_dir[c->n_trust] = copy;
     c->trust_problem[c->n_trust] = problem;
@@ -83,25 +90,35 @@ static const char *examine(struct vctx *c, const char *dir, int leaf,
 }
 
 /* Walk dir (leaf) and every folder above it; with report, a check for
- * each problem met for the first time. Returns the first problem as "DIR
- * is why", malloc'd, or NULL. */
-static char *walk(struct vctx *c, const char *dir, int report)
+ * each problem met for the first time. 1 when one has a problem (*first,
+ * when asked for, then "DIR is why", malloc'd, or NULL without memory), 0
+ * when none has. */
+static int walk(struct vctx *c, const char *dir, int report, char **first)
 {
-    char *d = NULL, *first = NULL;
+    char *d = NULL;
+    int bad = 0;
+    if (first)
+        *first = NULL;
     if (cdd_fs_realpath(dir, &d) != 0) {
         cdd_clear_error();
-        if (!(d = strdup(dir)))
-            return NULL;
+        if (!(d = strdup(dir))) {
+            c->res->checks.nomem = 1;
+            return 1;
+        }
     }
     for (int leaf = 1;; leaf = 0) {
         struct cdd_fixes fx = {0};
         int fresh = 0;
         const char *p = examine(c, d, leaf, report ? &fx : NULL, &fresh);
-        if (p && !first) {
+        if (p && !bad && first) {
             size_t len = strlen(d) + strlen(p) + 5;
-            if ((first = malloc(len)) != NULL)
-                snprintf(first, len, "%s is %s", d, p);
+            if ((*first = malloc(len)) != NULL)
+                snprintf(*first, len, "%s is %s", d, p);
+            else
+                c->res->checks.nomem = 1;
         }
+        if (p)
+            bad = 1;
         if (p && fresh && report) {
             VCHECK(c, "load.trust", CDD_CHECK_WARN,
                    "%s is %s: that account can plant or swap libraries that "
@@ -116,20 +133,22 @@ static char *walk(struct vctx *c, const char *dir, int report)
             break;
     }
     free(d);
-    return first;
+    return bad;
 }
 
 void cdd_verify_trust_checks(struct vctx *c)
 {
     size_t before = c->res->checks.n_warn;
-    free(walk(c, c->root, 1));
+    (void)walk(c, c->root, 1, NULL);
     for (size_t i = 0; i < c->n_libs; i++) {
         char *dir = strdup(c->libs[i].installed);
         char *s = dir ? strrchr(dir, '/') : NULL;
         if (s) {
             *s = '\0';
-            free(walk(c, dir, 1));
+            (void)walk(c, dir, 1, NULL);
         }
+        else if (!dir)
+            c->res->checks.nomem = 1;
         free(dir);
     }
     if (c->res->checks.n_warn == before)
@@ -138,9 +157,9 @@ void cdd_verify_trust_checks(struct vctx *c)
                "library folders and every folder above them");
 }
 
-char *cdd_verify_dir_problem(struct vctx *c, const char *dir)
+int cdd_verify_dir_problem(struct vctx *c, const char *dir, char **why)
 {
-    return walk(c, dir, 0);
+    return walk(c, dir, 0, why);
 }
 
 void cdd_verify_trust_clear(struct vctx *c)

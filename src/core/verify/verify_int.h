@@ -77,9 +77,11 @@ void cdd_verify_copies_remove(struct vctx *c);
  * library folder: one load.trust check each that another account can
  * write (warn, with the fix), or one pass. */
 void cdd_verify_trust_checks(struct vctx *c);
-/* The problem of folder dir or one above it, as "DIR is why" (malloc'd),
- * or NULL when only trusted accounts can change them. */
-char *cdd_verify_dir_problem(struct vctx *c, const char *dir);
+/* 1 when folder dir or one above it can be changed by an account we do not
+ * trust, or could not be examined (no memory: checks.nomem set; refused
+ * all the same), with *why "DIR is why" (malloc'd; NULL without memory);
+ * 0 when only trusted accounts can change them. */
+int cdd_verify_dir_problem(struct vctx *c, const char *dir, char **why);
 void cdd_verify_trust_clear(struct vctx *c);
 /* driver: the driver library's path, or NULL with why_none saying why. */
 void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,

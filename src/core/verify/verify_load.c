@@ -122,12 +122,15 @@ static int is_ours(const struct vctx *c, const char *name)
  * malloc'd description ("/usr/lib/x86_64-linux-gnu/libz.so.1", "this
  * install", "Windows system DLL") or NULL when it would not be found. */
 static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
-                         const char *lib, const char *needed, int *beside)
+                         const char *lib, const char *needed, int *beside,
+                         int *oom)
 {
     char *origin = dir_of(lib), *found = NULL;
     *beside = 0;
-    if (!origin)
+    if (!origin) {
+        *oom = 1;
         return NULL;
+    }
     if (bi->fmt == CDD_BIN_ELF) {
         /* glibc: DT_RPATH only when there is no DT_RUNPATH. */
         if (!bi->runpath && bi->rpath)
@@ -150,8 +153,11 @@ static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
     if (!found && c->host_can_load) {
         char **paths = NULL;
         size_t n = 0;
-        if (cdd_lib_find_all(needed, &paths, &n) == 0 && n > 0)
-            found = strdup(paths[0]);
+        int fr = cdd_lib_find_all(needed, &paths, &n);
+        if (fr == 0 && n > 0 && !(found = strdup(paths[0])))
+            *oom = 1;
+        if (fr == CDD_E_NOMEM)
+            *oom = 1;
         cdd_lib_paths_free(paths, n);
         cdd_clear_error();
     }
@@ -159,6 +165,8 @@ static char *resolve_dep(const struct vctx *c, const struct cdd_bininfo *bi,
      * have loaded it by absolute path - if the file is really there. */
     if (!found && is_ours(c, needed)) {
         char *sib = cdd_path_join(origin, needed);
+        if (!sib)
+            *oom = 1;
         if (sib && file_exists(c, sib))
             found = strdup("this install (loaded first, by absolute path)");
         free(sib);
@@ -294,6 +302,9 @@ struct vres {
 struct ldep;
 static void ldep_note(struct vctx *c, struct ldep *d, const char *needed,
                       const char *where, int beside);
+/* Not looked for to the end for lack of memory: not loaded, and the
+ * answer is out of memory. */
+static void ldep_refuse(struct vctx *c, struct ldep *d);
 
 /* Append to a list of names; an append that fails (out of memory) marks
  * the result instead of cutting the list silently. */
@@ -323,8 +334,13 @@ static void delay_imports(struct vctx *c, struct vlib *l,
     cdd_sb_init(&miss, CDD_TEXT_MAX, "list of DLLs");
     for (size_t i = 0; i < bi->n_delay_needed; i++) {
         const char *dep = bi->delay_needed[i];
-        int beside = 0;
-        char *where = resolve_dep(c, bi, l->installed, dep, &beside);
+        int beside = 0, oom = 0;
+        char *where = resolve_dep(c, bi, l->installed, dep, &beside, &oom);
+        if (oom) { /* as in dependencies_in */
+            free(where);
+            ldep_refuse(c, ld);
+            continue;
+        }
         if (where && l->copy && c->host_can_load)
             ldep_note(c, ld, dep, where, beside);
         if (where) {
@@ -363,9 +379,18 @@ static void delay_imports(struct vctx *c, struct vlib *l,
 struct ldep {
     char *untrusted;
     char *unproven; /* a receipt component it needs could not be proven */
+    /* Not to be loaded, for one of the two reasons above, also when their
+     * words could not be kept (no memory: checks.nomem is set too). */
+    int refuse;
     char **beside;
     size_t n_beside;
 };
+
+static void ldep_refuse(struct vctx *c, struct ldep *d)
+{
+    d->refuse = 1;
+    c->res->checks.nomem = 1;
+}
 
 static void ldep_clear(struct ldep *d)
 {
@@ -416,12 +441,19 @@ static void ldep_component(struct vctx *c, struct ldep *d, const char *needed)
         if (tmp.rel && tmp.name && cdd_verify_prove(c, &tmp) == 0) {
             if (tmp.copy)
                 ldep_beside(d, tmp.copy);
-            else if (tmp.skip && !d->unproven) {
-                size_t len = strlen(needed) + strlen(tmp.skip) + 64;
-                if ((d->unproven = malloc(len)) != NULL)
+            else {
+                d->refuse = 1;
+                size_t len = strlen(needed) +
+                             (tmp.skip ? strlen(tmp.skip) : 0) + 64;
+                if (!d->unproven && (d->unproven = malloc(len)) != NULL)
                     snprintf(d->unproven, len, "not loaded; it needs %s, "
-                             "which is %s", needed, tmp.skip);
+                             "which is %s", needed,
+                             tmp.skip ? tmp.skip : "not proven");
+                else if (!d->unproven)
+                    c->res->checks.nomem = 1;
             }
+        } else { /* no memory to prove it: refused all the same */
+            ldep_refuse(c, d);
         }
         cdd_clear_error();
         free(tmp.rel);
@@ -443,15 +475,19 @@ static void ldep_note(struct vctx *c, struct ldep *d, const char *needed,
     if (!abs_path(where))
         return;
     char *dir = dir_of(where);
-    char *problem = dir && !d->untrusted ? cdd_verify_dir_problem(c, dir)
-                                         : NULL;
-    if (problem) {
-        size_t len = strlen(needed) + strlen(problem) + 64;
-        if ((d->untrusted = malloc(len)) != NULL)
+    char *problem = NULL;
+    if (!dir) { /* no memory to examine its folder: refused */
+        ldep_refuse(c, d);
+    } else if (!d->untrusted && cdd_verify_dir_problem(c, dir, &problem)) {
+        d->refuse = 1;
+        size_t len = strlen(needed) + (problem ? strlen(problem) : 0) + 64;
+        if (problem && (d->untrusted = malloc(len)) != NULL)
             snprintf(d->untrusted, len, "%s would come from there, but %s",
                      needed, problem);
+        else
+            c->res->checks.nomem = 1;
         free(problem);
-    } else if (beside) {
+    } else if (!d->untrusted && beside) {
         ldep_beside(d, where);
     }
     free(dir);
@@ -496,11 +532,14 @@ static void dependencies_in(struct vctx *c, struct vlib *l,
     memset(&bi, 0, sizeof bi);
     snprintf(name, sizeof name, "load.deps %s", l->name);
     int pr = cdd_bin_parse_file(l->copy ? l->copy : l->installed, &bi);
+    /* Its dependencies unread, their folders unexamined: it is not loaded
+     * either (the loader would look for them wherever it looks). */
     if (pr == CDD_E_NOMEM) {
-        c->res->checks.nomem = 1; /* not a bad library */
+        ldep_refuse(c, ld); /* not a bad library: out of memory */
         return;
     }
     if (pr != 0) {
+        ld->refuse = 1;
         VCHECK(c, name, CDD_CHECK_FAIL, "%s is not a loadable library: %s",
                l->installed, cdd_last_error()->msg);
         cdd_clear_error();
@@ -515,6 +554,7 @@ static void dependencies_in(struct vctx *c, struct vlib *l,
     enum cdd_machine want = cdd_platform_machine(c->m->platform);
     if (foreign || bi.machine != (bi.fmt == CDD_BIN_PE ? cdd_machine_pe(want)
                                                        : cdd_machine_elf(want))) {
+        ld->refuse = 1;
         VCHECK(c, name, CDD_CHECK_FAIL,
                "%s is a %s %s file, not an %s %s library (platform %s)",
                l->installed, bi.machine_name,
@@ -525,9 +565,15 @@ static void dependencies_in(struct vctx *c, struct vlib *l,
         return;
     }
     for (size_t i = 0; i < bi.n_needed; i++) {
-        int via_origin = 0;
+        int via_origin = 0, oom = 0;
         char *where = resolve_dep(c, &bi, l->installed, bi.needed[i],
-                                  &via_origin);
+                                  &via_origin, &oom);
+        if (oom) { /* neither "missing" nor loaded: its folder was not
+                      * examined */
+            free(where);
+            ldep_refuse(c, ld);
+            continue;
+        }
         if (where && l->copy && c->host_can_load)
             ldep_note(c, ld, bi.needed[i], where, via_origin);
         if (where) {
@@ -874,6 +920,9 @@ static void load_one(struct vctx *c, size_t i, char **needs,
     struct vlib *l = &c->libs[i];
     char name[16 + CDD_NAME_MAX + 1]; /* fixed: a check word, a lib name */
     snprintf(name, sizeof name, "load.open %s", l->name);
+    /* Refused, with the words when there was memory for them; without,
+     * still refused, and the answer is out of memory (checks.nomem). */
+    int refuse = ld->refuse;
     if (!l->skip && ld->unproven)
         l->skip = strdup(ld->unproven);
     if (!l->skip && ld->untrusted) {
@@ -894,11 +943,17 @@ static void load_one(struct vctx *c, size_t i, char **needs,
         size_t len = strlen(o->name) * 2 + 160;
         if (!o->skip)
             st = CDD_CHECK_FAIL;
+        refuse = 1;
         if ((l->skip = malloc(len)) != NULL)
             snprintf(l->skip, len, "not loaded; the cause: it needs %s, "
                      "which %s (see load.open %s), and the loader would "
                      "look for it by name", o->name,
                      o->skip ? "was not proven" : "did not load", o->name);
+    }
+    if (refuse && !l->skip) { /* no words kept (no memory), or none fit */
+        VCHECK(c, name, CDD_CHECK_SKIP, "not loaded: what it needs could "
+               "not be read or examined to the end (see load.deps)");
+        return;
     }
     if (l->skip || !l->copy) {
         VCHECK(c, name, l->skip ? st : CDD_CHECK_SKIP, "%s",
@@ -920,6 +975,11 @@ static void load_one(struct vctx *c, size_t i, char **needs,
     if (cdd_lib_open_explained(l->copy, &l->handle) == 0) {
         VCHECK(c, name, CDD_CHECK_PASS, "loaded %s (its bytes proven: a "
                "private copy, sha256 as recorded)", l->installed);
+        return;
+    }
+    if (cdd_last_error()->code == CDD_E_NOMEM) { /* not the library's fault */
+        c->res->checks.nomem = 1;
+        cdd_clear_error();
         return;
     }
     const char *why = cdd_last_error()->msg;
