@@ -97,9 +97,11 @@ int cdd_cuda_version_parse_header(const char *text,
                                   struct cdd_cuda_version *v);
 
 /* The refusals before an install: inside site-packages/dist-packages
- * (CDD_E_TARGET); CUDA tree whose major differs from cuda_major
- * (CDD_E_VERSION naming both) or whose version is unknown (CDD_E_VERSION),
- * both waived by force. */
-int cdd_target_check(const struct cdd_target *t, int cuda_major, int force);
+ * (CDD_E_TARGET; the name given, or the tree's canonical root, which tree
+ * resolved when it was opened); CUDA tree whose major differs from
+ * cuda_major (CDD_E_VERSION naming both) or whose version is unknown
+ * (CDD_E_VERSION), both waived by force. */
+int cdd_target_check(const struct cdd_target *t, const struct cdd_tree *tree,
+                     int cuda_major, int force);
 
 #endif

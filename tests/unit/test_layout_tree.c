@@ -206,17 +206,19 @@ static void version_files(void)
 static void resolve_and_check(void)
 {
     struct cdd_target t;
+    struct cdd_tree *tr = NULL;
     const char *root = fx_scratch("cuda-11.6");
     struct cdd_target_spec spec = {.cuda_root = root};
     CHECK_INT(fx_put(root, "version.txt", "CUDA Version 11.6.124\n"), 0);
-    CHECK_INT(cdd_target_resolve(&spec, &t), 0);
+    CHECK_INT(cdd_target_open(&spec, &t, &tr), 0);
     CHECK(t.version.known);
     CHECK_INT(t.version.major, 11);
-    CHECK_INT(cdd_target_check(&t, 11, 0), 0);
-    CHECK_INT(cdd_target_check(&t, 12, 0), CDD_E_VERSION);
+    CHECK_INT(cdd_target_check(&t, tr, 11, 0), 0);
+    CHECK_INT(cdd_target_check(&t, tr, 12, 0), CDD_E_VERSION);
     CHECK(strstr(cdd_last_error()->msg, "CUDA 11.6") != NULL);
     CHECK(strstr(cdd_last_error()->msg, "CUDA 12.x") != NULL);
-    CHECK_INT(cdd_target_check(&t, 12, 1), 0);
+    CHECK_INT(cdd_target_check(&t, tr, 12, 1), 0);
+    cdd_tree_close(tr);
     cdd_target_clear(&t);
 
     /* version.json wins over version.txt */
@@ -230,10 +232,11 @@ static void resolve_and_check(void)
 
     const char *bare = fx_scratch("bare");
     struct cdd_target_spec s2 = {.cuda_root = bare};
-    CHECK_INT(cdd_target_resolve(&s2, &t), 0);
+    CHECK_INT(cdd_target_open(&s2, &t, &tr), 0);
     CHECK(!t.version.known);
-    CHECK_INT(cdd_target_check(&t, 11, 0), CDD_E_VERSION);
-    CHECK_INT(cdd_target_check(&t, 11, 1), 0);
+    CHECK_INT(cdd_target_check(&t, tr, 11, 0), CDD_E_VERSION);
+    CHECK_INT(cdd_target_check(&t, tr, 11, 1), 0);
+    cdd_tree_close(tr);
     cdd_target_clear(&t);
 
     const char *pkg = fx_scratch("venv");
@@ -243,8 +246,19 @@ static void resolve_and_check(void)
     snprintf(sub, sizeof sub, "%s/site-packages/torch", pkg);
     mkdir(sub, 0755);
     struct cdd_target_spec s3 = {.prefix = sub};
-    CHECK_INT(cdd_target_resolve(&s3, &t), 0);
-    CHECK_INT(cdd_target_check(&t, 11, 1), CDD_E_TARGET);
+    CHECK_INT(cdd_target_open(&s3, &t, &tr), 0);
+    CHECK_INT(cdd_target_check(&t, tr, 11, 1), CDD_E_TARGET);
+    cdd_tree_close(tr);
+    cdd_target_clear(&t);
+    /* Reached through a link named elsewhere: the tree's own root (as
+     * opened) is in the package, and that is what counts. */
+    char link[4200];
+    snprintf(link, sizeof link, "%s/torch-link", fx_scratch("elsewhere"));
+    CHECK(symlink(sub, link) == 0);
+    struct cdd_target_spec s4 = {.prefix = link};
+    CHECK_INT(cdd_target_open(&s4, &t, &tr), 0);
+    CHECK_INT(cdd_target_check(&t, tr, 11, 1), CDD_E_TARGET);
+    cdd_tree_close(tr);
     cdd_target_clear(&t);
 
     struct cdd_target_spec none = {0};

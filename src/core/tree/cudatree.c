@@ -476,14 +476,13 @@ void cdd_target_clear(struct cdd_target *t)
     memset(t, 0, sizeof *t);
 }
 
-int cdd_target_check(const struct cdd_target *t, int cuda_major, int force)
+int cdd_target_check(const struct cdd_target *t, const struct cdd_tree *tree,
+                     int cuda_major, int force)
 {
-    char *real = NULL;
-    int in_pkg = cdd_path_in_python_package(t->root);
-    if (!in_pkg && cdd_fs_realpath(t->root, &real) == 0)
-        in_pkg = cdd_path_in_python_package(real);
-    free(real);
-    cdd_clear_error();
+    /* The name as given, and where the tree really is (resolved when it
+     * was opened): no path is looked up again here. */
+    int in_pkg = cdd_path_in_python_package(t->root) ||
+                 cdd_path_in_python_package(cdd_tree_root(tree));
     if (in_pkg)
         return cdd_fail(CDD_E_TARGET, t->root, 0,
                         "target is inside a Python package folder; files "

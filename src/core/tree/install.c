@@ -1078,7 +1078,7 @@ int cdd_install(const struct cdd_install_opts *o, struct cdd_install_result *res
     r = cdd_target_check_platform(o->m->platform, o->platform_given,
                                   o->platform);
     if (!r)
-        r = cdd_target_check(o->target, o->m->cuda_major, o->force);
+        r = cdd_target_check(o->target, o->tree, o->m->cuda_major, o->force);
     /* A tree only an administrator may change is said so now, before the
      * archive is read, not when the first file fails to move. */
     if (!r && !o->dry_run)
