@@ -1098,8 +1098,8 @@ class StrictModes(VerifyCase):
             self.assertFalse(os.path.exists(marker),
                              "allocation %d failing: the planted dependency "
                              "was loaded\n%s" % (n, r.err))
-        sys.stderr.write("\n  %d allocations, every %dth failed: exits %r\n"
-                         % (total, step, seen))
+        sys.stderr.write("\n  %d allocations, failed in turn at a step of "
+                         "%d: exits %r\n" % (total, step, seen))
         self.assertGreater(seen.get(EXIT_ENV, 0), 0)
         os.chmod(loose, 0o755)
         self.verify(tree, "--level", "load", expect=EXIT_OK,
