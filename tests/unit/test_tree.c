@@ -24,6 +24,7 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/state.h"
+#include "cdd/strbuf.h"
 #include "cdd/tree.h"
 #include "txn.h"
 #include "fixture.h"
@@ -442,6 +443,62 @@ static void test_root_and_state(void)
     CHECK(access(q, F_OK) != 0);
 }
 
+/* Names and paths at their bounds, through the handle (issue 22): a
+ * 255-byte name (the most a folder entry holds) is written, found, read
+ * and removed in both walk modes; a 256-byte name and a tree path past
+ * the platform's limit are refused with a message saying which bound,
+ * never cut to another name. */
+static void test_name_and_path_bounds(void)
+{
+    struct cdd_tree *t = NULL;
+    char name[CDD_NAME_MAX + 2];
+    char rel[CDD_NAME_MAX + 16];
+    CHECK_INT(cdd_tree_open(root, &t), 0);
+    for (int pass = 0; pass < 2; pass++) {
+        cdd_dir_fast_path(pass == 0);
+        memset(name, 'n', CDD_NAME_MAX);
+        name[CDD_NAME_MAX] = '\0';
+        snprintf(rel, sizeof rel, "real/%s", name);
+        CHECK_INT(fx_tree_put(t, rel, "edge"), 0);
+        struct cdd_stat st;
+        CHECK_INT(cdd_tree_lstat(t, rel, &st), 0);
+        CHECK(st.type == CDD_FT_FILE);
+        char *text = NULL;
+        size_t len = 0;
+        CHECK_INT(cdd_tree_read_all(t, rel, 64, &text, &len), 0);
+        CHECK(len == 4 && memcmp(text, "edge", 4) == 0);
+        free(text);
+        CHECK_INT(cdd_tree_unlink(t, rel), 0);
+
+        name[CDD_NAME_MAX] = 'n';
+        name[CDD_NAME_MAX + 1] = '\0';
+        snprintf(rel, sizeof rel, "real/%s", name);
+        int r = fx_tree_put(t, rel, "x");
+        CHECK_MSG(r == CDD_E_TOOLONG, "a 256-byte name: %s %s",
+                  cdd_err_name(r), cdd_last_error()->msg);
+        CHECK_MSG(strstr(cdd_last_error()->msg, "256 bytes") != NULL &&
+                      strstr(cdd_last_error()->msg, "255") != NULL,
+                  "256-byte name: %s", cdd_last_error()->msg);
+        cdd_clear_error();
+        CHECK_INT(cdd_tree_lstat(t, "real", &st), 0);
+    }
+    /* A tree path longer than the platform's path limit. */
+    struct cdd_sb deep;
+    cdd_sb_init(&deep, 2 * (size_t)CDD_PATH_MAX_POSIX + 64, "path");
+    while (cdd_sb_len(&deep) <= (size_t)CDD_PATH_MAX_POSIX + 1)
+        CHECK_INT(cdd_sb_adds(&deep, "real/dddddddddddddddddddd/"), 0);
+    CHECK_INT(cdd_sb_adds(&deep, "f"), 0);
+    int r = fx_tree_put(t, cdd_sb_str(&deep), "x");
+    CHECK_MSG(r == CDD_E_TOOLONG, "a path past the limit: %s %s",
+              cdd_err_name(r), cdd_last_error()->msg);
+    CHECK_MSG(strstr(cdd_last_error()->msg, "longer than the") != NULL,
+              "the refusal names the length: %s", cdd_last_error()->msg);
+    cdd_clear_error();
+    cdd_sb_free(&deep);
+    cdd_dir_fast_path(1);
+    cdd_tree_close(t);
+}
+
 static void test_find_case(void)
 {
     struct cdd_tree *t = NULL;
@@ -560,5 +617,6 @@ static void test_lock_in_removed_state(void)
 TEST_MAIN(TEST(test_setup), TEST(test_lstat_positions), TEST(test_canon),
           TEST(test_writes), TEST(test_root_and_state),
           TEST(test_lock_through_swapped_state),
-          TEST(test_lock_in_removed_state), TEST(test_find_case),
+          TEST(test_lock_in_removed_state), TEST(test_name_and_path_bounds),
+          TEST(test_find_case),
           TEST(test_cleanup))

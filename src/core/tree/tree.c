@@ -24,6 +24,7 @@
 #include "cdd/extract.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
+#include "cdd/platform.h"
 #include "cdd/state.h"
 #include "cdd/strbuf.h"
 #include "cdd/tree.h"
@@ -94,6 +95,48 @@ static int rel_shape_ok(const char *p)
             return 0;
     }
     return 1;
+}
+
+/* A folder entry's name holds 255 bytes on POSIX, 255 UTF-16 units on
+ * Windows (a character of 4 UTF-8 bytes is 2 units, any other 1). */
+static size_t name_units(const char *p, size_t n)
+{
+    if (!cdd_platform_is_windows(cdd_platform_host()))
+        return n;
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if ((c & 0xc0) != 0x80) /* a lead byte starts a character */
+            u += c >= 0xf0 ? 2 : 1;
+    }
+    return u;
+}
+
+/* A name or a tree path longer than the system holds is refused as such,
+ * before any call (never cut, never left to the OS to misname). */
+static int rel_bounds(const struct cdd_tree *t, const char *rel)
+{
+    size_t total = strlen(rel);
+    if (total > (size_t)CDD_PATH_MAX)
+        return cdd_fail(CDD_E_TOOLONG, t->real, 0,
+                        "a tree path of %zu bytes: longer than the %zu bytes "
+                        "a path may have here", total, (size_t)CDD_PATH_MAX);
+    for (const char *c = rel; *c;) {
+        size_t n = strcspn(c, "/");
+        if (name_units(c, n) > CDD_NAME_MAX) {
+            char *shown = cdd_path_shown(rel);
+            int r = cdd_fail(CDD_E_TOOLONG, t->real, 0,
+                             "\"%s\": a name of %zu bytes, longer than the "
+                             "%d a folder entry holds", CDD_SHOWN(shown), n,
+                             CDD_NAME_MAX);
+            free(shown);
+            return r;
+        }
+        c += n;
+        if (*c)
+            c++;
+    }
+    return 0;
 }
 
 static int bad_path(const struct cdd_tree *t, const char *rel)
@@ -511,6 +554,8 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
     memset(o, 0, sizeof *o);
     if (!rel_shape_ok(rel))
         return bad_path(t, rel);
+    if ((r = rel_bounds(t, rel)) != 0)
+        return r;
     if (state && t->root_only)
         return root_only_refusal(t);
     w.t = t;
@@ -742,6 +787,9 @@ static int resolve_parent(struct cdd_tree *t, const char *rel, int flags,
     *name = NULL;
     if (!*rel || !rel_shape_ok(rel))
         return bad_path(t, rel);
+    int rb = rel_bounds(t, rel);
+    if (rb)
+        return rb;
     const char *slash = strrchr(rel, '/');
     char *parent = cdd_strndup(rel, slash ? (size_t)(slash - rel) : 0);
     if (!parent)
@@ -1125,6 +1173,9 @@ int cdd_tree_canon(struct cdd_tree *t, const char *rel, char **canon,
         *n_missing = 0;
     if (!*rel || !rel_shape_ok(rel))
         return bad_path(t, rel);
+    int rb = rel_bounds(t, rel);
+    if (rb)
+        return rb;
     const char *slash = strrchr(rel, '/');
     const char *name = slash ? slash + 1 : rel;
     char *parent = cdd_strndup(rel, slash ? (size_t)(slash - rel) : 0);
