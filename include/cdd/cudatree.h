@@ -48,6 +48,14 @@ int cdd_target_open(const struct cdd_target_spec *spec,
                     struct cdd_target *out, struct cdd_tree **tree);
 int cdd_target_resolve(const struct cdd_target_spec *spec,
                        struct cdd_target *out);
+/* As cdd_target_open, for a command that diagnoses (doctor): a tree whose
+ * state folder does not pass (CDD_E_STATE) is opened by its root alone
+ * (cdd_tree_open_root) and *state_why says why, one line (malloc'd; NULL
+ * when it passed, or no memory for the words: then *state_bad is still
+ * set). Other errors as cdd_target_open. */
+int cdd_target_open_look(const struct cdd_target_spec *spec,
+                         struct cdd_target *out, struct cdd_tree **tree,
+                         int *state_bad, char **state_why);
 void cdd_target_clear(struct cdd_target *t);
 
 /* The platform whose layout a tree has, by what is in it when nothing

@@ -64,8 +64,15 @@ struct cdd_doctor_result {
 };
 
 struct cdd_fit_gpus;
+struct cdd_tree;
 struct cdd_doctor_opts {
     const struct cdd_target *target; /* NULL: the host only */
+    /* The target's tree, opened by the caller (cdd_target_open_look): its
+     * receipt is read through it, unless its state did not pass
+     * (state_bad: then opened by its root alone, state_why saying why). */
+    struct cdd_tree *tree;
+    int state_bad;
+    const char *state_why;
     /* GPU fit (fit.h): the GPUs (NULL: the driver's), the catalog folder
      * (NULL: the compiled-in one) */
     const struct cdd_fit_gpus *gpus;

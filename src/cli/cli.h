@@ -193,6 +193,10 @@ struct cdd_report;
 enum cdd_tree_access {
     CDD_TREE_NONE,  /* no tree, or trees of its own finding (doctor, ...) */
     CDD_TREE_READ,  /* the target, opened; never locked */
+    /* The target if one is given, opened to be looked at: one whose state
+     * folder does not pass is opened by its root alone and the reason is
+     * handed over (tt->state_bad, state_why), never a refusal (doctor). */
+    CDD_TREE_LOOK,
     CDD_TREE_WRITE  /* the target, opened; locked as the row's lock says */
 };
 enum cdd_tree_lock_at {
@@ -217,7 +221,9 @@ enum cdd_tree_lock_at {
  * prepare: it finds its trees itself, if any). */
 struct cdd_cli_tree {
     struct cdd_target target;
-    struct cdd_tree *tree;
+    struct cdd_tree *tree;  /* CDD_TREE_LOOK: NULL when no target given */
+    int state_bad;          /* CDD_TREE_LOOK: its state did not pass, */
+    char *state_why;        /* why (malloc'd; NULL: no memory) */
     struct cdd_recovery recovery;
     int locked;
     void *prep; /* the row's prepare's, freed with its prep_free */

@@ -139,8 +139,6 @@ static const char *summary(void *ud, const char *layer)
 int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep,
                    struct cdd_cli_tree *tt)
 {
-    (void)tt; /* CDD_TREE_NONE */
-    struct cdd_target t = {0};
     struct cdd_doctor_result res = {0};
     struct cdd_doctor_opts o = {NULL};
     struct cdd_fit_gpus gpus = {0};
@@ -149,17 +147,18 @@ int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep,
         goto out;
     o.gpus = &gpus;
     o.catalog_dir = cl->obtain.catalog;
-    if (cdd_cli_target_given(&cl->target)) {
-        r = cdd_cli_target(&cl->target, &t, rep, NULL);
-        if (r)
-            goto out;
-        o.target = &t;
+    if (tt->tree) { /* CDD_TREE_LOOK: opened by the dispatcher */
+        o.target = &tt->target;
+        o.tree = tt->tree;
+        o.state_bad = tt->state_bad;
+        o.state_why = tt->state_why;
     }
     r = cdd_doctor(&o, &res);
     if (r)
         goto out;
     if (o.target)
-        cdd_say(rep, "Diagnosing this host's CUDA and cuDNN, for %s", t.root);
+        cdd_say(rep, "Diagnosing this host's CUDA and cuDNN, for %s",
+                tt->target.root);
     else
         cdd_say(rep, "Diagnosing this host's CUDA and cuDNN");
     struct dsummary sum = {.res = &res};
@@ -177,7 +176,6 @@ int cdd_cmd_doctor(const struct cdd_cmdline *cl, struct cdd_report *rep,
         cdd_say(rep, "Doctor: nothing failed.");
 out:
     cdd_doctor_result_clear(&res);
-    cdd_target_clear(&t);
     cdd_fit_gpus_clear(&gpus);
     return r;
 }

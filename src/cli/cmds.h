@@ -64,6 +64,11 @@ char *cdd_cli_hint(const struct cdd_cmdline *cl,
  * target is optional, call it themselves with tree NULL. */
 int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
                    struct cdd_report *rep, struct cdd_tree **tree);
+/* The same for a CDD_TREE_LOOK row: into tt, a tree whose state does not
+ * pass opened by its root alone with the reason (cdd_target_open_look). */
+struct cdd_cli_tree;
+int cdd_cli_target_look(const struct cdd_opts_target *o,
+                        struct cdd_cli_tree *tt, struct cdd_report *rep);
 /* --platform, parsed (target.c): *given 0 and the host's platform when
  * absent; an unknown name is CDD_E_USAGE listing the names. */
 int cdd_cli_platform(const struct cdd_opts_obtain *o, int *given,

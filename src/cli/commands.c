@@ -68,7 +68,7 @@ const struct cdd_command cdd_commands[] = {
      "whether its library folder is searched and whether its cuDNN wins.\n"
      "Each finding says what to do. Exit 0 when nothing failed (warnings\n"
      "do not), 1 otherwise.",
-     0, NULL, CDD_TREE_NONE, CDD_LOCK_NEVER, NULL, NULL, cdd_cmd_doctor},
+     0, NULL, CDD_TREE_LOOK, CDD_LOCK_NEVER, NULL, NULL, cdd_cmd_doctor},
     {"manifest", CMD_MANIFEST,
      "create ARCHIVE [-o FILE] [--version V] [--cuda-major N] | list | show "
      "[NAME|FILE]",
@@ -194,6 +194,10 @@ static int open_tree(const struct cdd_command *cmd,
                      const struct cdd_cmdline *cl, struct cdd_report *rep,
                      struct cdd_cli_tree *tt)
 {
+    if (cmd->tree == CDD_TREE_LOOK) /* optional, never refused on state */
+        return cdd_cli_target_given(&cl->target)
+                   ? cdd_cli_target_look(&cl->target, tt, rep)
+                   : 0;
     int r = cdd_cli_target(&cl->target, &tt->target, rep, &tt->tree);
     if (r || cmd->tree != CDD_TREE_WRITE || cl->change.dry_run ||
         (cmd->lock != CDD_LOCK_AT_OPEN && cmd->lock != CDD_LOCK_RECOVER))
@@ -226,6 +230,7 @@ static int run_command(const struct cdd_command *cmd,
     if (cmd->prep_free)
         cmd->prep_free(tt.prep);
     cdd_recovery_clear(&tt.recovery);
+    free(tt.state_why);
     cdd_tree_close(tt.tree);
     cdd_target_clear(&tt.target);
     return r;

@@ -6,12 +6,10 @@
 #include "cmds.h"
 #include "report.h"
 
-int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
-                   struct cdd_report *rep, struct cdd_tree **tree)
+/* The target named in the report (also one that exists but could not be
+ * opened), and a version other than --cuda asked for said. */
+static int target_named(struct cdd_target *t, struct cdd_report *rep, int r)
 {
-    int r = tree ? cdd_target_open(&o->spec, t, tree)
-                 : cdd_target_resolve(&o->spec, t);
-    /* A tree that exists but cannot be opened is named too. */
     if (t->root)
         cdd_report_target(rep, t->root);
     if (r)
@@ -27,6 +25,21 @@ int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
                          t->version.major, t->version.minor,
                          t->version.source);
     return 0;
+}
+
+int cdd_cli_target(const struct cdd_opts_target *o, struct cdd_target *t,
+                   struct cdd_report *rep, struct cdd_tree **tree)
+{
+    return target_named(t, rep, tree ? cdd_target_open(&o->spec, t, tree)
+                                     : cdd_target_resolve(&o->spec, t));
+}
+
+int cdd_cli_target_look(const struct cdd_opts_target *o,
+                        struct cdd_cli_tree *tt, struct cdd_report *rep)
+{
+    return target_named(&tt->target, rep,
+                        cdd_target_open_look(&o->spec, &tt->target, &tt->tree,
+                                             &tt->state_bad, &tt->state_why));
 }
 
 int cdd_cli_platform(const struct cdd_opts_obtain *o, int *given,

@@ -117,6 +117,11 @@ int cdd_doctor(const struct cdd_doctor_opts *o, struct cdd_doctor_result *res)
     cdd_dscan_init(&s, res,
                    cdd_platform_is_windows(cdd_platform_host()),
                    o ? o->target : NULL);
+    if (o) {
+        s.tree = o->tree;
+        s.state_bad = o->state_bad;
+        s.state_why = o->state_why;
+    }
     cdd_doctor_scan(&s);
     cdd_doctor_check(&s);
     if (!s.err)

@@ -194,8 +194,11 @@ struct cdd_dscan {
     char *sysdir;
     int vc_missing[CDD_DR_N_VCRT];
     struct cdd_dr_zlib zlib_winner[CDD_DR_MAJORS], zlib_target[CDD_DR_MAJORS];
-    /* the target */
+    /* the target, and its tree as the caller opened it (doctor.h) */
     const struct cdd_target *t;
+    struct cdd_tree *tree;
+    int state_bad;
+    const char *state_why;
     struct cdd_receipt *rc;
     int rc_bad;              /* a receipt exists but could not be read */
     int rc_state;            /* ... because the state folder is tampered */

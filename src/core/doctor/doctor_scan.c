@@ -851,24 +851,23 @@ static void target_prepare(struct cdd_dscan *c)
 {
     const struct cdd_target *t = c->t;
     enum cdd_platform plat = cdd_platform_host();
-    /* The receipt is read through the tree (tree.h): beneath its root,
-     * no link followed in .cudnn-deploy. */
-    struct cdd_tree *tree = NULL;
-    int r = cdd_tree_open(t->root, &tree);
-    if (!r)
-        r = cdd_receipt_load(tree, &c->rc);
-    if (r == CDD_E_NOMEM) {
+    /* The receipt is read through the tree the caller opened (tree.h):
+     * beneath its root, no link followed in .cudnn-deploy. Tampered state
+     * (a link, a folder where a file belongs) or a receipt that is not one
+     * is said as a finding; the rest of the tree is still looked at (a
+     * tree whose state did not pass at all was opened by its root alone). */
+    struct cdd_tree *tree = c->tree;
+    int r = 0;
+    if (c->state_bad) {
+        c->rc_bad = c->rc_state = 1;
+        if (c->state_why && !(c->rc_why = cdd_strdup(c->state_why)))
+            nomem(c);
+    } else if (tree && (r = cdd_receipt_load(tree, &c->rc)) == CDD_E_NOMEM) {
         nomem(c);
     } else if (r) {
-        /* Tampered state (a link, a folder where a file belongs) or a
-         * receipt that is not one: said as a finding, and the rest of the
-         * tree still looked at through its root alone. */
         c->rc_bad = 1;
         c->rc_state = r == CDD_E_STATE;
         c->rc_why = cdd_error_text();
-        cdd_tree_close(tree);
-        tree = NULL;
-        (void)cdd_tree_open_root(t->root, &tree);
     }
     cdd_clear_error();
     if (c->rc && cdd_platform_parse(c->rc->platform, &plat) != 0)
@@ -877,7 +876,6 @@ static void target_prepare(struct cdd_dscan *c)
      * Windows tree examined from Linux has no lib64 to advise). */
     if (!c->rc && (!tree || cdd_target_layout_platform(tree, &plat) != 0))
         plat = cdd_platform_host();
-    cdd_tree_close(tree);
     cdd_clear_error();
     c->t_windows = cdd_platform_is_windows(plat);
     cdd_dr_names_fill(c->t_names, c->t_windows);

@@ -230,6 +230,22 @@ int cdd_target_open(const struct cdd_target_spec *spec,
     return target_open(spec, out, tree, 0);
 }
 
+int cdd_target_open_look(const struct cdd_target_spec *spec,
+                         struct cdd_target *out, struct cdd_tree **tree,
+                         int *state_bad, char **state_why)
+{
+    *state_bad = 0;
+    *state_why = NULL;
+    int r = target_open(spec, out, tree, 0);
+    if (r != CDD_E_STATE)
+        return r;
+    *state_bad = 1;
+    *state_why = cdd_error_text();
+    cdd_clear_error();
+    cdd_target_clear(out);
+    return target_open(spec, out, tree, 1);
+}
+
 static int target_open(const struct cdd_target_spec *spec,
                        struct cdd_target *out, struct cdd_tree **tree,
                        int root_only)
