@@ -268,8 +268,8 @@ static void man_page(struct buf *b)
     put(b, ".SH ENVIRONMENT\n");
     man_list(b, ".B", man_env, sizeof man_env / sizeof man_env[0]);
     put(b, ".PP\nTest builds (configured with \\-DCDD_FAULT_INJECTION=ON) also "
-           "read CUDNN_DEPLOY_TEST_FAULT and CUDNN_DEPLOY_TEST_BENCH; a "
-           "release binary reads neither.\n");
+           "read CUDNN_DEPLOY_TEST_FAULT, CUDNN_DEPLOY_TEST_FAULT_MARK and "
+           "CUDNN_DEPLOY_TEST_BENCH; a release binary reads none of them.\n");
     put(b, ".SH FILES\n");
     man_list(b, ".I", man_files, sizeof man_files / sizeof man_files[0]);
     put(b, ".SH EXAMPLES\n");

@@ -56,6 +56,18 @@ int cdd_fs_fault_point(const char *op, const char *path)
     if (at <= 0 || n != at)
         return 0;
     if (fault_mode == 1) {
+        /* Say where, when asked (CUDNN_DEPLOY_TEST_FAULT_MARK names a file
+         * to append one line to): a harness can then tell a process that
+         * reached its kill from one that never got there, whatever the
+         * platform makes of the kill itself (Wine's TerminateProcess can
+         * hang or report another status: docs/windows.md). Not a printed
+         * line: the core does not print. */
+        const char *mark = getenv("CUDNN_DEPLOY_TEST_FAULT_MARK");
+        FILE *f = mark && *mark ? fopen(mark, "a") : NULL;
+        if (f) {
+            fprintf(f, "kill %ld %s %s\n", n, op, path ? path : "");
+            fclose(f);
+        }
         /* Die the hard way, as a power cut or `kill -9` would. */
         fflush(NULL);
         cdd_kill_self();

@@ -31,6 +31,7 @@ from cddcase import (EXIT_ALL_SKIPPED, CddTestCase, exit_status,  # noqa: F401
                      main)
 from cddenv import BIN, FAST_ROOT, GROUP, TMP_ROOT, WORK_ROOT  # noqa: F401
 from cddrun import (CHECK_STATUSES, DEFAULT_TIMEOUT, ERROR_CODES,  # noqa: F401
+                    CommandTimeout,
                     EXIT_CHECK, EXIT_ENV, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
                     FAULT_VAR, JsonResult, Result, binary_problem,
                     check_envelope, clean_env, describe, has_fault_hook,
