@@ -86,6 +86,11 @@ int cdd_run_isolated(int (*fn)(struct cdd_child *ch, void *arg), void *arg,
     if (pid == 0) {
         struct cdd_child ch = {p[1]};
         close(p[0]);
+        /* A fault ends the child by its signal, which the parent names:
+         * no handler inherited (a sanitizer's would exit 1 instead). */
+        static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+        for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+            signal(fatal[i], SIG_DFL);
         int r = fn(&ch, arg);
         _exit(r ? 1 : 0);
     }
