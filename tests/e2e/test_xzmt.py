@@ -128,10 +128,16 @@ class MultiBlock(CddTestCase):
         single = self.most_threads(self.fx.path, self.fx.manifest_path, 4)
         multi = self.most_threads(self.archive, self.manifest, 4)
         # 4 decoder threads besides the main thread and the hash+write one.
+        # Polled every 2 ms, each peak may miss one short-lived thread
+        # (seen on 2026-12-03, 8 runs each: single-block 2 or 3, multi-block
+        # 6 or 7), so the difference is 4 give or take that one; threads
+        # not bounded by --jobs (one per block: more than 8 here) fail.
         self.assertGreaterEqual(multi, single + 3,
                                 "threads: single-block %d, multi-block %d"
                                 % (single, multi))
-        self.assertLessEqual(multi, single + 4)
+        self.assertLessEqual(multi, single + 5,
+                             "threads: single-block %d, multi-block %d"
+                             % (single, multi))
 
     def test_damaged_block_refused_like_one_thread(self):
         d = self.scratch("bad")
