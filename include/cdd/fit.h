@@ -38,6 +38,7 @@ struct cdd_fit_gpus {
     char *driver;    /* the driver's release ("580.65.06"), NULL unknown */
     char *note;      /* why none could be read (no driver, no device), or
                         NULL */
+    int crashed;     /* the probe's process died (the note says how) */
 };
 
 /* Fill g from the driver (read-only: cuInit, each device's name and

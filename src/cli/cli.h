@@ -191,7 +191,7 @@ struct cdd_report;
  * the tree handle). The dispatcher, not the command, resolves the target,
  * opens the tree once and closes it (apk-tools' applet .open_flags). */
 enum cdd_tree_access {
-    CDD_TREE_NONE,  /* no tree, or trees of its own finding (doctor, ...) */
+    CDD_TREE_NONE,  /* no tree, or trees of its own finding (releases, ...) */
     CDD_TREE_READ,  /* the target, opened; never locked */
     /* The target if one is given, opened to be looked at: one whose state
      * folder does not pass is opened by its root alone and the reason is

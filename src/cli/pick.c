@@ -81,7 +81,7 @@ int cdd_cli_machine(const struct cdd_opts_obtain *ob, struct cdd_fit_host *mc)
     }
     if (!mc->gpus_given && !mc->n_cc)
         snprintf(mc->note, sizeof mc->note, "%s: GPUs not checked (--gpu-cc "
-                 "to say them)", fg.note && strstr(fg.note, "crashed")
+                 "to say them)", fg.crashed
                      ? "the NVIDIA driver crashed while listing the GPUs"
                      : "the driver reports no usable GPU");
     cdd_fit_gpus_clear(&fg);

@@ -497,6 +497,19 @@ class Gpu(VerifyCase):
         self.assertEqual(self.checks(j.doc, "gpu.conv"), [])
         self.assertNoFail(j.doc, but=("gpu.device",))
 
+    def test_release_pick_survives_a_driver_that_crashes(self):
+        """The GPU probe of install's release pick and `releases` runs
+        apart too: the fake driver's GPU is listed, and a driver dying in
+        cuInit is a note, not a dead command."""
+        r = run(["releases"], env=env_with(CUDNN_DEPLOY_DRIVER_LIB=self.driver),
+                expect=EXIT_OK)
+        self.assertIn("GPUs: sm_90 (reported by the driver)", r.err + r.out)
+        r = run(["releases"], env=env_with(CUDNN_DEPLOY_DRIVER_LIB=self.driver,
+                                           FAKE_CUDA_INIT_CRASH="1"),
+                expect=EXIT_OK)
+        self.assertIn("the NVIDIA driver crashed while listing the GPUs",
+                      r.err + r.out)
+
     def test_cudart_of_another_cuda_major(self):
         j = self.verify(self.tree, env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
                                         "FAKE_CUDNN_CUDART": "12010"},

@@ -198,6 +198,7 @@ int cdd_fit_gpus_probe(struct cdd_fit_gpus *g)
             bad = 1;
     }
     if (!r && (bad || !ended || !cdd_isolated_ok(&iso))) {
+        g->crashed = 1;
         char how[96], why[128]; /* fixed: cdd_isolated_how's words */
         snprintf(why, sizeof why, "the process listing them %s",
                  cdd_isolated_how(&iso, how, sizeof how));

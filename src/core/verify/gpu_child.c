@@ -41,6 +41,8 @@ struct apart {
 
 /* ---- the child ----------------------------------------------------------- */
 
+/* Status, name and detail. A check's fix is not carried: the GPU layer
+ * attaches none (its advice is in the detail). */
 static int send_check(struct cdd_child *ch, const struct cdd_check *k)
 {
     struct cdd_sb sb;
