@@ -39,6 +39,8 @@ struct cdd_fit_gpus {
     char *note;      /* why none could be read (no driver, no device), or
                         NULL */
     int crashed;     /* the probe's process died (the note says how) */
+    double timeout;  /* in: the bound on the driver's silence, as verify's
+                        gpu_timeout (0: the default) */
 };
 
 /* Fill g from the driver (read-only: cuInit, each device's name and

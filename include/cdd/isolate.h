@@ -30,21 +30,28 @@ struct cdd_isolated {
     int signaled;   /* the child was ended by signal `code` */
     int code;       /* its exit status (0: fn returned 0), or the signal */
     int over;       /* it sent more than max bytes and was killed for it */
+    int stalled;    /* it sent nothing for stall_ms and was killed for it */
+    long stall_ms;  /* the bound it ran under (0: none) */
     struct cdd_sb out; /* every byte it sent (up to max) */
 };
 
 /* Run fn(ch, arg) apart and wait for it; res->out holds what it sent
  * (free it with cdd_isolated_free). The child's exit status is 0 when fn
- * returned 0, else 1. Returns 0 when fn ran, however it ended (read res);
- * CDD_E_NOMEM / CDD_E_IO when no child could be started. */
+ * returned 0, else 1. A child that sends nothing for stall_ms
+ * milliseconds (0: no bound) is killed: a hung driver. fn should send as
+ * it makes progress, so the bound is on one step, not on the whole run.
+ * Returns 0 when fn ran, however it ended (read res); CDD_E_NOMEM /
+ * CDD_E_IO when no child could be started. In-process (Windows) the bound
+ * is not kept. */
 int cdd_run_isolated(int (*fn)(struct cdd_child *ch, void *arg), void *arg,
-                     size_t max, struct cdd_isolated *res);
+                     size_t max, long stall_ms, struct cdd_isolated *res);
 
-/* Did it end as fn returning 0 (not killed, not over its bound)? */
+/* Did it end as fn returning 0 (not killed, not over a bound)? */
 int cdd_isolated_ok(const struct cdd_isolated *res);
 
 /* How it ended, for a message: "exited with status 1", "was killed by
- * signal 11 (SIGSEGV, a segmentation fault)". buf of at least 96 bytes. */
+ * signal 11 (SIGSEGV, a segmentation fault)", "sent nothing for 300 s and
+ * was stopped". buf of at least 96 bytes. */
 const char *cdd_isolated_how(const struct cdd_isolated *res, char *buf,
                              size_t n);
 

@@ -51,7 +51,22 @@ struct cdd_verify_opts {
      * compiled-in one, or $CUDNN_DEPLOY_CATALOG). */
     const struct cdd_fit_gpus *gpus;
     const char *catalog_dir;
+    /* The GPU checks (and the GPU probe) are stopped when the driver or
+     * cuDNN makes no progress for this many seconds -- a hung driver or
+     * GPU -- which is a failing check (--gpu-timeout). 0: the default,
+     * CDD_GPU_TIMEOUT_DEFAULT; below 0: no bound. Kept where they run in
+     * a child process (POSIX; isolate.h). */
+    double gpu_timeout;
 };
+
+/* Seconds: long enough for a first cuInit on a machine of many GPUs and
+ * for the driver compiling cuDNN's PTX for a GPU it has no code for (a
+ * minute or more); a hung driver still ends within minutes, not never. */
+#define CDD_GPU_TIMEOUT_DEFAULT 300
+
+/* The bound in milliseconds for isolate.h (0: none), from a gpu_timeout
+ * value as above. */
+long cdd_gpu_timeout_ms(double gpu_timeout);
 
 struct cdd_verify_result {
     struct cdd_checks checks;

@@ -16,7 +16,7 @@ _cudnn_deploy()
     done
     for ((i = i + 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i-1]} in
-            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--platform|--cudnn|--gpu-cc|--driver|--catalog|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major|--fix-shell|--shell|--profile|--mtime|--format|--output|-o|--color) continue ;;
+            --cuda|--cuda-root|--prefix|--manifest|-m|--archive|-a|--sha256|--url|--redistrib|--platform|--cudnn|--gpu-cc|--driver|--catalog|--cache-dir|--cacert|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--level|--gpu-timeout|--jobs|-j|--with|--manifest|-m|--shell|--archive|-a|--output|-o|--output|-o|--version|--cuda-major|--fix-shell|--shell|--profile|--mtime|--format|--output|-o|--color) continue ;;
         esac
         case ${COMP_WORDS[i]} in
             -*) ;;
@@ -55,10 +55,10 @@ _cudnn_deploy()
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
                     return ;;
-                --cuda|--sha256|--url|--platform|--cudnn|--gpu-cc|--driver|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--jobs|-j|--with|--mtime)
+                --cuda|--sha256|--url|--platform|--cudnn|--gpu-cc|--driver|--connect-timeout|--low-speed-limit|--low-speed-time|--retries|--lock-timeout|--gpu-timeout|--jobs|-j|--with|--mtime)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --platform --cudnn --gpu-cc --driver --catalog --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --no-verify --jobs -j --no-stream --check-tree --with --fix-shell --shell --profile --mtime --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --archive -a --sha256 --allow-unpinned --url --redistrib --platform --cudnn --gpu-cc --driver --catalog --cache-dir --cacert --connect-timeout --low-speed-limit --low-speed-time --retries --dry-run -n --force -f --lock-timeout --gpu-timeout --no-verify --jobs -j --no-stream --check-tree --with --fix-shell --shell --profile --mtime --verbose -v --color --json --quiet -q --help -h'
             ;;
         status)
             case $prev in
@@ -124,10 +124,10 @@ _cudnn_deploy()
                 --color)
                     COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
                     return ;;
-                --cuda|--gpu-cc|--driver)
+                --cuda|--gpu-cc|--driver|--gpu-timeout)
                     return ;;
             esac
-            opts='--cuda --cuda-root --prefix --manifest -m --gpu-cc --driver --catalog --level --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
+            opts='--cuda --cuda-root --prefix --manifest -m --gpu-cc --driver --catalog --level --gpu-timeout --fix-shell --shell --verbose -v --color --json --quiet -q --help -h'
             ;;
         doctor)
             case $prev in

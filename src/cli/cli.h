@@ -108,6 +108,8 @@ struct cdd_opts_bundle {      /* bundle (fleet) */
 struct cdd_opts_verify {
     int level_given;
     enum cdd_vlevel level;
+    double gpu_timeout;       /* --gpu-timeout SECONDS (0 given: no bound) */
+    int gpu_timeout_given;
     /* GPU fit (fit.h), set by the command from --gpu-cc / --catalog: the
      * GPUs to fit (NULL: the driver's), the catalog folder (NULL: built-in) */
     const struct cdd_fit_gpus *gpus;

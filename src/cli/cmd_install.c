@@ -490,7 +490,8 @@ int cdd_cmd_install(const struct cdd_cmdline *cl, struct cdd_report *rep,
     /* The truth about the result: files stay installed if it fails (exit 1
      * through the failed checks). */
     if (!ch->dry_run && !ch->no_verify)
-        r = cdd_cli_verify_receipt(rep, t, tree, m, NULL, res.receipt);
+        r = cdd_cli_verify_receipt(rep, t, tree, m, &cl->verify,
+                                   res.receipt);
 out:
     for (size_t i = 0; i < ch->with.n; i++) {
         cdd_obtain_result_clear(&wgot[i]);

@@ -17,6 +17,7 @@ int cdd_cmd_verify_prepare(const struct cdd_cmdline *cl,
     *prep = gpus;
     if (!gpus)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    gpus->timeout = cdd_cli_gpu_timeout(&cl->verify);
     return cdd_cli_fit_gpus(&cl->obtain, gpus);
 }
 

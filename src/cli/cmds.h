@@ -118,6 +118,9 @@ int cdd_cli_stream_finish(struct cdd_cli_stream *st, struct cdd_report *rep,
 
 /* Run verify on a tree and put its checks in the report (verify_run.c);
  * verify, and install at its end. o NULL: the default level. */
+/* --gpu-timeout as cdd_verify_opts.gpu_timeout takes it: 0 (the default)
+ * when not given, below 0 for a given 0 (no bound). */
+double cdd_cli_gpu_timeout(const struct cdd_opts_verify *vo);
 int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
                    struct cdd_tree *tree, const struct cdd_manifest *m,
                    const struct cdd_opts_verify *o);

@@ -146,6 +146,13 @@ int cdd_cli_verify(struct cdd_report *rep, const struct cdd_target *t,
     return cdd_cli_verify_receipt(rep, t, tree, m, vo, NULL);
 }
 
+double cdd_cli_gpu_timeout(const struct cdd_opts_verify *vo)
+{
+    if (!vo || !vo->gpu_timeout_given)
+        return 0;
+    return vo->gpu_timeout > 0 ? vo->gpu_timeout : -1;
+}
+
 int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
                            struct cdd_tree *tree, const struct cdd_manifest *m,
                            const struct cdd_opts_verify *vo,
@@ -166,6 +173,7 @@ int cdd_cli_verify_receipt(struct cdd_report *rep, const struct cdd_target *t,
                                              ? (int)vo->level : -1,
                                 .receipt = rc,
                                 .gpus = vo ? vo->gpus : NULL,
+                                .gpu_timeout = cdd_cli_gpu_timeout(vo),
                                 .catalog_dir = vo ? vo->catalog : NULL};
     int r = cdd_verify(&o, &res);
     if (r) {

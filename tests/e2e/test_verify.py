@@ -24,6 +24,7 @@ import signal
 import shutil
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -41,6 +42,7 @@ KNOBS = ("LD_LIBRARY_PATH", "CUDNN_DEPLOY_DRIVER_LIB", "FAKE_CUDNN_VERSION",
          "FAKE_CUDNN_CUDART", "FAKE_CUDNN_CONV_CORRUPT",
          "FAKE_CUDNN_CREATE_STATUS", "FAKE_CUDNN_FAIL_ALGO",
          "FAKE_CUDNN_CONV_CRASH", "FAKE_CUDA_INIT_CRASH",
+         "FAKE_CUDNN_CONV_HANG", "FAKE_CUDA_INIT_HANG",
          "FAKE_CUDA_DRIVER_VERSION", "FAKE_CUDA_NO_DEVICE",
          "FAKE_CUDA_INIT_ERROR", "FAKE_CUDA_OOM", "FAKE_CUDA_CC",
          "FAKE_CUDA_EVENT_SPEEDUP", "CUDNN_DEPLOY_TEST_BENCH")
@@ -96,12 +98,13 @@ class VerifyCase(CddTestCase):
                               version="11.6.2")
 
     def install_fake(self, variant="ok", verify=False, name="ws", expect=EXIT_OK,
-                     env=None):
+                     env=None, extra=()):
         """A fresh CUDA 11.6 tree with the fake archive installed; returns
         (tree, install's JsonResult)."""
         tree = self.new_tree(name)
         fx = fakecudnn.archive(variant)
-        args = fx.install_args(tree) + ([] if verify else ["--no-verify"])
+        args = (fx.install_args(tree) + ([] if verify else ["--no-verify"]) +
+                list(extra))
         j = run_json(args, env=env or env_with(), expect=expect)
         return tree, j
 
@@ -497,6 +500,44 @@ class Gpu(VerifyCase):
         self.assertEqual(self.checks(j.doc, "gpu.conv"), [])
         self.assertNoFail(j.doc, but=("gpu.device",))
 
+    def test_cudnn_that_hangs_is_stopped(self):
+        """cuDNN that never returns from the convolution (a hung GPU): the
+        process running the GPU checks is stopped once it has made no
+        progress for --gpu-timeout seconds, and gpu.conv fails saying so;
+        the checks before it stand. Without a bound verify would wait for
+        ever."""
+        t0 = time.monotonic()
+        j = self.verify(self.tree, "--gpu-timeout", "2",
+                        env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
+                             "FAKE_CUDNN_CONV_HANG": "1"},
+                        expect=EXIT_CHECK)
+        took = time.monotonic() - t0
+        self.check(j.doc, "gpu.device", "pass", "device 0 of")
+        self.check(j.doc, "gpu.conv", "fail", "made no progress for 2 s",
+                   "convolution check", "hangs there", "--gpu-timeout")
+        self.assertNoFail(j.doc, but=("gpu.conv",))
+        self.assertLess(took, 30, "stopped at its bound, not later")
+        # 0: no bound; a bad value is a usage error.
+        for bad in ("-1", "soon", "1e8"):
+            run(["verify", "--cuda-root", self.tree, "--gpu-timeout", bad],
+                env=env_with(), expect=EXIT_USAGE)
+
+    def test_driver_that_hangs_in_cuinit_is_stopped(self):
+        """A driver that hangs in cuInit: the GPU fit probe and the gpu
+        layer are each stopped at the bound; gpu.device fails saying the
+        driver hangs, and nothing else fails."""
+        t0 = time.monotonic()
+        j = self.verify(self.tree, "--gpu-timeout", "1.5",
+                        env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
+                             "FAKE_CUDA_INIT_HANG": "1"},
+                        expect=EXIT_CHECK)
+        took = time.monotonic() - t0
+        self.check(j.doc, "gpu.device", "fail", "made no progress for 2 s",
+                   "cuInit", "hangs there")
+        self.assertEqual(self.checks(j.doc, "gpu.conv"), [])
+        self.assertNoFail(j.doc, but=("gpu.device",))
+        self.assertLess(took, 30)
+
     def test_release_pick_survives_a_driver_that_crashes(self):
         """The GPU probe of install's release pick and `releases` runs
         apart too: the fake driver's GPU is listed, and a driver dying in
@@ -769,6 +810,19 @@ class InstallAndLevels(VerifyCase):
                          FAKE_CUDNN_CONV_CRASH="1"))
         self.assertIs(j.doc["changed"], True)
         self.check(j.doc, "gpu.conv", "fail", "killed by signal")
+        self.assertTrue(os.path.isfile(os.path.join(tree, cddtest.RECEIPT)))
+        run(["status", "--cuda-root", tree], env=env_with(), expect=EXIT_OK)
+
+    def test_install_whose_gpu_hangs_in_verify(self):
+        """install --gpu-timeout bounds its closing verify's GPU checks:
+        a hung convolution is stopped, the install stays done and recorded,
+        exit 1 with the hang as the finding."""
+        tree, j = self.install_fake(
+            verify=True, expect=EXIT_CHECK, extra=["--gpu-timeout", "2"],
+            env=env_with(CUDNN_DEPLOY_DRIVER_LIB=fakecudnn.fake_driver(),
+                         FAKE_CUDNN_CONV_HANG="1"))
+        self.assertIs(j.doc["changed"], True)
+        self.check(j.doc, "gpu.conv", "fail", "made no progress for 2 s")
         self.assertTrue(os.path.isfile(os.path.join(tree, cddtest.RECEIPT)))
         run(["status", "--cuda-root", tree], env=env_with(), expect=EXIT_OK)
 

@@ -13,6 +13,7 @@
  *   FAKE_CUDA_NO_DEVICE=1     cuInit returns CUDA_ERROR_NO_DEVICE
  *   FAKE_CUDA_INIT_ERROR=N    cuInit returns N
  *   FAKE_CUDA_INIT_CRASH=1    cuInit dies of SIGSEGV (a broken driver)
+ *   FAKE_CUDA_INIT_HANG=1     cuInit never returns (a hung driver or GPU)
  *   FAKE_CUDA_OOM=1           cuMemAlloc_v2 returns CUDA_ERROR_OUT_OF_MEMORY
  *   FAKE_CUDA_CC=M.N          the device's compute capability (default 9.0,
  *                             an H200's)
@@ -118,6 +119,10 @@ API CUresult cuInit(unsigned int flags)
         return E_NO_DEVICE;
     if (env_int("FAKE_CUDA_INIT_CRASH", 0))
         raise(SIGSEGV);
+    while (env_int("FAKE_CUDA_INIT_HANG", 0)) {
+        struct timespec t = {1, 0};
+        nanosleep(&t, NULL);
+    }
     int e = env_int("FAKE_CUDA_INIT_ERROR", 0);
     if (e)
         return e;

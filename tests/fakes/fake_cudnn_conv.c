@@ -19,6 +19,8 @@
  *   FAKE_CUDNN_CONV_CORRUPT=1   perturb one output element
  *   FAKE_CUDNN_CONV_CRASH=1     cudnnConvolutionForward dies of SIGSEGV (a
  *                               cuDNN that does not fit the driver)
+ *   FAKE_CUDNN_CONV_HANG=1      cudnnConvolutionForward never returns (a
+ *                               hung GPU)
  *   FAKE_CUDNN_CREATE_STATUS=N  cudnnCreate returns N
  *   FAKE_CUDNN_FAIL_ALGO=A      cudnnConvolutionForward(algo A) returns
  *                               CUDNN_STATUS_NOT_SUPPORTED
@@ -28,11 +30,19 @@
  * Built with -DFAKE_CUDNN_MINIMAL it lacks cudnnSetConvolutionMathType and
  * every algorithm query (cuDNN 7-era exports), so callers must fall back.
  * Test hooks: fake_cudnn_last_math(), fake_cudnn_last_algo(). */
+#ifndef _WIN32
+#define _POSIX_C_SOURCE 200809L /* sleep() under -std=c11 */
+#endif
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <unistd.h>
+#endif
 
 typedef int cudnnStatus_t;
 
@@ -433,6 +443,13 @@ API cudnnStatus_t cudnnConvolutionForward(
         return S_NOT_SUPPORTED;
     if (env_int("FAKE_CUDNN_CONV_CRASH", 0))
         raise(SIGSEGV);
+    while (env_int("FAKE_CUDNN_CONV_HANG", 0)) {
+#ifdef _WIN32
+        Sleep(1000);
+#else
+        sleep(1);
+#endif
+    }
     if (ws_size < workspace_of(algo) || (workspace_of(algo) && !ws))
         return S_BAD_PARAM;
     last_math = cd->math;

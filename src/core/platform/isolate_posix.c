@@ -4,11 +4,13 @@
  * handlers, no stdio buffers flushed twice). Called with no other thread
  * running (verify's threads have all been joined by then). */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cdd/error.h"
@@ -33,11 +35,39 @@ int cdd_child_send(struct cdd_child *ch, const void *p, size_t n)
     return 0;
 }
 
-/* Read everything the child sends, up to max; past it, kill the child. */
-static int collect(int fd, pid_t pid, size_t max, struct cdd_isolated *res)
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read everything the child sends, up to max; past it, or after stall_ms
+ * with nothing sent (0: no bound), kill the child. */
+static int collect(int fd, pid_t pid, size_t max, long stall_ms,
+                   struct cdd_isolated *res)
 {
     char buf[16384]; /* fixed: a read's chunk */
+    long last = now_ms();
     for (;;) {
+        if (stall_ms > 0) {
+            long left = last + stall_ms - now_ms();
+            struct pollfd pf = {.fd = fd, .events = POLLIN};
+            int k = left > 0 ? poll(&pf, 1, left > 60000 ? 60000 : (int)left)
+                             : 0;
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0)
+                return cdd_fail_errno(NULL, errno, "cannot wait for the "
+                                                   "child process");
+            if (k == 0) {
+                if (now_ms() - last < stall_ms)
+                    continue; /* a wait of at most a minute ended */
+                res->stalled = 1;
+                kill(pid, SIGKILL);
+                return 0;
+            }
+        }
         ssize_t n = read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
@@ -46,6 +76,7 @@ static int collect(int fd, pid_t pid, size_t max, struct cdd_isolated *res)
                                                "process");
         if (n == 0)
             return 0;
+        last = now_ms();
         if (cdd_sb_len(&res->out) + (size_t)n > max) {
             res->over = 1;
             kill(pid, SIGKILL);
@@ -60,10 +91,11 @@ static int collect(int fd, pid_t pid, size_t max, struct cdd_isolated *res)
 }
 
 int cdd_run_isolated(int (*fn)(struct cdd_child *ch, void *arg), void *arg,
-                     size_t max, struct cdd_isolated *res)
+                     size_t max, long stall_ms, struct cdd_isolated *res)
 {
     int p[2];
     memset(res, 0, sizeof *res);
+    res->stall_ms = stall_ms > 0 ? stall_ms : 0;
     cdd_sb_init(&res->out, max, "what the child process sent");
     res->isolated = 1;
     if (pipe(p) != 0)
@@ -95,7 +127,7 @@ int cdd_run_isolated(int (*fn)(struct cdd_child *ch, void *arg), void *arg,
         _exit(r ? 1 : 0);
     }
     close(p[1]);
-    int r = collect(p[0], pid, max, res);
+    int r = collect(p[0], pid, max, res->stall_ms, res);
     close(p[0]);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0) {
@@ -117,7 +149,7 @@ int cdd_run_isolated(int (*fn)(struct cdd_child *ch, void *arg), void *arg,
 
 int cdd_isolated_ok(const struct cdd_isolated *res)
 {
-    return !res->signaled && !res->over && res->code == 0;
+    return !res->signaled && !res->over && !res->stalled && res->code == 0;
 }
 
 static const char *signal_words(int sig)
@@ -140,6 +172,9 @@ const char *cdd_isolated_how(const struct cdd_isolated *res, char *buf,
 {
     if (res->over)
         snprintf(buf, n, "sent more than its bound and was stopped");
+    else if (res->stalled)
+        snprintf(buf, n, "made no progress for %ld s and was stopped",
+                 (res->stall_ms + 999) / 1000);
     else if (res->signaled)
         snprintf(buf, n, "was killed by signal %d (%s)", res->code,
                  signal_words(res->code));

@@ -16,6 +16,7 @@
 #include "cdd/gpu.h"
 #include "cdd/isolate.h"
 #include "cdd/strbuf.h"
+#include "cdd/verify.h"
 
 /* ---- a growing text ------------------------------------------------------ */
 
@@ -157,7 +158,8 @@ static int take_text(char **dst, const char *p, size_t n)
 int cdd_fit_gpus_probe(struct cdd_fit_gpus *g)
 {
     struct cdd_isolated iso;
-    int r = cdd_run_isolated(probe_child, g, PROBE_MAX, &iso);
+    int r = cdd_run_isolated(probe_child, g, PROBE_MAX,
+                             cdd_gpu_timeout_ms(g->timeout), &iso);
     if (r) {
         if (cdd_last_error()->code != CDD_E_NOMEM) {
             char *why = cdd_strdup(cdd_last_error()->msg);
@@ -203,8 +205,10 @@ int cdd_fit_gpus_probe(struct cdd_fit_gpus *g)
         snprintf(why, sizeof why, "the process listing them %s",
                  cdd_isolated_how(&iso, how, sizeof how));
         r = set_note(g, bad ? "the GPU listing came back malformed"
-                            : "the NVIDIA driver crashed while listing the "
-                              "GPUs (cuInit, device queries)",
+                     : iso.stalled ? "the NVIDIA driver hung while listing "
+                                     "the GPUs (cuInit, device queries)"
+                                   : "the NVIDIA driver crashed while listing "
+                                     "the GPUs (cuInit, device queries)",
                      why);
     }
     cdd_isolated_free(&iso);

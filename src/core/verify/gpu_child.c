@@ -107,6 +107,18 @@ static int child_main(struct cdd_child *ch, void *arg)
 
 /* ---- the parent ---------------------------------------------------------- */
 
+long cdd_gpu_timeout_ms(double gpu_timeout)
+{
+    if (gpu_timeout < 0)
+        return 0;
+    if (gpu_timeout == 0)
+        gpu_timeout = CDD_GPU_TIMEOUT_DEFAULT;
+    if (gpu_timeout > 1e7) /* the option's own limit; LONG_MAX ms on ILP32 */
+        gpu_timeout = 1e7;
+    long ms = (long)(gpu_timeout * 1000.0);
+    return ms > 0 ? ms : 1;
+}
+
 static const char *stage_doing(const char *stage)
 {
     if (!stage)
@@ -174,7 +186,8 @@ void cdd_verify_gpu_apart(struct vctx *c, int bench, const char *driver,
         cdd_verify_gpu_layer(c, bench, driver, why_none);
         return;
     }
-    if (cdd_run_isolated(child_main, &a, APART_MAX, &iso) != 0) {
+    if (cdd_run_isolated(child_main, &a, APART_MAX,
+                         cdd_gpu_timeout_ms(c->o->gpu_timeout), &iso) != 0) {
         if (cdd_last_error()->code == CDD_E_NOMEM)
             c->res->checks.nomem = 1;
         else
@@ -223,6 +236,16 @@ void cdd_verify_gpu_apart(struct vctx *c, int bench, const char *driver,
         VCHECK(c, name, CDD_CHECK_FAIL, "the process running the GPU checks "
                "sent a malformed record (it %s): the driver or cuDNN "
                "overwrote its memory", how);
+    else if (iso.stalled)
+        VCHECK(c, name, CDD_CHECK_FAIL, "the process running the GPU checks "
+               "%s while %s: the NVIDIA driver or cuDNN hangs there (the "
+               "checks above it are what it found before). A program using "
+               "this cuDNN here would hang the same way. Usual causes: a GPU "
+               "in a bad state or held by another process (nvidia-smi shows "
+               "it; a reset or reboot clears it), a driver that does not fit "
+               "the kernel, or the driver compiling cuDNN's PTX for a GPU it "
+               "has no code for (see gpu.arch; --gpu-timeout gives it longer)",
+               how, stage_doing(stage ? name : NULL));
     else if (!ended || !cdd_isolated_ok(&iso))
         VCHECK(c, name, CDD_CHECK_FAIL, "the process running the GPU checks "
                "%s while %s: the NVIDIA driver or cuDNN crashed there (the "

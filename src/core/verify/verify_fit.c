@@ -45,6 +45,7 @@ int cdd_verify_fit_layer(struct vctx *c)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     }
     if (!g) {
+        probed.timeout = c->o->gpu_timeout;
         if ((r = cdd_fit_gpus_probe(&probed)) != 0)
             goto out;
         g = &probed;
