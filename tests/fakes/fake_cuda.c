@@ -2,7 +2,9 @@
  * end to end on machines without a GPU. "Device" memory is host memory, so
  * the fake cuDNN can compute on it; events read the wall clock.
  *
- * It is strict where the real driver is: nothing works before cuInit, memory
+ * It is strict where the real driver is: nothing works before cuInit, cuInit
+ * in a child forked after its parent's cuInit fails as the real one does
+ * (CUDA_ERROR_NOT_INITIALIZED: the driver does not survive fork), memory
  * and events need a current context, copies must stay inside an allocation,
  * and unknown pointers are rejected. It also exports the traps a careless
  * caller falls into - the legacy-ABI plain cuMemAlloc/cuMemcpy* and CUDA 13's
@@ -29,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -57,6 +60,7 @@ struct fake_event {
 #define EVENT_MAGIC 0xE7E7E7E7u
 
 static int inited;
+static pid_t inited_pid; /* the process that ran cuInit */
 static int retain_count;
 static char the_ctx; /* the primary context's identity */
 static CUcontext current;
@@ -126,7 +130,10 @@ API CUresult cuInit(unsigned int flags)
     int e = env_int("FAKE_CUDA_INIT_ERROR", 0);
     if (e)
         return e;
+    if (inited && inited_pid != getpid())
+        return 3; /* CUDA_ERROR_NOT_INITIALIZED: a fork after cuInit */
     inited = 1;
+    inited_pid = getpid();
     return OK;
 }
 

@@ -462,7 +462,7 @@ int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res)
         cdd_verify_gpu_layer(&c, 0, NULL, why_none);
     if (r || res->level < CDD_LEVEL_GPU)
         goto out;
-    /* Apart (gpu_child.c): a driver or cuDNN that crashes is a finding. */
+    /* Apart (apart.c): a driver or cuDNN that crashes is a finding. */
     cdd_verify_gpu_apart(&c, res->level >= CDD_LEVEL_BENCH,
                          have_driver ? driver : NULL, why_none);
 out:

@@ -213,7 +213,7 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
         arch_check(c, NULL, "they cannot run on this host");
         return;
     }
-    cdd_verify_gpu_stage(c, "gpu.driver");
+    cdd_verify_stage(c, "gpu.driver");
     if (cdd_gpu_env_open(driver, &g) != 0) {
         VCHECK(c, "gpu.driver", CDD_CHECK_FAIL, "%s: %s", driver,
                cdd_last_error()->msg);
@@ -223,7 +223,7 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
     res->have_gpu = 1;
     res->gpu = *cdd_gpu_env_info(g);
     driver_fit(c, &res->gpu);
-    cdd_verify_gpu_stage(c, "gpu.device");
+    cdd_verify_stage(c, "gpu.device");
     int r = cdd_gpu_env_device(g, 0);
     if (r == CDD_E_NOTFOUND) {
         VCHECK(c, "gpu.device", CDD_CHECK_SKIP,
@@ -244,7 +244,7 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
            res->gpu.device_name, res->gpu.cc_major, res->gpu.cc_minor,
            (double)res->gpu.total_mem / (1024.0 * 1024.0 * 1024.0),
            res->gpu.device_count);
-    cdd_verify_gpu_stage(c, "gpu.arch");
+    cdd_verify_stage(c, "gpu.arch");
     arch_check(c, &res->gpu, NULL);
     struct cdd_lib *cudnn = c->n_libs ? c->libs[0].handle : NULL;
     if (!cudnn) {
@@ -252,7 +252,7 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
                "cuDNN did not load (see the load checks)");
         goto out;
     }
-    cdd_verify_gpu_stage(c, "gpu.conv");
+    cdd_verify_stage(c, "gpu.conv");
     r = cdd_gpu_conv_check(g, cudnn, &res->conv);
     res->conv_ran = res->conv.ran;
     if (r) {
@@ -279,7 +279,7 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
         test_bench_size(&bo);
 #endif
         bo.math = m;
-        cdd_verify_gpu_stage(c, names[m]);
+        cdd_verify_stage(c, names[m]);
         struct cdd_gpu_bench_result *b = &res->bench_math[m];
         r = cdd_gpu_bench(g, cudnn, &bo, b);
         res->bench_math_ran[m] = b->ran;

@@ -49,11 +49,13 @@ struct vctx {
      * folder), before ours, from trusted folders only. */
     struct cdd_lib **tree_deps;
     size_t n_tree_deps;
-    /* In the GPU layer's child process (gpu_child.c): the channel to the
-     * parent, and how many checks have been sent through it. NULL in the
-     * parent, and where the layer runs in-process. */
+    /* In a step's child process (apart.c): the channel to the parent, how
+     * many checks have been sent through it, and whether the GPU layer's
+     * results go with them. NULL in the parent, and where the step runs
+     * in-process. */
     struct cdd_child *child;
     size_t n_sent;
+    int child_gpu;
 };
 
 #define VCHECK(c, name, st, ...)                                               \
@@ -87,15 +89,21 @@ void cdd_verify_trust_clear(struct vctx *c);
 void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
                           const char *why_none);
 
-/* gpu_child.c: cdd_verify_gpu_layer run apart (isolate.h), its checks and
- * results merged into c->res; a child that dies is a failing check named
- * after the stage it was in, after the checks it had made. */
+/* apart.c: cdd_verify_gpu_layer run apart (isolate.h), its checks and
+ * results merged into c->res; a child that dies or hangs is a failing check
+ * named after the stage it was in, after the checks it had made. */
 void cdd_verify_gpu_apart(struct vctx *c, int bench, const char *driver,
                           const char *why_none);
-/* Called by the GPU layer as each stage begins (stage: the name of the
- * check it makes, "gpu.conv"): in the child, sends the checks and results
- * so far and the stage's name; nothing in the parent. */
-void cdd_verify_gpu_stage(struct vctx *c, const char *stage);
+/* apart.c: the load layer's sub-library version checks, run(c, arg), apart
+ * the same way (cuDNN 9's start the driver, which a forked child could
+ * then not start again). */
+void cdd_verify_run_apart_checks(struct vctx *c,
+                                 void (*run)(struct vctx *c, void *arg),
+                                 void *arg);
+/* Called by a step run apart as each stage begins (stage: the name of the
+ * check it makes, "gpu.conv"): in the child, sends the checks (and the GPU
+ * layer's results) so far and the stage's name; nothing in the parent. */
+void cdd_verify_stage(struct vctx *c, const char *stage);
 
 /* verify_fit.c: gpu.fit (every GPU against the installed release) and
  * load.barename (the sub-libraries cuDNN loads by bare name). 0 or

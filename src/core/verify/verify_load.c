@@ -717,6 +717,56 @@ typedef size_t (*version_fn)(void);
 typedef int (*status_fn)(void);
 typedef const char *(*errstr_fn)(int);
 
+/* Each sub-library's version check, resolved from the library that should
+ * export it (run apart: cdd_verify_run_apart_checks). */
+static void sub_checks(struct vctx *c, void *arg)
+{
+    struct vlib *main_lib = &c->libs[0];
+    (void)arg;
+    errstr_fn es = main_lib->handle
+                       ? (errstr_fn)cdd_lib_func(main_lib->handle,
+                                                 "cudnnGetErrorString")
+                       : NULL;
+    for (size_t i = 1; i < c->n_libs; i++) {
+        struct vlib *l = &c->libs[i];
+        char name[16 + CDD_NAME_MAX + 1]; /* fixed: a check word, a lib name */
+        if (!l->check_symbol)
+            continue;
+        snprintf(name, sizeof name, "load.check %s", l->name);
+        if (!l->handle) {
+            if (l->skip)
+                VCHECK(c, name, CDD_CHECK_SKIP, "%s", l->skip);
+            else
+                VCHECK(c, name, CDD_CHECK_SKIP, "did not load: cannot call %s",
+                       l->check_symbol);
+            continue;
+        }
+        /* Resolved from the library that should export it: a main library
+         * that re-exports the symbol would otherwise hide a stale copy. */
+        status_fn fn = (status_fn)cdd_lib_func(l->handle, l->check_symbol);
+        if (!fn) {
+            VCHECK(c, name, CDD_CHECK_FAIL, "%s does not export %s",
+                   l->installed, l->check_symbol);
+            continue;
+        }
+        cdd_verify_stage(c, name);
+        int st = fn();
+        const char *text = es ? es(st) : NULL;
+        if (st == 0)
+            VCHECK(c, name, CDD_CHECK_PASS, "%s() = 0 (success)",
+                   l->check_symbol);
+        else if (st == c->m->verify.mismatch_status)
+            VCHECK(c, name, CDD_CHECK_FAIL,
+                   "%s() = %d (%s): this sub-library is from another cuDNN "
+                   "version than %s; reinstall the whole archive",
+                   l->check_symbol, st, text ? text : "version mismatch",
+                   main_lib->name);
+        else
+            VCHECK(c, name, CDD_CHECK_FAIL, "%s() = %d (%s)", l->check_symbol,
+                   st, text ? text : "error");
+    }
+}
+
 static void version_checks(struct vctx *c)
 {
     struct vlib *main_lib = &c->libs[0];
@@ -777,47 +827,14 @@ static void version_checks(struct vctx *c)
                        tree_major);
         }
     }
-    errstr_fn es = main_lib->handle
-                       ? (errstr_fn)cdd_lib_func(main_lib->handle,
-                                                 "cudnnGetErrorString")
-                       : NULL;
-    for (size_t i = 1; i < c->n_libs; i++) {
-        struct vlib *l = &c->libs[i];
-        char name[16 + CDD_NAME_MAX + 1]; /* fixed: a check word, a lib name */
-        if (!l->check_symbol)
-            continue;
-        snprintf(name, sizeof name, "load.check %s", l->name);
-        if (!l->handle) {
-            if (l->skip)
-                VCHECK(c, name, CDD_CHECK_SKIP, "%s", l->skip);
-            else
-                VCHECK(c, name, CDD_CHECK_SKIP, "did not load: cannot call %s",
-                       l->check_symbol);
-            continue;
-        }
-        /* Resolved from the library that should export it: a main library
-         * that re-exports the symbol would otherwise hide a stale copy. */
-        status_fn fn = (status_fn)cdd_lib_func(l->handle, l->check_symbol);
-        if (!fn) {
-            VCHECK(c, name, CDD_CHECK_FAIL, "%s does not export %s",
-                   l->installed, l->check_symbol);
-            continue;
-        }
-        int st = fn();
-        const char *text = es ? es(st) : NULL;
-        if (st == 0)
-            VCHECK(c, name, CDD_CHECK_PASS, "%s() = 0 (success)",
-                   l->check_symbol);
-        else if (st == c->m->verify.mismatch_status)
-            VCHECK(c, name, CDD_CHECK_FAIL,
-                   "%s() = %d (%s): this sub-library is from another cuDNN "
-                   "version than %s; reinstall the whole archive",
-                   l->check_symbol, st, text ? text : "version mismatch",
-                   main_lib->name);
-        else
-            VCHECK(c, name, CDD_CHECK_FAIL, "%s() = %d (%s)", l->check_symbol,
-                   st, text ? text : "error");
-    }
+    /* Apart (apart.c): cuDNN 9's version checks start the driver. */
+    int any = 0;
+    for (size_t i = 1; i < c->n_libs; i++)
+        any |= c->libs[i].check_symbol && c->libs[i].handle;
+    if (any)
+        cdd_verify_run_apart_checks(c, sub_checks, NULL);
+    else
+        sub_checks(c, NULL);
 }
 
 /* Load in dependency order: a sub-library whose DT_NEEDED names another of

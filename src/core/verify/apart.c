@@ -1,10 +1,17 @@
-/* The GPU layer run apart (isolate.h): the driver and cuDNN's GPU code run
- * in a child process, which sends each check and the results it has so far
- * as every stage begins; the parent adds them to its own report. A child
- * that crashes, or ends without its closing record, leaves the checks it
- * had sent and one failing check named after the stage it was in, saying
- * how it ended. Where the platform runs fn in-process (Windows), the layer
- * has written into c->res itself and the records are not read back. */
+/* Verify's steps that run the code of others and may crash or hang, run
+ * apart (isolate.h): the GPU layer (the driver and cuDNN's GPU code), and
+ * the sub-libraries' version checks -- which, in cuDNN 9, initialise the
+ * CUDA driver (seen on 9.14: after cudnnGraphVersionCheck() a forked
+ * child's cuInit returns CUDA_ERROR_NOT_INITIALIZED), so in this process
+ * they would also leave the GPU layer's child no driver to start.
+ *
+ * A step runs in a child process, which sends each check it makes (and,
+ * for the GPU layer, the results so far) as every stage begins; the parent
+ * adds them to its own report. A child that crashes, hangs past the bound
+ * or ends without its closing record leaves the checks it had sent and one
+ * failing check named after the stage it was in, saying how it ended.
+ * Where the platform runs fn in-process (Windows), the step has written
+ * into c->res itself and the records are not read back. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +39,21 @@ struct gpu_wire {
 
 enum { REC_CHECK = 'c', REC_RESULT = 'r', REC_STAGE = 's', REC_END = 'e' };
 
+/* A step to run apart, and the words its failures are told in. */
+struct step {
+    void (*run)(struct vctx *c, void *arg);
+    void *arg;
+    int gpu;            /* the GPU layer: its results go with its checks */
+    const char *what;   /* "the GPU checks" */
+    const char *first;  /* the check named when it dies before a stage */
+    const char *(*doing)(const char *stage); /* "running the convolution" */
+    const char *crash;  /* what a crash there means, and its usual causes */
+    const char *hang;   /* the same for a hang */
+};
+
 struct apart {
     struct vctx *c;
-    int bench;
-    const char *driver;
-    const char *why_none;
+    const struct step *s;
 };
 
 /* ---- the child ----------------------------------------------------------- */
@@ -59,14 +76,16 @@ static int send_check(struct cdd_child *ch, const struct cdd_check *k)
     return r;
 }
 
-/* The checks not sent yet, then the results so far. */
-static int send_progress(struct vctx *c)
+/* The checks not sent yet, then (the GPU layer) the results so far. */
+static int send_progress(struct vctx *c, int gpu)
 {
     const struct cdd_checks *ck = &c->res->checks;
     const struct cdd_verify_result *res = c->res;
     for (; c->n_sent < ck->n; c->n_sent++)
         if (send_check(c->child, &ck->v[c->n_sent]) != 0)
             return -1;
+    if (!gpu)
+        return 0;
     struct gpu_wire w;
     memset(&w, 0, sizeof w);
     w.have_gpu = res->have_gpu;
@@ -82,12 +101,15 @@ static int send_progress(struct vctx *c)
     return cdd_child_send_rec(c->child, REC_RESULT, &w, sizeof w);
 }
 
-void cdd_verify_gpu_stage(struct vctx *c, const char *stage)
+void cdd_verify_stage(struct vctx *c, const char *stage)
 {
     if (!c->child)
         return;
-    if (send_progress(c) == 0)
-        (void)cdd_child_send_rec(c->child, REC_STAGE, stage, strlen(stage));
+    size_t n = strlen(stage);
+    if (n > CDD_NAME_MAX) /* the parent takes no longer name */
+        n = CDD_NAME_MAX;
+    if (send_progress(c, c->child_gpu) == 0)
+        (void)cdd_child_send_rec(c->child, REC_STAGE, stage, n);
     cdd_clear_error(); /* a parent gone: the layer goes on, unheard */
 }
 
@@ -96,9 +118,10 @@ static int child_main(struct cdd_child *ch, void *arg)
     struct apart *a = arg;
     struct vctx *c = a->c;
     c->child = ch;
+    c->child_gpu = a->s->gpu;
     c->n_sent = c->res->checks.n; /* the parent has those */
-    cdd_verify_gpu_layer(c, a->bench, a->driver, a->why_none);
-    int r = send_progress(c);
+    a->s->run(c, a->s->arg);
+    int r = send_progress(c, a->s->gpu);
     if (!r)
         r = cdd_child_send_rec(ch, REC_END, NULL, 0);
     c->child = NULL;
@@ -119,7 +142,7 @@ long cdd_gpu_timeout_ms(double gpu_timeout)
     return ms > 0 ? ms : 1;
 }
 
-static const char *stage_doing(const char *stage)
+static const char *gpu_doing(const char *stage)
 {
     if (!stage)
         return "starting";
@@ -177,28 +200,24 @@ static void take_results(struct vctx *c, const struct gpu_wire *w)
         res->checks.toolong = 1;
 }
 
-void cdd_verify_gpu_apart(struct vctx *c, int bench, const char *driver,
-                          const char *why_none)
+/* Run s apart and take what it sent into c->res. */
+static void run_apart(struct vctx *c, const struct step *s)
 {
-    struct apart a = {c, bench, driver, why_none};
+    struct apart a = {c, s};
     struct cdd_isolated iso;
-    if (!driver || !c->host_can_load) { /* no driver code runs: no need */
-        cdd_verify_gpu_layer(c, bench, driver, why_none);
-        return;
-    }
     if (cdd_run_isolated(child_main, &a, APART_MAX,
                          cdd_gpu_timeout_ms(c->o->gpu_timeout), &iso) != 0) {
         if (cdd_last_error()->code == CDD_E_NOMEM)
             c->res->checks.nomem = 1;
         else
-            VCHECK(c, "gpu", CDD_CHECK_FAIL, "the GPU checks could not be "
-                   "started in a process of their own: %s",
+            VCHECK(c, s->first, CDD_CHECK_FAIL, "%s could not be started in "
+                   "a process of their own: %s", s->what,
                    cdd_last_error()->msg);
         cdd_clear_error();
         cdd_isolated_free(&iso);
         return;
     }
-    if (!iso.isolated) { /* the layer ran here and wrote c->res itself */
+    if (!iso.isolated) { /* the step ran here and wrote c->res itself */
         cdd_isolated_free(&iso);
         return;
     }
@@ -213,7 +232,7 @@ void cdd_verify_gpu_apart(struct vctx *c, int bench, const char *driver,
             bad = 1;
         else if (type == REC_CHECK)
             add_check(c, p, n, &bad);
-        else if (type == REC_RESULT && n == sizeof w) {
+        else if (type == REC_RESULT && s->gpu && n == sizeof w) {
             memcpy(&w, p, sizeof w);
             have_w = 1;
         } else if (type == REC_STAGE && n > 0 && n <= CDD_NAME_MAX &&
@@ -227,34 +246,91 @@ void cdd_verify_gpu_apart(struct vctx *c, int bench, const char *driver,
     }
     if (have_w)
         take_results(c, &w);
-    char name[CDD_NAME_MAX + 1] = "gpu"; /* fixed: a stage's check name */
+    char name[CDD_NAME_MAX + 1]; /* fixed: a stage's check name */
+    snprintf(name, sizeof name, "%s", s->first);
     if (stage)
         snprintf(name, sizeof name, "%.*s", (int)stage_len, stage);
     char how[96]; /* fixed: cdd_isolated_how's words */
     cdd_isolated_how(&iso, how, sizeof how);
+    const char *doing = s->doing(stage ? name : NULL);
     if (bad)
-        VCHECK(c, name, CDD_CHECK_FAIL, "the process running the GPU checks "
-               "sent a malformed record (it %s): the driver or cuDNN "
-               "overwrote its memory", how);
+        VCHECK(c, name, CDD_CHECK_FAIL, "the process running %s sent a "
+               "malformed record (it %s): the code it ran overwrote its "
+               "memory", s->what, how);
     else if (iso.stalled)
-        VCHECK(c, name, CDD_CHECK_FAIL, "the process running the GPU checks "
-               "%s while %s: the NVIDIA driver or cuDNN hangs there (the "
-               "checks above it are what it found before). A program using "
-               "this cuDNN here would hang the same way. Usual causes: a GPU "
-               "in a bad state or held by another process (nvidia-smi shows "
-               "it; a reset or reboot clears it), a driver that does not fit "
-               "the kernel, or the driver compiling cuDNN's PTX for a GPU it "
-               "has no code for (see gpu.arch; --gpu-timeout gives it longer)",
-               how, stage_doing(stage ? name : NULL));
+        VCHECK(c, name, CDD_CHECK_FAIL, "the process running %s %s while "
+               "%s: %s", s->what, how, doing, s->hang);
     else if (!ended || !cdd_isolated_ok(&iso))
-        VCHECK(c, name, CDD_CHECK_FAIL, "the process running the GPU checks "
-               "%s while %s: the NVIDIA driver or cuDNN crashed there (the "
-               "checks above it are what it found before). verify runs them "
-               "apart, so cudnn-deploy and this report survive it; a program "
-               "using this cuDNN here would crash the same way. Usual causes: "
-               "a cuDNN build that does not fit this driver or GPU (see "
-               "gpu.driver and gpu.arch), or a broken driver install "
-               "(nvidia-smi should list the GPU)", how,
-               stage_doing(stage ? name : NULL));
+        VCHECK(c, name, CDD_CHECK_FAIL, "the process running %s %s while "
+               "%s: %s", s->what, how, doing, s->crash);
     cdd_isolated_free(&iso);
+}
+
+/* ---- the GPU layer ------------------------------------------------------- */
+
+struct gpu_args {
+    int bench;
+    const char *driver;
+    const char *why_none;
+};
+
+static void gpu_run(struct vctx *c, void *arg)
+{
+    struct gpu_args *g = arg;
+    cdd_verify_gpu_layer(c, g->bench, g->driver, g->why_none);
+}
+
+void cdd_verify_gpu_apart(struct vctx *c, int bench, const char *driver,
+                          const char *why_none)
+{
+    struct gpu_args g = {bench, driver, why_none};
+    if (!driver || !c->host_can_load) { /* no driver code runs: no need */
+        cdd_verify_gpu_layer(c, bench, driver, why_none);
+        return;
+    }
+    const struct step s = {
+        gpu_run, &g, 1, "the GPU checks", "gpu", gpu_doing,
+        "the NVIDIA driver or cuDNN crashed there (the checks above it are "
+        "what it found before). verify runs them apart, so cudnn-deploy and "
+        "this report survive it; a program using this cuDNN here would crash "
+        "the same way. Usual causes: a cuDNN build that does not fit this "
+        "driver or GPU (see gpu.driver and gpu.arch), or a broken driver "
+        "install (nvidia-smi should list the GPU)",
+        "the NVIDIA driver or cuDNN hangs there (the checks above it are what "
+        "it found before). A program using this cuDNN here would hang the "
+        "same way. Usual causes: a GPU in a bad state or held by another "
+        "process (nvidia-smi shows it; a reset or reboot clears it), a driver "
+        "that does not fit the kernel, or the driver compiling cuDNN's PTX "
+        "for a GPU it has no code for (see gpu.arch; --gpu-timeout gives it "
+        "longer)"};
+    run_apart(c, &s);
+}
+
+/* ---- the sub-libraries' version checks ----------------------------------- */
+
+static const char *check_doing(const char *stage)
+{
+    return stage ? "calling that sub-library's version check"
+                 : "starting the version checks";
+}
+
+void cdd_verify_run_apart_checks(struct vctx *c,
+                                 void (*run)(struct vctx *c, void *arg),
+                                 void *arg)
+{
+    const struct step s = {
+        run, arg, 0, "the sub-libraries' version checks", "load.check",
+        check_doing,
+        "cuDNN crashed there (the checks above it are what it found "
+        "before); a program loading this cuDNN would crash the same way. "
+        "cuDNN 9's version checks start the NVIDIA driver: usual causes are "
+        "a sub-library from another cuDNN build (reinstall the whole "
+        "archive) or a broken driver install (nvidia-smi should list the "
+        "GPU)",
+        "cuDNN hangs there; a program loading this cuDNN would hang the same "
+        "way. cuDNN 9's version checks start the NVIDIA driver: usual causes "
+        "are a GPU in a bad state or held by another process (nvidia-smi "
+        "shows it; a reset or reboot clears it) or a driver that does not "
+        "fit the kernel (--gpu-timeout gives it longer)"};
+    run_apart(c, &s);
 }
