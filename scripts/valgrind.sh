@@ -22,6 +22,10 @@
 #                       `python3 tests/e2e/SCRIPT.py ID...`), so that one
 #                       long script (test_tamper, test_parallel, test_kill)
 #                       uses N processes: VALGRIND_SPLIT=16 VALGRIND_JOBS=16
+#   VALGRIND_IDS=RE     with VALGRIND_SPLIT: only the test ids matching the
+#                       extended regular expression RE (grep -E), e.g.
+#                       'test_install_with_component' for the cases an
+#                       earlier run did not reach
 #   VALGRIND_DEADLINE=S start no task after S seconds; those not started
 #                       are listed (and the run is not counted as complete)
 # Elsewhere (the device host, which has no valgrind and cannot build):
@@ -164,6 +168,11 @@ def ids(suite):
 for i in ids(unittest.defaultTestLoader.loadTestsFromModule(mod)):
     print(i)
 PY
+            if [ -n "${VALGRIND_IDS:-}" ]; then
+                grep -E "$VALGRIND_IDS" "$logs/$s.ids" >"$logs/$s.ids.sel" || :
+                mv "$logs/$s.ids.sel" "$logs/$s.ids"
+                [ -s "$logs/$s.ids" ] || { echo "valgrind: no id of $s matches $VALGRIND_IDS" >&2; exit 1; }
+            fi
             n=$(wc -l <"$logs/$s.ids")
             [ "$n" -le "$split" ] || n=$split
             echo "valgrind: e2e.$s: $(wc -l <"$logs/$s.ids") tests in $n parts"

@@ -52,9 +52,14 @@ tool uninstall --cuda-root "$CUDA" | tail -1
 
 echo "== test_verify on a host with a real driver"
 if command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1; then
-    LD_LIBRARY_PATH=$CARRY/lib CDD_BIN=$CARRY/cudnn-deploy \
-        CDD_TEST_TMP=/root/cdd-e2e python3 tests/e2e/test_verify.py Gpu \
-        InstallAndLevels 2>&1 | tail -15
+    # The tests clear LD_LIBRARY_PATH (a knob of theirs): a wrapper gives
+    # the binary its carried libraries.
+    wrap=$W/cdd-wrapper.sh
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec %s/cudnn-deploy "$@"\n' \
+        "$CARRY" "$CARRY" >"$wrap"
+    chmod +x "$wrap"
+    CDD_BIN=$wrap CDD_EXE=$CARRY/cudnn-deploy CDD_TEST_TMP=/root/cdd-e2e \
+        python3 tests/e2e/test_verify.py Gpu InstallAndLevels 2>&1 | tail -15
 else
     echo "no C compiler here: the fakes cannot be built (not run)"
 fi

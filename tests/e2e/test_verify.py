@@ -537,10 +537,10 @@ class Gpu(VerifyCase):
                              "FAKE_CUDA_INIT_HANG": "1"},
                         expect=EXIT_CHECK)
         took = time.monotonic() - t0
-        self.check(j.doc, "gpu.device", "fail", "made no progress for 2 s",
+        self.check(j.doc, "gpu.device", "fail", "made no progress for 1.5 s",
                    "cuInit", "hangs there")
         self.assertEqual(self.checks(j.doc, "gpu.conv"), [])
-        k = self.version_check_failure(j.doc, "made no progress for 2 s")
+        k = self.version_check_failure(j.doc, "made no progress for 1.5 s")
         self.assertNoFail(j.doc, but=("gpu.device", k))
         self.assertLess(took, 30)
 

@@ -173,8 +173,8 @@ const char *cdd_isolated_how(const struct cdd_isolated *res, char *buf,
     if (res->over)
         snprintf(buf, n, "sent more than its bound and was stopped");
     else if (res->stalled)
-        snprintf(buf, n, "made no progress for %ld s and was stopped",
-                 (res->stall_ms + 999) / 1000);
+        snprintf(buf, n, "made no progress for %g s and was stopped",
+                 (double)res->stall_ms / 1000.0);
     else if (res->signaled)
         snprintf(buf, n, "was killed by signal %d (%s)", res->code,
                  signal_words(res->code));
