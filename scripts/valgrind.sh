@@ -26,6 +26,10 @@
 #                       extended regular expression RE (grep -E), e.g.
 #                       'test_install_with_component' for the cases an
 #                       earlier run did not reach
+#   VALGRIND_SHARDS=S   with VALGRIND_SPLIT: each part runs S times, the
+#                       j-th with CDD_STEP_SHARD=j/S (test_kill's by-step
+#                       loops then run every S-th step: one long test over
+#                       S processes)
 #   VALGRIND_DEADLINE=S start no task after S seconds; those not started
 #                       are listed (and the run is not counted as complete)
 # Elsewhere (the device host, which has no valgrind and cannot build):
@@ -61,14 +65,19 @@ if [ "${1:-}" = --one ]; then
         CDD_TEST_TMP="$VG_TMP/$name" nice -n 10 $VG_CMD "$VG_ROOT/tests/$n" \
             >"$VG_LOGS/$name.out" 2>&1 || : >"$VG_LOGS/$name.failed" ;;
     e2e:*:*:*)
-        s=${task#e2e:}; n=${s##*:}; s=${s%:*}; k=${s#*:}; s=${s%%:*}
+        # e2e:SCRIPT:K:N, or e2e:SCRIPT:K:N:J:S (shard J of S)
+        IFS=: read -r _ s k n j shards <<EOF_TASK
+$task
+EOF_TASK
+        shard=
+        [ -z "$shards" ] || shard=$j/$shards
         ids=$(awk -v k="$k" -v n="$n" '(NR - 1) % n == k' "$VG_LOGS/$s.ids")
         # No CDD_TEST_GROUP: a part holds several classes, whose tests'
         # folders then keep the class in their path.
         # shellcheck disable=SC2086
         CDD_BIN=$VG_WRAPPER CDD_EXE=$VG_ROOT/cudnn-deploy CDD_FAULT_BUILD=ON \
             CDD_TEST_TMP="$VG_TMP/$name" PYTHONDONTWRITEBYTECODE=1 \
-            nice -n 10 python3 "tests/e2e/$s.py" $ids \
+            CDD_STEP_SHARD=$shard nice -n 10 python3 "tests/e2e/$s.py" $ids \
             >"$VG_LOGS/$name.out" 2>&1 || : >"$VG_LOGS/$name.failed" ;;
     e2e:*)
         s=${task#e2e:}
@@ -177,8 +186,17 @@ PY
             [ "$n" -le "$split" ] || n=$split
             echo "valgrind: e2e.$s: $(wc -l <"$logs/$s.ids") tests in $n parts"
             k=0
+            shards=${VALGRIND_SHARDS:-1}
             while [ "$k" -lt "$n" ]; do
-                echo "e2e:$s:$k:$n" >>"$tasks"; k=$((k + 1))
+                if [ "$shards" -gt 1 ]; then
+                    j=0
+                    while [ "$j" -lt "$shards" ]; do
+                        echo "e2e:$s:$k:$n:$j:$shards" >>"$tasks"; j=$((j + 1))
+                    done
+                else
+                    echo "e2e:$s:$k:$n" >>"$tasks"
+                fi
+                k=$((k + 1))
             done
         else
             echo "e2e:$s" >>"$tasks"

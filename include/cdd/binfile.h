@@ -71,7 +71,7 @@ struct cdd_bininfo {
      * version resources, so the rest of the parse stands). */
     int has_version;
     unsigned file_version[4], product_version[4];
-    char version_problem[256];
+    char version_problem[256]; /* fixed: a phrase of our parser's, cut */
     struct cdd_binarena *arena_; /* internal: owns the strings */
 };
 

@@ -58,7 +58,7 @@ struct cdd_doctor_result {
     struct cdd_doctor_copy *copies;
     size_t n_copies;
     int have_driver;          /* the driver library loaded */
-    char driver_path[1024];
+    char *driver_path;        /* the driver library, malloc'd; NULL none */
     char driver_release[32];  /* "580.65.06", "" unknown */
     int driver_cuda_version;  /* 13000 = CUDA 13.0, 0 unknown */
 };

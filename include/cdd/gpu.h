@@ -31,15 +31,17 @@
 struct cdd_lib;
 struct cdd_gpu_env;
 
+/* Plain data (it crosses from the GPU layer's child process whole): the
+ * driver's path is the handle's, cdd_gpu_env_driver_path. */
 struct cdd_gpu_info {
-    char driver_path[1024];   /* the driver library loaded */
     char driver_release[32];  /* "580.65.06" from the library's real file
                                  name (libcuda.so.580.65.06), "" if unknown */
     int driver_cuda_version;  /* cuDriverGetVersion: 13000 = CUDA 13.0 */
     int initialized;          /* cuInit succeeded */
     int device_count;         /* after cdd_gpu_env_device, else 0 */
     int device;               /* ordinal in use, -1 before cdd_gpu_env_device */
-    char device_name[256];
+    char device_name[256];    /* fixed: cuDeviceGetName's buffer (the driver
+                                 cuts its name to fit what it is given) */
     int cc_major, cc_minor;   /* compute capability */
     uint64_t total_mem;       /* bytes, 0 if unknown */
 };
@@ -60,6 +62,8 @@ int cdd_gpu_env_open(const char *driver_path, struct cdd_gpu_env **out);
 int cdd_gpu_env_device(struct cdd_gpu_env *g, int ordinal);
 
 const struct cdd_gpu_info *cdd_gpu_env_info(const struct cdd_gpu_env *g);
+/* The driver library loaded (whole, owned by g). */
+const char *cdd_gpu_env_driver_path(const struct cdd_gpu_env *g);
 
 /* Release the primary context and unload the driver. Accepts NULL. */
 void cdd_gpu_env_close(struct cdd_gpu_env *g);

@@ -28,6 +28,11 @@
 int cdd_path_is_safe(const char *path, int allow_trailing_slash,
                      const char **why);
 
+/* The length of n bytes of a name as this host's file systems count it
+ * against their limit of CDD_NAME_MAX per folder entry: bytes on POSIX,
+ * UTF-16 code units on Windows (NTFS stores names as UTF-16). */
+size_t cdd_name_units(const char *name, size_t n);
+
 /* Check a symlink target: must be a single safe component (a plain name in
  * the same folder). Returns 1/0 as above. */
 int cdd_link_target_is_safe(const char *target, const char **why);

@@ -7,6 +7,7 @@
 
 #include "casefold.h"
 #include "cdd/error.h"
+#include "cdd/platform.h"
 #include "cdd/strbuf.h"
 
 #include <stdint.h>
@@ -514,4 +515,17 @@ int cdd_path_in_python_package(const char *path)
             p++;
     }
     return 0;
+}
+
+size_t cdd_name_units(const char *name, size_t n)
+{
+    if (!cdd_platform_is_windows(cdd_platform_host()))
+        return n;
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if ((c & 0xc0) != 0x80) /* a lead byte starts a character */
+            u += c >= 0xf0 ? 2 : 1; /* past U+FFFF: a surrogate pair */
+    }
+    return u;
 }

@@ -14,6 +14,11 @@ after.
 
 The by-step loops use the small "mini" archives (same layout, one
 sub-library) because each step runs the binary several times.
+
+CDD_STEP_SHARD=K/N (by hand, for long campaigns such as valgrind's on a
+many-core host): each by-step loop runs only its steps n with
+(n - 1) % N == K, after counting the command's operations; N shards of one
+test together run every step once.
 """
 
 import os
@@ -30,6 +35,25 @@ from cddtest import (FIX, CddTestCase, comparable_state, diff_snapshots,  # noqa
                      install_args, run, run_json, spawn)
 
 MAX_STEPS = 3000            # a command with more operations is a bug here
+
+
+def step_shard():
+    """(K, N) from CDD_STEP_SHARD=K/N, or None: every step."""
+    v = os.environ.get("CDD_STEP_SHARD")
+    if not v:
+        return None
+    k, n = (int(x) for x in v.split("/"))
+    if not 0 <= k < n:
+        raise ValueError("CDD_STEP_SHARD=%s: want K/N with 0 <= K < N" % v)
+    return k, n
+
+
+def shard_steps(total):
+    """The steps 1 .. total + 1 (the last: the command completes) this
+    process runs."""
+    shard = step_shard()
+    steps = range(1, total + 2)
+    return [n for n in steps if not shard or (n - 1) % shard[1] == shard[0]]
 KILLED = -signal.SIGKILL
 FAULT_ENV = "CUDNN_DEPLOY_TEST_FAULT"
 
@@ -200,6 +224,8 @@ class CrashCase(CddTestCase):
         is a subtest on a fresh tree, so one bad step does not hide others."""
         self.reference(scen)
         seen = {"before": 0, "after": 0}
+        if step_shard():
+            return self.kill_by_step_shard(scen, seen)
         for n in range(1, MAX_STEPS + 1):
             ws = self.fresh(scen)
             what = "%s, kill:%d" % (scen.name, n)
@@ -218,13 +244,33 @@ class CrashCase(CddTestCase):
                 seen[self.assertBeforeOrAfter(ws, scen, what)] += 1
         self.fail("%s: still killed after %d steps" % (scen.name, MAX_STEPS))
 
+    def kill_by_step_shard(self, scen, seen):
+        """kill_by_step over this shard's steps (CDD_STEP_SHARD) of the
+        counted operations; the step past the last must complete."""
+        total = self.op_count(scen)
+        for n in shard_steps(total):
+            ws = self.fresh(scen)
+            what = "%s, kill:%d" % (scen.name, n)
+            r = run(scen.args(ws), env={FAULT_ENV: "kill:%d" % n})
+            with self.subTest(step=what):
+                if n == total + 1:
+                    self.assertEqual(r.rc, 0, "%s: past the last operation, "
+                                     "exit %r\n%s" % (what, r.rc, r.err))
+                    self.assertEqual(self.assertBeforeOrAfter(ws, scen, what),
+                                     "after", what)
+                    continue
+                self.assertEqual(r.rc, KILLED, "%s: exit %r\n%s" % (what, r.rc, r.err))
+                self.recover(ws, what)
+                seen[self.assertBeforeOrAfter(ws, scen, what)] += 1
+        return seen
+
     def fail_by_step(self, scen):
         """fail:N for N = 1 .. (operations + 1): exit 4 and exactly "before"
         (no recovery needed), or, where the failure is one the command may
         absorb, exit 0 and exactly "after"; past the last operation, exit 0."""
         before, after = self.reference(scen)
         total = self.op_count(scen)
-        for n in range(1, total + 2):
+        for n in shard_steps(total):
             ws = self.fresh(scen)
             what = "%s, fail:%d" % (scen.name, n)
             with self.subTest(step=what):

@@ -1,6 +1,8 @@
 /* Unit tests of the download cache: where it lives by default, the entry
  * layout <cache>/<sha256>/<filename>, a hit re-hashed, a corrupted entry
- * deleted, a commit by rename, unsafe file names refused. */
+ * deleted, a commit by rename, unsafe file names refused, and names and
+ * paths past the file system's limits refused as too long before anything
+ * is made. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/hash.h"
+#include "cdd/strbuf.h"
 #include "cdd/sys.h"
 
 #include "fixture.h"
@@ -126,6 +129,73 @@ static void test_unsafe_names(void)
     }
 }
 
+/* name: n bytes of 'a' then ".zip" (n + 4 in all). */
+static char *long_name(size_t n)
+{
+    char *s = malloc(n + 5);
+    if (!s)
+        exit(2);
+    memset(s, 'a', n);
+    memcpy(s + n, ".zip", 5);
+    return s;
+}
+
+static void test_name_and_path_bounds(void)
+{
+    struct cdd_cache_entry e;
+    uint8_t sha[CDD_SHA256_LEN];
+    sha_of("bounds", sha);
+    /* 250 bytes: its ".part" is 255, what a folder entry holds. */
+    char *fits = long_name(246);
+    CHECK_INT(cdd_cache_entry_init(root, sha, fits, &e), 0);
+    const char *base = e.part + strlen(e.part);
+    while (base > e.part && base[-1] != '/' && base[-1] != '\\')
+        base--;
+    CHECK_INT((int)strlen(base), 255);
+    FILE *f = fopen(e.part, "wb"); /* the file system takes it */
+    CHECK(f != NULL);
+    if (f)
+        fclose(f);
+    CHECK_INT(cdd_fs_unlink(e.part), 0);
+    cdd_cache_entry_clear(&e);
+    /* 251: a legal name (under 255) whose ".part" would not be. */
+    char *over = long_name(247);
+    CHECK_INT(cdd_cache_entry_init(root, sha, over, &e), CDD_E_TOOLONG);
+    CHECK(strstr(cdd_last_error()->msg, ".part"));
+    CHECK(strstr(cdd_last_error()->msg, "at most 250"));
+    CHECK(e.path == NULL);
+    cdd_clear_error();
+    /* A cache folder so deep the entry's path passes the path limit:
+     * refused before a folder is made. */
+    size_t depth = (size_t)CDD_PATH_MAX / 100 + 1;
+    size_t cap = strlen(root) + depth * 101 + 2;
+    char *deep = malloc(cap);
+    CHECK(deep != NULL);
+    if (deep) {
+        size_t at = (size_t)snprintf(deep, cap, "%s/deep", root);
+        for (size_t i = 0; i < depth; i++) {
+            deep[at++] = '/';
+            memset(deep + at, 'd', 99);
+            at += 99;
+        }
+        deep[at] = '\0';
+        CHECK_INT(cdd_cache_entry_init(deep, sha, "x.zip", &e),
+                  CDD_E_TOOLONG);
+        CHECK(strstr(cdd_last_error()->msg, "--cache-dir"));
+        cdd_clear_error();
+        char *made = malloc(strlen(root) + 8);
+        if (made) {
+            snprintf(made, strlen(root) + 8, "%s/deep", root);
+            struct cdd_finfo fi;
+            CHECK(cdd_fs_linfo(made, &fi) == 0 && fi.type == CDD_FT_NONE);
+            free(made);
+        }
+        free(deep);
+    }
+    free(fits);
+    free(over);
+}
+
 static void test_cleanup(void)
 {
     CHECK_INT(cdd_fs_remove_tree(root), 0);
@@ -136,7 +206,7 @@ int main(int argc, char **argv)
     static const struct t_case cases[] = {
         TEST(test_default_dir), TEST(test_entry_layout_and_lookup),
         TEST(test_unpinned_and_commit), TEST(test_unsafe_names),
-        TEST(test_cleanup)};
+        TEST(test_name_and_path_bounds), TEST(test_cleanup)};
     root = fx_scratch("cache");
     return t_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }

@@ -31,7 +31,7 @@ static void setup(int windows)
     res.have_driver = 1;
     res.driver_cuda_version = 13000;
     snprintf(res.driver_release, sizeof res.driver_release, "580.65.06");
-    snprintf(res.driver_path, sizeof res.driver_path, "/usr/lib/libcuda.so.1");
+    res.driver_path = strdup("/usr/lib/libcuda.so.1");
 }
 
 static void teardown(void)
@@ -383,9 +383,8 @@ static void test_driver(void)
     res.have_driver = 0;
     res.driver_cuda_version = 0;
     s.driver_rc = CDD_E_NOTFOUND;
-    snprintf(s.driver_path, sizeof s.driver_path, "libcuda.so.1");
-    snprintf(s.driver_msg, sizeof s.driver_msg,
-             "no NVIDIA driver: not on LD_LIBRARY_PATH");
+    s.driver_path = strdup("libcuda.so.1");
+    s.driver_msg = strdup("no NVIDIA driver: not on LD_LIBRARY_PATH");
     run();
     expect("driver", CDD_CHECK_SKIP,
            "no NVIDIA driver found (libcuda.so.1: not on LD_LIBRARY_PATH)",

@@ -254,7 +254,7 @@ static void test_driver_info(void)
         return;
     const struct cdd_gpu_info *in = cdd_gpu_env_info(g);
     CHECK_INT(in->driver_cuda_version, 12040);
-    CHECK_STR(in->driver_path, fake_cuda);
+    CHECK_STR(cdd_gpu_env_driver_path(g), fake_cuda);
     CHECK_STR(in->driver_release, "575.51.03");
     CHECK_INT(in->device, -1);
     CHECK_INT(in->initialized, 0);

@@ -107,6 +107,7 @@ void cdd_doctor_result_clear(struct cdd_doctor_result *r)
         free(r->copies[i].origin);
     }
     free(r->copies);
+    free(r->driver_path);
     memset(r, 0, sizeof *r);
 }
 

@@ -499,7 +499,8 @@ static void check_driver(struct cdd_dscan *c)
 {
     const struct cdd_doctor_result *res = c->res;
     if (c->driver_rc == CDD_E_NOTFOUND) {
-        const char *why = c->driver_msg, *path = c->driver_path;
+        const char *why = c->driver_msg ? c->driver_msg : "";
+        const char *path = c->driver_path ? c->driver_path : "";
         /* The loader's message starts with what we say anyway, or names
          * the library itself. */
         if (!strncmp(why, "no NVIDIA driver: ", 18))
@@ -516,8 +517,10 @@ static void check_driver(struct cdd_dscan *c)
     if (c->driver_rc) {
         DCHECK(c, "driver", CDD_CHECK_WARN,
                "the NVIDIA driver library is there but unusable: %s%s%s; "
-               "reinstall the NVIDIA driver", c->driver_path,
-               c->driver_path[0] ? ": " : "", c->driver_msg);
+               "reinstall the NVIDIA driver",
+               c->driver_path ? c->driver_path : "",
+               c->driver_path && c->driver_path[0] ? ": " : "",
+               c->driver_msg ? c->driver_msg : "");
         return;
     }
     char drv[16]; /* fixed: a CUDA version */
@@ -565,7 +568,8 @@ static void check_driver(struct cdd_dscan *c)
         st = CDD_CHECK_WARN;
     DCHECK(c, "driver", st,
            "NVIDIA driver %s (%s) supports CUDA up to %s%s%s%s%s",
-           *rel ? rel : "of unknown release", res->driver_path, drv,
+           *rel ? rel : "of unknown release",
+           res->driver_path ? res->driver_path : "?", drv,
            target_note, too_old.len ? "; too old for " : "",
            cdd_sb_str(&too_old),
            too_old.len ? ": update the driver to use those" : "");

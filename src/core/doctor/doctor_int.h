@@ -175,7 +175,7 @@ struct cdd_dscan {
     /* the driver: 0 loaded (res->driver_*), CDD_E_NOTFOUND none, another
      * code: there but unusable; the error's path and message */
     int driver_rc;
-    char driver_path[1024], driver_msg[1024]; /* fixed: as the error record */
+    char *driver_path, *driver_msg; /* malloc'd, whole; NULL: none */
     struct cdd_dr_search search[CDD_DR_MAJORS];
     int winner[CDD_DR_MAJORS];  /* res->copies index of the search winner of
                                    each main library, -1 */

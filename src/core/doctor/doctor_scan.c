@@ -591,15 +591,17 @@ static void scan_driver(struct cdd_dscan *c)
     if (r) {
         const struct cdd_errinfo *e = cdd_last_error();
         c->driver_rc = r;
-        snprintf(c->driver_path, sizeof c->driver_path, "%s", e->path);
-        snprintf(c->driver_msg, sizeof c->driver_msg, "%s", e->msg);
+        c->driver_path = strdup(e->path);
+        c->driver_msg = strdup(e->msg);
         cdd_clear_error();
+        if (!c->driver_path || !c->driver_msg)
+            cdd_dr_nomem(c);
         return;
     }
     const struct cdd_gpu_info *gi = cdd_gpu_env_info(g);
     res->have_driver = 1;
-    snprintf(res->driver_path, sizeof res->driver_path, "%s",
-             gi->driver_path);
+    if (!(res->driver_path = strdup(cdd_gpu_env_driver_path(g))))
+        cdd_dr_nomem(c);
     snprintf(res->driver_release, sizeof res->driver_release, "%s",
              gi->driver_release);
     res->driver_cuda_version = gi->driver_cuda_version;
@@ -941,6 +943,8 @@ void cdd_dscan_clear(struct cdd_dscan *c)
     }
     free(c->stale);
     free(c->conda_prefix);
+    free(c->driver_path);
+    free(c->driver_msg);
     cdd_fixes_clear(&c->fix);
     for (size_t i = 0; i < c->n_conda; i++)
         free(c->conda[i].path);

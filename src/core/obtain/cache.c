@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdd/compat.h"
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
 #include "cdd/pathsafe.h"
+#include "cdd/strbuf.h"
 
 #define UNPINNED_DIR "unpinned"
 
@@ -60,6 +62,36 @@ static int check_filename(const char *filename)
     return 0;
 }
 
+/* The entry's names and paths fit the file system, the download's ".part"
+ * beside the file included: refused as too long before anything is made
+ * (never cut, never left to the OS as "cannot create"). */
+static int check_bounds(const char *filename, const struct cdd_cache_entry *e)
+{
+    static const char part[] = ".part";
+    size_t units = cdd_name_units(filename, strlen(filename));
+    if (units + sizeof part - 1 > CDD_NAME_MAX) {
+        char *shown = cdd_path_shown(filename);
+        int r = cdd_fail(CDD_E_TOOLONG, NULL, 0,
+                         "archive file name \"%s\" is %zu %s long: its "
+                         "download's \"%s\" file would pass the %d a folder "
+                         "entry holds (at most %zu for an archive's name)",
+                         CDD_SHOWN(shown), units,
+                         CDD_HOST_WINDOWS ? "UTF-16 units" : "bytes", part,
+                         CDD_NAME_MAX,
+                         (size_t)CDD_NAME_MAX - (sizeof part - 1));
+        free(shown);
+        return r;
+    }
+    size_t total = strlen(e->part);
+    if (total > (size_t)CDD_PATH_MAX)
+        return cdd_fail(CDD_E_TOOLONG, e->dir, 0,
+                        "the download cache's entry path would be %zu bytes, "
+                        "longer than the %zu a path may have here; give "
+                        "--cache-dir a shorter folder", total,
+                        (size_t)CDD_PATH_MAX);
+    return 0;
+}
+
 int cdd_cache_entry_init(const char *cache, const uint8_t *sha256,
                          const char *filename, struct cdd_cache_entry *e)
 {
@@ -78,6 +110,8 @@ int cdd_cache_entry_init(const char *cache, const uint8_t *sha256,
         r = cdd_fail(CDD_E_NOMEM, cache, 0, NULL);
         goto out;
     }
+    if ((r = check_bounds(filename, e)) != 0)
+        goto out;
     if (!(r = cdd_fs_mkdirs(e->dir, NULL)))
         r = cdd_cache_check_dir(e->dir);
 out:

@@ -97,23 +97,10 @@ static int rel_shape_ok(const char *p)
     return 1;
 }
 
-/* A folder entry's name holds 255 bytes on POSIX, 255 UTF-16 units on
- * Windows (a character of 4 UTF-8 bytes is 2 units, any other 1). */
-static size_t name_units(const char *p, size_t n)
-{
-    if (!cdd_platform_is_windows(cdd_platform_host()))
-        return n;
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if ((c & 0xc0) != 0x80) /* a lead byte starts a character */
-            u += c >= 0xf0 ? 2 : 1;
-    }
-    return u;
-}
-
 /* A name or a tree path longer than the system holds is refused as such,
- * before any call (never cut, never left to the OS to misname). */
+ * before any call (never cut, never left to the OS to misname). A folder
+ * entry's name holds 255 bytes on POSIX, 255 UTF-16 units on Windows
+ * (cdd_name_units). */
 static int rel_bounds(const struct cdd_tree *t, const char *rel)
 {
     size_t total = strlen(rel);
@@ -123,7 +110,7 @@ static int rel_bounds(const struct cdd_tree *t, const char *rel)
                         "a path may have here", total, (size_t)CDD_PATH_MAX);
     for (const char *c = rel; *c;) {
         size_t n = strcspn(c, "/");
-        if (name_units(c, n) > CDD_NAME_MAX) {
+        if (cdd_name_units(c, n) > CDD_NAME_MAX) {
             char *shown = cdd_path_shown(rel);
             int r = cdd_fail(CDD_E_TOOLONG, t->real, 0,
                              "\"%s\": a name of %zu bytes, longer than the "

@@ -185,7 +185,6 @@ static void take_results(struct vctx *c, const struct gpu_wire *w)
     res->have_gpu = w->have_gpu;
     res->gpu = w->gpu;
     /* Strings from another process end inside their arrays. */
-    res->gpu.driver_path[sizeof res->gpu.driver_path - 1] = '\0';
     res->gpu.driver_release[sizeof res->gpu.driver_release - 1] = '\0';
     res->gpu.device_name[sizeof res->gpu.device_name - 1] = '\0';
     res->conv_ran = w->conv_ran;

@@ -29,6 +29,7 @@
 #include "cdd/fsops.h"
 #include "loaddiag.h"
 #include "cdd/loader.h"
+#include "cdd/strbuf.h"
 #include "cdd/sys.h"
 #include "cdd/compat.h"
 
@@ -65,7 +66,7 @@ int cdd_gpu_cu_fail(const struct cdd_gpu_env *g, int code, const char *call,
         name = NULL;
     if (g->cu.cuGetErrorString && g->cu.cuGetErrorString(res, &text) != 0)
         text = NULL;
-    return cdd_fail(code, g->info.driver_path, 0, "%s failed: %s (%d)%s%s",
+    return cdd_fail(code, g->driver_path, 0, "%s failed: %s (%d)%s%s",
                     call, name ? name : "CUDA error", res, text ? ": " : "",
                     text ? text : "");
 }
@@ -111,8 +112,10 @@ int cdd_gpu_env_open(const char *driver_path, struct cdd_gpu_env **out)
         goto out;
     }
     g->info.device = -1;
-    snprintf(g->info.driver_path, sizeof g->info.driver_path, "%s",
-             driver_path);
+    if (!(g->driver_path = cdd_strdup(driver_path))) {
+        r = cdd_last_error()->code;
+        goto out;
+    }
     if ((r = cdd_lib_open_explained(driver_path, &g->lib)) != 0)
         goto out;
     CU_NEED(cuInit, "cuInit", NULL);
@@ -167,7 +170,7 @@ int cdd_gpu_env_device(struct cdd_gpu_env *g, int ordinal)
 {
     CUresult cr;
     if (g->ctx_retained)
-        return cdd_fail(CDD_E_USAGE, g->info.driver_path, 0,
+        return cdd_fail(CDD_E_USAGE, g->driver_path, 0,
                         "a device is already open");
     if ((cr = g->cu.cuInit(0)) != CUDA_SUCCESS) {
         /* A driver with no visible GPU (a build agent, a container started
@@ -180,10 +183,10 @@ int cdd_gpu_env_device(struct cdd_gpu_env *g, int ordinal)
     if ((cr = g->cu.cuDeviceGetCount(&g->info.device_count)) != CUDA_SUCCESS)
         return cdd_gpu_cu_fail(g, CDD_E_CHECK, "cuDeviceGetCount", cr);
     if (g->info.device_count <= 0)
-        return cdd_fail(CDD_E_NOTFOUND, g->info.driver_path, 0,
+        return cdd_fail(CDD_E_NOTFOUND, g->driver_path, 0,
                         "the driver sees no CUDA device");
     if (ordinal < 0 || ordinal >= g->info.device_count)
-        return cdd_fail(CDD_E_USAGE, g->info.driver_path, 0,
+        return cdd_fail(CDD_E_USAGE, g->driver_path, 0,
                         "no CUDA device %d (the driver sees %d)", ordinal,
                         g->info.device_count);
     if ((cr = g->cu.cuDeviceGet(&g->dev, ordinal)) != CUDA_SUCCESS)
@@ -216,6 +219,11 @@ int cdd_gpu_env_device(struct cdd_gpu_env *g, int ordinal)
     return 0;
 }
 
+const char *cdd_gpu_env_driver_path(const struct cdd_gpu_env *g)
+{
+    return g ? g->driver_path : NULL;
+}
+
 const struct cdd_gpu_info *cdd_gpu_env_info(const struct cdd_gpu_env *g)
 {
     return &g->info;
@@ -230,6 +238,7 @@ void cdd_gpu_env_close(struct cdd_gpu_env *g)
         g->cu.cuDevicePrimaryCtxRelease(g->dev);
     }
     cdd_lib_close(g->lib);
+    free(g->driver_path);
     free(g);
 }
 

@@ -74,6 +74,7 @@ struct cu_api {
 
 struct cdd_gpu_env {
     struct cdd_lib *lib;
+    char *driver_path;        /* the library loaded, malloc'd */
     struct cu_api cu;
     struct cdd_gpu_info info;
     CUdevice dev;
