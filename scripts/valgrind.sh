@@ -27,9 +27,10 @@
 #                       'test_install_with_component' for the cases an
 #                       earlier run did not reach
 #   VALGRIND_SHARDS=S   with VALGRIND_SPLIT: each part runs S times, the
-#                       j-th with CDD_STEP_SHARD=j/S (test_kill's by-step
-#                       loops then run every S-th step: one long test over
-#                       S processes)
+#                       j-th with CDD_STEP_SHARD=j/S (tests/e2e/steps.py:
+#                       the by-step fault loops of test_kill and
+#                       test_parallel then run every S-th step, so one long
+#                       test spreads over S processes)
 #   VALGRIND_DEADLINE=S start no task after S seconds; those not started
 #                       are listed (and the run is not counted as complete)
 # Elsewhere (the device host, which has no valgrind and cannot build):

@@ -17,13 +17,8 @@
 #      then verify --level bench, status --check, the receipt's selection.
 # Outputs go to $OUT (or ./device-out).
 set -u
-ROOT=$(pwd)
-CARRY=$ROOT/.device
-OUT=${OUT:-$ROOT/device-out}
-mkdir -p "$OUT"
-W=${CDD_DEVICE_WORK:-/root/cdd-device-catalog}
-rm -rf "$W" && mkdir -p "$W"
-exec > >(tee "$OUT/catalog.log") 2>&1
+. tests/device/common.sh
+device_setup /root/cdd-device-catalog catalog.log
 tool() { LD_LIBRARY_PATH="$CARRY/lib${EXTRA_LD:+:$EXTRA_LD}" "$CARRY/cudnn-deploy" "$@"; }
 
 echo "== machine"

@@ -11,13 +11,8 @@
 #      compiler is there to build the fakes.
 # Outputs go to $OUT (or ./device-out).
 set -u
-ROOT=$(pwd)
-CARRY=$ROOT/.device
-OUT=${OUT:-$ROOT/device-out}
-mkdir -p "$OUT"
-W=${CDD_DEVICE_WORK:-/root/cdd-device-work}
-LOG=$OUT/isolate.log
-exec > >(tee "$LOG") 2>&1
+. tests/device/common.sh
+device_setup /root/cdd-device-work isolate.log keep
 tool() { LD_LIBRARY_PATH="$CARRY/lib:$CUDA/lib64" "$CARRY/cudnn-deploy" "$@"; }
 
 CUDA=$W/cuda-13.0

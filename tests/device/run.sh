@@ -14,14 +14,8 @@
 #      installed library, `doctor`, `status --check`, `uninstall`.
 # Outputs go to $OUT (or ./device-out): the logs and JSON reports.
 set -u
-ROOT=$(pwd)
-CARRY=$ROOT/.device
-OUT=${OUT:-$ROOT/device-out}
-mkdir -p "$OUT"
-W=${CDD_DEVICE_WORK:-/root/cdd-device-work}
-rm -rf "$W" && mkdir -p "$W"
-LOG=$OUT/run.log
-exec > >(tee "$LOG") 2>&1
+. tests/device/common.sh
+device_setup /root/cdd-device-work run.log
 
 tool() { LD_LIBRARY_PATH="$CARRY/lib${EXTRA_LD:+:$EXTRA_LD}" "$CARRY/cudnn-deploy" "$@"; }
 

@@ -251,6 +251,15 @@ def main_library(default_version=8500):
     return _once(("main", default_version), make)
 
 
+def fake_driver():
+    """Absolute path of a fake nvcuda.dll (fake_cuda.c cross-built), in a
+    folder of its own: the GPU layer takes it by CUDNN_DEPLOY_DRIVER_LIB."""
+    def make():
+        d = _build_dir("driver")
+        return cc_dll(os.path.join(d, "nvcuda.dll"), ["fake_cuda.c"])
+    return _once("driver", make)
+
+
 def zlibwapi_stub():
     """A stub zlibwapi.dll to link against, in a folder of its own: never
     shipped, never on PATH."""

@@ -15,10 +15,7 @@ after.
 The by-step loops use the small "mini" archives (same layout, one
 sub-library) because each step runs the binary several times.
 
-CDD_STEP_SHARD=K/N (by hand, for long campaigns such as valgrind's on a
-many-core host): each by-step loop runs only its steps n with
-(n - 1) % N == K, after counting the command's operations; N shards of one
-test together run every step once.
+CDD_STEP_SHARD=K/N (steps.py) spreads each by-step loop over N processes.
 """
 
 import os
@@ -31,29 +28,12 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cddtest  # noqa: E402
 import fleetfix  # noqa: E402
+from steps import last_firing, shard_steps, step_shard  # noqa: E402
 from cddtest import (FIX, CddTestCase, comparable_state, diff_snapshots,  # noqa: E402
                      install_args, run, run_json, spawn)
 
 MAX_STEPS = 3000            # a command with more operations is a bug here
 
-
-def step_shard():
-    """(K, N) from CDD_STEP_SHARD=K/N, or None: every step."""
-    v = os.environ.get("CDD_STEP_SHARD")
-    if not v:
-        return None
-    k, n = (int(x) for x in v.split("/"))
-    if not 0 <= k < n:
-        raise ValueError("CDD_STEP_SHARD=%s: want K/N with 0 <= K < N" % v)
-    return k, n
-
-
-def shard_steps(total):
-    """The steps 1 .. total + 1 (the last: the command completes) this
-    process runs."""
-    shard = step_shard()
-    steps = range(1, total + 2)
-    return [n for n in steps if not shard or (n - 1) % shard[1] == shard[0]]
 KILLED = -signal.SIGKILL
 FAULT_ENV = "CUDNN_DEPLOY_TEST_FAULT"
 
@@ -179,19 +159,8 @@ class CrashCase(CddTestCase):
                 self.fail("kill:%d: unexpected exit %r\n%s" % (n, r.rc, r.err))
             return r.rc == KILLED
 
-        hi = 1
-        while fires(hi):
-            hi *= 2
-            self.assertLess(hi, MAX_STEPS * 2, "kill:N never stops firing")
-        lo = hi // 2          # fires(lo) is true (or lo == 0)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if fires(mid):
-                lo = mid
-            else:
-                hi = mid
-        _OPS[scen.name] = lo
-        return lo
+        _OPS[scen.name] = last_firing(fires, MAX_STEPS)
+        return _OPS[scen.name]
 
     # -- assertions --------------------------------------------------------------
 

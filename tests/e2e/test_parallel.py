@@ -18,6 +18,7 @@ begins a transaction does fail."""
 
 import json
 import os
+import shutil
 import signal
 import sys
 import time
@@ -25,6 +26,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cddtest  # noqa: E402
+from steps import last_firing, shard_steps, step_shard  # noqa: E402
 from cddtest import (FIX, WINDOWS, CddTestCase, comparable_state,  # noqa: E402
                      plan_of, run, run_json, spawn)
 
@@ -119,10 +121,13 @@ class WorkerFailure(CddTestCase):
 
     def fault_loop(self, fx, platform, jobs):
         """Fail the n-th mutating operation, n = 1, 2, ... until the
-        install succeeds: every failure leaves the tree as it was."""
+        install succeeds: every failure leaves the tree as it was. Returns
+        the step that succeeded."""
         ws = self.workspace("loop", platform=platform)
         before = comparable_state(ws.tree)
         args = cddtest.install_args(ws, fx, None, None, "--jobs", jobs)
+        if step_shard():
+            return self.fault_loop_shard(ws, before, args)
         for n in range(1, 5000):
             r = run(["--json"] + args, env=fault_env("fail:%d" % n))
             if r.rc == 0:
@@ -136,6 +141,40 @@ class WorkerFailure(CddTestCase):
         self.assertGreater(n, 10, "the loop must have failed real steps")
         self.assertNoLeftovers(ws.tree)
         return n
+
+    def fault_loop_shard(self, ws, before, args):
+        """fault_loop over this shard's steps (CDD_STEP_SHARD, steps.py)
+        of the operations counted first (by bisection: the last step whose
+        failure fails the install)."""
+        def fires(n):
+            r = run(["--json"] + args, env=fault_env("fail:%d" % n))
+            self.assertIn(r.rc, (0, 4), "fail:%d: %s" % (n, r.err))
+            if r.rc == 0:  # installed: the next probe starts from before
+                shutil.rmtree(ws.tree)
+                shutil.copytree(self.before_copy, ws.tree, symlinks=True)
+            return r.rc == 4
+        self.before_copy = self.scratch("before-copy")
+        shutil.rmtree(self.before_copy)
+        shutil.copytree(ws.tree, self.before_copy, symlinks=True)
+        total = last_firing(fires, 5000)
+        self.assertGreater(total, 9, "the loop must have failed real steps")
+        for n in shard_steps(total):
+            r = run(["--json"] + args, env=fault_env("fail:%d" % n))
+            if n == total + 1:
+                self.assertEqual(r.rc, 0, "fail:%d: %s" % (n, r.err))
+                continue
+            if r.rc == 0:
+                # A failure the install absorbs (a clean-up): installed.
+                # The loop without shards ends at the first of these; here
+                # the steps past it are tried too, each from "before".
+                shutil.rmtree(ws.tree)
+                shutil.copytree(self.before_copy, ws.tree, symlinks=True)
+                continue
+            self.assertEqual(r.rc, 4, "fail:%d: %s" % (n, r.err))
+            self.assertSameTree(before, comparable_state(ws.tree),
+                                "after failing operation %d" % n)
+            self.assertNoLeftovers(ws.tree)
+        return total + 1
 
     def test_every_injected_fault_undone_with_4_workers(self):
         n4 = self.fault_loop(FIX.windows, WINDOWS, 4)

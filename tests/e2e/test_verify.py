@@ -505,23 +505,28 @@ class Gpu(VerifyCase):
                                        % signal.SIGSEGV)
         self.assertNoFail(j.doc, but=("gpu.device", k))
 
+    def verify_hung(self, knob, bound):
+        """verify --gpu-timeout bound with the fake driver and knob=1 (a
+        hang): exit 1, well before it would end by itself."""
+        t0 = time.monotonic()
+        j = self.verify(self.tree, "--gpu-timeout", bound,
+                        env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver, knob: "1"},
+                        expect=EXIT_CHECK)
+        self.assertLess(time.monotonic() - t0, 30,
+                        "stopped at its bound, not later")
+        return j
+
     def test_cudnn_that_hangs_is_stopped(self):
         """cuDNN that never returns from the convolution (a hung GPU): the
         process running the GPU checks is stopped once it has made no
         progress for --gpu-timeout seconds, and gpu.conv fails saying so;
         the checks before it stand. Without a bound verify would wait for
         ever."""
-        t0 = time.monotonic()
-        j = self.verify(self.tree, "--gpu-timeout", "2",
-                        env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
-                             "FAKE_CUDNN_CONV_HANG": "1"},
-                        expect=EXIT_CHECK)
-        took = time.monotonic() - t0
+        j = self.verify_hung("FAKE_CUDNN_CONV_HANG", "2")
         self.check(j.doc, "gpu.device", "pass", "device 0 of")
         self.check(j.doc, "gpu.conv", "fail", "made no progress for 2 s",
                    "convolution check", "hangs there", "--gpu-timeout")
         self.assertNoFail(j.doc, but=("gpu.conv",))
-        self.assertLess(took, 30, "stopped at its bound, not later")
         # 0: no bound; a bad value is a usage error.
         for bad in ("-1", "soon", "1e8"):
             run(["verify", "--cuda-root", self.tree, "--gpu-timeout", bad],
@@ -531,18 +536,12 @@ class Gpu(VerifyCase):
         """A driver that hangs in cuInit: the GPU fit probe and the gpu
         layer are each stopped at the bound; gpu.device fails saying the
         driver hangs, and nothing else fails."""
-        t0 = time.monotonic()
-        j = self.verify(self.tree, "--gpu-timeout", "1.5",
-                        env={"CUDNN_DEPLOY_DRIVER_LIB": self.driver,
-                             "FAKE_CUDA_INIT_HANG": "1"},
-                        expect=EXIT_CHECK)
-        took = time.monotonic() - t0
+        j = self.verify_hung("FAKE_CUDA_INIT_HANG", "1.5")
         self.check(j.doc, "gpu.device", "fail", "made no progress for 1.5 s",
                    "cuInit", "hangs there")
         self.assertEqual(self.checks(j.doc, "gpu.conv"), [])
         k = self.version_check_failure(j.doc, "made no progress for 1.5 s")
         self.assertNoFail(j.doc, but=("gpu.device", k))
-        self.assertLess(took, 30)
 
     def version_check_failure(self, doc, *contains):
         """The one failing load.check, run apart, saying contains; its
@@ -845,31 +844,33 @@ class InstallAndLevels(VerifyCase):
         j2 = self.verify(tree, expect=EXIT_CHECK)
         self.check(j2.doc, "files", "pass")
 
+    def install_whose_gpu_fails(self, knob, extra, *words):
+        """install with the fake driver and knob=1, its closing verify's
+        gpu.conv failing with words: the install stays done and recorded
+        (exit 1), status still reads it."""
+        tree, j = self.install_fake(
+            verify=True, expect=EXIT_CHECK, extra=extra,
+            env=env_with(CUDNN_DEPLOY_DRIVER_LIB=fakecudnn.fake_driver(),
+                         **{knob: "1"}))
+        self.assertIs(j.doc["changed"], True)
+        self.check(j.doc, "gpu.conv", "fail", *words)
+        self.assertTrue(os.path.isfile(os.path.join(tree, cddtest.RECEIPT)))
+        run(["status", "--cuda-root", tree], env=env_with(), expect=EXIT_OK)
+
     def test_install_whose_cudnn_crashes_in_verify(self):
         """install's closing verify runs the GPU checks apart too: a cuDNN
         that crashes there leaves the install done and recorded, exit 1
         with the crash as the finding, not a dead process."""
-        tree, j = self.install_fake(
-            verify=True, expect=EXIT_CHECK,
-            env=env_with(CUDNN_DEPLOY_DRIVER_LIB=fakecudnn.fake_driver(),
-                         FAKE_CUDNN_CONV_CRASH="1"))
-        self.assertIs(j.doc["changed"], True)
-        self.check(j.doc, "gpu.conv", "fail", "killed by signal")
-        self.assertTrue(os.path.isfile(os.path.join(tree, cddtest.RECEIPT)))
-        run(["status", "--cuda-root", tree], env=env_with(), expect=EXIT_OK)
+        self.install_whose_gpu_fails("FAKE_CUDNN_CONV_CRASH", (),
+                                     "killed by signal")
 
     def test_install_whose_gpu_hangs_in_verify(self):
         """install --gpu-timeout bounds its closing verify's GPU checks:
         a hung convolution is stopped, the install stays done and recorded,
         exit 1 with the hang as the finding."""
-        tree, j = self.install_fake(
-            verify=True, expect=EXIT_CHECK, extra=["--gpu-timeout", "2"],
-            env=env_with(CUDNN_DEPLOY_DRIVER_LIB=fakecudnn.fake_driver(),
-                         FAKE_CUDNN_CONV_HANG="1"))
-        self.assertIs(j.doc["changed"], True)
-        self.check(j.doc, "gpu.conv", "fail", "made no progress for 2 s")
-        self.assertTrue(os.path.isfile(os.path.join(tree, cddtest.RECEIPT)))
-        run(["status", "--cuda-root", tree], env=env_with(), expect=EXIT_OK)
+        self.install_whose_gpu_fails("FAKE_CUDNN_CONV_HANG",
+                                     ["--gpu-timeout", "2"],
+                                     "made no progress for 2 s")
 
     def test_level_files_and_strays(self):
         tree, _ = self.install_fake()

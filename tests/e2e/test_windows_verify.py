@@ -14,6 +14,9 @@ into a `...\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.6` tree:
                  the real loader loads it (load.open passes), load.delay warns
   two builds     cudnn_ops_train64_8.dll's version resource says 8.4.1.50:
                  load.resource fails naming both DLLs and versions
+  gpu            with a fake nvcuda.dll (fake_cuda.c cross-built) as the
+                 driver: the gpu layer runs on Windows too -- driver,
+                 device, the convolution against the CPU reference
 
 Runs only against the Windows executable (CDD_WINDOWS=1), under Wine (PATH
 is set through WINEPATH, which Wine puts in front of its PATH) or natively.
@@ -141,6 +144,28 @@ class WindowsVerifyCase(CddTestCase):
         self.assertEqual([c for c in doc["checks"]
                           if c["status"] in ("fail", "warn")], [],
                          self.listing(doc))
+
+    def test_gpu_layer_with_a_fake_driver(self):
+        """The gpu layer of the Windows build (in the tool's own process
+        there: no fork, isolate_win32.c) with fake_cuda.c as nvcuda.dll:
+        the driver's CUDA version against the tree's, the device, and the
+        convolution on the fake cuDNN against the CPU reference."""
+        tree = self.new_tree("gpu")
+        bin_dir = os.path.join(tree, "bin")
+        self.install(tree, "ok", "--no-verify", env=env_path(bin_dir),
+                     expect=EXIT_OK)
+        env = env_path(bin_dir)
+        env["CUDNN_DEPLOY_DRIVER_LIB"] = win(fakecudnn_win.fake_driver())
+        j = run_json(["verify", "--cuda-root", win(tree), "--level", "gpu",
+                      "--gpu-timeout", "60"], env=env, expect=None)
+        doc = j.doc
+        self.assertEqual(j.rc, EXIT_OK, self.listing(doc) + j.err[-3000:])
+        self.check(doc, "gpu.driver", "pass", "CUDA 11.8")
+        self.check(doc, "gpu.device", "pass", "device 0 of 1")
+        self.check(doc, "gpu.conv", "pass", "against the CPU reference")
+        self.assertEqual(doc.get("driver_cuda_version"), 11080)
+        self.assertEqual([c for c in doc["checks"] if c["status"] == "fail"],
+                         [], self.listing(doc))
 
     def test_missing_zlibwapi_is_error_126(self):
         tree = self.new_tree("zlib")

@@ -24,14 +24,23 @@
  *                             fast as this CPU, for the bench's speed-up
  *                             rule; F < 1 a slower one
  * Test hooks: fake_cuda_live_allocs(), fake_cuda_retain_count(),
- * fake_cuda_misuse(). */
+ * fake_cuda_misuse().
+ *
+ * Built as libcuda.so.1 (fakecudnn.py) and, cross-compiled with mingw-w64,
+ * as nvcuda.dll (fakecudnn_win.py; no fork there, so no fork check). */
+#ifndef _WIN32
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <unistd.h>
+#endif
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -50,7 +59,11 @@ typedef void *CUstream;
 #define E_NOT_READY 600
 #define E_UNKNOWN 999
 
+#ifdef _WIN32
+#define API __declspec(dllexport)
+#else
 #define API __attribute__((visibility("default")))
+#endif
 
 struct fake_event {
     unsigned magic;
@@ -60,7 +73,19 @@ struct fake_event {
 #define EVENT_MAGIC 0xE7E7E7E7u
 
 static int inited;
+#ifndef _WIN32
 static pid_t inited_pid; /* the process that ran cuInit */
+#endif
+
+static void sleep_a_second(void)
+{
+#ifdef _WIN32
+    Sleep(1000);
+#else
+    struct timespec t = {1, 0};
+    nanosleep(&t, NULL);
+#endif
+}
 static int retain_count;
 static char the_ctx; /* the primary context's identity */
 static CUcontext current;
@@ -123,17 +148,17 @@ API CUresult cuInit(unsigned int flags)
         return E_NO_DEVICE;
     if (env_int("FAKE_CUDA_INIT_CRASH", 0))
         raise(SIGSEGV);
-    while (env_int("FAKE_CUDA_INIT_HANG", 0)) {
-        struct timespec t = {1, 0};
-        nanosleep(&t, NULL);
-    }
+    while (env_int("FAKE_CUDA_INIT_HANG", 0))
+        sleep_a_second();
     int e = env_int("FAKE_CUDA_INIT_ERROR", 0);
     if (e)
         return e;
+#ifndef _WIN32
     if (inited && inited_pid != getpid())
         return 3; /* CUDA_ERROR_NOT_INITIALIZED: a fork after cuInit */
-    inited = 1;
     inited_pid = getpid();
+#endif
+    inited = 1;
     return OK;
 }
 
@@ -377,9 +402,16 @@ API CUresult cuMemcpyDtoH(void *dst, unsigned int src, unsigned int n)
 
 static double now(void)
 {
+#ifdef _WIN32
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (double)c.QuadPart / (double)f.QuadPart;
+#else
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+#endif
 }
 
 static struct fake_event *event_of(void *e)

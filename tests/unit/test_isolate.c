@@ -123,6 +123,16 @@ static int send_then_crash(struct cdd_child *ch, void *arg)
     return 0;
 }
 
+/* What a child sent before it died or was stopped: the 'a' record "before". */
+static void first_is_before(const struct cdd_isolated *iso)
+{
+    size_t pos = 0, n = 0;
+    const char *p = NULL;
+    char type = 0;
+    CHECK(cdd_isolated_next(iso, &pos, &type, &p, &n));
+    CHECK(type == 'a' && n == 6 && memcmp(p, "before", 6) == 0);
+}
+
 static void test_death_keeps_what_came_before(void)
 {
     struct cdd_isolated iso;
@@ -140,11 +150,7 @@ static void test_death_keeps_what_came_before(void)
     CHECK_INT(iso.code, SIGSEGV);
     CHECK(!cdd_isolated_ok(&iso));
     CHECK(strstr(cdd_isolated_how(&iso, how, sizeof how), "SIGSEGV"));
-    size_t pos = 0, n = 0;
-    const char *p = NULL;
-    char type = 0;
-    CHECK(cdd_isolated_next(&iso, &pos, &type, &p, &n));
-    CHECK(type == 'a' && n == 6 && memcmp(p, "before", 6) == 0);
+    first_is_before(&iso);
     cdd_isolated_free(&iso);
 }
 
@@ -201,11 +207,7 @@ static void test_silence_past_its_bound_is_stopped(void)
     CHECK(took >= 0.35 && took < 10); /* stopped at its bound, not at 30 s */
     CHECK(strstr(cdd_isolated_how(&iso, how, sizeof how),
                  "made no progress for 0.4 s"));
-    size_t pos = 0, n = 0;
-    const char *p = NULL;
-    char type = 0;
-    CHECK(cdd_isolated_next(&iso, &pos, &type, &p, &n));
-    CHECK(type == 'a' && n == 6 && memcmp(p, "before", 6) == 0);
+    first_is_before(&iso);
     cdd_isolated_free(&iso);
 #endif
 }

@@ -31,13 +31,20 @@ struct gpu_wire {
     struct cdd_gpu_bench_result bench;
     int bench_math_ran[CDD_BENCH_N_MATH];
     struct cdd_gpu_bench_result bench_math[CDD_BENCH_N_MATH];
-    int nomem, toolong;
 };
 
 /* The layer makes about ten checks, each at most CDD_TEXT_MAX. */
 #define APART_MAX (24 * (size_t)CDD_TEXT_MAX)
 
-enum { REC_CHECK = 'c', REC_RESULT = 'r', REC_STAGE = 's', REC_END = 'e' };
+/* A check; the GPU layer's results; the checks' flags (a check lost for
+ * memory or length: every step sends them); a stage begun; the end. */
+enum {
+    REC_CHECK = 'c',
+    REC_RESULT = 'r',
+    REC_FLAGS = 'f',
+    REC_STAGE = 's',
+    REC_END = 'e'
+};
 
 /* A step to run apart, and the words its failures are told in. */
 struct step {
@@ -76,7 +83,8 @@ static int send_check(struct cdd_child *ch, const struct cdd_check *k)
     return r;
 }
 
-/* The checks not sent yet, then (the GPU layer) the results so far. */
+/* The checks not sent yet and their flags, then (the GPU layer) the
+ * results so far. */
 static int send_progress(struct vctx *c, int gpu)
 {
     const struct cdd_checks *ck = &c->res->checks;
@@ -84,6 +92,11 @@ static int send_progress(struct vctx *c, int gpu)
     for (; c->n_sent < ck->n; c->n_sent++)
         if (send_check(c->child, &ck->v[c->n_sent]) != 0)
             return -1;
+    unsigned char flags[2]; /* fixed: two flags */
+    flags[0] = ck->nomem != 0;
+    flags[1] = ck->toolong != 0;
+    if (cdd_child_send_rec(c->child, REC_FLAGS, flags, sizeof flags) != 0)
+        return -1;
     if (!gpu)
         return 0;
     struct gpu_wire w;
@@ -96,8 +109,6 @@ static int send_progress(struct vctx *c, int gpu)
     w.bench = res->bench;
     memcpy(w.bench_math_ran, res->bench_math_ran, sizeof w.bench_math_ran);
     memcpy(w.bench_math, res->bench_math, sizeof w.bench_math);
-    w.nomem = ck->nomem;
-    w.toolong = ck->toolong;
     return cdd_child_send_rec(c->child, REC_RESULT, &w, sizeof w);
 }
 
@@ -193,10 +204,6 @@ static void take_results(struct vctx *c, const struct gpu_wire *w)
     res->bench = w->bench;
     memcpy(res->bench_math_ran, w->bench_math_ran, sizeof w->bench_math_ran);
     memcpy(res->bench_math, w->bench_math, sizeof w->bench_math);
-    if (w->nomem)
-        res->checks.nomem = 1;
-    if (w->toolong)
-        res->checks.toolong = 1;
 }
 
 /* Run s apart and take what it sent into c->res. */
@@ -231,7 +238,13 @@ static void run_apart(struct vctx *c, const struct step *s)
             bad = 1;
         else if (type == REC_CHECK)
             add_check(c, p, n, &bad);
-        else if (type == REC_RESULT && s->gpu && n == sizeof w) {
+        else if (type == REC_FLAGS && n == 2 && (unsigned char)p[0] <= 1 &&
+                   (unsigned char)p[1] <= 1) {
+            if (p[0])
+                c->res->checks.nomem = 1;
+            if (p[1])
+                c->res->checks.toolong = 1;
+        } else if (type == REC_RESULT && s->gpu && n == sizeof w) {
             memcpy(&w, p, sizeof w);
             have_w = 1;
         } else if (type == REC_STAGE && n > 0 && n <= CDD_NAME_MAX &&
