@@ -21,8 +21,9 @@ void cdd_sha256_free(struct cdd_sha256 *h);
 /* Hash a whole file, streaming; *size receives its length when not NULL. */
 int cdd_sha256_file(const char *path, uint8_t digest[CDD_SHA256_LEN],
                     uint64_t *size);
-/* The same on an open file, from its current position (shown names it in
- * messages). */
+/* The same on an open file, the whole of it from offset 0 by pread (shown
+ * names it in messages): the handle's position is left as it was, so a
+ * held archive is hashed and then read through the same handle. */
 struct cdd_rfile;
 int cdd_sha256_rfile(struct cdd_rfile *f, const char *shown,
                      uint8_t digest[CDD_SHA256_LEN], uint64_t *size);

@@ -10,7 +10,9 @@
  * made before a crash still count. The parent has then never run the
  * driver's cuInit itself, which a forked child needs (CUDA does not
  * survive fork after cuInit). isolate_win32.c has no fork and runs fn in
- * this process (docs/security.md, "The GPU layer runs apart"). */
+ * this process (docs/security.md, "The GPU layer runs apart"); a watchdog
+ * thread keeps the bound on silence there by calling the program's stall
+ * handler, which must end the process: the stuck call cannot be left. */
 #ifndef CDD_ISOLATE_H
 #define CDD_ISOLATE_H
 
@@ -40,11 +42,27 @@ struct cdd_isolated {
  * returned 0, else 1. A child that sends nothing for stall_ms
  * milliseconds (0: no bound) is killed: a hung driver. fn should send as
  * it makes progress, so the bound is on one step, not on the whole run.
- * Returns 0 when fn ran, however it ended (read res); CDD_E_NOMEM /
- * CDD_E_IO when no child could be started. In-process (Windows) the bound
- * is not kept. */
+ * what names it for the stall handler ("the GPU checks"). Returns 0 when
+ * fn ran, however it ended (read res); CDD_E_NOMEM / CDD_E_IO when no
+ * child could be started. In-process (Windows) a run silent for stall_ms
+ * calls the stall handler (below) from a watchdog thread; without one it
+ * waits. */
 int cdd_run_isolated(int (*fn)(struct cdd_child *ch, void *arg), void *arg,
-                     size_t max, long stall_ms, struct cdd_isolated *res);
+                     size_t max, long stall_ms, const char *what,
+                     struct cdd_isolated *res);
+
+/* The program's answer to a run in this process that made no progress
+ * for stall_ms (Windows): called from the watchdog thread while fn is
+ * stuck; it reports and ends the process (cdd_isolate_exit), since
+ * nothing can take the stuck thread out of the driver. Never called where
+ * fn runs in a child (POSIX kills the child instead). */
+typedef void (*cdd_stall_handler)(void *arg, const char *what, long stall_ms);
+void cdd_isolate_set_stall_handler(cdd_stall_handler h, void *arg);
+
+/* For a stall handler only: end this process now with status code, stdio
+ * flushed, no exit handlers or DLL detach code run (the stuck thread holds
+ * what it holds). */
+void cdd_isolate_exit(int code);
 
 /* Did it end as fn returning 0 (not killed, not over a bound)? */
 int cdd_isolated_ok(const struct cdd_isolated *res);

@@ -159,7 +159,8 @@ const struct cdd_option cdd_options[] = {
      F(verify.gpu_timeout), F(verify.gpu_timeout_given), 0, 1e7, NULL,
      "stop the GPU checks, as a failing check, when the driver or cuDNN "
      "makes no progress for this long: a hung driver or GPU (default 300; "
-     "0: wait for ever; not kept on Windows)"},
+     "0: wait for ever; on Windows, where they run in this process, it "
+     "ends with the reason, exit 1)"},
     {"no-verify", 0, CDD_OPT_FLAG, NULL, CMD_INSTALL, F(change.no_verify),
      NOF, 0, 0, NULL, "do not verify after installing"},
     {"check", 0, CDD_OPT_FLAG, NULL, CMD_STATUS, F(change.check), NOF, 0, 0,

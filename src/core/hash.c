@@ -65,7 +65,7 @@ int cdd_sha256_rfile(struct cdd_rfile *f, const char *shown,
                                                        "hashing");
             goto out;
         }
-        if ((r = cdd_rfile_read(f, buf, HASH_BLOCK, &got)) < 0)
+        if ((r = cdd_rfile_pread(f, total, buf, HASH_BLOCK, &got)) < 0)
             goto out;
         if (got == 0)
             break;

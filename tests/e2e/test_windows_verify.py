@@ -17,6 +17,8 @@ into a `...\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.6` tree:
   gpu            with a fake nvcuda.dll (fake_cuda.c cross-built) as the
                  driver: the gpu layer runs on Windows too -- driver,
                  device, the convolution against the CPU reference
+  gpu hang       a convolution that never returns: the watchdog ends the
+                 process at --gpu-timeout with the reason (exit 1)
 
 Runs only against the Windows executable (CDD_WINDOWS=1), under Wine (PATH
 is set through WINEPATH, which Wine puts in front of its PATH) or natively.
@@ -25,6 +27,7 @@ is set through WINEPATH, which Wine puts in front of its PATH) or natively.
 import os
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -40,7 +43,7 @@ TOOLKIT = os.path.join("NVIDIA GPU Computing Toolkit", "CUDA", "v11.6")
 SUBS = [fakecudnn_win.dll_name(s) for s in fakecudnn_win.SUBLIBS]
 OPS = fakecudnn_win.dll_name("ops_infer")
 KNOBS = ("CUDNN_DEPLOY_DRIVER_LIB", "FAKE_CUDNN_VERSION", "FAKE_CUDNN_CUDART",
-         "WINEPATH")
+         "FAKE_CUDNN_CONV_HANG", "WINEPATH")
 
 
 def win(path):
@@ -145,17 +148,44 @@ class WindowsVerifyCase(CddTestCase):
                           if c["status"] in ("fail", "warn")], [],
                          self.listing(doc))
 
-    def test_gpu_layer_with_a_fake_driver(self):
-        """The gpu layer of the Windows build (in the tool's own process
-        there: no fork, isolate_win32.c) with fake_cuda.c as nvcuda.dll:
-        the driver's CUDA version against the tree's, the device, and the
-        convolution on the fake cuDNN against the CPU reference."""
-        tree = self.new_tree("gpu")
+    def gpu_tree(self, name):
+        """A tree with the fake cuDNN installed, and the environment that
+        puts its bin first and takes the fake nvcuda.dll as the driver."""
+        tree = self.new_tree(name)
         bin_dir = os.path.join(tree, "bin")
         self.install(tree, "ok", "--no-verify", env=env_path(bin_dir),
                      expect=EXIT_OK)
         env = env_path(bin_dir)
         env["CUDNN_DEPLOY_DRIVER_LIB"] = win(fakecudnn_win.fake_driver())
+        return tree, env
+
+    def test_gpu_layer_that_hangs_ends_with_the_reason(self):
+        """On Windows the gpu layer runs in the tool's own process, so a
+        hung convolution cannot be stopped by killing a child: the watchdog
+        sees no progress for --gpu-timeout seconds, reports it (the JSON
+        error, exit 1) and ends the process, instead of verify (and an
+        unattended CI job) waiting for ever."""
+        tree, env = self.gpu_tree("hang")
+        env["FAKE_CUDNN_CONV_HANG"] = "1"
+        t0 = time.monotonic()
+        j = run_json(["verify", "--cuda-root", win(tree), "--level", "gpu",
+                      "--gpu-timeout", "3"], env=env, expect=None)
+        took = time.monotonic() - t0
+        self.assertEqual(j.rc, EXIT_CHECK, j.err[-3000:])
+        self.assertEqual(j.doc["error"]["code"], "CHECK", j.doc)
+        msg = j.doc["error"]["message"]
+        for s in ("the GPU checks made no progress for 3 s", "hangs",
+                  "own process", "--gpu-timeout"):
+            self.assertIn(s, msg)
+        self.assertIn("error: the GPU checks made no progress", j.err)
+        self.assertLess(took, 90, "ended at its bound, not later")
+
+    def test_gpu_layer_with_a_fake_driver(self):
+        """The gpu layer of the Windows build (in the tool's own process
+        there: no fork, isolate_win32.c) with fake_cuda.c as nvcuda.dll:
+        the driver's CUDA version against the tree's, the device, and the
+        convolution on the fake cuDNN against the CPU reference."""
+        tree, env = self.gpu_tree("gpu")
         j = run_json(["verify", "--cuda-root", win(tree), "--level", "gpu",
                       "--gpu-timeout", "60"], env=env, expect=None)
         doc = j.doc

@@ -29,7 +29,7 @@ static int send_three(struct cdd_child *ch, void *arg)
 static void test_records_come_back_in_order(void)
 {
     struct cdd_isolated iso;
-    CHECK_INT(cdd_run_isolated(send_three, NULL, 1024, 0, &iso), 0);
+    CHECK_INT(cdd_run_isolated(send_three, NULL, 1024, 0, NULL, &iso), 0);
     CHECK(cdd_isolated_ok(&iso));
     size_t pos = 0, n = 0;
     const char *p = NULL;
@@ -55,7 +55,7 @@ static void test_fn_failing_is_status_1(void)
 {
     struct cdd_isolated iso;
     char how[96];
-    CHECK_INT(cdd_run_isolated(fail_after_one, NULL, 1024, 0, &iso), 0);
+    CHECK_INT(cdd_run_isolated(fail_after_one, NULL, 1024, 0, NULL, &iso), 0);
     CHECK(!cdd_isolated_ok(&iso));
     CHECK_INT(iso.code, 1);
     CHECK(!iso.signaled);
@@ -80,7 +80,7 @@ static int cut_record(struct cdd_child *ch, void *arg)
 static void test_cut_record_is_not_read(void)
 {
     struct cdd_isolated iso;
-    CHECK_INT(cdd_run_isolated(cut_record, NULL, 1024, 0, &iso), 0);
+    CHECK_INT(cdd_run_isolated(cut_record, NULL, 1024, 0, NULL, &iso), 0);
     size_t pos = 0, n = 0;
     const char *p = NULL;
     char type = 0;
@@ -106,7 +106,7 @@ static void test_past_its_bound_is_stopped(void)
 {
     struct cdd_isolated iso;
     char how[96];
-    CHECK_INT(cdd_run_isolated(send_a_lot, NULL, 1000, 0, &iso), 0);
+    CHECK_INT(cdd_run_isolated(send_a_lot, NULL, 1000, 0, NULL, &iso), 0);
     CHECK(iso.over);
     CHECK(!cdd_isolated_ok(&iso));
     CHECK(cdd_sb_len(&iso.out) <= 1000);
@@ -138,14 +138,14 @@ static void test_death_keeps_what_came_before(void)
     struct cdd_isolated iso;
     char how[96];
     /* Only where fn runs in a child: in-process the crash would be ours. */
-    CHECK_INT(cdd_run_isolated(send_three, NULL, 1024, 0, &iso), 0);
+    CHECK_INT(cdd_run_isolated(send_three, NULL, 1024, 0, NULL, &iso), 0);
     int apart = iso.isolated;
     cdd_isolated_free(&iso);
     if (!apart) {
         printf("  (fn runs in this process here: no crash case)\n");
         return;
     }
-    CHECK_INT(cdd_run_isolated(send_then_crash, NULL, 1024, 0, &iso), 0);
+    CHECK_INT(cdd_run_isolated(send_then_crash, NULL, 1024, 0, NULL, &iso), 0);
     CHECK(iso.signaled);
     CHECK_INT(iso.code, SIGSEGV);
     CHECK(!cdd_isolated_ok(&iso));
@@ -192,14 +192,14 @@ static void test_silence_past_its_bound_is_stopped(void)
 #else
     struct cdd_isolated iso;
     char how[96];
-    CHECK_INT(cdd_run_isolated(keep_sending, NULL, 1024, 400, &iso), 0);
+    CHECK_INT(cdd_run_isolated(keep_sending, NULL, 1024, 400, NULL, &iso), 0);
     CHECK(cdd_isolated_ok(&iso));
     CHECK(!iso.stalled);
     CHECK_INT((int)cdd_sb_len(&iso.out), 10 * 9 + 5);
     cdd_isolated_free(&iso);
 
     double t0 = seconds();
-    CHECK_INT(cdd_run_isolated(send_then_hang, NULL, 1024, 400, &iso), 0);
+    CHECK_INT(cdd_run_isolated(send_then_hang, NULL, 1024, 400, NULL, &iso), 0);
     double took = seconds() - t0;
     CHECK(iso.stalled);
     CHECK(!cdd_isolated_ok(&iso));

@@ -10,8 +10,6 @@
 #include "cdd/fsops.h"
 #include "cdd/hash.h"
 
-#define HASH_BLOCK (256u * 1024u)
-
 static int hold(const char *path, struct cdd_rfile *f, struct cdd_rfile **out,
                 struct cdd_finfo *at_open);
 
@@ -75,37 +73,7 @@ out:
 
 int cdd_archive_hash(struct cdd_rfile *f, uint8_t digest[32], uint64_t *size)
 {
-    struct cdd_sha256 *h = NULL;
-    unsigned char *buf = malloc(HASH_BLOCK);
-    uint64_t off = 0;
-    int r;
-    if (!buf)
-        return cdd_fail(CDD_E_NOMEM, cdd_rfile_path(f), 0, NULL);
-    if ((r = cdd_sha256_new(&h)) < 0)
-        goto out;
-    for (;;) {
-        size_t got = 0;
-        if (cdd_cancelled()) {
-            r = cdd_fail(CDD_E_INTERRUPTED, cdd_rfile_path(f), 0,
-                         "interrupted while hashing");
-            goto out;
-        }
-        if ((r = cdd_rfile_pread(f, off, buf, HASH_BLOCK, &got)) < 0)
-            goto out;
-        if (got == 0)
-            break;
-        if ((r = cdd_sha256_update(h, buf, got)) < 0)
-            goto out;
-        off += got;
-    }
-    if ((r = cdd_sha256_final(h, digest)) < 0)
-        goto out;
-    if (size)
-        *size = off;
-out:
-    cdd_sha256_free(h);
-    free(buf);
-    return r;
+    return cdd_sha256_rfile(f, cdd_rfile_path(f), digest, size);
 }
 
 int cdd_archive_unchanged(struct cdd_rfile *f, const struct cdd_finfo *at_open)

@@ -212,7 +212,8 @@ static void run_apart(struct vctx *c, const struct step *s)
     struct apart a = {c, s};
     struct cdd_isolated iso;
     if (cdd_run_isolated(child_main, &a, APART_MAX,
-                         cdd_gpu_timeout_ms(c->o->gpu_timeout), &iso) != 0) {
+                         cdd_gpu_timeout_ms(c->o->gpu_timeout), s->what,
+                         &iso) != 0) {
         if (cdd_last_error()->code == CDD_E_NOMEM)
             c->res->checks.nomem = 1;
         else

@@ -159,7 +159,9 @@ int cdd_fit_gpus_probe(struct cdd_fit_gpus *g)
 {
     struct cdd_isolated iso;
     int r = cdd_run_isolated(probe_child, g, PROBE_MAX,
-                             cdd_gpu_timeout_ms(g->timeout), &iso);
+                             cdd_gpu_timeout_ms(g->timeout),
+                             "the GPU listing (cuInit, device queries)",
+                             &iso);
     if (r) {
         if (cdd_last_error()->code != CDD_E_NOMEM) {
             char *why = cdd_strdup(cdd_last_error()->msg);
