@@ -78,7 +78,6 @@ int cdd_journal_parse(const char *source, char *text, struct cdd_journal *j);
 
 /* The rules (also used when operations are queued). */
 int cdd_jpath_ok(const char *p);          /* a tree path install writes */
-int cdd_jpath_in_state(const char *p);    /* first component .cudnn-deploy */
 int cdd_jdest_ok(const char *p);
 int cdd_jsrc_ok(const char *p, const char *id);
 int cdd_jdir_ok(const char *p);           /* M and R folders */

@@ -82,4 +82,9 @@ char *cdd_path_join(const char *a, const char *b);
  * to "site-packages" or "dist-packages"? */
 int cdd_path_in_python_package(const char *path);
 
+/* Is the first component of a tree path the state folder (CDD_STATE_DIR),
+ * ignoring ASCII case? On a case-insensitive filesystem ".CUDNN-DEPLOY/x"
+ * is the same place. */
+int cdd_path_in_state(const char *p);
+
 #endif

@@ -32,6 +32,9 @@ struct cdd_sb {
     int err;          /* the first failure of cdd_sb_catf (sticky), or 0 */
 };
 
+/* The same as a static initializer: struct cdd_sb b = CDD_SB_INIT(max, what). */
+#define CDD_SB_INIT(max, what) {NULL, 0, 0, (max), (what), 0}
+
 /* An empty buffer that may hold up to max bytes; what (a static string)
  * names its content in the error when an append would pass max. Allocates
  * nothing: a buffer that is never appended to need not be freed. */
@@ -72,6 +75,11 @@ void cdd_sb_free(struct cdd_sb *sb);
 char *cdd_strdup(const char *s);
 /* The first n bytes of s, NUL-terminated. */
 char *cdd_strndup(const char *s, size_t n);
+/* cdd_vfail (error.h) with the message made first within CDD_TEXT_MAX, so
+ * that one quoting untrusted input stays bounded: past that, the failure
+ * is TOOLONG naming what. Returns the code recorded. */
+int cdd_vfail_text(int code, const char *path, const char *what,
+                   const char *fmt, va_list ap) CDD_PRINTF(4, 0);
 /* A malloc'd printf result bounded by max bytes (NULL: error recorded). */
 char *cdd_aprintf(size_t max, const char *what, const char *fmt, ...)
     CDD_PRINTF(3, 4);
@@ -90,6 +98,13 @@ int cdd_grow(void *pp, size_t *cap, size_t need, size_t size, size_t max,
 /* The same for an array a (a T * lvalue): room for need items. */
 #define CDD_GROW(a, capp, need, max, what) \
     cdd_grow(&(a), (capp), (need), sizeof *(a), (max), (what))
+
+/* Append the first n bytes of s and a newline to *list, a malloc'd
+ * newline-separated list (NULL: empty) of at most max bytes with its NUL;
+ * 0, or CDD_E_TOOLONG (naming what) / CDD_E_NOMEM recorded with *list
+ * unchanged. The lists of folders a mkdirs created. */
+int cdd_lines_add(char **list, const char *s, size_t n, size_t max,
+                  const char *what);
 
 /* An array of items of one size, up to max items. */
 struct cdd_vec {

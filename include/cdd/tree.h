@@ -108,6 +108,9 @@ int cdd_tree_mkdir(struct cdd_tree *t, const char *rel);
 /* Create rel and its missing parents; *created (may be NULL) receives the
  * tree paths of the folders created, newline-separated, outermost first. */
 int cdd_tree_mkdirs(struct cdd_tree *t, const char *rel, char **created);
+/* Create the missing folders that will hold the tree path rel (nothing for
+ * a name at the root). */
+int cdd_tree_mkparents(struct cdd_tree *t, const char *rel);
 int cdd_tree_symlink(struct cdd_tree *t, const char *target, const char *rel);
 /* Give rel ("" is the root) the modification time sec, not following a
  * final link (install --mtime). */

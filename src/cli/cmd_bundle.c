@@ -9,17 +9,6 @@
 #include "cmds.h"
 #include "report.h"
 
-struct note_ctx {
-    struct cdd_report *rep;
-    struct cdd_progress_ui *ui;
-};
-
-static void on_note(void *ud, const char *msg)
-{
-    struct note_ctx *n = ud;
-    cdd_progress_clear(n->ui);
-    cdd_say(n->rep, "  %s", msg);
-}
 
 int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep,
                    struct cdd_cli_tree *tt)
@@ -29,7 +18,7 @@ int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep,
     const struct cdd_opts_obtain *ob = &cl->obtain;
     struct cdd_manifest *ms[sizeof b->manifests.v / sizeof b->manifests.v[0]];
     struct cdd_bundle_result res = {0};
-    struct note_ctx nc = {rep, NULL};
+    struct cdd_cli_notes nc = {rep, NULL};
     size_t n = 0;
     int r = 0;
 
@@ -50,10 +39,7 @@ int cdd_cmd_bundle(const struct cdd_cmdline *cl, struct cdd_report *rep,
     struct cdd_bundle_opts o = {
         .dir = b->dir, .cache_dir = ob->cache_dir,
         .archives = b->archives.v, .n_archives = b->archives.n,
-        .net = {.cacert = ob->cacert, .connect_timeout_s = ob->connect_timeout,
-                .low_speed_limit = ob->low_speed_limit,
-                .low_speed_time_s = ob->low_speed_time, .retries = ob->retries,
-                .note = on_note, .note_ud = &nc},
+        .net = cdd_cli_net_opts(ob, &nc),
         .progress = cdd_progress_cb, .progress_ud = nc.ui};
     cdd_say(rep, "Bundling %zu manifest%s into %s", n, n == 1 ? "" : "s",
             b->dir);

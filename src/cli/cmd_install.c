@@ -96,13 +96,9 @@ static int components(const struct cdd_cmdline *cl,
         }
         cdd_say(rep, "Obtaining %s (component %s)", k->m->archive.filename,
                 k->name);
-        struct cdd_obtain_opts o = {
-            .m = k->m, .cache_dir = ob->cache_dir,
-            .net = {.cacert = ob->cacert,
-                    .connect_timeout_s = ob->connect_timeout,
-                    .low_speed_limit = ob->low_speed_limit,
-                    .low_speed_time_s = ob->low_speed_time,
-                    .retries = ob->retries}};
+        struct cdd_cli_notes nc = {rep, NULL};
+        struct cdd_obtain_opts o = {.m = k->m, .cache_dir = ob->cache_dir,
+                                    .net = cdd_cli_net_opts(ob, &nc)};
         int r = cdd_obtain_archive(&o, &got[i]);
         if (r)
             return r;
@@ -185,12 +181,7 @@ static char *final_path(struct cdd_rfile *f)
     size_t n = strlen(p);
     if (n > 5 && strcmp(p + n - 5, ".part") == 0)
         n -= 5;
-    char *r = malloc(n + 1);
-    if (r) {
-        memcpy(r, p, n);
-        r[n] = '\0';
-    }
-    return r;
+    return cdd_strndup(p, n);
 }
 
 /* What install decides before the target is touched (the dispatcher then

@@ -79,6 +79,19 @@ int cdd_cli_target_given(const struct cdd_opts_target *o);
 void cdd_cli_report_recovery(struct cdd_report *rep,
                              const struct cdd_recovery *rc);
 
+/* The core's network notes ("retrying in 2 s") said between progress bars
+ * (obtain.c): the note callback of cdd_net_opts, its ud a cdd_cli_notes. */
+struct cdd_progress_ui;
+struct cdd_net_opts;
+struct cdd_cli_notes {
+    struct cdd_report *rep;
+    struct cdd_progress_ui *ui;
+};
+/* The network options from the obtain options, notes to n (obtain.c;
+ * fetch, install, bundle). */
+struct cdd_net_opts cdd_cli_net_opts(const struct cdd_opts_obtain *o,
+                                     struct cdd_cli_notes *n);
+
 /* Obtain the manifest's archive through the cache, reporting what was used
  * (obtain.c); fetch, and install without --archive. */
 struct cdd_obtain_result;

@@ -14,16 +14,22 @@
 #include "cmds.h"
 #include "report.h"
 
-struct note_ctx {
-    struct cdd_report *rep;
-    struct cdd_progress_ui *ui;
-};
-
 static void on_note(void *ud, const char *msg)
 {
-    struct note_ctx *n = ud;
+    struct cdd_cli_notes *n = ud;
     cdd_progress_clear(n->ui);
     cdd_say(n->rep, "  %s", msg);
+}
+
+struct cdd_net_opts cdd_cli_net_opts(const struct cdd_opts_obtain *a,
+                                     struct cdd_cli_notes *n)
+{
+    struct cdd_net_opts o = {
+        .cacert = a->cacert, .connect_timeout_s = a->connect_timeout,
+        .low_speed_limit = a->low_speed_limit,
+        .low_speed_time_s = a->low_speed_time, .retries = a->retries,
+        .note = on_note, .note_ud = n};
+    return o;
 }
 
 static char *human_size(uint64_t n, char *buf, size_t len)
@@ -40,16 +46,13 @@ static char *human_size(uint64_t n, char *buf, size_t len)
 /* The core's obtain request, from the options. */
 static struct cdd_obtain_opts obtain_opts(const struct cdd_opts_obtain *a,
                                           const struct cdd_manifest *m,
-                                          struct note_ctx *nc)
+                                          struct cdd_cli_notes *nc)
 {
     struct cdd_obtain_opts o = {
         .m = m, .urls = a->urls, .n_urls = a->n_urls,
         .sha256 = a->has_sha256 ? a->sha256 : NULL, .redistrib = a->redistrib,
         .cache_dir = a->cache_dir, .allow_unpinned = a->allow_unpinned,
-        .net = {.cacert = a->cacert, .connect_timeout_s = a->connect_timeout,
-                .low_speed_limit = a->low_speed_limit,
-                .low_speed_time_s = a->low_speed_time, .retries = a->retries,
-                .note = on_note, .note_ud = nc},
+        .net = cdd_cli_net_opts(a, nc),
         .progress = cdd_progress_cb, .progress_ud = nc->ui};
     return o;
 }
@@ -58,7 +61,7 @@ int cdd_cli_obtain_local(const struct cdd_opts_obtain *a,
                          const struct cdd_manifest *m, struct cdd_report *rep,
                          struct cdd_obtain_result *res)
 {
-    struct note_ctx nc = {rep, cdd_progress_new(1)};
+    struct cdd_cli_notes nc = {rep, cdd_progress_new(1)};
     struct cdd_obtain_opts o = obtain_opts(a, m, &nc);
     int r = cdd_obtain_local(&o, a->archive, res);
     cdd_progress_free(nc.ui);
@@ -75,7 +78,7 @@ int cdd_cli_obtain(const struct cdd_opts_obtain *a, int quiet,
                    const struct cdd_manifest *m, struct cdd_report *rep,
                    struct cdd_obtain_result *res)
 {
-    struct note_ctx nc = {rep, cdd_progress_new(quiet)};
+    struct cdd_cli_notes nc = {rep, cdd_progress_new(quiet)};
     struct cdd_obtain_opts o = obtain_opts(a, m, &nc);
     int r = cdd_obtain_archive(&o, res);
     cdd_progress_free(nc.ui);
@@ -88,7 +91,7 @@ int cdd_cli_obtain(const struct cdd_opts_obtain *a, int quiet,
  * the report is touched by one thread at a time: the caller says nothing
  * between start and finish. */
 struct cdd_cli_stream {
-    struct note_ctx nc;
+    struct cdd_cli_notes nc;
     struct cdd_obtain_stream *s;
     const struct cdd_manifest *m;
 };
@@ -180,7 +183,7 @@ int cdd_cli_obtain_plan(const struct cdd_opts_obtain *a,
                         const struct cdd_manifest *m, struct cdd_report *rep,
                         struct cdd_obtain_result *res)
 {
-    struct note_ctx nc = {rep, cdd_progress_new(1)};
+    struct cdd_cli_notes nc = {rep, cdd_progress_new(1)};
     struct cdd_obtain_opts o = obtain_opts(a, m, &nc);
     struct cdd_obtain_plan p;
     struct cdd_jw *w = NULL;

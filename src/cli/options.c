@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cdd/compat_attr.h"
+#include "cdd/cudnn_facts.h"
 #include "cdd/error.h"
 #include "cdd/profile.h"
 #include "cdd/strbuf.h"
@@ -302,15 +303,10 @@ static int usage(const char *fmt, ...) CDD_PRINTF(1, 2);
 
 static int usage(const char *fmt, ...)
 {
-    struct cdd_sb msg;
-    cdd_sb_init(&msg, CDD_TEXT_MAX, "usage message");
     va_list ap;
     va_start(ap, fmt);
-    int r = cdd_sb_vaddf(&msg, fmt, ap);
+    int r = cdd_vfail_text(CDD_E_USAGE, NULL, "usage message", fmt, ap);
     va_end(ap);
-    if (!r)
-        r = cdd_fail(CDD_E_USAGE, NULL, 0, "%s", cdd_sb_str(&msg));
-    cdd_sb_free(&msg);
     return r;
 }
 
@@ -366,21 +362,9 @@ static int parse_enum(const struct cdd_option *o, const char *v, int *out)
 static int parse_version(const struct cdd_option *o, const char *v)
 {
     /* Two to four dot-separated numbers: 8.5.0.96, 9.1.0. */
-    int parts = 0;
-    for (const char *p = v; *p;) {
-        size_t d = strspn(p, "0123456789");
-        if (d == 0 || d > 6)
-            break;
-        parts++;
-        p += d;
-        if (*p == '\0')
-            return parts >= 2 && parts <= 4
-                       ? 0
-                       : usage("--%s %s: expected a version like 8.5.0.96",
-                               o->name, v);
-        if (*p++ != '.')
-            break;
-    }
+    long comp[4]; /* fixed: a version's parts */
+    if (cdd_version_dotted(v, comp, 4) >= 2)
+        return 0;
     return usage("--%s %s: expected a version like 8.5.0.96", o->name, v);
 }
 

@@ -37,62 +37,32 @@
 
 /* ---- a growable string ---------------------------------------------------- */
 
-/* Grows through cdd_grow up to CDD_SHELL_TEXT_MAX (shell.h); the first
- * failure sticks, so a text built from many pieces is checked once. */
-struct sbuf {
-    char *s;
-    size_t n, cap;
-    int failed; /* the first failure (CDD_E_TOOLONG, CDD_E_NOMEM), 0 */
-};
+/* The one string buffer (strbuf.h), bounded by CDD_SHELL_TEXT_MAX (shell.h);
+ * the first failure sticks in its err, so a text built from many pieces is
+ * checked once. */
+#define SHELL_SB CDD_SB_INIT(CDD_SHELL_TEXT_MAX, "shell command")
 
-static void sb_addn(struct sbuf *b, const char *s, size_t n)
+static void sb_addn(struct cdd_sb *b, const char *s, size_t n)
 {
-    if (b->failed)
-        return;
-    if (n > CDD_SHELL_TEXT_MAX - b->n) {
-        b->failed = cdd_fail(CDD_E_TOOLONG, NULL, 0,
-                             "shell command longer than %zu bytes",
-                             (size_t)CDD_SHELL_TEXT_MAX);
-        return;
-    }
-    int rc = cdd_grow(&b->s, &b->cap, b->n + n + 1, 1,
-                      CDD_SHELL_TEXT_MAX + 1, "bytes of a shell command");
-    if (rc) {
-        b->failed = rc;
-        return;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
+    if (!b->err)
+        b->err = cdd_sb_add(b, s, n);
 }
 
-static void sb_add(struct sbuf *b, const char *s) { sb_addn(b, s, strlen(s)); }
-
-/* The first n bytes of s, malloc'd (strndup is missing from some C libraries). */
-static char *dup_n(const char *s, size_t n)
-{
-    char *p = malloc(n + 1);
-    if (p) {
-        memcpy(p, s, n);
-        p[n] = '\0';
-    }
-    return p;
-}
-static void sb_addc(struct sbuf *b, char c) { sb_addn(b, &c, 1); }
+static void sb_add(struct cdd_sb *b, const char *s) { sb_addn(b, s, strlen(s)); }
+static void sb_addc(struct cdd_sb *b, char c) { sb_addn(b, &c, 1); }
 
 /* The string built, or NULL with the fault recorded. */
-static char *sb_take(struct sbuf *b)
+static char *sb_take(struct cdd_sb *b)
 {
-    if (!b->s)
-        sb_addn(b, "", 0); /* an empty string is a string too */
-    if (b->failed) {
-        free(b->s);
+    if (b->err) {
+        int code = b->err;
+        cdd_sb_free(b);
         /* The record may be a later one's: at least the code. */
-        if (cdd_last_error()->code != b->failed)
-            cdd_fail(b->failed, NULL, 0, NULL);
+        if (cdd_last_error()->code != code)
+            cdd_fail(code, NULL, 0, NULL);
         return NULL;
     }
-    return b->s;
+    return cdd_sb_take(b);
 }
 
 /* ---- names ----------------------------------------------------------------- */
@@ -240,7 +210,7 @@ static size_t ps_quote_char(const char *s)
 }
 
 /* s as a quoted PowerShell string (always quoted: values in expressions). */
-static void ps_str(struct sbuf *b, const char *s)
+static void ps_str(struct cdd_sb *b, const char *s)
 {
     sb_addc(b, '\'');
     while (*s) {
@@ -258,7 +228,7 @@ static void ps_str(struct sbuf *b, const char *s)
 
 /* s as it goes between cmd's quotes: each '%' doubled in a batch file (the
  * prompt form never gets here with one). */
-static void cmd_pct(struct sbuf *b, enum cdd_shell sh, const char *s)
+static void cmd_pct(struct cdd_sb *b, enum cdd_shell sh, const char *s)
 {
     for (; *s; s++) {
         if (*s == '%' && sh == CDD_SHELL_CMD_BATCH)
@@ -268,7 +238,7 @@ static void cmd_pct(struct sbuf *b, enum cdd_shell sh, const char *s)
 }
 
 /* s as one word; 0, or -1 when this shell cannot hold it (fault recorded). */
-static int quote_into(struct sbuf *b, enum cdd_shell sh, const char *s)
+static int quote_into(struct cdd_sb *b, enum cdd_shell sh, const char *s)
 {
     if (has_control(s))
         return refuse(sh, "it holds a control character", s), -1;
@@ -332,9 +302,9 @@ static int quote_into(struct sbuf *b, enum cdd_shell sh, const char *s)
 
 char *cdd_shell_quote(enum cdd_shell sh, const char *s)
 {
-    struct sbuf b = {0};
+    struct cdd_sb b = SHELL_SB;
     if (quote_into(&b, sh, s ? s : "")) {
-        free(b.s);
+        cdd_sb_free(&b);
         return NULL;
     }
     return sb_take(&b);
@@ -344,7 +314,7 @@ char *cdd_shell_quote(enum cdd_shell sh, const char *s)
  * prompt the character after a '%' too, so that no %NAME% expands (the
  * prompt leaves an unknown %NAME% as it is, and the caret then goes away);
  * in a batch file each '%' doubled instead. */
-static void cmd_carets(struct sbuf *b, enum cdd_shell sh, const char *s)
+static void cmd_carets(struct cdd_sb *b, enum cdd_shell sh, const char *s)
 {
     int after_pct = 0;
     for (; *s; s++) {
@@ -387,7 +357,7 @@ static const char *sh_rc(enum cdd_shell sh)
 }
 
 /* sh family and fish: append line to file (as root when sudo). */
-static int append_line(struct sbuf *b, enum cdd_shell sh, const char *line,
+static int append_line(struct cdd_sb *b, enum cdd_shell sh, const char *line,
                        const char *file, int sudo)
 {
     sb_add(b, "printf '%s\\n' ");
@@ -404,10 +374,10 @@ static int append_line(struct sbuf *b, enum cdd_shell sh, const char *line,
     return 0;
 }
 
-static int render_posix_var(struct sbuf *b, enum cdd_shell sh,
+static int render_posix_var(struct cdd_sb *b, enum cdd_shell sh,
                             const struct cdd_fix *f)
 {
-    struct sbuf line = {0};
+    struct cdd_sb line = SHELL_SB;
     int rc = -1;
     sb_add(&line, "export ");
     sb_add(&line, f->name);
@@ -425,25 +395,25 @@ static int render_posix_var(struct sbuf *b, enum cdd_shell sh,
         sb_add(&line, f->name);
         sb_add(&line, "}\"");
     }
-    if (line.failed)
+    if (line.err)
         goto out;
     if (f->scope == CDD_FIX_SESSION)
-        sb_add(b, line.s);
+        sb_add(b, cdd_sb_str(&line));
     else if (f->scope == CDD_FIX_USER)
-        rc = append_line(b, sh, line.s, sh_rc(sh), 0);
+        rc = append_line(b, sh, cdd_sb_str(&line), sh_rc(sh), 0);
     else
-        rc = append_line(b, sh, line.s, "/etc/profile.d/cudnn-deploy.sh", 1);
+        rc = append_line(b, sh, cdd_sb_str(&line), "/etc/profile.d/cudnn-deploy.sh", 1);
     if (f->scope == CDD_FIX_SESSION)
         rc = 0;
 out:
-    free(line.s);
+    cdd_sb_free(&line);
     return rc;
 }
 
-static int render_fish_var(struct sbuf *b, const struct cdd_fix *f)
+static int render_fish_var(struct cdd_sb *b, const struct cdd_fix *f)
 {
     const enum cdd_shell sh = CDD_SHELL_FISH;
-    struct sbuf line = {0};
+    struct cdd_sb line = SHELL_SB;
     int rc = -1;
     if (f->kind == CDD_FIX_PREPEND && f->scope == CDD_FIX_USER &&
         !strcmp(f->name, "PATH")) {
@@ -453,7 +423,7 @@ static int render_fish_var(struct sbuf *b, const struct cdd_fix *f)
         while (1) {
             const char *e = strchr(p, f->sep);
             size_t n = e ? (size_t)(e - p) : strlen(p);
-            char *one = dup_n(p, n);
+            char *one = cdd_strndup(p, n);
             if (!one)
                 return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL), -1;
             sb_addc(b, ' ');
@@ -477,17 +447,17 @@ static int render_fish_var(struct sbuf *b, const struct cdd_fix *f)
         sb_add(&line, " $");
         sb_add(&line, f->name);
     }
-    if (line.failed)
+    if (line.err)
         goto out;
     if (f->scope == CDD_FIX_SYSTEM)
-        rc = append_line(b, sh, line.s, "/etc/fish/conf.d/cudnn-deploy.fish",
+        rc = append_line(b, sh, cdd_sb_str(&line), "/etc/fish/conf.d/cudnn-deploy.fish",
                          1);
     else {
-        sb_add(b, line.s);
+        sb_add(b, cdd_sb_str(&line));
         rc = 0;
     }
 out:
-    free(line.s);
+    cdd_sb_free(&line);
     return rc;
 }
 
@@ -496,7 +466,7 @@ static const char *ps_target(const struct cdd_fix *f)
     return f->scope == CDD_FIX_SYSTEM ? "'Machine'" : "'User'";
 }
 
-static void render_ps_var(struct sbuf *b, const struct cdd_fix *f)
+static void render_ps_var(struct cdd_sb *b, const struct cdd_fix *f)
 {
     char sep[2] = {f->sep, '\0'}; /* fixed: a separator */
     if (f->scope == CDD_FIX_SESSION) {
@@ -546,7 +516,7 @@ static int ci_equal(const char *a, const char *b)
 }
 
 /* set "NAME=value" (with_old: the old value after the separator). */
-static void cmd_quoted_set(struct sbuf *b, enum cdd_shell sh,
+static void cmd_quoted_set(struct cdd_sb *b, enum cdd_shell sh,
                            const struct cdd_fix *f, int with_old)
 {
     sb_add(b, "set \"");
@@ -562,7 +532,7 @@ static void cmd_quoted_set(struct sbuf *b, enum cdd_shell sh,
     sb_addc(b, '"');
 }
 
-static int render_cmd_var(struct sbuf *b, enum cdd_shell sh,
+static int render_cmd_var(struct cdd_sb *b, enum cdd_shell sh,
                           const struct cdd_fix *f)
 {
     int batch = sh == CDD_SHELL_CMD_BATCH;
@@ -618,15 +588,15 @@ static int render_cmd_var(struct sbuf *b, enum cdd_shell sh,
     }
     /* setx would write the joined user and machine Path into one of them
      * (and cut it at 1024 characters): let PowerShell edit the one list. */
-    struct sbuf ps = {0};
+    struct cdd_sb ps = SHELL_SB;
     render_ps_var(&ps, f);
     sb_add(b, "powershell -NoProfile -Command \"");
-    if (ps.s)
-        cmd_pct(b, sh, ps.s);
+    if (ps.buf)
+        cmd_pct(b, sh, ps.buf);
     sb_addc(b, '"');
-    if (ps.failed && !b->failed)
-        b->failed = ps.failed;
-    free(ps.s);
+    if (ps.err && !b->err)
+        b->err = ps.err;
+    cdd_sb_free(&ps);
     return 0;
 }
 
@@ -639,7 +609,7 @@ static int each_line(const char *text, int (*fn)(void *, const char *, size_t),
     while (*p) {
         const char *e = strchr(p, '\n');
         size_t n = e ? (size_t)(e - p) : strlen(p);
-        char *line = dup_n(p, n);
+        char *line = cdd_strndup(p, n);
         if (!line)
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL), -1;
         int rc = fn(ud, line, i++);
@@ -652,7 +622,7 @@ static int each_line(const char *text, int (*fn)(void *, const char *, size_t),
 }
 
 struct line_ctx {
-    struct sbuf *b;
+    struct cdd_sb *b;
     enum cdd_shell sh;
     const char *path; /* cmd: the quoted file */
 };
@@ -685,7 +655,7 @@ static int line_cmd(void *ud, const char *line, size_t i)
     return 0;
 }
 
-static int render_write(struct sbuf *b, enum cdd_shell sh,
+static int render_write(struct cdd_sb *b, enum cdd_shell sh,
                         const struct cdd_fix *f)
 {
     struct line_ctx c = {b, sh, NULL};
@@ -698,9 +668,9 @@ static int render_write(struct sbuf *b, enum cdd_shell sh,
         return each_line(f->value, line_word, &c);
     }
     if (cdd_shell_is_cmd(sh)) {
-        struct sbuf q = {0};
+        struct cdd_sb q = SHELL_SB;
         if (quote_into(&q, sh, f->name)) {
-            free(q.s);
+            cdd_sb_free(&q);
             return -1;
         }
         if (!(c.path = sb_take(&q)))
@@ -728,7 +698,7 @@ static int render_write(struct sbuf *b, enum cdd_shell sh,
     return 0;
 }
 
-static int render_run(struct sbuf *b, enum cdd_shell sh,
+static int render_run(struct cdd_sb *b, enum cdd_shell sh,
                       const struct cdd_fix *f)
 {
     if (sh == CDD_SHELL_POWERSHELL) {
@@ -757,7 +727,7 @@ static int render_run(struct sbuf *b, enum cdd_shell sh,
 
 char *cdd_shell_render(enum cdd_shell sh, const struct cdd_fix *f)
 {
-    struct sbuf b = {0};
+    struct cdd_sb b = SHELL_SB;
     int rc = -1;
     if ((unsigned)sh >= CDD_SHELL_COUNT) {
         refuse(sh, "unknown shell", f->name);
@@ -798,7 +768,7 @@ char *cdd_shell_render(enum cdd_shell sh, const struct cdd_fix *f)
         goto fail;
     return sb_take(&b);
 fail:
-    free(b.s);
+    cdd_sb_free(&b);
     return NULL;
 }
 
@@ -834,7 +804,7 @@ const char *cdd_shell_scope_label(enum cdd_shell sh, const struct cdd_fix *f)
 char *cdd_shell_render_alt(enum cdd_shell sh, const struct cdd_fixes *f,
                            unsigned alt)
 {
-    struct sbuf b = {0};
+    struct cdd_sb b = SHELL_SB;
     /* Windows PowerShell 5.1 has no '&&'; cmd would give an unquoted
      * value (set X=a^%b) the space before it. */
     const char *join = sh == CDD_SHELL_POWERSHELL ? "; "
@@ -846,7 +816,7 @@ char *cdd_shell_render_alt(enum cdd_shell sh, const struct cdd_fixes *f,
             continue;
         char *one = cdd_shell_render(sh, &f->v[i]);
         if (!one) {
-            free(b.s);
+            cdd_sb_free(&b);
             return NULL;
         }
         if (any)
@@ -856,7 +826,7 @@ char *cdd_shell_render_alt(enum cdd_shell sh, const struct cdd_fixes *f,
         any = 1;
     }
     if (!any) {
-        free(b.s);
+        cdd_sb_free(&b);
         cdd_fail(CDD_E_NOTSUP, NULL, 0, "no fix in alternative %u", alt);
         return NULL;
     }

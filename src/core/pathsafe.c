@@ -8,6 +8,7 @@
 #include "casefold.h"
 #include "cdd/error.h"
 #include "cdd/platform.h"
+#include "cdd/state.h"
 #include "cdd/strbuf.h"
 
 #include <stdint.h>
@@ -515,6 +516,12 @@ int cdd_path_in_python_package(const char *path)
             p++;
     }
     return 0;
+}
+
+int cdd_path_in_state(const char *p)
+{
+    size_t n = strlen(CDD_STATE_DIR);
+    return ascii_ieq(p, CDD_STATE_DIR, n) && (p[n] == '/' || p[n] == '\0');
 }
 
 size_t cdd_name_units(const char *name, size_t n)

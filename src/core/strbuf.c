@@ -204,6 +204,31 @@ char *cdd_strdup(const char *s)
     return s ? cdd_strndup(s, strlen(s)) : NULL;
 }
 
+int cdd_vfail_text(int code, const char *path, const char *what,
+                   const char *fmt, va_list ap)
+{
+    struct cdd_sb msg;
+    cdd_sb_init(&msg, CDD_TEXT_MAX, what);
+    int r = cdd_sb_vaddf(&msg, fmt, ap);
+    if (!r)
+        r = cdd_fail(code, path, 0, "%s", cdd_sb_str(&msg));
+    cdd_sb_free(&msg);
+    return r;
+}
+
+int cdd_lines_add(char **list, const char *s, size_t n, size_t max,
+                  const char *what)
+{
+    size_t old = *list ? strlen(*list) : 0;
+    int r = CDD_GROW(*list, NULL, old + n + 2, max, what);
+    if (r)
+        return r;
+    memcpy(*list + old, s, n);
+    (*list)[old + n] = '\n';
+    (*list)[old + n + 1] = '\0';
+    return 0;
+}
+
 char *cdd_strndup(const char *s, size_t n)
 {
     if (!s)

@@ -10,8 +10,8 @@
 #       release binary; STRIDE runs with OFFSET 0..STRIDE-1 together try
 #       every N. Writes $OUT/malloc-S-O.{log,json}.
 #   tests/device/campaign.sh valgrind SCRIPT DEADLINE [JOBS]
-#       scripts/valgrind.sh on one e2e script (test_tamper, test_parallel,
-#       test_kill, ...) split by test id into 4 x JOBS parts
+#       scripts/valgrind.sh on e2e scripts (test_tamper, or a quoted list:
+#       "test_cli test_ux", named a+b) split by test id into 4 x JOBS parts
 #       (VALGRIND_SPLIT overrides), JOBS (default: nproc) at a time, no part
 #       started after DEADLINE s, and everything stopped at DEADLINE + 60 s
 #       (CAMPAIGN_HARD overrides). Writes $OUT/valgrind-SCRIPT.log, the
@@ -53,7 +53,10 @@ valgrind)
     split=${VALGRIND_SPLIT:-$((4 * jobs))}
     hard=${CAMPAIGN_HARD:-$((deadline + 60))}
     build=${CAMPAIGN_BUILD:-$CARRY/build-valgrind}
-    log=$OUT/valgrind-$script.log
+    # SCRIPT may be a list ("test_install test_cli"): one campaign, its
+    # outputs named after the list joined by "+".
+    name=$(echo $script | tr ' ' '+')
+    log=$OUT/valgrind-$name.log
     echo "== valgrind over $script: $split parts, $jobs at a time, deadline" \
          "$deadline s, stopped at $hard s" | tee "$log"
     # The client's C library: Debian's ld.so, libc and their debug files
@@ -87,12 +90,20 @@ valgrind)
     bad=$(grep -l 'ERROR SUMMARY: [1-9]' "$logs"/vg.*.log 2>/dev/null | wc -l)
     errs=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$logs"/vg.*.log 2>/dev/null |
         awk '{s += $1} END {print s + 0}')
-    tests=$(wc -l <"$logs/$script.ids" 2>/dev/null || echo "?")
+    tests=0
+    for s in $script; do
+        n=$(wc -l <"$logs/$s.ids" 2>/dev/null) || { tests="?"; break; }
+        tests=$((tests + n))
+    done
     ran=$(cat "$logs"/*.out 2>/dev/null | sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in.*/\1/p' |
         awk '{s += $1} END {print s + 0}')
     {
         echo "== valgrind.sh exit $rc after $(( $(date +%s) - start )) s"
-        echo "summary: $script: $ran of $tests tests ran in $done_ of $total parts" \
+        # Sharded (VALGRIND_SHARDS=S), each test runs once per shard.
+        runs="$ran of $tests tests ran"
+        [ "${VALGRIND_SHARDS:-1}" -gt 1 ] &&
+            runs="$tests tests over ${VALGRIND_SHARDS} shards each: $ran of $((tests * VALGRIND_SHARDS)) shard runs ran"
+        echo "summary: $script: $runs in $done_ of $total parts" \
              "($cut not started: deadline; $killed stopped at the hard limit);" \
              "$procs memcheck processes ($finished finished), $errs errors in $bad"
         [ -z "$failed" ] || echo "parts that failed: $failed"
@@ -108,11 +119,11 @@ valgrind)
                  sub(/^==[0-9]+== /, ""); print "  " $0; n = 6; next }
              n > 0 && /(at|by) 0x/ { sub(/^==[0-9]+== +/, ""); print "      " $0; n--; next }
              { n = 0 }' "$f"
-    done >"$OUT/valgrind-$script.errors"
-    [ -s "$OUT/valgrind-$script.errors" ] &&
-        echo "errors by process: $OUT/valgrind-$script.errors" | tee -a "$log"
-    mkdir -p "$OUT/valgrind-$script"
-    for f in $failed; do cp "$logs/$f.out" "$OUT/valgrind-$script/"; done
+    done >"$OUT/valgrind-$name.errors"
+    [ -s "$OUT/valgrind-$name.errors" ] &&
+        echo "errors by process: $OUT/valgrind-$name.errors" | tee -a "$log"
+    mkdir -p "$OUT/valgrind-$name"
+    for f in $failed; do cp "$logs/$f.out" "$OUT/valgrind-$name/"; done
     [ "$bad" -eq 0 ] && [ -z "$failed" ] && [ "$killed" -eq 0 ] ;;
 *) usage ;;
 esac

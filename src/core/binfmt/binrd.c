@@ -75,15 +75,10 @@ void cdd_binrd_fini(struct cdd_binrd *r)
 
 int cdd_binrd_corrupt(struct cdd_binrd *r, const char *fmt, ...)
 {
-    struct cdd_sb msg;
-    cdd_sb_init(&msg, CDD_TEXT_MAX, "binary fault");
     va_list ap;
     va_start(ap, fmt);
-    int rc = cdd_sb_vaddf(&msg, fmt, ap);
+    int rc = cdd_vfail_text(CDD_E_CORRUPT, r->path, "binary fault", fmt, ap);
     va_end(ap);
-    if (!rc)
-        rc = cdd_fail(CDD_E_CORRUPT, r->path, 0, "%s", cdd_sb_str(&msg));
-    cdd_sb_free(&msg);
     return rc;
 }
 

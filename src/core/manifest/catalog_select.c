@@ -3,6 +3,7 @@
  * driver, and if not, every reason why. The rules are docs/releases.md's
  * "Selection"; the facts they read are the catalog's (facts.json). */
 #include "cdd/catalog.h"
+#include "cdd/cudnn_facts.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,21 +48,9 @@ int cdd_cat_cc_parse(const char *s)
 
 int cdd_cat_want_check(const char *want)
 {
-    int parts = 0;
-    if (strcmp(want, "latest") == 0)
+    long comp[4]; /* fixed: a version's parts */
+    if (strcmp(want, "latest") == 0 || cdd_version_dotted(want, comp, 4) >= 1)
         return 0;
-    for (const char *p = want;;) {
-        size_t d = strspn(p, "0123456789");
-        if (d == 0 || d > 6)
-            break;
-        parts++;
-        p += d;
-        if (*p == '\0')
-            return parts <= 4 ? 0 : cdd_fail(CDD_E_USAGE, NULL, 0,
-                "--cudnn %s: expected 9, 9.13, 9.13.0.50 or latest", want);
-        if (*p++ != '.')
-            break;
-    }
     return cdd_fail(CDD_E_USAGE, NULL, 0,
                     "--cudnn %s: expected 9, 9.13, 9.13.0.50 or latest", want);
 }

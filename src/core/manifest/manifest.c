@@ -1182,12 +1182,7 @@ static char *stem_of(const char *path)
     size_t n = strlen(base);
     if (n > 5 && strcmp(base + n - 5, ".json") == 0)
         n -= 5;
-    char *s = malloc(n + 1);
-    if (s) {
-        memcpy(s, base, n);
-        s[n] = '\0';
-    }
-    return s;
+    return cdd_strndup(base, n);
 }
 
 /* Count the values cJSON would make of text (at most 1 + commas + opening

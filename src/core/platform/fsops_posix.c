@@ -485,22 +485,6 @@ int cdd_fs_mkdir(const char *path)
  * them), each with its newline, and the NUL. */
 #define CREATED_LIST_MAX(len) (((len) / 2 + 1) * ((len) + 1) + 1)
 
-/* Append s and a newline to the list *buf (max bytes at most); 0, or
- * CDD_E_TOOLONG / CDD_E_NOMEM recorded, *buf unchanged. */
-static int append_str(char **buf, const char *s, size_t max)
-{
-    size_t old = *buf ? strlen(*buf) : 0, add = strlen(s);
-    int r = cdd_grow(buf, NULL, old + add + 2, 1, max,
-                     "list of created folders");
-    if (r)
-        return r;
-    char *n = *buf;
-    memcpy(n + old, s, add);
-    n[old + add] = '\n';
-    n[old + add + 1] = '\0';
-    return 0;
-}
-
 int cdd_fs_mkdirs(const char *path, char **created)
 {
     int r = 0;
@@ -528,7 +512,8 @@ int cdd_fs_mkdirs(const char *path, char **created)
             if (r)
                 goto out;
             if (created &&
-                (r = append_str(created, p, CREATED_LIST_MAX(len))) != 0)
+                (r = cdd_lines_add(created, p, strlen(p), CREATED_LIST_MAX(len),
+                                   "list of created folders")) != 0)
                 goto out;
         } else if (!S_ISDIR(sb.st_mode)) {
             r = cdd_fail(CDD_E_IO, p, ENOTDIR, "exists and is not a folder");

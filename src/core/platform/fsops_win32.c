@@ -779,22 +779,6 @@ out:
  * them), each with its newline, and the NUL. */
 #define CREATED_LIST_MAX(len) (((len) / 2 + 1) * ((len) + 1) + 1)
 
-/* Append s and a newline to the list *buf (max bytes at most); 0, or
- * CDD_E_TOOLONG / CDD_E_NOMEM recorded, *buf unchanged. */
-static int append_str(char **buf, const char *s, size_t max)
-{
-    size_t old = *buf ? strlen(*buf) : 0, add = strlen(s);
-    int r = cdd_grow(buf, NULL, old + add + 2, 1, max,
-                     "list of created folders");
-    if (r)
-        return r;
-    char *n = *buf;
-    memcpy(n + old, s, add);
-    n[old + add] = '\n';
-    n[old + add + 1] = '\0';
-    return 0;
-}
-
 static int is_sep(char c)
 {
     return c == '/' || c == '\\';
@@ -846,7 +830,8 @@ int cdd_fs_mkdirs(const char *path, char **created)
             if (r)
                 goto out;
             if (created &&
-                (r = append_str(created, p, CREATED_LIST_MAX(len))) != 0)
+                (r = cdd_lines_add(created, p, strlen(p), CREATED_LIST_MAX(len),
+                                   "list of created folders")) != 0)
                 goto out;
         } else if (st.type != CDD_FT_DIR && st.type != CDD_FT_SYMLINK) {
             r = cdd_fail(CDD_E_IO, p, 0, "exists and is not a folder");
@@ -1292,12 +1277,7 @@ char *cdd_fs_dirname(const char *path)
     size_t n = (size_t)(s - path);
     if (n < root_len(path))
         n = root_len(path);
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, path, n);
-        d[n] = '\0';
-    }
-    return d;
+    return cdd_strndup(path, n);
 }
 
 /* A leftover without a fault point: not a step of the operation, only the

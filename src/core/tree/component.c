@@ -43,20 +43,6 @@ static char *staged_rel(struct comp *c, const char *dest)
     return cdd_path_join(c->stage, dest);
 }
 
-static int mkparent(struct comp *c, const char *rel)
-{
-    const char *s = strrchr(rel, '/');
-    char *dir = s ? strdup(rel) : NULL;
-    if (!s)
-        return 0;
-    if (!dir)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    dir[s - rel] = '\0';
-    int r = cdd_tree_mkdirs(c->tree, dir, NULL);
-    free(dir);
-    return r;
-}
-
 static int sink_entry(void *ud, const struct cdd_xentry *e)
 {
     struct comp *c = ud;
@@ -84,7 +70,7 @@ static int sink_entry(void *ud, const struct cdd_xentry *e)
     c->have_item = 1;
     if (c->stage) {
         rel = staged_rel(c, dest);
-        r = rel ? mkparent(c, rel) : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+        r = rel ? cdd_tree_mkparents(c->tree, rel) : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     }
 out:
     free(rel);

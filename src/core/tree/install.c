@@ -65,21 +65,6 @@ static char *stage_path(struct inst *c, const char *dest)
     return cdd_path_join(cdd_txn_stage_rel(c->txn), dest);
 }
 
-/* Create the folder that will hold the tree path rel. */
-static int mkparent(struct inst *c, const char *rel)
-{
-    const char *s = strrchr(rel, '/');
-    if (!s)
-        return 0;
-    char *dir = strdup(rel);
-    if (!dir)
-        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    dir[s - rel] = '\0';
-    int r = cdd_tree_mkdirs(c->tree, dir, NULL);
-    free(dir);
-    return r;
-}
-
 /* Map an entry to its destination and record it in the plan, refusing two
  * entries that would land on the same file (case-insensitively: a tree may
  * be used from Windows). */
@@ -161,7 +146,7 @@ static int sink_entry(void *ud, const struct cdd_xentry *e)
     char *rel = stage_path(c, it->path);
     if (!rel)
         return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    r = mkparent(c, rel);
+    r = cdd_tree_mkparents(c->tree, rel);
     free(rel);
     return r;
 }
@@ -780,7 +765,7 @@ static int stage_text(struct inst *c, const char *dest, const char *text)
 {
     struct cdd_file *f = NULL;
     char *abs = stage_path(c, dest);
-    int r = abs ? mkparent(c, abs) : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    int r = abs ? cdd_tree_mkparents(c->tree, abs) : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     if (!r)
         r = cdd_tree_create(c->tree, abs, 0, &f);
     if (!r)

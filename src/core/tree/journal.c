@@ -43,25 +43,11 @@ int cdd_jpath_ok(const char *p)
     return cdd_path_is_safe(p, 0, &why);
 }
 
-int cdd_jpath_in_state(const char *p)
-{
-    const char *s = CDD_STATE_DIR;
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n; i++) {
-        char a = p[i];
-        if (a >= 'A' && a <= 'Z')
-            a = (char)(a - 'A' + 'a');
-        if (a != s[i])
-            return 0;
-    }
-    return p[n] == '/' || p[n] == '\0';
-}
-
 int cdd_jdest_ok(const char *p)
 {
     if (!cdd_jpath_ok(p))
         return 0;
-    if (!cdd_jpath_in_state(p))
+    if (!cdd_path_in_state(p))
         return 1;
     return strcmp(p, CDD_RECEIPT_FILE) == 0 ||
            strcmp(p, CDD_MANIFEST_COPY) == 0;
@@ -69,7 +55,7 @@ int cdd_jdest_ok(const char *p)
 
 int cdd_jdir_ok(const char *p)
 {
-    return cdd_jpath_ok(p) && !cdd_jpath_in_state(p);
+    return cdd_jpath_ok(p) && !cdd_path_in_state(p);
 }
 
 int cdd_jsrc_ok(const char *p, const char *id)

@@ -56,22 +56,6 @@ static int nomem(void)
     return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
 }
 
-/* Is the first component the state folder? Without case: on a
- * case-insensitive filesystem ".CUDNN-DEPLOY/x" is the same place. */
-static int is_state_path(const char *p)
-{
-    const char *s = CDD_STATE_DIR;
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n; i++) {
-        char a = p[i];
-        if (a >= 'A' && a <= 'Z')
-            a = (char)(a - 'A' + 'a');
-        if (a != s[i])
-            return 0;
-    }
-    return p[n] == '/' || p[n] == '\0';
-}
-
 /* A tree path as callers must give it: relative, no empty, "." or ".."
  * components ("" alone means the root where a folder is meant), and none of
  * what names another place on Windows: '\\' (a separator there), ':' (a
@@ -515,20 +499,6 @@ struct walk_out {
     char *created;        /* W_CREATE: tree paths created, '\n'-separated */
 };
 
-static int add_created(char **list, const char *s, size_t n)
-{
-    size_t old = *list ? strlen(*list) : 0;
-    int r = CDD_GROW(*list, NULL, old + n + 2, MAX_CREATED, "created folders");
-    if (r)
-        return r;
-    char *p = *list;
-    memcpy(p + old, s, n);
-    p[old + n] = '\n';
-    p[old + n + 1] = '\0';
-    *list = p;
-    return 0;
-}
-
 /* Resolve the folder rel (tree path; "" the root) beneath the tree. */
 static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
                        struct walk_out *o)
@@ -537,7 +507,7 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
     struct pending q = {0};
     char *target = NULL;
     char *shown = NULL, *via = NULL; /* via: the last link followed */
-    int r = 0, links = 0, state = is_state_path(rel);
+    int r = 0, links = 0, state = cdd_path_in_state(rel);
     memset(o, 0, sizeof *o);
     if (!rel_shape_ok(rel))
         return bad_path(t, rel);
@@ -590,7 +560,7 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
         }
         /* Tree paths never reach into the state folder through a link, and
          * state paths never through anything but the real folder. */
-        if (w.depth == 0 && is_state_path(c) && (!state || oe == 0)) {
+        if (w.depth == 0 && cdd_path_in_state(c) && (!state || oe == 0)) {
             r = cdd_fail(CDD_E_UNSAFE, t->real, 0,
                          "a link on the way to %s leads into %s", rel,
                          CDD_STATE_DIR);
@@ -608,7 +578,8 @@ static int resolve_dir(struct cdd_tree *t, const char *rel, int flags,
         if (!r && st.type == CDD_FT_NONE && (flags & W_CREATE) && oe) {
             r = cdd_dir_mkdir(cur, c);
             if (!r)
-                r = add_created(&o->created, rel, oe);
+                r = cdd_lines_add(&o->created, rel, oe, MAX_CREATED,
+                                  "created folders");
             if (!r)
                 r = cdd_dir_lstat(cur, c, &st);
         }
@@ -964,8 +935,21 @@ int cdd_tree_mkdirs(struct cdd_tree *t, const char *rel, char **created)
         *created = o.created;
     else
         free(o.created);
-    if (!t->state && is_state_path(rel))
+    if (!t->state && cdd_path_in_state(rel))
         r = open_state(t);
+    return r;
+}
+
+int cdd_tree_mkparents(struct cdd_tree *t, const char *rel)
+{
+    const char *s = strrchr(rel, '/');
+    if (!s)
+        return 0;
+    char *dir = cdd_strndup(rel, (size_t)(s - rel));
+    if (!dir)
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    int r = cdd_tree_mkdirs(t, dir, NULL);
+    free(dir);
     return r;
 }
 

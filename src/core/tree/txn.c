@@ -84,13 +84,7 @@ static char *str_cat3(const char *a, const char *sep, const char *b)
 static char *parent_of(const char *path)
 {
     const char *s = strrchr(path, '/');
-    size_t n = s ? (size_t)(s - path) : 0;
-    char *d = malloc(n + 1);
-    if (!d)
-        return NULL;
-    memcpy(d, path, n);
-    d[n] = '\0';
-    return d;
+    return cdd_strndup(path, s ? (size_t)(s - path) : 0);
 }
 
 static int has_prefix(const char *s, const char *prefix)

@@ -16,16 +16,6 @@ static int nomem(void)
     return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
 }
 
-static char *dup_n(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 /* The worst of a layer's counts: fail, warn, pass, or skip when nothing
  * but skips (or nothing) ran. */
 static const char *outcome_of(uint64_t pass, uint64_t warn, uint64_t fail)
@@ -53,7 +43,7 @@ static int layer_of(struct cdd_verified *v, const char *name, size_t n,
         return rc;
     struct cdd_vlayer *l = &v->layers[v->n_layers];
     memset(l, 0, sizeof *l);
-    if (!(l->name = dup_n(name, n)))
+    if (!(l->name = cdd_strndup(name, n)))
         return nomem();
     v->n_layers++;
     *out = l;
