@@ -143,7 +143,7 @@ int cdd_fs_list(const char *dir, int (*fn)(void *ud, const char *name),
 int cdd_fs_append_line(const char *path, const char *line);
 
 /* Write a whole small file atomically: write to path+".tmp", sync, rename,
- * sync the directory. (fsops.c, from the primitives) */
+ * sync the directory. (fsops.c, cdd_dir_write_atomic in path's folder) */
 int cdd_fs_write_atomic(const char *path, const void *buf, size_t len);
 /* Read a whole small file (at most max bytes, else CDD_E_STATE). */
 int cdd_fs_read_all(const char *path, size_t max, char **out, size_t *len);
@@ -165,6 +165,12 @@ struct cdd_dir;
 /* Open a folder by path, following links (the root of a tree, resolved once
  * at open). *real, when not NULL, receives its canonical absolute path. */
 int cdd_dir_open_path(const char *path, struct cdd_dir **out, char **real);
+/* The one atomic write of a small file (fsops.c): name+".tmp" in d
+ * (a leftover of a killed run replaced), written, synced, closed, renamed
+ * over name, then d synced; on failure the .tmp is gone and name as it
+ * was. */
+int cdd_dir_write_atomic(struct cdd_dir *d, const char *name,
+                         const void *buf, size_t len);
 /* Open the folder name inside d without following a link: a link or a
  * non-folder there is CDD_E_UNSAFE (callers lstat first to tell why).
  * path (may be NULL) is how messages name the new handle. */

@@ -9,6 +9,7 @@
 
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/pathsafe.h"
 #include "cdd/strbuf.h"
 #include "cdd/sys.h"
 
@@ -44,17 +45,16 @@ int cdd_fs_remove_tree(const char *path)
     return cdd_fs_rmdir(path);
 }
 
-int cdd_fs_write_atomic(const char *path, const void *buf, size_t len)
+int cdd_dir_write_atomic(struct cdd_dir *d, const char *name,
+                         const void *buf, size_t len)
 {
-    int r;
-    size_t n = strlen(path) + 5;
-    char *tmp = malloc(n), *dir = NULL;
     struct cdd_file *f = NULL;
+    char *tmp = cdd_aprintf(CDD_NAME_MAX + 5, "temporary file name", "%s.tmp",
+                            name);
     if (!tmp)
-        return cdd_fail(CDD_E_NOMEM, path, 0, NULL);
-    snprintf(tmp, n, "%s.tmp", path);
-    cdd_fs_unlink_quiet(tmp); /* a leftover of a killed run */
-    r = cdd_fs_create(tmp, 0, &f);
+        return cdd_last_error()->code;
+    cdd_dir_unlink_quiet(d, tmp); /* a leftover of a killed run */
+    int r = cdd_dir_create(d, tmp, 0, &f);
     if (r)
         goto out;
     r = cdd_file_write(f, buf, len);
@@ -62,25 +62,36 @@ int cdd_fs_write_atomic(const char *path, const void *buf, size_t len)
         r = cdd_file_sync(f);
     if (r) {
         cdd_file_abort(f);
-        cdd_fs_unlink_quiet(tmp);
+        cdd_dir_unlink_quiet(d, tmp);
         goto out;
     }
     r = cdd_file_close(f);
     if (!r)
-        r = cdd_fs_rename(tmp, path);
+        r = cdd_dir_rename(d, tmp, d, name);
     if (r) {
         struct cdd_errsave e;
         cdd_error_save(&e);
-        cdd_fs_unlink_quiet(tmp);
+        cdd_dir_unlink_quiet(d, tmp);
         cdd_error_restore(&e);
         cdd_error_save_free(&e);
         goto out;
     }
-    dir = cdd_fs_dirname(path);
-    r = dir ? cdd_fs_sync_dir(dir) : cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    r = cdd_dir_sync(d);
 out:
-    free(dir);
     free(tmp);
+    return r;
+}
+
+int cdd_fs_write_atomic(const char *path, const void *buf, size_t len)
+{
+    struct cdd_dir *d = NULL;
+    char *dir = cdd_fs_dirname(path);
+    int r = dir ? cdd_dir_open_path(dir, &d, NULL)
+                : cdd_fail(CDD_E_NOMEM, path, 0, NULL);
+    if (!r)
+        r = cdd_dir_write_atomic(d, cdd_path_basename(path), buf, len);
+    cdd_dir_close(d);
+    free(dir);
     return r;
 }
 

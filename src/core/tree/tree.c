@@ -1066,43 +1066,11 @@ int cdd_tree_write_atomic(struct cdd_tree *t, const char *rel,
                           const void *buf, size_t len)
 {
     struct cdd_dir *d;
-    struct cdd_file *f = NULL;
     const char *name;
-    char *tmp = NULL;
     int r = resolve_parent(t, rel, 0, &d, &name);
     if (r)
         return r;
-    if (!(tmp = malloc(strlen(name) + 5))) {
-        r = nomem();
-        goto out;
-    }
-    sprintf(tmp, "%s.tmp", name);
-    cdd_dir_unlink_quiet(d, tmp); /* a leftover of a killed run */
-    r = cdd_dir_create(d, tmp, 0, &f);
-    if (r)
-        goto out;
-    r = cdd_file_write(f, buf, len);
-    if (!r)
-        r = cdd_file_sync(f);
-    if (r) {
-        cdd_file_abort(f);
-        cdd_dir_unlink_quiet(d, tmp);
-        goto out;
-    }
-    r = cdd_file_close(f);
-    if (!r)
-        r = cdd_dir_rename(d, tmp, d, name);
-    if (r) {
-        struct cdd_errsave e;
-        cdd_error_save(&e);
-        cdd_dir_unlink_quiet(d, tmp);
-        cdd_error_restore(&e);
-        cdd_error_save_free(&e);
-        goto out;
-    }
-    r = cdd_dir_sync(d);
-out:
-    free(tmp);
+    r = cdd_dir_write_atomic(d, name, buf, len);
     cdd_dir_close(d);
     return r;
 }
