@@ -33,6 +33,13 @@ fixtures=$(python3 "$(dirname "$0")/demo_fixtures.py" "$SCRATCH" "$BIN") || {
     exit 1
 }
 eval "$fixtures"
+# The fake cuDNN's GPU checks run on the fake driver beside it, never on
+# this machine's own (whose device pointers the fake would be handed).
+if [ -n "$DRIVER" ]; then
+    # One fake GPU cuDNN 8.5 supports (its default, 9.0, is newer).
+    CUDNN_DEPLOY_DRIVER_LIB=$DRIVER FAKE_CUDA_CC=8.6
+    export CUDNN_DEPLOY_DRIVER_LIB FAKE_CUDA_CC
+fi
 
 # step WANT [VAR=VALUE...] ARGS...: run cudnn-deploy ARGS with the
 # variables set, which must exit WANT; shown exactly as it runs.
@@ -90,6 +97,12 @@ NFILES="?"; VERIFIED="not run"; TAMPER="not run"; RESTORED="not run"
 echo "Scratch folder: DEMO=$SCRATCH ($( [ "$KEEP" = 1 ] && echo "kept at the end: KEEP=1" || echo "deleted at the end; KEEP=1 keeps it"))"
 echo "A fake cuDNN 8.5.0.96 archive for Linux (real shared objects with cuDNN's"
 echo "sonames and version functions), its manifest, and a CUDA 11.6 tree."
+if [ -n "$DRIVER" ]; then
+    echo "The GPU checks run on a fake NVIDIA driver with one fake GPU (sm_86), the"
+    echo "same on any machine; every command below has them:"
+    echo "  CUDNN_DEPLOY_DRIVER_LIB=$DRIVER FAKE_CUDA_CC=8.6" |
+        sed "s|$SCRATCH|\$DEMO|g"
+fi
 BEFORE=$(snapshot)
 echo "install checks the archive, commits it in one transaction, then verifies."
 step 0 install --cuda-root "$TREE" --manifest "$MANIFEST" --archive "$ARCHIVE" $VERIFY

@@ -122,6 +122,12 @@ tmp=$root/valgrind-tmp
 rm -rf "$logs" "$tmp"
 mkdir -p "$logs" "$tmp"
 valgrind=$(command -v "$valgrind")
+# Debian's valgrind is a shell script that appends /usr/lib/debug to the
+# client's LD_LIBRARY_PATH before it runs valgrind.bin: the tool would then
+# see (and env, doctor and the fixes would render) a value the test never
+# gave it (test_fleet's GITHUB_ENV cases failed on it). The binary itself
+# leaves the environment alone.
+[ -x "$valgrind.bin" ] && valgrind=$valgrind.bin
 vg="$valgrind --tool=memcheck --error-exitcode=86
     --child-silent-after-fork=yes --num-callers=30 --log-file=$logs/vg.%p.log"
 # Leaks are errors (definite ones), except in a run the fault hook kills

@@ -11,7 +11,7 @@
 #       every N. Writes $OUT/malloc-S-O.{log,json}.
 #   tests/device/campaign.sh valgrind SCRIPT DEADLINE [JOBS]
 #       scripts/valgrind.sh on e2e scripts (test_tamper, or a quoted list:
-#       "test_cli test_ux", named test_cli+1) split by test id into 4 x JOBS parts
+#       "test_cli test_ux", named test_cli-and-1) split by test id into 4 x JOBS parts
 #       (VALGRIND_SPLIT overrides), JOBS (default: nproc) at a time, no part
 #       started after DEADLINE s, and everything stopped at DEADLINE + 60 s
 #       (CAMPAIGN_HARD overrides). Writes $OUT/valgrind-SCRIPT.log, the
@@ -55,10 +55,10 @@ valgrind)
     build=${CAMPAIGN_BUILD:-$CARRY/build-valgrind}
     # SCRIPT may be a list ("test_install test_cli"): one campaign, its
     # outputs named after the first and the count of the others
-    # (test_install+1).
+    # (test_install-and-1): the device returns no file whose name holds a "+".
     set -- $script
     name=$1
-    [ $# -eq 1 ] || name="$1+$(($# - 1))"
+    [ $# -eq 1 ] || name="$1-and-$(($# - 1))"
     log=$OUT/valgrind-$name.log
     echo "== valgrind over $script: $split parts, $jobs at a time, deadline" \
          "$deadline s, stopped at $hard s" | tee "$log"

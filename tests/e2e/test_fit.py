@@ -271,8 +271,8 @@ class GpuFit(cddtest.CddTestCase):
 class WheelEnv(cddtest.CddTestCase):
     """doctor in a Python environment with an nvidia-cudnn-cu12 wheel."""
 
-    def make_env(self, rpath=None, new_dtags=False):
-        root = self.scratch("env")
+    def make_env(self, rpath=None, new_dtags=False, name="env"):
+        root = self.scratch(name)
         venv = os.path.join(root, "venv")
         site = os.path.join(venv, "lib", "python3.12", "site-packages")
         lib = os.path.join(site, "nvidia", "cudnn", "lib")
@@ -310,8 +310,13 @@ class WheelEnv(cddtest.CddTestCase):
             json.dump(FACTS, f)
         return venv, lib, sysdir
 
-    def doctor(self, venv, sysdir, *extra, json_out=True):
-        env = dict(ENV, VIRTUAL_ENV=venv, LD_LIBRARY_PATH=sysdir)
+    def doctor(self, venv, sysdir, *extra, json_out=True, **more):
+        # PATH and HOME of our own: a host's python3 on PATH or user site
+        # with a wheel of its own (the GPU machine has /opt/torch/.venv
+        # first on PATH) would add an environment the case did not make.
+        env = dict(ENV, VIRTUAL_ENV=venv, LD_LIBRARY_PATH=sysdir,
+                   PATH=self.scratch("no-python-bin"),
+                   HOME=self.scratch("home"), **more)
         args = ["doctor", "--catalog", self.catalog] + list(extra)
         if json_out:
             return cddtest.run_json(args, env=env)
@@ -336,6 +341,21 @@ class WheelEnv(cddtest.CddTestCase):
         # Shown without -v, in the human report too.
         out = self.doctor(venv, sysdir, "--gpu-cc", "8.6", json_out=False)
         self.assertIn("pytorch/pytorch#188892", out.out + out.err)
+
+    def test_two_environments_get_names_of_their_own(self):
+        """Two environments with the same bare-name problem: one check
+        each, named after its site folder (JSON readers key on names)."""
+        venv, lib, sysdir = self.make_env()
+        conda, _, _ = self.make_env(name="conda")
+        res = self.doctor(venv, sysdir, "--gpu-cc", "8.6", CONDA_PREFIX=conda)
+        names = [c["name"] for c in res.doc["checks"]]
+        self.assertEqual(len(names), len(set(names)), names)
+        for prefix in (venv, conda):
+            site = os.path.join(prefix, "lib", "python3.12", "site-packages")
+            chk = checks_of(res.doc)["python.barename %s %s" % (site, TENSOR_IR)]
+            self.assertEqual(chk["status"], "warn", chk["detail"])
+            self.assertIn("the Python environment " + site, chk["detail"])
+        self.assertNotIn("python.barename " + TENSOR_IR, names)
 
     def test_rpath_origin_wins_over_ld_library_path(self):
         """DT_RPATH ($ORIGIN, no RUNPATH) is searched before

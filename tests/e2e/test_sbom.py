@@ -81,6 +81,9 @@ def cdx_validator():
 def validate(doc, fmt):
     """The list of schema errors of doc (an SBOM) against the official
     schema of its format."""
+    if jsonschema is None:
+        raise AssertionError("python3-jsonschema is not installed "
+                             "(scripts/install-deps.sh installs it)")
     if fmt == "spdx":
         v = jsonschema.Draft7Validator(load(SPDX_SCHEMA))
     else:

@@ -27,7 +27,12 @@ from cddtest import (EXIT_CHECK, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,  # noqa: E4
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HOSTILE = "it's $HOME `echo pwned` \"q\" 100%OS% !x ^&"
-NO_DRIVER = {"CUDNN_DEPLOY_DRIVER_LIB": None, "LD_LIBRARY_PATH": None}
+# A driver that is not there, never this host's own: on a GPU machine the
+# real libcuda would hand the fake cuDNN device pointers, and its
+# convolution would crash (test_verify.NO_DRIVER says the same).
+NO_DRIVER = {"CUDNN_DEPLOY_DRIVER_LIB": os.path.join(cddtest.WORK_ROOT, "no-driver",
+                                                     "libcuda.so.1"),
+             "LD_LIBRARY_PATH": None}
 
 
 def flip_file_byte(path, offset=100):

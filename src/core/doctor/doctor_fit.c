@@ -16,6 +16,7 @@
 #include "cdd/fit.h"
 #include "cdd/fsops.h"
 #include "cdd/manifest.h"
+#include "cdd/strbuf.h"
 #include "doctor_int.h"
 
 /* The CUDA major of a copy: its toolkit's, else a wheel's
@@ -125,17 +126,25 @@ static void barename_envs(struct cdd_dscan *c)
         const struct cdd_doctor_copy *cp = &c->res->copies[p->k];
         size_t wl = strlen(p->site) + strlen(p->origin) + 40;
         char *where = malloc(wl);
-        if (!where) {
+        /* One environment: "python.barename [<soname>]"; with several, each
+         * environment's checks carry its site folder, so that no two
+         * checks share a name ("python.barename <site> [<soname>]"). */
+        char *family = c->n_py > 1 ? cdd_aprintf(CDD_TEXT_MAX, "check name",
+                                                 "python.barename %s", p->site)
+                                   : strdup("python.barename");
+        if (!where || !family) {
+            free(where);
+            free(family);
             cdd_dr_nomem(c);
             break;
         }
         snprintf(where, wl, "the Python environment %s (%s)", p->site,
                  p->origin);
         cdd_dr_fail(c, cdd_bare_check(cp->path, c->names[p->m].major, NULL,
-                                      where, "python.barename",
-                                      &c->res->checks));
+                                      where, family, &c->res->checks));
         cdd_clear_error();
         free(where);
+        free(family);
     }
 }
 
