@@ -14,6 +14,12 @@
 #                                         libraries with Debian's libc, and
 #                                         the debug files of ld.so and libc
 #                                         beside them
+#   .device/py/                           Debian's python3-jsonschema with
+#                                         attrs and pyrsistent (pure Python
+#                                         there: pyrsistent falls back when its
+#                                         C part is for another python), for
+#                                         test_sbom's and test_layouts' schema
+#                                         checks (CDD_TEST_PYLIB, cddenv.py)
 # strace is not carried: neither the malloc sweep nor test_tamper,
 # test_parallel, test_kill use it (torture.py's strace categories and
 # test_identity do). Then, on the device: tests/device/campaign.sh.
@@ -61,6 +67,14 @@ for f in "$S/ld-linux-x86-64.so.2" "$S/lib/libc.so.6"; do
 done
 tar -C "$S" -cJf "$V/client.tar.xz" .
 rm -rf "$S"
+P=$(mktemp -d)
+(cd "$P" && apt-get download python3-jsonschema python3-attr python3-pyrsistent >/dev/null 2>&1) || {
+    echo "prepare-campaign: apt-get download python3-jsonschema failed" >&2; exit 1; }
+mkdir -p "$P/x"
+for d in "$P"/*.deb; do dpkg -x "$d" "$P/x"; done
+rm -rf "$D/py"
+cp -a "$P/x/usr/lib/python3/dist-packages" "$D/py"
+rm -rf "$P"
 # The carried tree is limited to 64 MiB in all.
 du -sh "$V" "$D"
 kb=$(du -sk "$D" | cut -f1)

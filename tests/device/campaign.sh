@@ -28,6 +28,8 @@ OUT=${OUT:-$ROOT/device-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$CARRY/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export CDD_TEST_TMP=${CDD_TEST_TMP:-/root/cdd-campaign}
+# The tests' jsonschema (prepare-campaign.sh), which the host lacks.
+[ -d "$CARRY/py" ] && export CDD_TEST_PYLIB=$CARRY/py
 usage() { sed -n '7,23p' "$0" >&2; exit 2; }
 kind=${1:-}; [ $# -gt 0 ] && shift
 case $kind in

@@ -7,6 +7,9 @@
                        folder, since ctest runs the groups of one script in
                        parallel
     CDD_TEST_FAST_TMP  RAM folder for the crash loops (empty: none)
+    CDD_TEST_PYLIB     a folder of Python packages the tests import (the
+                       device campaign's jsonschema); not PYTHONPATH, which
+                       the tool reads too (doctor scans it for wheels)
 
 Importing this module from a test script empties the script's (or group's)
 folder: every run starts clean.
@@ -21,6 +24,9 @@ import tempfile
 # Modes the tool creates (0644 / 0755) are asserted exactly; a restrictive
 # umask in the caller's shell must not turn them into something else.
 os.umask(0o022)
+
+if os.environ.get("CDD_TEST_PYLIB"):
+    sys.path.insert(0, os.environ["CDD_TEST_PYLIB"])
 
 BIN = os.environ.get("CDD_BIN") or None
 TMP_ROOT = os.path.abspath(os.environ.get("CDD_TEST_TMP")
