@@ -52,6 +52,10 @@ int cdd_file_sync(struct cdd_file *f);
 int cdd_file_close(struct cdd_file *f);
 /* Close without caring about errors (cleanup paths). Accepts NULL. */
 void cdd_file_abort(struct cdd_file *f);
+/* A file written in full: flush it (so that a rename which follows never
+ * publishes unwritten bytes), then close it, reporting either failure; f is
+ * closed in every case. (fsops.c) */
+int cdd_file_finish(struct cdd_file *f);
 
 int cdd_fs_open_read(const char *path, struct cdd_rfile **out);
 /* Read up to len bytes; *got == 0 at end of file. */

@@ -111,6 +111,10 @@ int cdd_tree_mkdirs(struct cdd_tree *t, const char *rel, char **created);
 /* Create the missing folders that will hold the tree path rel (nothing for
  * a name at the root). */
 int cdd_tree_mkparents(struct cdd_tree *t, const char *rel);
+/* Create the new file rel (and its missing parents) holding buf, flushed
+ * and closed: a staged text that a commit will rename into place. */
+int cdd_tree_write_new(struct cdd_tree *t, const char *rel, const void *buf,
+                       size_t len);
 int cdd_tree_symlink(struct cdd_tree *t, const char *target, const char *rel);
 /* Give rel ("" is the root) the modification time sec, not following a
  * final link (install --mtime). */

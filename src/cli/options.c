@@ -452,34 +452,18 @@ _Static_assert(sizeof(enum cdd_shell) == sizeof(int),
 
 /* By name among the options of bit, else of fallback (0: none); *other: one
  * of that name exists but is for other commands. */
-static const struct cdd_option *find_long(const char *name, size_t len,
-                                          unsigned bit, unsigned fallback,
-                                          int *other)
+/* The option spelled name (len bytes; NULL: the short option c) of the
+ * commands in bit, else of those in fallback; *other is set when only
+ * other commands have it. */
+static const struct cdd_option *find_opt(const char *name, size_t len,
+                                         char c, unsigned bit,
+                                         unsigned fallback, int *other)
 {
     const struct cdd_option *second = NULL;
     for (size_t i = 0; i < cdd_option_count; i++) {
         const struct cdd_option *o = &cdd_options[i];
-        if (strlen(o->name) != len || strncmp(o->name, name, len) != 0)
-            continue;
-        if (o->commands & bit)
-            return o;
-        if (o->commands & fallback) {
-            if (!second)
-                second = o;
-        } else {
-            *other = 1;
-        }
-    }
-    return second;
-}
-
-static const struct cdd_option *find_short(char c, unsigned bit,
-                                           unsigned fallback, int *other)
-{
-    const struct cdd_option *second = NULL;
-    for (size_t i = 0; i < cdd_option_count; i++) {
-        const struct cdd_option *o = &cdd_options[i];
-        if (o->short_name != c)
+        if (name ? strlen(o->name) != len || strncmp(o->name, name, len) != 0
+                 : o->short_name != c)
             continue;
         if (o->commands & bit)
             return o;
@@ -555,7 +539,7 @@ static int parse_range(const struct cdd_command *cmd, unsigned bit,
         if (s[1] == '-') {
             const char *eq = strchr(s + 2, '=');
             size_t len = eq ? (size_t)(eq - (s + 2)) : strlen(s + 2);
-            o = find_long(s + 2, len, bit, fallback, &other);
+            o = find_opt(s + 2, len, 0, bit, fallback, &other);
             if (o && eq) {
                 if (!takes_value(o))
                     return usage("option '--%s' takes no value", o->name);
@@ -565,7 +549,7 @@ static int parse_range(const struct cdd_command *cmd, unsigned bit,
             if (s[2] != '\0')
                 return usage("unknown option '%s' (one short option at a "
                              "time)", s);
-            o = find_short(s[1], bit, fallback, &other);
+            o = find_opt(NULL, 0, s[1], bit, fallback, &other);
         }
         if (!o && other)
             return usage("option '%s' does not apply to '%s'", s, where);
@@ -612,9 +596,9 @@ static int command_index(int argc, char **argv)
         if (s[1] == '-') {
             if (strchr(s, '='))
                 continue;
-            o = find_long(s + 2, strlen(s + 2), CMD_TOOL, CMD_EVERY, &other);
+            o = find_opt(s + 2, strlen(s + 2), 0, CMD_TOOL, CMD_EVERY, &other);
         } else if (s[2] == '\0') {
-            o = find_short(s[1], CMD_TOOL, CMD_EVERY, &other);
+            o = find_opt(NULL, 0, s[1], CMD_TOOL, CMD_EVERY, &other);
         }
         if (o && takes_value(o))
             i++;

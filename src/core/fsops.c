@@ -45,6 +45,16 @@ int cdd_fs_remove_tree(const char *path)
     return cdd_fs_rmdir(path);
 }
 
+int cdd_file_finish(struct cdd_file *f)
+{
+    int r = cdd_file_sync(f);
+    if (r) {
+        cdd_file_abort(f);
+        return r;
+    }
+    return cdd_file_close(f);
+}
+
 int cdd_dir_write_atomic(struct cdd_dir *d, const char *name,
                          const void *buf, size_t len)
 {
@@ -58,14 +68,10 @@ int cdd_dir_write_atomic(struct cdd_dir *d, const char *name,
     if (r)
         goto out;
     r = cdd_file_write(f, buf, len);
-    if (!r)
-        r = cdd_file_sync(f);
-    if (r) {
+    if (r)
         cdd_file_abort(f);
-        cdd_dir_unlink_quiet(d, tmp);
-        goto out;
-    }
-    r = cdd_file_close(f);
+    else
+        r = cdd_file_finish(f);
     if (!r)
         r = cdd_dir_rename(d, tmp, d, name);
     if (r) {

@@ -179,10 +179,9 @@ static int copy_pinned(const char *src, const char *dest,
                      "matches its pin)");
         goto out;
     }
-    r = cdd_file_sync(out);
-    int rc = cdd_file_close(out);
+    r = cdd_file_finish(out);
     out = NULL;
-    if (r || (r = rc) || (r = cdd_fs_rename(part, dest)))
+    if (r || (r = cdd_fs_rename(part, dest)))
         goto out;
     char *parent = cdd_fs_dirname(dest);
     r = parent ? cdd_fs_sync_dir(parent) : cdd_fail(CDD_E_NOMEM, 0, 0, 0);

@@ -569,12 +569,11 @@ int cdd_fs_realpath(const char *path, char **out)
     return 0;
 }
 
-int cdd_fs_list(const char *dir, int (*fn)(void *ud, const char *name),
-                void *ud)
+/* Hand each name of an open folder stream but . and .. to fn, then close
+ * the stream; shown names the folder in a failure. */
+static int list_stream(DIR *d, const char *shown,
+                       int (*fn)(void *ud, const char *name), void *ud)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return cdd_fail_errno(dir, errno, "cannot list folder");
     int r = 0;
     struct dirent *de;
     errno = 0;
@@ -587,9 +586,18 @@ int cdd_fs_list(const char *dir, int (*fn)(void *ud, const char *name),
         errno = 0;
     }
     if (!r && errno != 0)
-        r = cdd_fail_errno(dir, errno, "cannot list folder");
+        r = cdd_fail_errno(shown, errno, "cannot list folder");
     closedir(d);
     return r;
+}
+
+int cdd_fs_list(const char *dir, int (*fn)(void *ud, const char *name),
+                void *ud)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return cdd_fail_errno(dir, errno, "cannot list folder");
+    return list_stream(d, dir, fn, ud);
 }
 
 static int append_fd(int fd, const char *path, const char *line);
@@ -1025,21 +1033,7 @@ int cdd_dir_list(struct cdd_dir *d, int (*fn)(void *ud, const char *name),
             close(fd);
         return cdd_fail_errno(d->path, e, "cannot list folder");
     }
-    int r = 0;
-    struct dirent *de;
-    errno = 0;
-    while ((de = readdir(dh)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        r = fn(ud, de->d_name);
-        if (r)
-            break;
-        errno = 0;
-    }
-    if (!r && errno != 0)
-        r = cdd_fail_errno(d->path, errno, "cannot list folder");
-    closedir(dh);
-    return r;
+    return list_stream(dh, d->path, fn, ud);
 }
 
 static int append_fd(int fd, const char *path, const char *line)

@@ -163,12 +163,13 @@ static int new_file(const char *path, struct cdd_file **out)
     return 0;
 }
 
-int cdd_fs_create(const char *path, int executable, struct cdd_file **out)
+/* A new cdd_file on path opened for writing with the CreateFileW
+ * disposition given (CREATE_NEW or OPEN_EXISTING), never through a final
+ * link; readers may look, nobody may delete or write it while we write. */
+static int open_for_write(const char *path, DWORD disposition,
+                          const char *what, struct cdd_file **out)
 {
     struct cdd_file *f = NULL;
-    (void)executable;
-    *out = NULL;
-    FAULT("create", path);
     int r = new_file(path, &f);
     if (r)
         return r;
@@ -177,20 +178,27 @@ int cdd_fs_create(const char *path, int executable, struct cdd_file **out)
         cdd_file_abort(f);
         return cdd_last_error()->code;
     }
-    /* CREATE_NEW fails on any existing name, a symlink or junction included
-     * (the O_EXCL|O_NOFOLLOW of POSIX); readers may look, nobody may delete
-     * or write it while we write. */
-    f->h = CreateFileW(w, GENERIC_WRITE, FILE_SHARE_READ, NULL, CREATE_NEW,
+    f->h = CreateFileW(w, GENERIC_WRITE, FILE_SHARE_READ, NULL, disposition,
                        FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT,
                        NULL);
     DWORD e = GetLastError();
     free(w);
     if (f->h == INVALID_HANDLE_VALUE) {
         cdd_file_abort(f);
-        return cdd_fail_win32(path, e, "cannot create file");
+        return cdd_fail_win32(path, e, what);
     }
     *out = f;
     return 0;
+}
+
+int cdd_fs_create(const char *path, int executable, struct cdd_file **out)
+{
+    (void)executable;
+    *out = NULL;
+    FAULT("create", path);
+    /* CREATE_NEW fails on any existing name, a symlink or junction included
+     * (the O_EXCL|O_NOFOLLOW of POSIX). */
+    return open_for_write(path, CREATE_NEW, "cannot create file", out);
 }
 
 /* A handle opened on an existing name must be a plain file, not a link we
@@ -214,23 +222,10 @@ int cdd_fs_open_append(const char *path, struct cdd_file **out,
     struct cdd_file *f = NULL;
     *out = NULL;
     FAULT("append", path);
-    int r = new_file(path, &f);
+    int r = open_for_write(path, OPEN_EXISTING,
+                           "cannot open file for appending", &f);
     if (r)
         return r;
-    wchar_t *w = cdd_w_path(path);
-    if (!w) {
-        cdd_file_abort(f);
-        return cdd_last_error()->code;
-    }
-    f->h = CreateFileW(w, GENERIC_WRITE, FILE_SHARE_READ, NULL, OPEN_EXISTING,
-                       FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT,
-                       NULL);
-    DWORD e = GetLastError();
-    free(w);
-    if (f->h == INVALID_HANDLE_VALUE) {
-        cdd_file_abort(f);
-        return cdd_fail_win32(path, e, "cannot open file for appending");
-    }
     r = check_plain_file(f->h, path, size);
     LARGE_INTEGER zero = {0};
     if (!r && !SetFilePointerEx(f->h, zero, NULL, FILE_END))

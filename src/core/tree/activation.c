@@ -80,35 +80,12 @@ static int plan_files(struct cdd_tree *tree, struct cdd_receipt *rc,
     return 0;
 }
 
-static int mkparents(struct cdd_tree *tree, const char *rel)
-{
-    char *dir = cdd_fs_dirname(rel);
-    int r = dir ? 0 : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    if (!r && strcmp(dir, ".") != 0)
-        r = cdd_tree_mkdirs(tree, dir, NULL);
-    free(dir);
-    return r;
-}
-
 static int stage_text(struct cdd_tree *tree, const char *rel,
                       const char *text, int64_t *mtime_ns)
 {
-    struct cdd_file *f = NULL;
     struct cdd_stat st;
-    int r = mkparents(tree, rel);
-    if (!r)
-        r = cdd_tree_create(tree, rel, 0, &f);
-    if (!r)
-        r = cdd_file_write(f, text, strlen(text));
-    if (!r)
-        r = cdd_file_sync(f);
-    if (r) {
-        cdd_file_abort(f);
-        return r;
-    }
-    if ((r = cdd_file_close(f)))
-        return r;
-    if (mtime_ns && !(r = cdd_tree_lstat(tree, rel, &st)))
+    int r = cdd_tree_write_new(tree, rel, text, strlen(text));
+    if (!r && mtime_ns && !(r = cdd_tree_lstat(tree, rel, &st)))
         *mtime_ns = st.mtime_ns;
     return r;
 }

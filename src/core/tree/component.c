@@ -102,12 +102,7 @@ static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
         return 0;
     struct cdd_plan_item *it = &c->plan->items[c->item];
     if (f) {
-        r = cdd_file_sync(f);
-        if (r) {
-            cdd_file_abort(f);
-            return r;
-        }
-        if ((r = cdd_file_close(f)))
+        if ((r = cdd_file_finish(f)))
             return r;
         if (!(rel = staged_rel(c, it->path)))
             return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);

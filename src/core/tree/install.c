@@ -228,13 +228,7 @@ static int sink_end(void *ud, const struct cdd_xentry *e, struct cdd_file *f)
     if (f) {
         /* Each worker flushes its own files: the fsyncs run in parallel,
          * all before the commit. */
-        r = cdd_file_sync(f);
-        if (r) {
-            cdd_file_abort(f);
-            return r;
-        }
-        r = cdd_file_close(f);
-        if (r)
+        if ((r = cdd_file_finish(f)))
             return r;
         char *rel = stage_path(c, it->path);
         /* --mtime: set on the staged copy, so the commit's rename brings
@@ -763,19 +757,9 @@ static int same_as_before(const struct inst *c, const struct cdd_receipt *prev)
 
 static int stage_text(struct inst *c, const char *dest, const char *text)
 {
-    struct cdd_file *f = NULL;
     char *abs = stage_path(c, dest);
-    int r = abs ? cdd_tree_mkparents(c->tree, abs) : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
-    if (!r)
-        r = cdd_tree_create(c->tree, abs, 0, &f);
-    if (!r)
-        r = cdd_file_write(f, text, strlen(text));
-    if (!r)
-        r = cdd_file_sync(f);
-    if (r)
-        cdd_file_abort(f);
-    else
-        r = cdd_file_close(f);
+    int r = abs ? cdd_tree_write_new(c->tree, abs, text, strlen(text))
+                : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
     free(abs);
     return r;
 }

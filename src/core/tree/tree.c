@@ -953,6 +953,22 @@ int cdd_tree_mkparents(struct cdd_tree *t, const char *rel)
     return r;
 }
 
+int cdd_tree_write_new(struct cdd_tree *t, const char *rel, const void *buf,
+                       size_t len)
+{
+    struct cdd_file *f = NULL;
+    int r = cdd_tree_mkparents(t, rel);
+    if (!r)
+        r = cdd_tree_create(t, rel, 0, &f);
+    if (r)
+        return r;
+    if ((r = cdd_file_write(f, buf, len))) {
+        cdd_file_abort(f);
+        return r;
+    }
+    return cdd_file_finish(f);
+}
+
 int cdd_tree_symlink(struct cdd_tree *t, const char *target, const char *rel)
 {
     struct cdd_dir *d;
