@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import archives  # noqa: E402
 import cddenv  # noqa: E402
 import cddrun  # noqa: E402
+import fakebuild  # noqa: E402
 import fatbin  # noqa: E402
 import fixtures  # noqa: E402
 import layoutmodel  # noqa: E402
@@ -98,26 +99,13 @@ def cc_shared(out, sources, soname=None, defines=(), libdirs=(), libs=()):
             for s in sources]
     cmd += ["-L" + d for d in libdirs]
     cmd += ["-l:" + l for l in libs]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if p.returncode != 0:
-        raise RuntimeError("building %s failed:\n$ %s\n%s"
-                           % (out, " ".join(cmd), p.stdout.decode(errors="replace")))
+    fakebuild.run(cmd, "building %s" % out)
     return out
 
 
-_cache = {}
-
-
-def _once(key, make):
-    if key not in _cache:
-        _cache[key] = make()
-    return _cache[key]
-
-
-def _build_dir(*parts):
-    d = os.path.join(BUILD_ROOT, *parts)
-    os.makedirs(d, exist_ok=True)
-    return d
+_builds = fakebuild.Builds(BUILD_ROOT)
+_once = _builds.once
+_build_dir = _builds.dir
 
 
 def _real(name):

@@ -42,13 +42,13 @@ Builds are cached for the whole test process under CDD_TEST_TMP.
 import os
 import shutil
 import struct
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import archives  # noqa: E402
 import cddenv  # noqa: E402
 import cddrun  # noqa: E402
+import fakebuild  # noqa: E402
 import fatbin  # noqa: E402
 import fixtures  # noqa: E402
 import layoutmodel  # noqa: E402
@@ -98,33 +98,13 @@ def cc_dll(out, sources, defines=(), link=()):
     cmd += [os.path.join(FAKES, s) if not os.path.isabs(s) else s
             for s in sources]
     cmd += list(link)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if p.returncode != 0:
-        raise RuntimeError("building %s failed:\n$ %s\n%s"
-                           % (out, " ".join(cmd), p.stdout.decode(errors="replace")))
+    fakebuild.run(cmd, "building %s" % out)
     return out
 
 
-_cache = {}
-
-
-def _once(key, make):
-    if key not in _cache:
-        _cache[key] = make()
-    return _cache[key]
-
-
-def _build_dir(*parts):
-    d = os.path.join(BUILD_ROOT, *parts)
-    os.makedirs(d, exist_ok=True)
-    return d
-
-
-def _run(cmd, what):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if p.returncode != 0:
-        raise RuntimeError("%s failed:\n$ %s\n%s"
-                           % (what, " ".join(cmd), p.stdout.decode(errors="replace")))
+_builds = fakebuild.Builds(BUILD_ROOT)
+_once = _builds.once
+_build_dir = _builds.dir
 
 
 def version_resource(version):
@@ -144,7 +124,7 @@ def version_resource(version):
                     "  VALUE \"Translation\", 0x409, 1200\n END\nEND\n"
                     % (",".join(parts), ",".join(parts), version, version))
         obj = os.path.join(d, "version.o")
-        _run([WINDRES, rc, "-O", "coff", "-o", obj], "windres")
+        fakebuild.run([WINDRES, rc, "-O", "coff", "-o", obj], "windres")
         return obj
     return _once(("res", version), make)
 
@@ -157,7 +137,7 @@ def zlibwapi_delaylib():
         with open(dfile, "w") as f:
             f.write("LIBRARY zlibwapi.dll\nEXPORTS\nuncompress\n")
         lib = os.path.join(d, "libzlibwapi-delay.a")
-        _run([DLLTOOL, "--input-def", dfile, "--output-delaylib", lib,
+        fakebuild.run([DLLTOOL, "--input-def", dfile, "--output-delaylib", lib,
               "--dllname", ZLIB], "dlltool")
         return lib
     return _once("zlib-delay", make)
