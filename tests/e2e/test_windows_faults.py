@@ -9,6 +9,7 @@ Runs only against the Windows executable (CDD_WINDOWS=1), under Wine in CI.
 """
 
 import os
+import re
 import shutil
 import sys
 import unittest
@@ -27,6 +28,22 @@ KILLED = 137  # cdd_kill_self(): TerminateProcess(GetCurrentProcess(), 137)
 # docs/windows.md, "A kill that Wine does not finish". Past the mark, such a
 # run is killed from outside after this long, as the kill meant.
 KILL_GRACE = 60
+# The kill loop's runs carry Wine's error channel (CDD_WINEDEBUG, see
+# wine-run.sh): twice, on a new machine's first suite run (a fresh prefix,
+# the whole suite at -j2), a run here exited 1 with nothing on stdout or
+# stderr, which is what Wine's own failures look like under WINEDEBUG=-all.
+# Wine's lines ("0124:err:module:...") are kept apart from the program's
+# and shown when a run fails.
+WINE_ERRORS = {"CDD_WINEDEBUG": "err+all"}
+WINE_LINE = re.compile(r"^[0-9a-f]{4,8}:(err|fixme|warn|trace):")
+
+
+def split_wine(err):
+    """(the program's stderr, Wine's own lines) of a run's stderr."""
+    ours, wine = [], []
+    for line in err.splitlines(True):
+        (wine if WINE_LINE.match(line) else ours).append(line)
+    return "".join(ours), "".join(wine)
 MAX_STEPS = 400
 SUBLIBS = ("ops_infer",)
 
@@ -90,7 +107,8 @@ class WindowsFaults(CddTestCase):
                 os.unlink(mark)
             try:
                 r = run(self.args(self.new, root),
-                        env={FAULT_ENV: what, MARK_ENV: win(mark)},
+                        env=dict(WINE_ERRORS, **{FAULT_ENV: what,
+                                                 MARK_ENV: win(mark)}),
                         timeout=KILL_GRACE)
             except cddtest.CommandTimeout as e:
                 # Killed by run() from outside: what the kill meant, if the
@@ -99,6 +117,11 @@ class WindowsFaults(CddTestCase):
                                 "kill point\n%s" % (what, e))
                 wine["hung"] += 1
                 r = None
+            wine_err = ""
+            if r is not None:
+                err, wine_err = split_wine(r.err)
+                r = r._replace(err=err)
+                wine_err = "\n--- Wine ---\n" + wine_err if wine_err else ""
             reached = os.path.exists(mark)
             if r is not None and r.rc == 0:
                 self.assertFalse(reached, what + ": killed, yet exit 0")
@@ -106,16 +129,17 @@ class WindowsFaults(CddTestCase):
                 self.assertEqual(comparable_state(root), self.after)
                 break
             if not reached:
-                self.fail("%s: exit %r without reaching its kill point\n%s"
-                          % (what, r.rc, r.err))
+                self.fail("%s: exit %r without reaching its kill point\n%s%s"
+                          % (what, r.rc, r.err, wine_err))
             with open(mark) as f:
                 self.assertEqual(f.read().split()[:2], ["kill", str(n)], what)
             if r is not None and r.rc != KILLED:
                 # Past the kill: nothing of ours ran (stderr is empty).
-                self.assertEqual(r.err, "", "%s: exit %r\n%s"
-                                 % (what, r.rc, r.err))
+                self.assertEqual(r.err, "", "%s: exit %r\n%s%s"
+                                 % (what, r.rc, r.err, wine_err))
                 wine["status"] += 1
-            run_json(["recover", "--cuda-root", win(root)], expect=0)
+            run_json(["recover", "--cuda-root", win(root)], expect=0,
+                     env=WINE_ERRORS)
             state = comparable_state(root)
             self.assertIn(state, (self.before, self.after),
                           what + ": neither before nor after")
@@ -132,7 +156,8 @@ class WindowsFaults(CddTestCase):
         for n in range(1, total + 2):
             root = self.fresh("step")
             what = "fail:%d" % n
-            j = run_json(self.args(self.new, root), env={FAULT_ENV: what})
+            j = run_json(self.args(self.new, root),
+                         env=dict(WINE_ERRORS, **{FAULT_ENV: what}))
             state = comparable_state(root)
             if j.rc == 4:
                 self.assertEqual(j.doc["error"]["code"], "FAULT", what + ": " + j.err)
