@@ -450,11 +450,9 @@ _Static_assert(sizeof(enum cdd_shell) == sizeof(int),
 
 /* ---- the command line --------------------------------------------------- */
 
-/* By name among the options of bit, else of fallback (0: none); *other: one
- * of that name exists but is for other commands. */
-/* The option spelled name (len bytes; NULL: the short option c) of the
- * commands in bit, else of those in fallback; *other is set when only
- * other commands have it. */
+/* The option spelled name (len bytes; NULL: the short option c) among the
+ * options of bit, else of fallback (0: none); *other: one of that name
+ * exists but is for other commands. */
 static const struct cdd_option *find_opt(const char *name, size_t len,
                                          char c, unsigned bit,
                                          unsigned fallback, int *other)

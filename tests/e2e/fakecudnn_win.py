@@ -137,8 +137,8 @@ def zlibwapi_delaylib():
         with open(dfile, "w") as f:
             f.write("LIBRARY zlibwapi.dll\nEXPORTS\nuncompress\n")
         lib = os.path.join(d, "libzlibwapi-delay.a")
-        fakebuild.run([DLLTOOL, "--input-def", dfile, "--output-delaylib", lib,
-              "--dllname", ZLIB], "dlltool")
+        fakebuild.run([DLLTOOL, "--input-def", dfile, "--output-delaylib",
+                       lib, "--dllname", ZLIB], "dlltool")
         return lib
     return _once("zlib-delay", make)
 

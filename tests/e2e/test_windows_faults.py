@@ -28,6 +28,8 @@ KILLED = 137  # cdd_kill_self(): TerminateProcess(GetCurrentProcess(), 137)
 # docs/windows.md, "A kill that Wine does not finish". Past the mark, such a
 # run is killed from outside after this long, as the kill meant.
 KILL_GRACE = 60
+MAX_STEPS = 400
+SUBLIBS = ("ops_infer",)
 # The kill loop's runs carry Wine's error channel (CDD_WINEDEBUG, see
 # wine-run.sh): twice, on a new machine's first suite run (a fresh prefix,
 # the whole suite at -j2), a run here exited 1 with nothing on stdout or
@@ -44,8 +46,6 @@ def split_wine(err):
     for line in err.splitlines(True):
         (wine if WINE_LINE.match(line) else ours).append(line)
     return "".join(ours), "".join(wine)
-MAX_STEPS = 400
-SUBLIBS = ("ops_infer",)
 
 
 def mini(name, version, headers):
