@@ -6,13 +6,17 @@
  *
  * isolate_posix.c forks: the child is this process as it stands, with the
  * libraries already proven and loaded (nothing is loaded again by path),
- * and sends its findings back through a pipe as it makes them, so those
- * made before a crash still count. The parent has then never run the
- * driver's cuInit itself, which a forked child needs (CUDA does not
- * survive fork after cuInit). isolate_win32.c has no fork and runs fn in
- * this process (docs/security.md, "The GPU layer runs apart"); a watchdog
- * thread keeps the bound on silence there by calling the program's stall
- * handler, which must end the process: the stuck call cannot be left. */
+ * and runs fn(ch, arg), sending its findings back through a pipe as it
+ * makes them, so those made before a crash still count. The parent has
+ * then never run the driver's cuInit itself, which a forked child needs
+ * (CUDA does not survive fork after cuInit).
+ *
+ * isolate_win32.c has no fork: it starts this program's executable afresh
+ * (EXE --cdd-isolated-child ENTRY HANDLE), hands it the request that
+ * rebuilds the step's state there (struct cdd_respawn), and the program's
+ * main hands such a run to cdd_isolate_child_main, which runs the named
+ * entry; the records come back the same way. docs/security.md, "The GPU
+ * layer runs apart". */
 #ifndef CDD_ISOLATE_H
 #define CDD_ISOLATE_H
 
@@ -28,8 +32,8 @@ struct cdd_child;
 int cdd_child_send(struct cdd_child *ch, const void *p, size_t n);
 
 struct cdd_isolated {
-    int isolated;   /* 1: fn ran in a child process; 0: in this one */
-    int signaled;   /* the child was ended by signal `code` */
+    int signaled;   /* the child was ended by signal `code` (Windows: by
+                       the exception whose code is its exit status) */
     int code;       /* its exit status (0: fn returned 0), or the signal */
     int over;       /* it sent more than max bytes and was killed for it */
     int stalled;    /* it sent nothing for stall_ms and was killed for it */
@@ -37,39 +41,53 @@ struct cdd_isolated {
     struct cdd_sb out; /* every byte it sent (up to max) */
 };
 
-/* Run fn(ch, arg) apart and wait for it; res->out holds what it sent
- * (free it with cdd_isolated_free). The child's exit status is 0 when fn
- * returned 0, else 1. A child that sends nothing for stall_ms
- * milliseconds (0: no bound) is killed: a hung driver. fn should send as
- * it makes progress, so the bound is on one step, not on the whole run.
- * what names it for the stall handler ("the GPU checks"). Returns 0 when
- * fn ran, however it ended (read res); CDD_E_NOMEM / CDD_E_IO when no
- * child could be started. In-process (Windows) a run silent for stall_ms
- * calls the stall handler (below) from a watchdog thread; without one it
- * waits. */
+/* What a process started afresh needs to run the same step (Windows): the
+ * name of an entry of the program's table (cdd_isolate_child_main) and the
+ * request, the bytes from which that entry rebuilds fn's arg. */
+struct cdd_respawn {
+    const char *entry; /* a plain word: [a-z0-9_-], at most 64 bytes */
+    const void *req;
+    size_t n;          /* at most 16 MiB */
+};
+
+/* Run the step apart and wait for it: POSIX fn(ch, arg) in a forked child,
+ * Windows again's entry in a fresh process (again NULL there: CDD_E_NOTSUP).
+ * res->out holds what it sent (free it with cdd_isolated_free). The
+ * child's exit status is 0 when the step returned 0, else 1. A child that
+ * sends nothing for stall_ms milliseconds (0: no bound) is killed: a hung
+ * driver. The step should send as it makes progress, so the bound is on
+ * one step, not on the whole run. Returns 0 when the step ran, however it
+ * ended (read res); CDD_E_NOMEM / CDD_E_IO when no child could be
+ * started. */
 int cdd_run_isolated(int (*fn)(struct cdd_child *ch, void *arg), void *arg,
-                     size_t max, long stall_ms, const char *what,
+                     const struct cdd_respawn *again, size_t max,
+                     long stall_ms, const char *what,
                      struct cdd_isolated *res);
 
-/* The program's answer to a run in this process that made no progress
- * for stall_ms (Windows): called from the watchdog thread while fn is
- * stuck; it reports and ends the process (cdd_isolate_exit), since
- * nothing can take the stuck thread out of the driver. Never called where
- * fn runs in a child (POSIX kills the child instead). */
-typedef void (*cdd_stall_handler)(void *arg, const char *what, long stall_ms);
-void cdd_isolate_set_stall_handler(cdd_stall_handler h, void *arg);
+/* One step a fresh process can run: its name and the function that
+ * rebuilds its state from the request and runs it (0: it ran to its end). */
+struct cdd_isolate_entry {
+    const char *name;
+    int (*run)(struct cdd_child *ch, const void *req, size_t n);
+};
 
-/* For a stall handler only: end this process now with status code, stdio
- * flushed, no exit handlers or DLL detach code run (the stuck thread holds
- * what it holds). */
-void cdd_isolate_exit(int code);
+/* The word that marks a child run on the command line. */
+#define CDD_ISOLATE_CHILD_ARG "--cdd-isolated-child"
+
+/* For a program's main, first: when argv is a child run (argv[1] is
+ * CDD_ISOLATE_CHILD_ARG; Windows only), run its entry from v and return the
+ * process's exit status (0 ran, 1 failed, 2 not a run this program knows);
+ * else -1, and the program goes on as itself. */
+int cdd_isolate_child_main(int argc, char **argv,
+                           const struct cdd_isolate_entry *v, size_t n);
 
 /* Did it end as fn returning 0 (not killed, not over a bound)? */
 int cdd_isolated_ok(const struct cdd_isolated *res);
 
 /* How it ended, for a message: "exited with status 1", "was killed by
- * signal 11 (SIGSEGV, a segmentation fault)", "sent nothing for 300 s and
- * was stopped". buf of at least 96 bytes. */
+ * signal 11 (SIGSEGV, a segmentation fault)", "crashed with exception
+ * 0xC0000005 (an access violation)", "made no progress for 300 s and was
+ * stopped". buf of at least 96 bytes. */
 const char *cdd_isolated_how(const struct cdd_isolated *res, char *buf,
                              size_t n);
 

@@ -12,6 +12,9 @@
 #define CDD_LOADER_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "cdd/hash.h"
 
 struct cdd_lib;
 
@@ -96,6 +99,16 @@ int cdd_lib_search_fail(int r, const char *name);
  * leftover of a killed run is recognised. *out malloc'd (absolute); remove
  * it with cdd_fs_remove_tree() once every library in it is closed. */
 int cdd_lib_private_dir(char **out);
+
+/* Load the library at abs_path only when its bytes hash to sha: for the
+ * proven copies that a step of verify started afresh in a process of its
+ * own loads again (isolate.h; Windows). The file is held open against
+ * writers from the first byte hashed until the loader has mapped it.
+ * CDD_E_CHECK when the bytes are not the ones proven; else as
+ * cdd_lib_open. POSIX: CDD_E_NOTSUP (a forked child has them loaded). */
+int cdd_lib_open_proven(const char *abs_path,
+                        const uint8_t sha[CDD_SHA256_LEN],
+                        struct cdd_lib **out);
 
 /* May an account other than the caller's (and the system's own: root;
  * SYSTEM, Administrators, TrustedInstaller) change what dir holds? In the

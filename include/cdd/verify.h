@@ -54,8 +54,8 @@ struct cdd_verify_opts {
     /* The GPU checks (and the GPU probe) are stopped when the driver or
      * cuDNN makes no progress for this many seconds -- a hung driver or
      * GPU -- which is a failing check (--gpu-timeout). 0: the default,
-     * CDD_GPU_TIMEOUT_DEFAULT; below 0: no bound. Kept where they run in
-     * a child process (POSIX; isolate.h). */
+     * CDD_GPU_TIMEOUT_DEFAULT; below 0: no bound. They run in a child
+     * process (isolate.h), which is killed at the bound. */
     double gpu_timeout;
 };
 
@@ -93,5 +93,11 @@ struct cdd_verify_result {
  * manifest, receipt unreadable). */
 int cdd_verify(const struct cdd_verify_opts *o, struct cdd_verify_result *res);
 void cdd_verify_result_clear(struct cdd_verify_result *r);
+
+/* For the program's main, first (isolate.h): when this run is one of
+ * verify's steps started afresh in a process of its own (Windows: the GPU
+ * layer, the sub-libraries' version checks, the GPU listing), run it and
+ * return the exit status; else -1. */
+int cdd_verify_child_main(int argc, char **argv);
 
 #endif

@@ -9,10 +9,10 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
-#include "cdd/isolate.h"
 #include "cdd/manifest.h"
 #include "cdd/sys.h"
 #include "cdd/tree.h"
+#include "cdd/verify.h"
 #include "cli.h"
 #include "cmds.h"
 #include "report.h"
@@ -237,33 +237,15 @@ static int run_command(const struct cdd_command *cmd,
     return r;
 }
 
-/* A run in this process (Windows: no fork) that made no progress past
- * --gpu-timeout (isolate.h): say so and end, since the stuck thread cannot
- * be taken out of the driver. Called from the watchdog thread while the
- * main thread is stuck in the core, which does not touch the report. */
-static void stalled(void *arg, const char *what, long stall_ms)
-{
-    struct cdd_report *rep = arg;
-    cdd_fail(CDD_E_CHECK, NULL, 0,
-             "%s made no progress for %g s: the NVIDIA driver or cuDNN hangs "
-             "there. On Windows they run in cudnn-deploy's own process, which "
-             "cannot leave the stuck call, so it ends here (what was installed "
-             "stays installed); a program using this cuDNN here would hang "
-             "the same way. Usual causes: a GPU in a bad state or held by "
-             "another process (nvidia-smi shows it; a reset or reboot clears "
-             "it), a driver that does not fit this GPU, or the driver "
-             "compiling cuDNN's PTX for a GPU it has no code for "
-             "(--gpu-timeout gives it longer)", what,
-             (double)stall_ms / 1000.0);
-    cdd_report_error(rep, CDD_E_CHECK);
-    cdd_isolate_exit(cdd_report_finish(rep));
-}
-
 int cdd_cli_main(int argc, char **argv)
 {
     struct cdd_cmdline cl;
     const struct cdd_command *cmd = NULL;
     int help = 0;
+    /* Windows: this run is a step of verify started afresh (isolate.h). */
+    int child = cdd_verify_child_main(argc, argv);
+    if (child >= 0)
+        return child;
     cdd_cmdline_init(&cl);
     cdd_fs_fault_from_env();
     cdd_cancel_on_signals();
@@ -296,9 +278,7 @@ int cdd_cli_main(int argc, char **argv)
     }
     cdd_report_style(rep, cl.out.verbose, cdd_cli_color(&cl.out),
                      cdd_cli_shell(&cl.out));
-    cdd_isolate_set_stall_handler(stalled, rep);
     int r = run_command(cmd, &cl, rep);
-    cdd_isolate_set_stall_handler(NULL, NULL);
     if (r) {
         /* The hint needs the error as the command left it, and must not
          * replace it (out of memory while making the hint). */

@@ -17,8 +17,12 @@ into a `...\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.6` tree:
   gpu            with a fake nvcuda.dll (fake_cuda.c cross-built) as the
                  driver: the gpu layer runs on Windows too -- driver,
                  device, the convolution against the CPU reference
-  gpu hang       a convolution that never returns: the watchdog ends the
-                 process at --gpu-timeout with the reason (exit 1)
+  gpu hang       a convolution that never returns: the process running the
+                 GPU checks (this program started afresh) is stopped at
+                 --gpu-timeout; gpu.conv fails with the reason (exit 1)
+  gpu crash      a convolution that dies of an access violation: gpu.conv
+                 fails naming exception 0xC0000005, the checks before it
+                 stand, the report is whole (exit 1)
 
 Runs only against the Windows executable (CDD_WINDOWS=1), under Wine (PATH
 is set through WINEPATH, which Wine puts in front of its PATH) or natively.
@@ -159,30 +163,52 @@ class WindowsVerifyCase(CddTestCase):
         env["CUDNN_DEPLOY_DRIVER_LIB"] = win(fakecudnn_win.fake_driver())
         return tree, env
 
-    def test_gpu_layer_that_hangs_ends_with_the_reason(self):
-        """On Windows the gpu layer runs in the tool's own process, so a
-        hung convolution cannot be stopped by killing a child: the watchdog
-        sees no progress for --gpu-timeout seconds, reports it (the JSON
-        error, exit 1) and ends the process, instead of verify (and an
-        unattended CI job) waiting for ever."""
+    def test_gpu_layer_that_hangs_is_stopped_at_its_bound(self):
+        """The GPU checks run in a process of their own (isolate_win32.c:
+        the program started afresh): a convolution that never returns is
+        stopped when it has made no progress for --gpu-timeout seconds, and
+        the report says where it hung, after the checks made before it."""
         tree, env = self.gpu_tree("hang")
         env["FAKE_CUDNN_CONV_HANG"] = "1"
         t0 = time.monotonic()
         j = run_json(["verify", "--cuda-root", win(tree), "--level", "gpu",
                       "--gpu-timeout", "3"], env=env, expect=None)
         took = time.monotonic() - t0
-        self.assertEqual(j.rc, EXIT_CHECK, j.err[-3000:])
-        self.assertEqual(j.doc["error"]["code"], "CHECK", j.doc)
-        msg = j.doc["error"]["message"]
-        for s in ("the GPU checks made no progress for 3 s", "hangs",
-                  "own process", "--gpu-timeout"):
-            self.assertIn(s, msg)
-        self.assertIn("error: the GPU checks made no progress", j.err)
+        doc = j.doc
+        self.assertEqual(j.rc, EXIT_CHECK, self.listing(doc) + j.err[-3000:])
+        self.assertNotIn("error", doc, doc)
+        self.check(doc, "gpu.driver", "pass")
+        self.check(doc, "gpu.device", "pass")
+        self.check(doc, "gpu.conv", "fail", "made no progress for 3 s and "
+                   "was stopped", "running the convolution check in cuDNN",
+                   "hangs there")
         self.assertLess(took, 90, "ended at its bound, not later")
 
+    def test_gpu_layer_that_crashes_is_a_finding(self):
+        """An access violation inside cuDNN's convolution kills the process
+        running the GPU checks, not cudnn-deploy: gpu.conv fails naming the
+        exception, the checks before it stand, and the load layer's own
+        results (made in the tool's process) are all there."""
+        tree, env = self.gpu_tree("crash")
+        env["FAKE_CUDNN_CONV_CRASH"] = "1"
+        j = run_json(["verify", "--cuda-root", win(tree), "--level", "gpu",
+                      "--gpu-timeout", "60"], env=env, expect=None)
+        doc = j.doc
+        self.assertEqual(j.rc, EXIT_CHECK, self.listing(doc) + j.err[-3000:])
+        self.check(doc, "load.version", "pass", "8500")
+        self.check(doc, "gpu.driver", "pass", "CUDA 11.8")
+        self.check(doc, "gpu.device", "pass", "device 0 of 1")
+        self.check(doc, "gpu.conv", "fail", "crashed with exception "
+                   "0xC0000005 (an access violation)",
+                   "running the convolution check in cuDNN",
+                   "cudnn-deploy and this report survive it")
+        fails = [c["name"] for c in doc["checks"] if c["status"] == "fail"]
+        self.assertEqual(fails, ["gpu.conv"], self.listing(doc))
+
     def test_gpu_layer_with_a_fake_driver(self):
-        """The gpu layer of the Windows build (in the tool's own process
-        there: no fork, isolate_win32.c) with fake_cuda.c as nvcuda.dll:
+        """The gpu layer of the Windows build (in a process of its own: the
+        program started afresh, isolate_win32.c) with fake_cuda.c as
+        nvcuda.dll:
         the driver's CUDA version against the tree's, the device, and the
         convolution on the fake cuDNN against the CPU reference."""
         tree, env = self.gpu_tree("gpu")

@@ -14,7 +14,8 @@
  *   FAKE_CUDA_DRIVER_VERSION  cuDriverGetVersion's answer (default 11080)
  *   FAKE_CUDA_NO_DEVICE=1     cuInit returns CUDA_ERROR_NO_DEVICE
  *   FAKE_CUDA_INIT_ERROR=N    cuInit returns N
- *   FAKE_CUDA_INIT_CRASH=1    cuInit dies of SIGSEGV (a broken driver)
+ *   FAKE_CUDA_INIT_CRASH=1    cuInit dies of SIGSEGV, on Windows an
+ *                             access violation (a broken driver)
  *   FAKE_CUDA_INIT_HANG=1     cuInit never returns (a hung driver or GPU)
  *   FAKE_CUDA_OOM=1           cuMemAlloc_v2 returns CUDA_ERROR_OUT_OF_MEMORY
  *   FAKE_CUDA_CC=M.N          the device's compute capability (default 9.0,
@@ -147,7 +148,11 @@ API CUresult cuInit(unsigned int flags)
     if (env_int("FAKE_CUDA_NO_DEVICE", 0))
         return E_NO_DEVICE;
     if (env_int("FAKE_CUDA_INIT_CRASH", 0))
+#ifdef _WIN32
+        *(volatile int *)(uintptr_t)8 = 1; /* an access violation */
+#else
         raise(SIGSEGV);
+#endif
     while (env_int("FAKE_CUDA_INIT_HANG", 0))
         sleep_a_second();
     int e = env_int("FAKE_CUDA_INIT_ERROR", 0);

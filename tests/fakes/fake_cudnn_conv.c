@@ -17,8 +17,9 @@
  *
  * Environment knobs, read at each call:
  *   FAKE_CUDNN_CONV_CORRUPT=1   perturb one output element
- *   FAKE_CUDNN_CONV_CRASH=1     cudnnConvolutionForward dies of SIGSEGV (a
- *                               cuDNN that does not fit the driver)
+ *   FAKE_CUDNN_CONV_CRASH=1     cudnnConvolutionForward dies of SIGSEGV,
+ *                               on Windows an access violation (a cuDNN
+ *                               that does not fit the driver)
  *   FAKE_CUDNN_CONV_HANG=1      cudnnConvolutionForward never returns (a
  *                               hung GPU)
  *   FAKE_CUDNN_CREATE_STATUS=N  cudnnCreate returns N
@@ -442,7 +443,11 @@ API cudnnStatus_t cudnnConvolutionForward(
     if (env_int("FAKE_CUDNN_FAIL_ALGO", -1) == algo)
         return S_NOT_SUPPORTED;
     if (env_int("FAKE_CUDNN_CONV_CRASH", 0))
+#ifdef _WIN32
+        *(volatile int *)(uintptr_t)8 = 1; /* an access violation */
+#else
         raise(SIGSEGV);
+#endif
     while (env_int("FAKE_CUDNN_CONV_HANG", 0)) {
 #ifdef _WIN32
         Sleep(1000);

@@ -2,7 +2,8 @@
  * the Windows suite cross-builds (tests/wine/fakedll/): loading by absolute
  * path, exported functions, the loader's 126/127/193 refusals translated and
  * the missing dependency named, the DLL search-order emulation and the
- * driver override. Built only for Windows; runs under Wine in CI. */
+ * driver override, and a proven load (the bytes hashed first). Built only
+ * for Windows; runs under Wine in CI. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fsops.h"
+#include "cdd/hash.h"
 #include "loaddiag.h"
 #include "cdd/loader.h"
 #include "test.h"
@@ -224,6 +226,28 @@ static void test_replace_loaded_dll(void)
     free(dir);
 }
 
+/* A step started afresh loads our proven copies again only when their
+ * bytes still hash to what was proven (cdd_lib_open_proven). */
+static void test_open_proven(void)
+{
+    char *p = in(fake, "cudnn64_8.dll");
+    uint8_t sha[CDD_SHA256_LEN];
+    uint64_t size = 0;
+    struct cdd_lib *l = NULL;
+    CHECK_INT(cdd_sha256_file(p, sha, &size), 0);
+    CHECK_INT(cdd_lib_open_proven(p, sha, &l), 0);
+    CHECK(l && cdd_lib_func(l, "cudnnGetVersion") != NULL);
+    cdd_lib_close(l);
+    l = NULL;
+    sha[0] ^= 1;
+    CHECK_INT(cdd_lib_open_proven(p, sha, &l), CDD_E_CHECK);
+    CHECK(l == NULL);
+    CHECK_MSG(strstr(cdd_last_error()->msg, "no longer the one proven"), "%s",
+              cdd_last_error()->msg);
+    cdd_clear_error();
+    free(p);
+}
+
 static void test_driver_override(void)
 {
     char *out = NULL;
@@ -248,7 +272,7 @@ int main(int argc, char **argv)
         TEST(test_load_good), TEST(test_refusals),
         TEST(test_126_names_missing_dependency), TEST(test_127_and_193),
         TEST(test_search_order), TEST(test_replace_loaded_dll),
-        TEST(test_driver_override)};
+        TEST(test_driver_override), TEST(test_open_proven)};
     if (dir_from_env("CDD_FAKE_DLLS", fake, sizeof fake) ||
         dir_from_env("CDD_FAKE_DLLS_ELSEWHERE", elsewhere, sizeof elsewhere)) {
         fprintf(stderr, "CDD_FAKE_DLLS / CDD_FAKE_DLLS_ELSEWHERE not set "

@@ -91,15 +91,16 @@ static int collect(int fd, pid_t pid, size_t max, long stall_ms,
 }
 
 int cdd_run_isolated(int (*fn)(struct cdd_child *ch, void *arg), void *arg,
-                     size_t max, long stall_ms, const char *what,
+                     const struct cdd_respawn *again, size_t max,
+                     long stall_ms, const char *what,
                      struct cdd_isolated *res)
 {
-    (void)what; /* a silent child is killed here: no handler needed */
+    (void)again; /* the forked child has fn's state as it stands */
+    (void)what;
     int p[2];
     memset(res, 0, sizeof *res);
     res->stall_ms = stall_ms > 0 ? stall_ms : 0;
     cdd_sb_init(&res->out, max, "what the child process sent");
-    res->isolated = 1;
     if (pipe(p) != 0)
         return cdd_fail_errno(NULL, errno, "cannot make a pipe for the "
                                            "child process");
@@ -190,14 +191,12 @@ void cdd_isolated_free(struct cdd_isolated *res)
     cdd_sb_free(&res->out);
 }
 
-void cdd_isolate_set_stall_handler(cdd_stall_handler h, void *arg)
+int cdd_isolate_child_main(int argc, char **argv,
+                           const struct cdd_isolate_entry *v, size_t n)
 {
-    (void)h; /* fn runs in a child here, which is killed instead */
-    (void)arg;
-}
-
-void cdd_isolate_exit(int code)
-{
-    fflush(NULL);
-    _exit(code);
+    (void)argc; /* a forked child never starts afresh: no such run here */
+    (void)argv;
+    (void)v;
+    (void)n;
+    return -1;
 }

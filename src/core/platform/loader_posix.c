@@ -365,6 +365,16 @@ int cdd_lib_find_on_path(const char *name, char **out)
                     "the dynamic linker does not look on PATH");
 }
 
+int cdd_lib_open_proven(const char *abs_path,
+                        const uint8_t sha[CDD_SHA256_LEN],
+                        struct cdd_lib **out)
+{
+    (void)sha; /* a forked child has the proven copies loaded already */
+    *out = NULL;
+    return cdd_fail(CDD_E_NOTSUP, abs_path, 0, "a library is loaded again "
+                    "only by a step started afresh (Windows)");
+}
+
 /* ---- proven copies: the private folder -------------------------------- */
 
 int cdd_lib_private_dir(char **out)

@@ -26,6 +26,7 @@
 #include "cdd/env.h"
 #include "cdd/error.h"
 #include "cdd/fix.h"
+#include "cdd/hash.h"
 #include "cdd/strbuf.h"
 #include "win32_int.h"
 
@@ -476,6 +477,52 @@ void cdd_lib_close(struct cdd_lib *l)
         FreeLibrary(l->h);
     free(l->path);
     free(l);
+}
+
+/* Held open for reading only, sharing read alone: nobody may write, rename
+ * or delete the file until the loader has mapped it, and what it maps is
+ * what was hashed. */
+int cdd_lib_open_proven(const char *abs_path,
+                        const uint8_t sha[CDD_SHA256_LEN],
+                        struct cdd_lib **out)
+{
+    *out = NULL;
+    wchar_t *w = cdd_w_path(abs_path);
+    if (!w)
+        return cdd_last_error()->code;
+    HANDLE h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ, NULL,
+                           OPEN_EXISTING, FILE_FLAG_SEQUENTIAL_SCAN, NULL);
+    free(w);
+    if (h == INVALID_HANDLE_VALUE)
+        return cdd_fail_win32(abs_path, GetLastError(),
+                              "cannot open the library to prove its bytes");
+    struct cdd_sha256 *hs = NULL;
+    enum { CHUNK = 256 * 1024 };
+    unsigned char *buf = malloc(CHUNK);
+    uint8_t got[CDD_SHA256_LEN];
+    int r = buf ? cdd_sha256_new(&hs) : cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    while (!r) {
+        DWORD n = 0;
+        if (!ReadFile(h, buf, CHUNK, &n, NULL)) {
+            r = cdd_fail_win32(abs_path, GetLastError(), "cannot read the "
+                               "library to prove its bytes");
+            break;
+        }
+        if (n == 0)
+            break;
+        r = cdd_sha256_update(hs, buf, n);
+    }
+    if (!r)
+        r = cdd_sha256_final(hs, got);
+    if (!r && memcmp(got, sha, CDD_SHA256_LEN) != 0)
+        r = cdd_fail(CDD_E_CHECK, abs_path, 0, "its sha256 is no longer the "
+                     "one proven: not loaded");
+    if (!r)
+        r = cdd_lib_open(abs_path, out);
+    cdd_sha256_free(hs);
+    free(buf);
+    CloseHandle(h);
+    return r;
 }
 
 /* ---- proven copies: the private folder -------------------------------- */

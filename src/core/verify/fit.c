@@ -17,6 +17,7 @@
 #include "cdd/isolate.h"
 #include "cdd/strbuf.h"
 #include "cdd/verify.h"
+#include "verify_int.h"
 
 /* ---- a growing text ------------------------------------------------------ */
 
@@ -155,10 +156,23 @@ static int take_text(char **dst, const char *p, size_t n)
     return 0;
 }
 
+/* Started afresh (Windows): the request is one byte, g->given. */
+int cdd_fit_probe_entry(struct cdd_child *ch, const void *req, size_t n)
+{
+    struct cdd_fit_gpus asked;
+    memset(&asked, 0, sizeof asked);
+    if (n != 1)
+        return 1;
+    asked.given = ((const unsigned char *)req)[0] != 0;
+    return probe_child(ch, &asked);
+}
+
 int cdd_fit_gpus_probe(struct cdd_fit_gpus *g)
 {
     struct cdd_isolated iso;
-    int r = cdd_run_isolated(probe_child, g, PROBE_MAX,
+    unsigned char given = g->given != 0;
+    struct cdd_respawn again = {"verify-fit", &given, 1};
+    int r = cdd_run_isolated(probe_child, g, &again, PROBE_MAX,
                              cdd_gpu_timeout_ms(g->timeout),
                              "the GPU listing (cuInit, device queries)",
                              &iso);

@@ -235,6 +235,7 @@ int cdd_verify_prove(struct vctx *c, struct vlib *l)
         goto out;
     }
     l->copy = copy;
+    memcpy(l->sha, got, CDD_SHA256_LEN);
     copy = NULL;
 out:
     cdd_rfile_close(rf);

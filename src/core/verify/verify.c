@@ -369,6 +369,9 @@ static void free_libs(struct vctx *c)
     for (size_t i = c->n_tree_deps; i-- > 0;)
         cdd_lib_close(c->tree_deps[i]);
     free(c->tree_deps);
+    for (size_t i = 0; i < c->n_loaded; i++)
+        free(c->loaded[i].path);
+    free(c->loaded);
     cdd_verify_copies_remove(c);
     for (size_t i = 0; i < c->n_libs; i++) {
         free(c->libs[i].installed);

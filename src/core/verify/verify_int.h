@@ -5,6 +5,7 @@
 #ifndef CDD_VERIFY_INT_H
 #define CDD_VERIFY_INT_H
 
+#include "cdd/hash.h"
 #include "cdd/layout.h"
 #include "cdd/loader.h"
 #include "cdd/receipt.h"
@@ -20,6 +21,7 @@ struct vlib {
     int is_main;
     char *rel;                 /* tree path (as installed) */
     char *copy;                /* the proven private copy, loaded; or NULL */
+    uint8_t sha[CDD_SHA256_LEN]; /* the copy's bytes, as proven */
     char *skip;                /* why it is not loaded (malloc'd), or NULL */
 };
 
@@ -49,6 +51,14 @@ struct vctx {
      * folder), before ours, from trusted folders only. */
     struct cdd_lib **tree_deps;
     size_t n_tree_deps;
+    /* What was loaded, in order: a library of ours (lib its index, path
+     * its proven copy) or one of the tree beside it (lib -1), so that a
+     * step started afresh (apart.c, Windows) loads the same again. */
+    struct vload {
+        int lib;
+        char *path;
+    } *loaded;
+    size_t n_loaded;
     /* In a step's child process (apart.c): the channel to the parent, how
      * many checks have been sent through it, and whether the GPU layer's
      * results go with them. NULL in the parent, and where the step runs
@@ -94,12 +104,17 @@ void cdd_verify_gpu_layer(struct vctx *c, int bench, const char *driver,
  * named after the stage it was in, after the checks it had made. */
 void cdd_verify_gpu_apart(struct vctx *c, int bench, const char *driver,
                           const char *why_none);
-/* apart.c: the load layer's sub-library version checks, run(c, arg), apart
- * the same way (cuDNN 9's start the driver, which a forked child could
- * then not start again). */
-void cdd_verify_run_apart_checks(struct vctx *c,
-                                 void (*run)(struct vctx *c, void *arg),
-                                 void *arg);
+/* apart.c: the load layer's sub-library version checks
+ * (cdd_verify_sub_checks), apart the same way (cuDNN 9's start the driver,
+ * which a forked child could then not start again). */
+void cdd_verify_run_apart_checks(struct vctx *c);
+/* verify_load.c: each sub-library's version check, from the loaded ones. */
+void cdd_verify_sub_checks(struct vctx *c);
+/* verify_load.c: note what was just loaded (cdd_verify_loaded_add; lib -1:
+ * one of the tree's), for a step started afresh; 0 or CDD_E_NOMEM. */
+int cdd_verify_loaded_add(struct vctx *c, int lib, const char *path);
+/* fit.c: the GPU listing as a step started afresh (isolate.h). */
+int cdd_fit_probe_entry(struct cdd_child *ch, const void *req, size_t n);
 /* Called by a step run apart as each stage begins (stage: the name of the
  * check it makes, "gpu.conv"): in the child, sends the checks (and the GPU
  * layer's results) so far and the stage's name; nothing in the parent. */

@@ -719,10 +719,9 @@ typedef const char *(*errstr_fn)(int);
 
 /* Each sub-library's version check, resolved from the library that should
  * export it (run apart: cdd_verify_run_apart_checks). */
-static void sub_checks(struct vctx *c, void *arg)
+void cdd_verify_sub_checks(struct vctx *c)
 {
     struct vlib *main_lib = &c->libs[0];
-    (void)arg;
     errstr_fn es = main_lib->handle
                        ? (errstr_fn)cdd_lib_func(main_lib->handle,
                                                  "cudnnGetErrorString")
@@ -832,9 +831,9 @@ static void version_checks(struct vctx *c)
     for (size_t i = 1; i < c->n_libs; i++)
         any |= c->libs[i].check_symbol && c->libs[i].handle;
     if (any)
-        cdd_verify_run_apart_checks(c, sub_checks, NULL);
+        cdd_verify_run_apart_checks(c);
     else
-        sub_checks(c, NULL);
+        cdd_verify_sub_checks(c);
 }
 
 /* Load in dependency order: a sub-library whose DT_NEEDED names another of
@@ -930,6 +929,20 @@ static int load_order(struct vctx *c, char **needs, size_t **out)
     return 0;
 }
 
+int cdd_verify_loaded_add(struct vctx *c, int lib, const char *path)
+{
+    char *p = cdd_strdup(path);
+    if (!p || CDD_GROW(c->loaded, NULL, c->n_loaded + 1,
+                       TREE_DEPS_MAX + CDD_MAX_ENTRIES,
+                       "libraries loaded") != 0) {
+        free(p);
+        return cdd_fail(CDD_E_NOMEM, NULL, 0, NULL);
+    }
+    c->loaded[c->n_loaded].lib = lib;
+    c->loaded[c->n_loaded++].path = p;
+    return 0;
+}
+
 /* Load one proven copy, after what it needs; or say why not. */
 static void load_one(struct vctx *c, size_t i, char **needs,
                      const struct ldep *ld, const char *missing)
@@ -985,11 +998,18 @@ static void load_one(struct vctx *c, size_t i, char **needs,
             break;
         }
         /* A failure here shows again, in the loader's words, below. */
-        if (cdd_lib_open(ld->beside[k], &h) == 0)
+        if (cdd_lib_open(ld->beside[k], &h) == 0) {
             c->tree_deps[c->n_tree_deps++] = h;
+            if (cdd_verify_loaded_add(c, -1, ld->beside[k]) != 0)
+                c->res->checks.nomem = 1;
+        }
         cdd_clear_error();
     }
     if (cdd_lib_open_explained(l->copy, &l->handle) == 0) {
+        if (cdd_verify_loaded_add(c, (int)i, l->copy) != 0) {
+            c->res->checks.nomem = 1;
+            cdd_clear_error();
+        }
         VCHECK(c, name, CDD_CHECK_PASS, "loaded %s (its bytes proven: a "
                "private copy, sha256 as recorded)", l->installed);
         return;
