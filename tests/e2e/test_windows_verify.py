@@ -205,6 +205,23 @@ class WindowsVerifyCase(CddTestCase):
         fails = [c["name"] for c in doc["checks"] if c["status"] == "fail"]
         self.assertEqual(fails, ["gpu.conv"], self.listing(doc))
 
+    def test_driver_that_crashes_in_cuinit_is_a_finding(self):
+        """A driver that takes an access violation in cuInit: the GPU probe
+        (gpu.fit's listing) and the GPU layer each run it in a process of
+        their own; gpu.device fails naming the exception, nothing else
+        fails, and the report is whole."""
+        tree, env = self.gpu_tree("cuinit")
+        env["FAKE_CUDA_INIT_CRASH"] = "1"
+        j = run_json(["verify", "--cuda-root", win(tree), "--level", "gpu",
+                      "--gpu-timeout", "60"], env=env, expect=None)
+        doc = j.doc
+        self.assertEqual(j.rc, EXIT_CHECK, self.listing(doc) + j.err[-3000:])
+        self.check(doc, "gpu.driver", "pass")
+        self.check(doc, "gpu.device", "fail", "0xC0000005 (an access "
+                   "violation)", "cuInit")
+        fails = [c["name"] for c in doc["checks"] if c["status"] == "fail"]
+        self.assertEqual(fails, ["gpu.device"], self.listing(doc))
+
     def test_gpu_layer_with_a_fake_driver(self):
         """The gpu layer of the Windows build (in a process of its own: the
         program started afresh, isolate_win32.c) with fake_cuda.c as
